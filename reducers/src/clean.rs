@@ -1,0 +1,150 @@
+//! Line cleaning: CRLF, carriage-return redraws, ANSI/OSC/DCS sequences, control characters
+//! and trailing blanks.
+
+use std::borrow::Cow;
+
+/// Splits text into raw lines: on `\n`, with no empty last line for a trailing newline. The
+/// index of a line in this sequence is its raw line number (0-based).
+pub(crate) fn raw_lines(text: &str) -> std::str::SplitTerminator<'_, char> {
+    text.split_terminator('\n')
+}
+
+/// Whether a line holds anything beyond printable text and tabs.
+fn needs_cleaning(line: &str, binary: bool) -> bool {
+    let bytes = line.as_bytes();
+    bytes.iter().enumerate().any(|(i, &b)| {
+        (b < 0x20 && b != b'\t')
+            || b == 0x7f
+            || (b == 0xc2 && matches!(bytes.get(i + 1), Some(0x80..=0x9f)))
+    }) || (binary && line.contains(char::REPLACEMENT_CHARACTER))
+}
+
+/// Cleans one raw line (without its `\n`). Borrows when only trailing blanks go.
+///
+/// - a trailing `\r` (CRLF) goes;
+/// - a line redrawn with `\r` (progress bars) keeps its last non-blank state;
+/// - backspace erases the character before it (overstrike, as in man pages);
+/// - ANSI CSI, OSC, DCS, SOS, PM and APC sequences go (strip-ansi-escapes, run between tabs
+///   because it drops tabs), then every remaining C0/C1 control except tab;
+/// - in binary output, runs of U+FFFD shrink to one;
+/// - trailing whitespace goes.
+pub(crate) fn clean_line(line: &str, binary: bool) -> Cow<'_, str> {
+    let line = line.strip_suffix('\r').unwrap_or(line);
+    if !needs_cleaning(line, binary) {
+        return Cow::Borrowed(line.trim_end());
+    }
+    let cleaned = if line.contains('\r') {
+        line.split('\r')
+            .map(|segment| clean_segment(segment, binary))
+            .rfind(|s| !s.trim().is_empty())
+            .unwrap_or_default()
+    } else {
+        clean_segment(line, binary)
+    };
+    let trimmed = cleaned.trim_end().len();
+    let mut cleaned = cleaned;
+    cleaned.truncate(trimmed);
+    Cow::Owned(cleaned)
+}
+
+fn clean_segment(segment: &str, binary: bool) -> String {
+    let mut s = if segment.contains('\u{8}') {
+        apply_backspaces(segment)
+    } else {
+        segment.to_owned()
+    };
+    if s.contains('\u{1b}') {
+        s = strip_escapes(&s);
+    }
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        let control = (c < ' ' && c != '\t') || ('\u{7f}'..='\u{9f}').contains(&c);
+        if control {
+            continue;
+        }
+        if binary && c == char::REPLACEMENT_CHARACTER && out.ends_with(c) {
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn apply_backspaces(segment: &str) -> String {
+    let mut out = String::with_capacity(segment.len());
+    for c in segment.chars() {
+        if c == '\u{8}' {
+            out.pop();
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn strip_escapes(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for (i, piece) in s.split('\t').enumerate() {
+        if i > 0 {
+            out.push('\t');
+        }
+        if piece.contains('\u{1b}') {
+            let stripped = strip_ansi_escapes::strip(piece.as_bytes());
+            out.push_str(&String::from_utf8_lossy(&stripped));
+        } else {
+            out.push_str(piece);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn clean(s: &str) -> String {
+        clean_line(s, false).into_owned()
+    }
+
+    #[test]
+    fn plain_lines_are_borrowed_and_trimmed() {
+        assert!(matches!(clean_line("abc  \t", false), Cow::Borrowed("abc")));
+        assert_eq!(clean("a\tb"), "a\tb");
+    }
+
+    #[test]
+    fn crlf_and_progress_bars() {
+        assert_eq!(clean("done\r"), "done");
+        assert_eq!(clean(" 10%\r 50%\r100%"), "100%");
+        assert_eq!(clean("100%\r\u{1b}[K"), "100%");
+    }
+
+    #[test]
+    fn escapes_and_controls() {
+        assert_eq!(clean("\u{1b}[1;31merror\u{1b}[0m:\tbad"), "error:\tbad");
+        assert_eq!(clean("\u{1b}]0;title\u{7}text"), "text");
+        assert_eq!(
+            clean("\u{1b}]8;;http://x\u{1b}\\link\u{1b}]8;;\u{1b}\\"),
+            "link"
+        );
+        assert_eq!(clean("\u{1b}P1$r0m\u{1b}\\after"), "after");
+        assert_eq!(clean("bell\u{7} and \u{1}soh"), "bell and soh");
+        assert_eq!(clean("_\u{8}Ab\u{8}B"), "AB");
+        assert_eq!(clean("c1\u{9b}x"), "c1x");
+    }
+
+    #[test]
+    fn binary_replacement_runs_shrink() {
+        assert_eq!(
+            clean_line("a\u{fffd}\u{fffd}\u{fffd}b\u{0}", true),
+            "a\u{fffd}b"
+        );
+    }
+
+    #[test]
+    fn raw_line_numbering() {
+        assert_eq!(raw_lines("").count(), 0);
+        assert_eq!(raw_lines("a\nb\n").collect::<Vec<_>>(), ["a", "b"]);
+        assert_eq!(raw_lines("a\n\nb").count(), 3);
+    }
+}

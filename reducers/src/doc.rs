@@ -1,0 +1,216 @@
+//! The working representation between the stages: cleaned source lines in, entries and
+//! hidden ranges out.
+
+use crate::clean::{clean_line, raw_lines};
+use crate::model::{Hidden, HiddenReason};
+use crate::options::Options;
+use crate::signal::{is_signal, signal_offsets};
+use std::borrow::Cow;
+
+/// The raw output, cleaned line by line. Index = raw line number.
+pub(crate) struct Src<'a> {
+    /// Cleaned lines.
+    pub lines: Vec<Cow<'a, str>>,
+    /// Whether each cleaned line reads as an error, failure, panic, traceback or warning.
+    pub signal: Vec<bool>,
+}
+
+impl<'a> Src<'a> {
+    /// Splits and cleans `text`, and classifies every line.
+    pub fn new(text: &'a str, binary: bool) -> Self {
+        let mut lines = Vec::with_capacity(text.len() / 40 + 1);
+        let mut signal = Vec::with_capacity(text.len() / 40 + 1);
+        let mut hits = signal_offsets(text).peekable();
+        let mut start = 0;
+        for line in raw_lines(text) {
+            let end = start + line.len();
+            let mut candidate = false;
+            while let Some(&at) = hits.peek() {
+                if at < start {
+                    hits.next();
+                } else {
+                    candidate = at < end;
+                    break;
+                }
+            }
+            let cleaned = clean_line(line, binary);
+            // The whole-text scan is exact for lines that only lost trailing blanks; lines
+            // that were rewritten are classified again as shown.
+            let rewritten = matches!(cleaned, Cow::Owned(_));
+            signal.push(if rewritten {
+                is_signal(&cleaned)
+            } else {
+                candidate
+            });
+            lines.push(cleaned);
+            start = end + 1;
+        }
+        Src { lines, signal }
+    }
+
+    /// Number of raw lines.
+    pub fn len(&self) -> usize {
+        self.lines.len()
+    }
+
+    /// A cleaned line.
+    pub fn line(&self, i: usize) -> &str {
+        &self.lines[i]
+    }
+}
+
+/// One line of the reduced output.
+#[derive(Clone, Debug)]
+pub(crate) struct Entry<'a> {
+    pub text: Cow<'a, str>,
+    /// First raw line this entry stands for; for a note, the raw line it sits before.
+    pub raw: usize,
+    /// How many raw lines it stands for: 1 for a kept line, more for a line that groups
+    /// several (a folded run, a grouped listing), 0 for a note the reducer wrote.
+    pub nraw: usize,
+    /// Never elided, never folded as similar.
+    pub pinned: bool,
+    /// Stands for a line that reads as an error or warning.
+    pub signal: bool,
+    /// The text is the cleaned raw line, unchanged.
+    pub verbatim: bool,
+}
+
+impl<'a> Entry<'a> {
+    /// A marker or summary written by the crate.
+    pub fn note(text: String, anchor: usize) -> Self {
+        Entry {
+            text: Cow::Owned(text),
+            raw: anchor,
+            nraw: 0,
+            pinned: false,
+            signal: false,
+            verbatim: false,
+        }
+    }
+
+    pub fn is_blank(&self) -> bool {
+        self.text.is_empty()
+    }
+}
+
+/// Settings for the generic finishing stages, from [`Options`] and the reducer.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Post {
+    pub fold_identical: bool,
+    pub fold_similar: bool,
+    /// Shortest run of number-only-different lines that is folded.
+    pub similar_run: usize,
+    pub max_lines: Option<usize>,
+    pub head: usize,
+    pub tail: usize,
+    pub width: Option<usize>,
+    pub max_signal: usize,
+}
+
+impl Post {
+    pub fn from_options(options: &Options) -> Self {
+        Post {
+            fold_identical: true,
+            fold_similar: true,
+            similar_run: 4,
+            max_lines: options.max_lines,
+            head: options.head,
+            tail: options.tail,
+            width: options.max_line_width,
+            max_signal: options.max_signal_lines,
+        }
+    }
+}
+
+/// A reducer's output: entries in raw order, and what it hid.
+pub(crate) struct Out<'a> {
+    pub entries: Vec<Entry<'a>>,
+    pub hidden: Vec<Hidden>,
+    pub post: Post,
+}
+
+impl<'a> Out<'a> {
+    pub fn new(post: Post) -> Self {
+        Out {
+            entries: Vec::new(),
+            hidden: Vec::new(),
+            post,
+        }
+    }
+
+    /// Shows raw line `i` as it is.
+    pub fn keep(&mut self, src: &Src<'a>, i: usize) {
+        self.push_line(src, i, false);
+    }
+
+    /// Shows raw line `i` and protects it from elision and similar-folding.
+    pub fn pin(&mut self, src: &Src<'a>, i: usize) {
+        self.push_line(src, i, true);
+    }
+
+    fn push_line(&mut self, src: &Src<'a>, i: usize, pinned: bool) {
+        self.entries.push(Entry {
+            text: src.lines[i].clone(),
+            raw: i,
+            nraw: 1,
+            pinned,
+            signal: src.signal[i],
+            verbatim: true,
+        });
+    }
+
+    /// Shows `text` in place of raw lines `raw..raw + nraw` (a rewritten or grouped line).
+    /// The reducer must keep every fact of those lines in `text`.
+    pub fn rewrite(&mut self, src: &Src<'a>, text: String, raw: usize, nraw: usize) {
+        let signal = (raw..raw + nraw).any(|i| src.signal[i]);
+        self.entries.push(Entry {
+            text: Cow::Owned(text),
+            raw,
+            nraw,
+            pinned: signal,
+            signal,
+            verbatim: false,
+        });
+    }
+
+    /// Adds a line written by the reducer (a count, a cap notice), placed before raw line
+    /// `anchor`.
+    pub fn note(&mut self, text: String, anchor: usize) {
+        self.entries.push(Entry::note(text, anchor));
+    }
+
+    /// Hides raw line `i` — unless it reads as an error or warning, which is then pinned
+    /// instead. For diagnostics, where such a line is always worth its tokens.
+    pub fn hide(&mut self, src: &Src<'a>, i: usize, why: HiddenReason) {
+        if src.signal[i] {
+            self.pin(src, i);
+        } else {
+            record(&mut self.hidden, i, why, false);
+        }
+    }
+
+    /// Hides raw line `i` even when it reads as an error or warning (a grep hit that contains
+    /// the word "error"). The caller must show a note that counts what it hides.
+    pub fn hide_counted(&mut self, src: &Src<'a>, i: usize, why: HiddenReason) {
+        record(&mut self.hidden, i, why, src.signal[i]);
+    }
+}
+
+/// Records raw line `i` as hidden for `why`, extending the last range when it continues it.
+pub(crate) fn record(hidden: &mut Vec<Hidden>, i: usize, why: HiddenReason, signal: bool) {
+    if let Some(last) = hidden.last_mut() {
+        if last.why == why && last.lines.end == i {
+            last.lines.end = i + 1;
+            last.count += 1;
+            last.signal += usize::from(signal);
+            return;
+        }
+    }
+    hidden.push(Hidden {
+        lines: i..i + 1,
+        count: 1,
+        why,
+        signal: usize::from(signal),
+    });
+}

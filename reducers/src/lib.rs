@@ -1,0 +1,134 @@
+//! Pure output reducers for cohort: a command's raw bytes in, far fewer tokens out, and an
+//! exact account of what was left out.
+//!
+//! [`reduce`] is the entry point. It decodes the bytes (lossy UTF-8, with a notice), cleans
+//! every line (CRLF, carriage-return progress bars, ANSI/OSC/DCS sequences, control
+//! characters), runs the reducer [`choose_reducer`] picks for the command — or a user's
+//! rule from [`UserRules`] — and ends with the generic pipeline: blank runs collapsed,
+//! repeated lines folded (`×N`), runs that differ only in numbers folded, head+tail elision
+//! and over-long lines clipped. [`Options`] sets the limits; `raw: true` bypasses it all.
+//!
+//! The result, [`Reduced`], carries the text, the reducer's name, lines and tokens shown vs
+//! raw (tokens by [`estimate_tokens`]: characters / 4, rounded up), notices, and every
+//! [`Hidden`] range with its [`HiddenReason`], so the caller can say exactly how to get a
+//! hidden part back ([`Reduced::meta_line`] renders it).
+//!
+//! The rules every reducer keeps:
+//! - a line that reads as an error, failure, panic, traceback or warning is shown, or counted
+//!   in a visible marker;
+//! - counts in markers and summaries equal what the raw output holds;
+//! - no summary claims more success than the raw output shows: tool summaries are kept
+//!   verbatim, not rewritten;
+//! - when a reducer does not recognise its output it declines, and the generic pipeline runs;
+//! - the text is never longer than the raw output.
+//!
+//! The crate does no I/O and has no async; it is fast enough to run on every read.
+//!
+//! # Example
+//!
+//! ```
+//! use cohort_reducers::{reduce, HiddenReason, Options};
+//!
+//! let mut raw = String::from("   Compiling demo v0.1.0 (/tmp/demo)\n");
+//! raw.push_str("warning: unused variable: `x`\n --> src/lib.rs:2:9\n");
+//! raw.push_str("  |\n2 |     let x = 5;\n  |         ^ help: prefix it with an underscore: `_x`\n");
+//! raw.push_str("  |\n  = note: `#[warn(unused_variables)]` on by default\n\n");
+//! raw.push_str("warning: `demo` (lib) generated 1 warning\n");
+//! raw.push_str("    Finished `dev` profile [unoptimized + debuginfo] target(s) in 0.31s\n");
+//!
+//! let out = reduce("cargo build", raw.as_bytes(), &Options::default());
+//! assert_eq!(out.reducer, "cargo");
+//! assert!(out.text.contains("warning: unused variable: `x`\n --> src/lib.rs:2:9"));
+//! assert!(out.text.contains("generated 1 warning"));
+//! assert!(!out.text.contains("Compiling"));
+//! assert!(out.shown_tokens < out.raw_tokens);
+//! assert_eq!(out.hidden[0].why, HiddenReason::Noise);
+//! assert_eq!(out.hidden[0].display_range(), "1");
+//! ```
+#![deny(missing_docs)]
+
+mod choose;
+mod clean;
+mod decode;
+mod doc;
+mod model;
+mod options;
+mod pipeline;
+mod reducers;
+mod rules;
+mod signal;
+mod tokens;
+
+#[cfg(test)]
+mod tests;
+
+pub use choose::{choose_reducer, ReducerKind};
+pub use model::{Hidden, HiddenReason, Reduced};
+pub use options::Options;
+pub use rules::{RulesError, UserRules};
+pub use tokens::estimate_tokens;
+
+use doc::{Post, Src};
+
+/// Reduces the raw output of `command` (the command line as typed; it only selects the
+/// reducer and is never run).
+///
+/// Never panics and never fails: unknown commands and unrecognised output get the generic
+/// pipeline, invalid UTF-8 and binary output get lossy text and a notice.
+pub fn reduce(command: &str, raw: &[u8], options: &Options) -> Reduced {
+    let decoded = decode::decode(raw);
+    let raw_text: &str = &decoded.text;
+    let raw_lines = clean::raw_lines(raw_text).count();
+    let raw_tokens = estimate_tokens(raw_text);
+    if options.raw {
+        return Reduced {
+            text: raw_text.to_owned(),
+            reducer: "raw".to_owned(),
+            raw_lines,
+            shown_lines: raw_lines,
+            raw_tokens,
+            shown_tokens: raw_tokens,
+            hidden: Vec::new(),
+            notices: decoded.notices,
+        };
+    }
+    let src = Src::new(raw_text, decoded.binary);
+    let post = Post::from_options(options);
+    let rule = options.user_rules.as_ref().and_then(|r| r.find(command));
+    let (reducer, out) = match rule {
+        Some(rule) => (format!("user:{}", rule.name), rule.apply(&src, post)),
+        None => {
+            let kind = choose_reducer(command);
+            match reducers::apply(kind, &src, post) {
+                Some(out) => (kind.name().to_owned(), out),
+                None => ("generic".to_owned(), pipeline::generic(&src, post)),
+            }
+        }
+    };
+    let (entries, hidden) = pipeline::finish(out);
+    let text = pipeline::render(&entries);
+    let shown_tokens = estimate_tokens(&text);
+    if shown_tokens > raw_tokens {
+        // Markers cost more than they saved: the raw text is the better answer.
+        return Reduced {
+            text: raw_text.to_owned(),
+            reducer: "raw".to_owned(),
+            raw_lines,
+            shown_lines: raw_lines,
+            raw_tokens,
+            shown_tokens: raw_tokens,
+            hidden: Vec::new(),
+            notices: decoded.notices,
+        };
+    }
+    Reduced {
+        text,
+        reducer,
+        raw_lines,
+        shown_lines: entries.len(),
+        raw_tokens,
+        shown_tokens,
+        hidden,
+        notices: decoded.notices,
+    }
+}

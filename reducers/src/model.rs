@@ -1,0 +1,149 @@
+//! What a reduction returns: the text, the figures, and an exact account of what was hidden.
+
+use std::fmt::Write as _;
+use std::ops::Range;
+
+/// The result of [`reduce`](crate::reduce).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reduced {
+    /// The text to show, lines joined by `\n`, no trailing newline.
+    pub text: String,
+    /// The reducer that shaped it: `"generic"`, `"raw"`, a built-in name such as
+    /// `"cargo-test"` (see [`ReducerKind::name`](crate::ReducerKind::name)), or
+    /// `"user:<name>"` for a user-defined rule.
+    pub reducer: String,
+    /// Lines in the raw output (split on `\n`; a trailing newline ends the last line).
+    pub raw_lines: usize,
+    /// Lines in `text`.
+    pub shown_lines: usize,
+    /// [`estimate_tokens`](crate::estimate_tokens) of the raw output (decoded lossily).
+    pub raw_tokens: usize,
+    /// [`estimate_tokens`](crate::estimate_tokens) of `text`.
+    pub shown_tokens: usize,
+    /// What was left out, in raw line order. Blank lines removed by the generic pipeline
+    /// (runs collapsed to one, none at either end) are not listed.
+    pub hidden: Vec<Hidden>,
+    /// Things the reader must be told, such as invalid UTF-8 or binary output.
+    pub notices: Vec<String>,
+}
+
+/// A part of the raw output that is not in [`Reduced::text`], or only in part.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Hidden {
+    /// Raw line numbers, **0-based and half-open** like a slice index: `5..9` is the fifth
+    /// to eighth line counted from zero, that is lines 6–9 counted from one (see
+    /// [`Hidden::display_range`]). The range spans every hidden line; lines inside it that are
+    /// shown (an error kept from an elided middle) are not counted in `count`.
+    pub lines: Range<usize>,
+    /// How many raw lines of the range are hidden (for [`HiddenReason::Clipped`]: how many
+    /// lines are shown only in part).
+    pub count: usize,
+    /// Why they were hidden.
+    pub why: HiddenReason,
+    /// How many of the hidden lines read as errors, failures, panics, tracebacks or warnings.
+    /// Every text marker and [`Reduced::meta_line`] states it when it is not zero.
+    pub signal: usize,
+}
+
+impl Hidden {
+    /// The range as people and the caller's `lines=` parameter write it: 1-based, inclusive,
+    /// `"21-1180"` (or `"7"` for one line).
+    pub fn display_range(&self) -> String {
+        display_range(&self.lines)
+    }
+}
+
+pub(crate) fn display_range(lines: &Range<usize>) -> String {
+    if lines.end <= lines.start + 1 {
+        format!("{}", lines.start + 1)
+    } else {
+        format!("{}-{}", lines.start + 1, lines.end)
+    }
+}
+
+/// Why raw lines were hidden.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[non_exhaustive]
+pub enum HiddenReason {
+    /// The middle of a long output, cut by head+tail elision.
+    Elided,
+    /// Repeats of the line shown just before them (`×N`).
+    Duplicate,
+    /// A run of lines that differ from the ones around them only in numbers (progress,
+    /// downloads, timestamps).
+    Similar,
+    /// Chatter with no facts in it: `Compiling` lines, git hints, progress steps.
+    Noise,
+    /// Passing tests, counted in the tool's own summary.
+    Passed,
+    /// Unchanged context lines of a diff.
+    Context,
+    /// Detail behind a fact that is shown: traceback source, stack frames, commit bodies.
+    Detail,
+    /// Entries beyond a reducer's cap (grep hits, listing entries, table rows), counted in a
+    /// marker line.
+    Capped,
+    /// Shown only in part: the line was wider than the width limit.
+    Clipped,
+    /// Dropped by a user-defined rule.
+    Rule,
+}
+
+impl HiddenReason {
+    /// A short lowercase word for meta lines.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HiddenReason::Elided => "elided",
+            HiddenReason::Duplicate => "duplicates",
+            HiddenReason::Similar => "similar",
+            HiddenReason::Noise => "noise",
+            HiddenReason::Passed => "passed",
+            HiddenReason::Context => "context",
+            HiddenReason::Detail => "detail",
+            HiddenReason::Capped => "capped",
+            HiddenReason::Clipped => "clipped",
+            HiddenReason::Rule => "rule",
+        }
+    }
+}
+
+impl Reduced {
+    /// One line describing the reduction, for the end of a read:
+    ///
+    /// `shown 40/1200 lines, 310/9000 tokens (pytest); hidden: elided 21-1180 (2 errors/warnings); passed 3-14`
+    ///
+    /// Ranges are 1-based and inclusive. Reasons with more than three ranges list the first
+    /// three and say how many more. Notices follow after `; `.
+    pub fn meta_line(&self) -> String {
+        let mut out = format!(
+            "shown {}/{} lines, {}/{} tokens ({})",
+            self.shown_lines, self.raw_lines, self.shown_tokens, self.raw_tokens, self.reducer
+        );
+        if !self.hidden.is_empty() {
+            out.push_str("; hidden:");
+            let mut reasons: Vec<HiddenReason> = self.hidden.iter().map(|h| h.why).collect();
+            reasons.sort();
+            reasons.dedup();
+            for (n, why) in reasons.into_iter().enumerate() {
+                let of: Vec<&Hidden> = self.hidden.iter().filter(|h| h.why == why).collect();
+                let lines: usize = of.iter().map(|h| h.count).sum();
+                let signal: usize = of.iter().map(|h| h.signal).sum();
+                let sep = if n == 0 { " " } else { "; " };
+                let _ = write!(out, "{sep}{} {lines} line(s) at ", why.as_str());
+                let shown: Vec<String> = of.iter().take(3).map(|h| h.display_range()).collect();
+                out.push_str(&shown.join(", "));
+                if of.len() > 3 {
+                    let _ = write!(out, " and {} more range(s)", of.len() - 3);
+                }
+                if signal > 0 {
+                    let _ = write!(out, " ({signal} errors/warnings among them)");
+                }
+            }
+        }
+        for notice in &self.notices {
+            out.push_str("; ");
+            out.push_str(notice);
+        }
+        out
+    }
+}

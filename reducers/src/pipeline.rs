@@ -1,0 +1,402 @@
+//! The generic pipeline: the stages every reduction ends with, and the whole reduction of
+//! output no reducer claims.
+//!
+//! Order: blank runs collapsed → identical runs folded (`×N`) → runs that differ only in
+//! numbers folded → head+tail elision (errors kept from the middle) → long lines clipped.
+
+use crate::doc::{record, Entry, Out, Post, Src};
+use crate::model::{display_range, Hidden, HiddenReason};
+use std::borrow::Cow;
+use std::ops::Range;
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+/// Output with no reducer: every cleaned line, then the finishing stages.
+pub(crate) fn generic<'a>(src: &Src<'a>, post: Post) -> Out<'a> {
+    let mut out = Out::new(post);
+    out.entries.reserve(src.len());
+    for i in 0..src.len() {
+        out.keep(src, i);
+    }
+    out
+}
+
+/// Runs the finishing stages over a reducer's output. Returns the entries to show and every
+/// hidden range, sorted by raw line.
+pub(crate) fn finish<'a>(out: Out<'a>) -> (Vec<Entry<'a>>, Vec<Hidden>) {
+    let Out {
+        entries,
+        mut hidden,
+        post,
+    } = out;
+    let mut entries = collapse_blanks(entries);
+    if post.fold_identical {
+        entries = fold_identical(entries, &mut hidden);
+    }
+    if post.fold_similar {
+        entries = fold_similar(entries, post.similar_run, &mut hidden);
+    }
+    if let Some(max) = post.max_lines {
+        if entries.len() > max {
+            entries = elide(entries, &post, &mut hidden);
+        }
+    }
+    if let Some(width) = post.width {
+        clip(&mut entries, width, &mut hidden);
+    }
+    hidden.sort_by_key(|h| (h.lines.start, h.why));
+    (entries, hidden)
+}
+
+/// Joins entries into the final text.
+pub(crate) fn render(entries: &[Entry<'_>]) -> String {
+    let len = entries.iter().map(|e| e.text.len() + 1).sum();
+    let mut text = String::with_capacity(len);
+    for (i, e) in entries.iter().enumerate() {
+        if i > 0 {
+            text.push('\n');
+        }
+        text.push_str(&e.text);
+    }
+    text
+}
+
+/// The marker that stands for hidden lines: `… 1160 lines hidden (21-1180)`, with the count
+/// of errors and warnings among them when there are any.
+pub(crate) fn marker(count: usize, what: &str, lines: &Range<usize>, signal: usize) -> String {
+    let range = display_range(lines);
+    if signal > 0 {
+        format!("… {count} {what} ({range}; {signal} errors/warnings among them)")
+    } else {
+        format!("… {count} {what} ({range})")
+    }
+}
+
+fn collapse_blanks(entries: Vec<Entry<'_>>) -> Vec<Entry<'_>> {
+    let mut out: Vec<Entry<'_>> = Vec::with_capacity(entries.len());
+    for e in entries {
+        if e.is_blank() && out.last().is_none_or(Entry::is_blank) {
+            continue;
+        }
+        out.push(e);
+    }
+    while out.last().is_some_and(Entry::is_blank) {
+        out.pop();
+    }
+    out
+}
+
+fn fold_identical<'a>(entries: Vec<Entry<'a>>, hidden: &mut Vec<Hidden>) -> Vec<Entry<'a>> {
+    let mut out: Vec<Entry<'a>> = Vec::with_capacity(entries.len());
+    let mut iter = entries.into_iter().peekable();
+    while let Some(mut first) = iter.next() {
+        let mut n = 1;
+        if first.nraw > 0 && !first.is_blank() {
+            while let Some(next) = iter.peek() {
+                if next.nraw == 0 || next.text != first.text {
+                    break;
+                }
+                let next = iter.next().expect("peeked");
+                for raw in next.raw..next.raw + next.nraw {
+                    record(hidden, raw, HiddenReason::Duplicate, next.signal);
+                }
+                n += 1;
+            }
+        }
+        if n > 1 {
+            first.text = Cow::Owned(format!("{} ×{n}", first.text));
+            first.verbatim = false;
+        }
+        out.push(first);
+    }
+    out
+}
+
+fn similar_candidate(e: &Entry<'_>) -> bool {
+    e.verbatim && !e.pinned && e.nraw == 1 && e.text.bytes().any(|b| b.is_ascii_digit())
+}
+
+/// Whether two lines are the same once every number is ignored.
+fn same_shape(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let (mut i, mut j) = (0, 0);
+    loop {
+        match (a.get(i), b.get(j)) {
+            (None, None) => return true,
+            (Some(x), Some(y)) if x.is_ascii_digit() && y.is_ascii_digit() => {
+                i = skip_number(a, i);
+                j = skip_number(b, j);
+            }
+            (Some(x), Some(y)) if x == y => {
+                i += 1;
+                j += 1;
+            }
+            _ => return false,
+        }
+    }
+}
+
+fn skip_number(s: &[u8], mut i: usize) -> usize {
+    while i < s.len() {
+        let digit = s[i].is_ascii_digit();
+        let joiner =
+            matches!(s[i], b'.' | b',' | b':') && s.get(i + 1).is_some_and(u8::is_ascii_digit);
+        if !(digit || joiner) {
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
+fn fold_similar<'a>(
+    entries: Vec<Entry<'a>>,
+    min_run: usize,
+    hidden: &mut Vec<Hidden>,
+) -> Vec<Entry<'a>> {
+    let mut out = Vec::with_capacity(entries.len());
+    let mut i = 0;
+    let mut entries: Vec<Option<Entry<'a>>> = entries.into_iter().map(Some).collect();
+    let n = entries.len();
+    while i < n {
+        let first = entries[i].as_ref().expect("not taken yet");
+        let mut j = i + 1;
+        if similar_candidate(first) {
+            while j < n {
+                let e = entries[j].as_ref().expect("not taken yet");
+                if !similar_candidate(e) || !same_shape(&first.text, &e.text) {
+                    break;
+                }
+                j += 1;
+            }
+        }
+        if j - i >= min_run.max(3) {
+            let middle = i + 1..j - 1;
+            let lo = entries[middle.start].as_ref().expect("present").raw;
+            let hi = entries[middle.end - 1].as_ref().expect("present").raw + 1;
+            let mut signal = 0;
+            for e in &entries[middle.clone()] {
+                let e = e.as_ref().expect("present");
+                signal += usize::from(e.signal);
+                record(hidden, e.raw, HiddenReason::Similar, e.signal);
+            }
+            out.push(entries[i].take().expect("present"));
+            out.push(Entry::note(
+                marker(middle.len(), "similar lines", &(lo..hi), signal),
+                lo,
+            ));
+            out.push(entries[j - 1].take().expect("present"));
+        } else {
+            for e in &mut entries[i..j] {
+                out.push(e.take().expect("present"));
+            }
+        }
+        i = j;
+    }
+    out
+}
+
+/// Keeps `head` and `tail` entries, and from the middle every pinned entry and signal
+/// entries up to the budget. Each run of dropped entries becomes one marker and one hidden
+/// range, which absorbs the hidden ranges of earlier stages that lie inside it.
+fn elide<'a>(entries: Vec<Entry<'a>>, post: &Post, hidden: &mut Vec<Hidden>) -> Vec<Entry<'a>> {
+    let n = entries.len();
+    let head = post.head.min(n);
+    let tail = post.tail.min(n - head);
+    let mut budget = post.max_signal;
+    let keep: Vec<bool> = entries
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            if i < head || i >= n - tail || e.pinned {
+                return true;
+            }
+            if e.signal && budget > 0 {
+                budget -= 1;
+                return true;
+            }
+            false
+        })
+        .collect();
+    let mut out = Vec::with_capacity(head + tail + 8);
+    let mut run: Vec<Entry<'a>> = Vec::new();
+    for (e, kept) in entries.into_iter().zip(keep) {
+        if kept {
+            flush_elided(&mut run, &mut out, hidden);
+            out.push(e);
+        } else {
+            run.push(e);
+        }
+    }
+    flush_elided(&mut run, &mut out, hidden);
+    out
+}
+
+fn flush_elided<'a>(run: &mut Vec<Entry<'a>>, out: &mut Vec<Entry<'a>>, hidden: &mut Vec<Hidden>) {
+    if run.is_empty() {
+        return;
+    }
+    let lo = run.iter().map(|e| e.raw).min().expect("non-empty");
+    let hi = run.iter().map(|e| e.raw + e.nraw).max().expect("non-empty");
+    let mut count: usize = run.iter().map(|e| e.nraw).sum();
+    let mut signal: usize = run.iter().filter(|e| e.signal).map(|e| e.nraw.min(1)).sum();
+    let (mut start, mut end) = (lo, hi);
+    hidden.retain(|h| {
+        let inside = h.lines.start >= lo && h.lines.end <= hi && h.why != HiddenReason::Clipped;
+        if inside {
+            count += h.count;
+            signal += h.signal;
+            start = start.min(h.lines.start);
+            end = end.max(h.lines.end);
+        }
+        !inside
+    });
+    run.clear();
+    if count == 0 {
+        return;
+    }
+    let lines = start..end.max(start + 1);
+    out.push(Entry::note(
+        marker(count, "lines hidden", &lines, signal),
+        start,
+    ));
+    hidden.push(Hidden {
+        lines,
+        count,
+        why: HiddenReason::Elided,
+        signal,
+    });
+}
+
+fn clip(entries: &mut [Entry<'_>], width: usize, hidden: &mut Vec<Hidden>) {
+    let mut clipped = Vec::new();
+    for e in entries.iter_mut() {
+        // A string never takes more columns than bytes, so short ones need no measuring.
+        if e.text.len() <= width || e.text.width() <= width {
+            continue;
+        }
+        e.text = Cow::Owned(clip_text(&e.text, width));
+        e.verbatim = false;
+        if e.nraw > 0 {
+            record(&mut clipped, e.raw, HiddenReason::Clipped, false);
+        }
+    }
+    hidden.extend(clipped);
+}
+
+/// Keeps about two thirds of `width` from the start of `s` and the rest from its end, cut on
+/// character boundaries by display width, with the number of characters left out between.
+pub(crate) fn clip_text(s: &str, width: usize) -> String {
+    let total_chars = s.chars().count();
+    let budget = width.saturating_sub(16).max(8);
+    let head_cols = budget * 2 / 3;
+    let tail_cols = budget - head_cols;
+    let (mut head_end, mut cols, mut head_chars) = (0, 0, 0);
+    for (at, c) in s.char_indices() {
+        let w = c.width().unwrap_or(0);
+        if cols + w > head_cols {
+            break;
+        }
+        cols += w;
+        head_end = at + c.len_utf8();
+        head_chars += 1;
+    }
+    let (mut tail_start, mut cols, mut tail_chars) = (s.len(), 0, 0);
+    for (at, c) in s.char_indices().rev() {
+        let w = c.width().unwrap_or(0);
+        if at < head_end || cols + w > tail_cols {
+            break;
+        }
+        cols += w;
+        tail_start = at;
+        tail_chars += 1;
+    }
+    let left_out = total_chars - head_chars - tail_chars;
+    format!(
+        "{} …[{left_out} chars]… {}",
+        &s[..head_end],
+        &s[tail_start..]
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(text: &str, post: Post) -> (String, Vec<Hidden>) {
+        let src = Src::new(text, false);
+        let (entries, hidden) = finish(generic(&src, post));
+        (render(&entries), hidden)
+    }
+
+    fn post() -> Post {
+        Post::from_options(&crate::Options::default())
+    }
+
+    #[test]
+    fn shapes() {
+        assert!(same_shape(
+            "Downloading 1/300 (1.5 MB)",
+            "Downloading 299/300 (12.25 MB)"
+        ));
+        assert!(!same_shape("a 1", "b 1"));
+        assert!(same_shape("10:00:01 poll", "10:00:02 poll"));
+    }
+
+    #[test]
+    fn identical_runs_fold_with_count() {
+        let (text, hidden) = run("a\nsame line\nsame line\nsame line\nb\n", post());
+        assert_eq!(text, "a\nsame line ×3\nb");
+        assert_eq!(
+            hidden,
+            vec![Hidden {
+                lines: 2..4,
+                count: 2,
+                why: HiddenReason::Duplicate,
+                signal: 0
+            }]
+        );
+    }
+
+    #[test]
+    fn blank_runs_collapse() {
+        let (text, _) = run("\n\na\n\n\n\nb\n\n", post());
+        assert_eq!(text, "a\n\nb");
+    }
+
+    #[test]
+    fn numeric_runs_fold_first_and_last_kept() {
+        let input: String = (1..=100).map(|i| format!("step {i}/100\n")).collect();
+        let (text, hidden) = run(&input, post());
+        assert_eq!(text, "step 1/100\n… 98 similar lines (2-99)\nstep 100/100");
+        assert_eq!(hidden[0].lines, 1..99);
+        assert_eq!(hidden[0].count, 98);
+    }
+
+    #[test]
+    fn elision_keeps_errors_from_the_middle() {
+        let mut input = String::new();
+        for i in 0..200 {
+            if i == 100 {
+                input.push_str("error: the one that matters\n");
+            } else {
+                input.push_str(&format!("line {i} {}\n", "x".repeat(i % 7)));
+            }
+        }
+        let mut p = post();
+        p.fold_similar = false;
+        let (text, hidden) = run(&input, p);
+        assert!(text.contains("\nerror: the one that matters\n"), "{text}");
+        assert!(text.contains("… 75 lines hidden (26-100)"), "{text}");
+        assert!(text.contains("… 74 lines hidden (102-175)"), "{text}");
+        let elided: usize = hidden.iter().map(|h| h.count).sum();
+        assert_eq!(elided, 149);
+    }
+
+    #[test]
+    fn clipping_respects_width_and_boundaries() {
+        let s = "世".repeat(200);
+        let clipped = clip_text(&s, 100);
+        assert!(clipped.width() <= 100, "{}", clipped.width());
+        assert!(clipped.contains("chars]"));
+    }
+}

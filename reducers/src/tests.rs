@@ -1,0 +1,1 @@
+//! Invariants over every recorded fixture.
