@@ -1,0 +1,110 @@
+//! The [`TerminalBackend`] trait: what cohort needs from a terminal program.
+//!
+//! Required methods are the primitives every terminal has (create, split, close,
+//! list, type, read, events, state). Decorations that only some terminals have are
+//! provided methods that answer [`BackendError::Unsupported`] unless a backend
+//! overrides them, and [`Capabilities`] says up front which ones work, so callers
+//! never have to probe.
+
+use async_trait::async_trait;
+
+use crate::error::{BackendError, Result};
+use crate::event::EventStream;
+use crate::keys::Key;
+use crate::types::{
+    Appearance, AttachHint, BackendKind, Capabilities, Identity, LineRange, Lines, PaneId,
+    PaneInfo, PaneState, Screen, SpawnOptions, SplitOptions, WindowInfo,
+};
+
+/// A terminal program cohort can drive: tmux, iTerm2, and whatever comes next.
+///
+/// Implementations are cheap to share (`Arc<dyn TerminalBackend>`) and safe to call
+/// from many tasks at once.
+#[async_trait]
+pub trait TerminalBackend: Send + Sync + 'static {
+    /// Which implementation this is.
+    fn kind(&self) -> BackendKind;
+
+    /// What this backend can do beyond the required primitives.
+    fn capabilities(&self) -> Capabilities;
+
+    /// How a human gets to this pane (the exact command, or what to click).
+    fn attach_hint(&self, pane: &PaneId) -> AttachHint;
+
+    /// Opens a new window/tab running a shell with cohort's shell integration (or the
+    /// given command), and returns its single pane.
+    async fn spawn(&self, options: SpawnOptions) -> Result<PaneInfo>;
+
+    /// Splits `pane`, returning the new pane.
+    async fn split(&self, pane: &PaneId, options: SplitOptions) -> Result<PaneInfo>;
+
+    /// Closes a pane (its window/tab closes with its last pane).
+    async fn close(&self, pane: &PaneId) -> Result<()>;
+
+    /// Every pane this backend manages.
+    async fn list_panes(&self) -> Result<Vec<PaneInfo>>;
+
+    /// Every window/tab with its split tree.
+    async fn list_windows(&self) -> Result<Vec<WindowInfo>>;
+
+    /// Types `text` literally (no key names are interpreted; control characters are
+    /// sent as bytes). Long text is chunked; every chunk is confirmed.
+    async fn send_text(&self, pane: &PaneId, text: &str) -> Result<()>;
+
+    /// Presses named keys in order.
+    async fn send_keys(&self, pane: &PaneId, keys: &[Key]) -> Result<()>;
+
+    /// Pastes `text` as one paste: wrapped in bracketed-paste codes when the program
+    /// asked for them, so a shell shows it whole and runs nothing until Enter.
+    async fn paste(&self, pane: &PaneId, text: &str) -> Result<()>;
+
+    /// Reads lines by absolute position (scrollback, then screen).
+    async fn read_lines(&self, pane: &PaneId, range: LineRange) -> Result<Lines>;
+
+    /// Reads the rendered screen (the alternate screen when a TUI is showing).
+    async fn read_screen(&self, pane: &PaneId) -> Result<Screen>;
+
+    /// Starts receiving events for every pane from now on.
+    fn subscribe(&self) -> EventStream;
+
+    /// Live state of a pane.
+    async fn pane_state(&self, pane: &PaneId) -> Result<PaneState>;
+
+    /// Stamps cohort's identity on the pane itself, so another cohort process (or this
+    /// one after a restart) can find it with [`TerminalBackend::list_panes`].
+    async fn stamp_identity(&self, pane: &PaneId, identity: &Identity) -> Result<()>;
+
+    /// Sets the pane's title (what `#{pane_title}` or the tab shows).
+    async fn set_title(&self, pane: &PaneId, title: &str) -> Result<()>;
+
+    /// Leaves copy/scroll mode so typed keys reach the program. A no-op when the pane
+    /// is not in such a mode or the backend has none.
+    async fn cancel_copy_mode(&self, _pane: &PaneId) -> Result<()> {
+        Ok(())
+    }
+
+    /// Sets badge, tab colour, background; see [`Capabilities`] for which apply.
+    async fn set_appearance(&self, pane: &PaneId, appearance: &Appearance) -> Result<()> {
+        if appearance.badge.is_some()
+            || appearance.tab_color.is_some()
+            || appearance.background.is_some()
+        {
+            return Err(BackendError::Unsupported {
+                backend: self.kind().name(),
+                what: "set a badge, tab colour or background",
+            });
+        }
+        if let Some(title) = &appearance.title {
+            self.set_title(pane, title).await?;
+        }
+        Ok(())
+    }
+
+    /// Brings the pane to the front for a human.
+    async fn focus(&self, _pane: &PaneId) -> Result<()> {
+        Err(BackendError::Unsupported {
+            backend: self.kind().name(),
+            what: "focus a pane",
+        })
+    }
+}

@@ -1,0 +1,147 @@
+//! Events a backend reports, and the fan-out that delivers them to every subscriber.
+//!
+//! Events are delivered in the order they happened for each pane: the output bytes
+//! that precede a prompt mark always arrive before the mark. Subscribers get an
+//! unbounded queue each, so a slow subscriber costs memory, never lost output.
+
+use std::sync::Mutex;
+
+use bytes::Bytes;
+use tokio::sync::mpsc;
+
+use crate::types::{PaneId, WindowId};
+
+/// A shell-integration prompt mark (OSC 133).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PromptMark {
+    /// `A`: the prompt is about to be drawn; the shell is idle.
+    PromptStart,
+    /// `B`: the prompt is drawn; typed input follows.
+    InputStart,
+    /// `C`: the command was accepted and its output follows.
+    CommandStart,
+    /// `D`: the command finished, with its exit status when the shell reported one.
+    CommandFinished {
+        /// Exit status.
+        exit_status: Option<i32>,
+    },
+}
+
+/// Something that happened in a terminal.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BackendEvent {
+    /// Bytes the program wrote, raw (escape sequences included). Each chunk ends on
+    /// a UTF-8 character boundary when the stream is valid UTF-8.
+    Output {
+        /// Pane.
+        pane: PaneId,
+        /// The bytes.
+        bytes: Bytes,
+    },
+    /// A prompt mark, placed right after the output bytes that preceded it.
+    Prompt {
+        /// Pane.
+        pane: PaneId,
+        /// The mark.
+        mark: PromptMark,
+    },
+    /// The foreground process changed (for example from `bash` to `sleep` and back).
+    /// tmux samples this at most once a second.
+    ForegroundChanged {
+        /// Pane.
+        pane: PaneId,
+        /// New foreground command name.
+        command: String,
+    },
+    /// The pane's process exited; the pane stays (dead) until closed.
+    PaneExited {
+        /// Pane.
+        pane: PaneId,
+        /// Exit status when known.
+        exit_status: Option<i32>,
+    },
+    /// The pane entered or left copy mode.
+    ModeChanged {
+        /// Pane.
+        pane: PaneId,
+    },
+    /// Output of this pane was discarded by the terminal (flow control); re-read the
+    /// screen to resynchronise.
+    OutputLost {
+        /// Pane.
+        pane: PaneId,
+    },
+    /// A window's layout changed (split, resize, pane closed).
+    LayoutChanged {
+        /// Window.
+        window: WindowId,
+    },
+    /// A window was closed.
+    WindowClosed {
+        /// Window.
+        window: WindowId,
+    },
+    /// The connection to the terminal program was lost; output may be missing until
+    /// [`BackendEvent::Reconnected`].
+    Disconnected {
+        /// Why.
+        reason: String,
+    },
+    /// The connection was re-established.
+    Reconnected,
+}
+
+impl BackendEvent {
+    /// The pane this event is about, if it is about one.
+    pub fn pane(&self) -> Option<&PaneId> {
+        match self {
+            BackendEvent::Output { pane, .. }
+            | BackendEvent::Prompt { pane, .. }
+            | BackendEvent::ForegroundChanged { pane, .. }
+            | BackendEvent::PaneExited { pane, .. }
+            | BackendEvent::ModeChanged { pane }
+            | BackendEvent::OutputLost { pane } => Some(pane),
+            _ => None,
+        }
+    }
+}
+
+/// A subscription: events from the moment it was taken.
+pub type EventStream = mpsc::UnboundedReceiver<BackendEvent>;
+
+/// Fan-out of events to subscribers; dropped subscribers are forgotten on the next event.
+#[derive(Debug, Default)]
+pub struct EventHub {
+    subscribers: Mutex<Vec<mpsc::UnboundedSender<BackendEvent>>>,
+}
+
+impl EventHub {
+    /// A new hub with no subscribers.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Starts a subscription.
+    pub fn subscribe(&self) -> EventStream {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.lock().push(tx);
+        rx
+    }
+
+    /// Delivers an event to every live subscriber.
+    pub fn emit(&self, event: BackendEvent) {
+        let mut subscribers = self.lock();
+        subscribers.retain(|tx| tx.send(event.clone()).is_ok());
+    }
+
+    /// Number of live subscribers (as of the last event).
+    pub fn subscriber_count(&self) -> usize {
+        self.lock().len()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<mpsc::UnboundedSender<BackendEvent>>> {
+        // A poisoned lock only means another thread panicked while pushing; the
+        // vector itself is always consistent.
+        self.subscribers.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}

@@ -1,0 +1,269 @@
+//! Shell integration: the rc wrappers that make a shell report prompt marks.
+//!
+//! Panes cohort creates run the user's shell (bash, zsh or fish; any other shell
+//! falls back to `/bin/sh`) through a small wrapper that first loads the user's own
+//! rc files as usual, then adds OSC 133 marks from the prompt hooks:
+//!
+//! | mark | when |
+//! |---|---|
+//! | `ESC ] 133 ; A BEL` | the prompt is about to be drawn |
+//! | `ESC ] 133 ; C BEL` | a command was accepted and starts running |
+//! | `ESC ] 133 ; D ; <status> BEL` | that command finished with `<status>` |
+//!
+//! These are escape sequences, not text: terminals consume them and nothing visible
+//! is printed. `D` is sent only after a command actually ran (not for an empty
+//! line), except in the plain `sh` fallback, which reports the last status at every
+//! prompt.
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{BackendError, Result};
+use crate::tmux::quote;
+
+/// Shells with a dedicated integration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShellKind {
+    /// GNU bash (marks need bash ≥ 4.4 for the "a command ran" check; older bash
+    /// reports at every prompt).
+    Bash,
+    /// zsh.
+    Zsh,
+    /// fish.
+    Fish,
+    /// Any POSIX sh (dash, busybox sh, ksh).
+    Sh,
+}
+
+impl ShellKind {
+    /// Recognises a shell by its executable name.
+    pub fn detect(shell: &Path) -> ShellKind {
+        let name = shell
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .trim_start_matches('-');
+        match name {
+            "bash" => ShellKind::Bash,
+            "zsh" => ShellKind::Zsh,
+            "fish" => ShellKind::Fish,
+            _ => ShellKind::Sh,
+        }
+    }
+}
+
+/// The user's login shell: `$SHELL` when it exists, else `/bin/sh`.
+pub fn user_shell() -> PathBuf {
+    std::env::var_os("SHELL")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute() && p.exists())
+        .unwrap_or_else(|| PathBuf::from("/bin/sh"))
+}
+
+const BASH_RC: &str = r#"# cohort shell integration for bash. Loads your usual rc files, then adds
+# OSC 133 prompt marks so cohort knows when a command ends and its exit status.
+# Nothing here prints visible text.
+if [ -f /etc/bash.bashrc ]; then . /etc/bash.bashrc; fi
+if [ -f "$HOME/.bashrc" ]; then . "$HOME/.bashrc"; fi
+
+__cohort_prompt() {
+    local __cohort_status=$?
+    if [ -n "${__cohort_ran-}" ] || [ -n "${__cohort_no_ps0-}" ]; then
+        printf '\033]133;D;%s\007' "$__cohort_status"
+    fi
+    __cohort_ran=
+    printf '\033]133;A\007'
+    return $__cohort_status
+}
+
+if [ "${BASH_VERSINFO[0]}" -gt 4 ] || { [ "${BASH_VERSINFO[0]}" -eq 4 ] && [ "${BASH_VERSINFO[1]}" -ge 4 ]; }; then
+    # PS0 is expanded when a command is about to run (never for an empty line). The
+    # array subscript assigns the flag without printing anything.
+    PS0='${__cohort_unset[__cohort_ran=1]}\033]133;C\007'"${PS0-}"
+else
+    __cohort_no_ps0=1
+fi
+
+# When the shell itself exits, report its exit status the same way, and linger a
+# moment so the terminal forwards these last bytes before the pane closes. Any
+# EXIT trap of your own still runs.
+__cohort_exit() {
+    local __cohort_status=$?
+    printf '\033]133;D;%s\007' "$__cohort_status"
+    sleep 0.1
+    return $__cohort_status
+}
+__cohort_user_exit_trap=$(trap -p EXIT)
+__cohort_user_exit_trap=${__cohort_user_exit_trap#trap -- }
+__cohort_user_exit_trap=${__cohort_user_exit_trap% EXIT}
+eval "__cohort_user_exit_trap=${__cohort_user_exit_trap:-''}"
+trap '__cohort_exit; eval "$__cohort_user_exit_trap"' EXIT
+
+if [[ "$(declare -p PROMPT_COMMAND 2>/dev/null)" == "declare -a"* ]]; then
+    PROMPT_COMMAND=(__cohort_prompt "${PROMPT_COMMAND[@]}")
+else
+    PROMPT_COMMAND="__cohort_prompt${PROMPT_COMMAND:+;$PROMPT_COMMAND}"
+fi
+"#;
+
+const ZSH_ENV: &str = r#"# cohort shell integration for zsh: restores your ZDOTDIR and loads your
+# .zshenv; zsh then reads your .zprofile/.zshrc/.zlogin as usual.
+if [[ -n "${COHORT_USER_ZDOTDIR-}" && "$COHORT_USER_ZDOTDIR" != "$HOME" ]]; then
+    ZDOTDIR="$COHORT_USER_ZDOTDIR"
+else
+    unset ZDOTDIR
+fi
+unset COHORT_USER_ZDOTDIR
+[[ -f "${ZDOTDIR:-$HOME}/.zshenv" ]] && source "${ZDOTDIR:-$HOME}/.zshenv"
+if [[ -o interactive ]]; then
+    __cohort_ran=
+    __cohort_precmd() {
+        local __cohort_status=$?
+        if [[ -n "$__cohort_ran" ]]; then
+            printf '\033]133;D;%s\007' "$__cohort_status"
+        fi
+        __cohort_ran=
+        printf '\033]133;A\007'
+    }
+    __cohort_preexec() {
+        __cohort_ran=1
+        printf '\033]133;C\007'
+    }
+    __cohort_zshexit() {
+        printf '\033]133;D;%s\007' "$?"
+        sleep 0.1
+    }
+    autoload -Uz add-zsh-hook
+    add-zsh-hook precmd __cohort_precmd
+    add-zsh-hook preexec __cohort_preexec
+    add-zsh-hook zshexit __cohort_zshexit
+fi
+"#;
+
+const FISH_RC: &str = r#"# cohort shell integration for fish (run after your config.fish).
+function __cohort_prompt --on-event fish_prompt
+    printf '\e]133;A\a'
+end
+function __cohort_preexec --on-event fish_preexec
+    printf '\e]133;C\a'
+end
+function __cohort_postexec --on-event fish_postexec
+    printf '\e]133;D;%s\a' $status
+end
+function __cohort_exit --on-event fish_exit
+    printf '\e]133;D;%s\a' $status
+    sleep 0.1
+end
+"#;
+
+const SH_RC: &str = r#"# cohort shell integration for POSIX sh: the prompt reports the last exit status.
+if [ -n "${COHORT_USER_ENV-}" ] && [ -f "$COHORT_USER_ENV" ]; then . "$COHORT_USER_ENV"; fi
+unset COHORT_USER_ENV
+trap '__cohort_status=$?; printf "\033]133;D;%s\007" "$__cohort_status"; sleep 0.1' EXIT
+PS1="$(printf '\033]133;D;')\$?$(printf '\007\033]133;A\007')${PS1:-\$ }"
+"#;
+
+/// The installed integration files.
+#[derive(Clone, Debug)]
+pub struct ShellIntegration {
+    dir: PathBuf,
+}
+
+impl ShellIntegration {
+    /// Writes the integration files under `dir` (only those whose content changed).
+    pub fn install(dir: &Path) -> Result<Self> {
+        let files: [(&str, &str); 4] = [
+            ("bashrc", BASH_RC),
+            ("zsh/.zshenv", ZSH_ENV),
+            ("cohort.fish", FISH_RC),
+            ("shrc", SH_RC),
+        ];
+        for (name, content) in files {
+            let path = dir.join(name);
+            if std::fs::read_to_string(&path).ok().as_deref() == Some(content) {
+                continue;
+            }
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| BackendError::io(format!("creating {}", parent.display()), e))?;
+            }
+            // Write then rename, so a shell starting at the same moment never reads half a file.
+            let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+            std::fs::write(&tmp, content)
+                .map_err(|e| BackendError::io(format!("writing {}", tmp.display()), e))?;
+            std::fs::rename(&tmp, &path)
+                .map_err(|e| BackendError::io(format!("writing {}", path.display()), e))?;
+        }
+        Ok(ShellIntegration {
+            dir: dir.to_path_buf(),
+        })
+    }
+
+    /// Directory holding the files.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// A `/bin/sh` command line that starts `shell` interactively with the integration.
+    pub fn shell_command(&self, shell: &Path) -> String {
+        let path = |name: &str| quote::sh(&self.dir.join(name).to_string_lossy());
+        let shell_q = quote::sh(&shell.to_string_lossy());
+        match ShellKind::detect(shell) {
+            ShellKind::Bash => format!("exec {shell_q} --rcfile {} -i", path("bashrc")),
+            ShellKind::Zsh => format!(
+                "COHORT_USER_ZDOTDIR=\"${{ZDOTDIR:-$HOME}}\" ZDOTDIR={} exec {shell_q} -i",
+                path("zsh")
+            ),
+            ShellKind::Fish => {
+                let init = format!(
+                    "source {}",
+                    quote::sh(&self.dir.join("cohort.fish").to_string_lossy())
+                );
+                format!("exec {shell_q} --init-command {} -i", quote::sh(&init))
+            }
+            ShellKind::Sh => format!(
+                "COHORT_USER_ENV=\"${{ENV-}}\" ENV={} exec {shell_q} -i",
+                path("shrc")
+            ),
+        }
+    }
+}
+
+/// A `/bin/sh` command line that runs `command` and then reports its exit status as
+/// an OSC 133 `D` mark, so one-shot commands finish with the same event as shell
+/// commands. It lingers 0.1 s after the mark: tmux 3.3a drops a dying pane's last
+/// output from the control stream about half the time when the process exits
+/// right after writing it.
+pub fn command_with_exit_mark(command: &str) -> String {
+    format!(
+        "/bin/sh -c {}; __cohort_status=$?; printf '\\033]133;D;%s\\007' \"$__cohort_status\"; sleep 0.1; exit \"$__cohort_status\"",
+        quote::sh(command)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn detects_shells() {
+        assert_eq!(ShellKind::detect(Path::new("/bin/bash")), ShellKind::Bash);
+        assert_eq!(
+            ShellKind::detect(Path::new("/usr/local/bin/zsh")),
+            ShellKind::Zsh
+        );
+        assert_eq!(ShellKind::detect(Path::new("fish")), ShellKind::Fish);
+        assert_eq!(ShellKind::detect(Path::new("/bin/dash")), ShellKind::Sh);
+        assert_eq!(ShellKind::detect(Path::new("-bash")), ShellKind::Bash);
+    }
+
+    #[test]
+    fn install_is_idempotent_and_commands_name_the_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let shells = ShellIntegration::install(dir.path()).unwrap();
+        ShellIntegration::install(dir.path()).unwrap();
+        let cmd = shells.shell_command(Path::new("/bin/bash"));
+        assert!(cmd.starts_with("exec /bin/bash --rcfile "), "{cmd}");
+        assert!(dir.path().join("bashrc").exists());
+        assert!(dir.path().join("zsh/.zshenv").exists());
+    }
+}

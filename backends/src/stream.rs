@@ -1,0 +1,293 @@
+//! Per-pane output stream shaping: character-boundary chunks and prompt marks.
+//!
+//! Terminals deliver output in arbitrary pieces: tmux splits multibyte UTF-8
+//! characters and escape sequences across `%output` lines under load. An
+//! [`OutputSplitter`] sits on each pane's byte stream and
+//!
+//! - holds back an incomplete UTF-8 character or OSC 133 sequence at the end of a
+//!   piece until the rest arrives, so every emitted chunk can be decoded on its own;
+//! - finds OSC 133 prompt marks (`ESC ] 133 ; D ; 0 BEL`) and reports each right after
+//!   the bytes that preceded it.
+//!
+//! The marks stay in the byte stream (it is the raw record); readers strip them.
+//!
+//! ```
+//! use cohort_backends::stream::{OutputSplitter, Piece};
+//! use cohort_backends::PromptMark;
+//! let mut splitter = OutputSplitter::default();
+//! let mut out = Vec::new();
+//! splitter.push(b"done\r\n\x1b]133;D;", &mut out);
+//! splitter.push(b"1\x07", &mut out);
+//! assert_eq!(out[0], Piece::Bytes(b"done\r\n".to_vec()));
+//! assert_eq!(out[2], Piece::Mark(PromptMark::CommandFinished { exit_status: Some(1) }));
+//! ```
+
+use crate::event::PromptMark;
+
+/// The longest OSC 133 sequence we wait for before giving up on it.
+const MAX_MARK_LEN: usize = 256;
+
+/// One piece of shaped output.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Piece {
+    /// Output bytes.
+    Bytes(Vec<u8>),
+    /// A prompt mark that ended right before this point.
+    Mark(PromptMark),
+}
+
+/// Shapes one pane's output stream; see the module docs.
+#[derive(Debug, Default)]
+pub struct OutputSplitter {
+    carry: Vec<u8>,
+}
+
+impl OutputSplitter {
+    /// Feeds the next piece of the stream, appending shaped pieces to `out`.
+    pub fn push(&mut self, data: &[u8], out: &mut Vec<Piece>) {
+        let owned;
+        let buf: &[u8] = if self.carry.is_empty() {
+            data
+        } else {
+            let mut joined = std::mem::take(&mut self.carry);
+            joined.extend_from_slice(data);
+            owned = joined;
+            &owned
+        };
+        let mut emitted = 0; // bytes of `buf` already handed out
+        let mut pos = 0;
+        while let Some(offset) = memchr_esc(&buf[pos..]) {
+            let esc = pos + offset;
+            match parse_mark(&buf[esc..]) {
+                MarkScan::Found { len, mark } => {
+                    let end = esc + len;
+                    out.push(Piece::Bytes(buf[emitted..end].to_vec()));
+                    if let Some(mark) = mark {
+                        out.push(Piece::Mark(mark));
+                    }
+                    emitted = end;
+                    pos = end;
+                }
+                MarkScan::NotAMark => pos = esc + 1,
+                MarkScan::Incomplete => {
+                    if emitted < esc {
+                        out.push(Piece::Bytes(buf[emitted..esc].to_vec()));
+                    }
+                    self.carry = buf[esc..].to_vec();
+                    return;
+                }
+            }
+        }
+        let keep = incomplete_utf8_tail(&buf[emitted..]);
+        let cut = buf.len() - keep;
+        if emitted < cut {
+            out.push(Piece::Bytes(buf[emitted..cut].to_vec()));
+        }
+        self.carry = buf[cut..].to_vec();
+    }
+
+    /// Bytes held back waiting for the rest of a character or mark.
+    pub fn pending(&self) -> &[u8] {
+        &self.carry
+    }
+
+    /// Releases held-back bytes (for example when the pane closed).
+    pub fn flush(&mut self) -> Option<Vec<u8>> {
+        if self.carry.is_empty() {
+            None
+        } else {
+            Some(std::mem::take(&mut self.carry))
+        }
+    }
+}
+
+fn memchr_esc(buf: &[u8]) -> Option<usize> {
+    buf.iter().position(|&b| b == 0x1b)
+}
+
+enum MarkScan {
+    /// An OSC 133 sequence of `len` bytes; `mark` is `None` for kinds we ignore.
+    Found {
+        len: usize,
+        mark: Option<PromptMark>,
+    },
+    NotAMark,
+    /// Could be the start of a mark; wait for more bytes.
+    Incomplete,
+}
+
+/// Looks for `ESC ] 133 ; <kind> [; params] (BEL | ESC \)` at the start of `buf`.
+fn parse_mark(buf: &[u8]) -> MarkScan {
+    const PREFIX: &[u8] = b"\x1b]133;";
+    let n = buf.len().min(PREFIX.len());
+    if buf[..n] != PREFIX[..n] {
+        return MarkScan::NotAMark;
+    }
+    if buf.len() < PREFIX.len() {
+        return MarkScan::Incomplete;
+    }
+    let body_start = PREFIX.len();
+    let limit = buf.len().min(MAX_MARK_LEN);
+    let mut i = body_start;
+    while i < limit {
+        match buf[i] {
+            0x07 => return found(&buf[body_start..i], i + 1),
+            0x1b => {
+                if i + 1 >= buf.len() {
+                    return MarkScan::Incomplete;
+                }
+                if buf[i + 1] == b'\\' {
+                    return found(&buf[body_start..i], i + 2);
+                }
+                return MarkScan::NotAMark;
+            }
+            _ => i += 1,
+        }
+    }
+    if buf.len() >= MAX_MARK_LEN {
+        MarkScan::NotAMark
+    } else {
+        MarkScan::Incomplete
+    }
+}
+
+fn found(body: &[u8], len: usize) -> MarkScan {
+    let mut fields = body.split(|&b| b == b';');
+    let kind = fields.next().unwrap_or_default();
+    let mark = match kind {
+        b"A" => Some(PromptMark::PromptStart),
+        b"B" => Some(PromptMark::InputStart),
+        b"C" => Some(PromptMark::CommandStart),
+        b"D" => {
+            let exit_status = fields
+                .next()
+                .and_then(|s| std::str::from_utf8(s).ok())
+                .and_then(|s| s.trim().parse::<i32>().ok());
+            Some(PromptMark::CommandFinished { exit_status })
+        }
+        _ => None,
+    };
+    MarkScan::Found { len, mark }
+}
+
+/// How many bytes at the end of `buf` start a UTF-8 character that is not complete yet.
+fn incomplete_utf8_tail(buf: &[u8]) -> usize {
+    let start = buf.len().saturating_sub(3);
+    for i in (start..buf.len()).rev() {
+        let b = buf[i];
+        if b & 0b1100_0000 == 0b1000_0000 {
+            continue; // continuation byte: look further back for the lead
+        }
+        let need = match b {
+            0xC2..=0xDF => 2,
+            0xE0..=0xEF => 3,
+            0xF0..=0xF4 => 4,
+            _ => return 0,
+        };
+        let have = buf.len() - i;
+        return if have < need { have } else { 0 };
+    }
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shape(pieces: &[&[u8]]) -> Vec<Piece> {
+        let mut splitter = OutputSplitter::default();
+        let mut out = Vec::new();
+        for p in pieces {
+            splitter.push(p, &mut out);
+        }
+        out
+    }
+
+    fn bytes_of(out: &[Piece]) -> Vec<u8> {
+        out.iter()
+            .filter_map(|p| match p {
+                Piece::Bytes(b) => Some(b.clone()),
+                Piece::Mark(_) => None,
+            })
+            .flatten()
+            .collect()
+    }
+
+    #[test]
+    fn split_utf8_is_held_until_complete() {
+        let text = "日本語 🎉".as_bytes();
+        for cut in 1..text.len() {
+            let out = shape(&[&text[..cut], &text[cut..]]);
+            for piece in &out {
+                if let Piece::Bytes(b) = piece {
+                    assert!(std::str::from_utf8(b).is_ok(), "cut {cut}: {b:?}");
+                }
+            }
+            assert_eq!(bytes_of(&out), text);
+        }
+    }
+
+    #[test]
+    fn marks_are_found_across_any_split() {
+        let stream = b"out\r\n\x1b]133;D;127\x07\x1b]133;A\x07$ ";
+        for cut in 0..stream.len() {
+            let out = shape(&[&stream[..cut], &stream[cut..]]);
+            let marks: Vec<_> = out
+                .iter()
+                .filter_map(|p| match p {
+                    Piece::Mark(m) => Some(*m),
+                    _ => None,
+                })
+                .collect();
+            assert_eq!(
+                marks,
+                vec![
+                    PromptMark::CommandFinished {
+                        exit_status: Some(127)
+                    },
+                    PromptMark::PromptStart
+                ],
+                "cut {cut}"
+            );
+            assert_eq!(bytes_of(&out), stream, "cut {cut}");
+        }
+    }
+
+    #[test]
+    fn st_terminator_and_params() {
+        let out = shape(&[b"\x1b]133;D;2;aid=7\x1b\\"]);
+        assert_eq!(
+            out[1],
+            Piece::Mark(PromptMark::CommandFinished {
+                exit_status: Some(2)
+            })
+        );
+        let out = shape(&[b"\x1b]133;D\x07"]);
+        assert_eq!(
+            out[1],
+            Piece::Mark(PromptMark::CommandFinished { exit_status: None })
+        );
+    }
+
+    #[test]
+    fn other_escapes_pass_through() {
+        let stream = b"\x1b[31mred\x1b[0m \x1b]0;title\x07 \x1b]1337;x\x07";
+        let out = shape(&[stream]);
+        assert_eq!(bytes_of(&out), stream);
+        assert!(out.iter().all(|p| matches!(p, Piece::Bytes(_))));
+    }
+
+    #[test]
+    fn unterminated_mark_gives_up_after_limit() {
+        let mut data = b"\x1b]133;".to_vec();
+        data.extend(std::iter::repeat_n(b'x', 400));
+        let out = shape(&[&data]);
+        assert_eq!(bytes_of(&out), data);
+    }
+
+    #[test]
+    fn invalid_utf8_is_not_held() {
+        let out = shape(&[b"abc\xff"]);
+        assert_eq!(bytes_of(&out), b"abc\xff");
+    }
+}

@@ -1,0 +1,308 @@
+//! The async control-mode client: one `tmux -C` child over pipes.
+//!
+//! Commands are written one per line under a writer lock; each registers a reply
+//! slot in a FIFO before its line is written, and the reader task fills slots in
+//! order as `%begin … %end` blocks marked as ours come back. Commands can be
+//! pipelined: replies arrive in the order the commands were written.
+//!
+//! The reader task drains stdout continuously (tmux blocks a pane's program when
+//! nobody reads) and hands every notification to the owner's handler, in order, on
+//! the reader task itself. When the stream ends (`%exit`, the server died, the child
+//! was killed) every waiting command fails with [`BackendError::Disconnected`] and
+//! the handler receives [`ControlEvent::Closed`].
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin};
+use tokio::sync::oneshot;
+
+use crate::error::{BackendError, Result};
+
+use super::parse::{Event, Notification, Parser, Reply};
+
+/// What the reader task reports to the connection's owner.
+#[derive(Debug)]
+pub enum ControlEvent {
+    /// A notification, in stream order.
+    Notification(Notification),
+    /// The stream ended; no more events follow.
+    Closed {
+        /// `%exit`'s reason, or what else ended it.
+        reason: String,
+    },
+}
+
+/// Receives the reader task's events. Runs on the reader task: keep it quick.
+pub type EventHandler = Box<dyn FnMut(ControlEvent) + Send>;
+
+#[derive(Default)]
+struct Pending {
+    slots: VecDeque<oneshot::Sender<Reply>>,
+    closed: Option<String>,
+}
+
+/// A live control-mode connection.
+pub struct ControlClient {
+    writer: tokio::sync::Mutex<ChildStdin>,
+    pending: Arc<Mutex<Pending>>,
+    child: Mutex<Option<Child>>,
+    reader: tokio::task::JoinHandle<()>,
+}
+
+impl std::fmt::Debug for ControlClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ControlClient").finish_non_exhaustive()
+    }
+}
+
+const BACKEND: &str = "tmux";
+
+/// Longest command text kept in error messages.
+const MAX_CMD_IN_ERROR: usize = 120;
+
+impl ControlClient {
+    /// Starts `command` (a prepared `tmux … -C …` invocation) and waits until tmux has
+    /// answered the attach, so the first command's reply cannot be confused with it.
+    pub async fn start(
+        mut command: tokio::process::Command,
+        mut handler: EventHandler,
+    ) -> Result<ControlClient> {
+        command
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true);
+        let mut child = command
+            .spawn()
+            .map_err(|e| BackendError::io("starting the tmux control client", e))?;
+        let stdin = child.stdin.take().expect("stdin is piped");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let mut stderr = child.stderr.take().expect("stderr is piped");
+
+        let stderr_text = Arc::new(Mutex::new(String::new()));
+        {
+            let stderr_text = stderr_text.clone();
+            tokio::spawn(async move {
+                let mut buf = Vec::new();
+                let _ = stderr.read_to_end(&mut buf).await;
+                let text = String::from_utf8_lossy(&buf).trim().to_string();
+                if !text.is_empty() {
+                    tracing::debug!(target: "cohort::tmux", stderr = %text, "tmux control client stderr");
+                }
+                *stderr_text.lock().unwrap_or_else(|e| e.into_inner()) = text;
+            });
+        }
+
+        let pending = Arc::new(Mutex::new(Pending::default()));
+        let (ready_tx, ready_rx) = oneshot::channel::<()>();
+        let reader = {
+            let pending = pending.clone();
+            tokio::spawn(async move {
+                let mut ready_tx = Some(ready_tx);
+                let mut reader = BufReader::with_capacity(256 * 1024, stdout);
+                let mut parser = Parser::new();
+                let mut line = Vec::with_capacity(4096);
+                let mut exit_reason: Option<String> = None;
+                loop {
+                    line.clear();
+                    match reader.read_until(b'\n', &mut line).await {
+                        Ok(0) => break,
+                        Ok(_) => {}
+                        Err(e) => {
+                            exit_reason
+                                .get_or_insert_with(|| format!("reading from tmux failed: {e}"));
+                            break;
+                        }
+                    }
+                    if line.last() == Some(&b'\n') {
+                        line.pop();
+                    }
+                    match parser.feed_line(&line) {
+                        None => {}
+                        Some(Event::Reply(reply)) => {
+                            if let Some(tx) = ready_tx.take() {
+                                // The first block answers the attach itself.
+                                let _ = tx.send(());
+                                if !reply.ours {
+                                    continue;
+                                }
+                            }
+                            if reply.ours {
+                                let slot = lock(&pending).slots.pop_front();
+                                match slot {
+                                    Some(slot) => {
+                                        let _ = slot.send(reply);
+                                    }
+                                    None => tracing::warn!(
+                                        target: "cohort::tmux",
+                                        number = reply.number,
+                                        "reply with no command waiting for it"
+                                    ),
+                                }
+                            }
+                        }
+                        Some(Event::Notification(Notification::Exit { reason })) => {
+                            exit_reason = Some(
+                                reason.unwrap_or_else(|| "tmux detached the control client".into()),
+                            );
+                        }
+                        Some(Event::Notification(n)) => handler(ControlEvent::Notification(n)),
+                    }
+                }
+                let reason = exit_reason.unwrap_or_else(|| "the tmux control client exited".into());
+                {
+                    let mut p = lock(&pending);
+                    p.closed = Some(reason.clone());
+                    p.slots.clear(); // dropping the senders fails every waiting command
+                }
+                handler(ControlEvent::Closed { reason });
+            })
+        };
+
+        let client = ControlClient {
+            writer: tokio::sync::Mutex::new(stdin),
+            pending,
+            child: Mutex::new(Some(child)),
+            reader,
+        };
+        match tokio::time::timeout(Duration::from_secs(10), ready_rx).await {
+            Ok(Ok(())) => Ok(client),
+            Ok(Err(_)) => {
+                // The reader ended before any reply: tmux refused to start or attach.
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                let stderr = stderr_text
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .clone();
+                Err(BackendError::Disconnected {
+                    backend: BACKEND,
+                    reason: if stderr.is_empty() {
+                        "tmux exited before the control client attached".into()
+                    } else {
+                        format!("tmux exited before the control client attached: {stderr}")
+                    },
+                })
+            }
+            Err(_) => Err(BackendError::Timeout {
+                what: "tmux to answer the control-mode attach".into(),
+                after_ms: 10_000,
+            }),
+        }
+    }
+
+    /// Whether the connection has ended.
+    pub fn is_closed(&self) -> bool {
+        lock(&self.pending).closed.is_some()
+    }
+
+    /// Runs one command and returns its reply; `%error` replies become
+    /// [`BackendError::Tmux`].
+    pub async fn command(&self, line: &str) -> Result<Reply> {
+        let mut replies = self.pipeline(&[line]).await?;
+        replies.pop().expect("one reply per command")
+    }
+
+    /// Writes several commands back to back and waits for all replies, in order.
+    /// The outer error is a lost connection; each inner result is that command's.
+    pub async fn pipeline<S: AsRef<str>>(&self, lines: &[S]) -> Result<Vec<Result<Reply>>> {
+        let mut receivers = Vec::with_capacity(lines.len());
+        {
+            let mut writer = self.writer.lock().await;
+            let mut buf = Vec::new();
+            for line in lines {
+                let line = line.as_ref();
+                if line.is_empty() || line.contains('\n') {
+                    // An empty line would detach the client; a newline would split the command.
+                    return Err(BackendError::InvalidArgument(format!(
+                        "internal: tmux command line must be one non-empty line: {:?}",
+                        shorten(line)
+                    )));
+                }
+                buf.extend_from_slice(line.as_bytes());
+                buf.push(b'\n');
+            }
+            {
+                let mut pending = lock(&self.pending);
+                if let Some(reason) = &pending.closed {
+                    return Err(disconnected(reason));
+                }
+                for _ in lines {
+                    let (tx, rx) = oneshot::channel();
+                    pending.slots.push_back(tx);
+                    receivers.push(rx);
+                }
+            }
+            let written = async {
+                writer.write_all(&buf).await?;
+                writer.flush().await
+            }
+            .await;
+            if let Err(e) = written {
+                // The reader will see EOF and fail the slots we registered.
+                return Err(BackendError::Disconnected {
+                    backend: BACKEND,
+                    reason: format!("writing to tmux failed: {e}"),
+                });
+            }
+        }
+        let mut out = Vec::with_capacity(receivers.len());
+        for (rx, line) in receivers.into_iter().zip(lines) {
+            let reply = rx.await.map_err(|_| {
+                let reason = lock(&self.pending)
+                    .closed
+                    .clone()
+                    .unwrap_or_else(|| "tmux went away".into());
+                disconnected(&reason)
+            })?;
+            out.push(if reply.ok {
+                Ok(reply)
+            } else {
+                Err(BackendError::Tmux {
+                    cmd: shorten(line.as_ref()),
+                    message: reply.text(),
+                })
+            });
+        }
+        Ok(out)
+    }
+
+    /// Ends the connection: the child is killed and the reader stops.
+    pub fn shutdown(&self) {
+        if let Some(mut child) = self.child.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let _ = child.start_kill();
+        }
+    }
+}
+
+impl Drop for ControlClient {
+    fn drop(&mut self) {
+        self.shutdown();
+        self.reader.abort();
+    }
+}
+
+fn lock(pending: &Mutex<Pending>) -> std::sync::MutexGuard<'_, Pending> {
+    pending.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn disconnected(reason: &str) -> BackendError {
+    BackendError::Disconnected {
+        backend: BACKEND,
+        reason: reason.to_string(),
+    }
+}
+
+/// A command shortened for error messages, on a character boundary.
+pub fn shorten(line: &str) -> String {
+    if line.len() <= MAX_CMD_IN_ERROR {
+        return line.to_string();
+    }
+    let mut end = MAX_CMD_IN_ERROR;
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes)", &line[..end], line.len())
+}

@@ -1,0 +1,107 @@
+//! Quoting for tmux's command parser and for `/bin/sh`.
+//!
+//! Over control mode every command is one line parsed by tmux's own parser. Two
+//! forms are used:
+//!
+//! - [`single`] for plain text: inside `'…'` tmux interprets nothing (no `$`, `~`,
+//!   `#{}`, backslash), and `'` itself is written `'\''`.
+//! - [`double`] for text with control characters or newlines, which may not appear
+//!   raw on a command line: inside `"…"` tmux decodes `\n`, `\ooo`, `\\`, `\"`, `\$`.
+//!
+//! Both were checked byte-for-byte against tmux 3.3a.
+
+/// Whether `text` can go inside single quotes on one control-mode line.
+pub fn is_plain(text: &str) -> bool {
+    !text.bytes().any(|b| b < 0x20 || b == 0x7f)
+}
+
+/// Quotes plain text (see [`is_plain`]) for tmux's parser with single quotes.
+pub fn single(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('\'');
+    for c in text.chars() {
+        if c == '\'' {
+            out.push_str("'\\''");
+        } else {
+            out.push(c);
+        }
+    }
+    out.push('\'');
+    out
+}
+
+/// Quotes any text for tmux's parser with double quotes and escapes.
+pub fn double(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '$' => out.push_str("\\$"),
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
+                out.push_str(&format!("\\{:03o}", c as u32));
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Quotes for tmux's parser, picking the simplest form that is exact.
+pub fn arg(text: &str) -> String {
+    if is_plain(text) {
+        single(text)
+    } else {
+        double(text)
+    }
+}
+
+/// Quotes one word for a POSIX shell command line.
+pub fn sh(text: &str) -> String {
+    if !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:@%+,".contains(&b))
+    {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('\'');
+    for c in text.chars() {
+        if c == '\'' {
+            out.push_str("'\\''");
+        } else {
+            out.push(c);
+        }
+    }
+    out.push('\'');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn single_quotes_escape_only_quotes() {
+        assert_eq!(
+            single("it's $HOME #{pane_id}"),
+            r"'it'\''s $HOME #{pane_id}'"
+        );
+    }
+
+    #[test]
+    fn double_quotes_escape_controls() {
+        assert_eq!(double("a\nb\"$\\\x1b"), r#""a\012b\"\$\\\033""#);
+    }
+
+    #[test]
+    fn sh_quoting() {
+        assert_eq!(sh("/usr/bin/bash"), "/usr/bin/bash");
+        assert_eq!(sh("a b"), "'a b'");
+        assert_eq!(sh("it's"), r"'it'\''s'");
+        assert_eq!(sh(""), "''");
+    }
+}
