@@ -1,1 +1,31 @@
-//! cohort
+//! cohort: a terminal engine for AI agents, served over MCP.
+//!
+//! The layers, top to bottom (arrows point one way only):
+//!
+//! - [`cli`]: the `cohort` command line (thin).
+//! - [`mcp`]: the MCP server ([`mcp::CohortServer`]): validates arguments, resolves
+//!   targets, calls the engine, formats results. Lives here so tests can drive it
+//!   in-process.
+//! - [`engine`]: the [`Engine`] owns the backend and answers "open", "type", "read",
+//!   "which pane is `builder`?".
+//! - [`cohort_backends`]: the `TerminalBackend` trait and the tmux backend.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let config = cohort::Config::from_env();
+//! let engine = cohort::Engine::start(&config).await?;
+//! let pane = engine.open(cohort::engine::OpenOptions::named("builder")).await?;
+//! engine.type_line(&pane.id, "cargo build").await?;
+//! # Ok(()) }
+//! ```
+
+#![deny(missing_docs)]
+#![warn(rust_2018_idioms, future_incompatible)]
+
+pub mod cli;
+pub mod config;
+pub mod engine;
+pub mod mcp;
+
+pub use config::Config;
+pub use engine::{Engine, EngineError};

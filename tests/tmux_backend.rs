@@ -5,8 +5,8 @@ mod support;
 use std::time::Duration;
 
 use cohort_backends::{
-    BackendError, BackendEvent, Identity, Key, LineRange, PaneId, SpawnOptions, SplitDirection, SplitOptions,
-    SplitSize, TerminalBackend,
+    BackendError, BackendEvent, Identity, Key, LineRange, PaneId, SpawnOptions, SplitDirection,
+    SplitOptions, SplitSize, TerminalBackend,
 };
 use support::*;
 
@@ -17,7 +17,11 @@ fn shell(name: &str) -> SpawnOptions {
     }
 }
 
-async fn ready_shell(backend: &impl TerminalBackend, events: &mut cohort_backends::EventStream, name: &str) -> PaneId {
+async fn ready_shell(
+    backend: &impl TerminalBackend,
+    events: &mut cohort_backends::EventStream,
+    name: &str,
+) -> PaneId {
     let pane = backend.spawn(shell(name)).await.expect("spawn");
     wait_prompt(events, &pane.id).await;
     pane.id
@@ -25,7 +29,10 @@ async fn ready_shell(backend: &impl TerminalBackend, events: &mut cohort_backend
 
 async fn run(backend: &impl TerminalBackend, pane: &PaneId, command: &str) {
     backend.send_text(pane, command).await.expect("send text");
-    backend.send_keys(pane, &[Key::ENTER]).await.expect("send enter");
+    backend
+        .send_keys(pane, &[Key::ENTER])
+        .await
+        .expect("send enter");
 }
 
 #[tokio::test]
@@ -68,15 +75,27 @@ async fn cjk_and_emoji_round_trip_byte_exact() {
     let pane = ready_shell(&backend, &mut events, "unicode").await;
 
     let text = "héllo 世界 🎉 日本語テキスト ✓";
-    run(&backend, &pane, &format!("printf '[%s]\\n' '{text}' | od -An -tx1 | tr -d ' \\n'; echo")).await;
-    let expected_hex: String = format!("[{text}]\n").bytes().map(|b| format!("{b:02x}")).collect();
-    let out = collect_output_until(&mut events, &pane, |out| contains(out, expected_hex.as_bytes())).await;
+    run(
+        &backend,
+        &pane,
+        &format!("printf '[%s]\\n' '{text}' | od -An -tx1 | tr -d ' \\n'; echo"),
+    )
+    .await;
+    let expected_hex: String = format!("[{text}]\n")
+        .bytes()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let out = collect_output_until(&mut events, &pane, |out| {
+        contains(out, expected_hex.as_bytes())
+    })
+    .await;
     assert!(contains(&out, expected_hex.as_bytes()));
 
     // And straight through the output stream, as raw bytes.
     run(&backend, &pane, &format!("echo '<{text}>'")).await;
     let wanted = format!("<{text}>\r\n");
-    let out = collect_output_until(&mut events, &pane, |out| contains(out, wanted.as_bytes())).await;
+    let out =
+        collect_output_until(&mut events, &pane, |out| contains(out, wanted.as_bytes())).await;
     assert!(contains(&out, wanted.as_bytes()));
 }
 
@@ -92,10 +111,15 @@ async fn a_100kb_multiline_paste_arrives_intact_and_runs_only_on_enter() {
     let mut body = String::new();
     let mut i = 0;
     while body.len() < 100 * 1024 {
-        body.push_str(&format!("line {i:05} — ünïcödé, quotes ' \" $HOME `x` \\ tab\there\n"));
+        body.push_str(&format!(
+            "line {i:05} — ünïcödé, quotes ' \" $HOME `x` \\ tab\there\n"
+        ));
         i += 1;
     }
-    let script = format!("cat > '{}' <<'COHORT_EOF'\n{body}COHORT_EOF", target.display());
+    let script = format!(
+        "cat > '{}' <<'COHORT_EOF'\n{body}COHORT_EOF",
+        target.display()
+    );
     backend.paste(&pane, &script).await.expect("paste");
 
     // Nothing runs until Enter: give the shell time, then check.
@@ -118,8 +142,15 @@ async fn long_text_is_typed_whole() {
     let pane = ready_shell(&backend, &mut events, "long-text").await;
     let target = server.state_dir().join("typed.txt");
 
-    let word: String = (0..20_000).map(|i| char::from(b'a' + (i % 26) as u8)).collect();
-    run(&backend, &pane, &format!("printf %s {word} > '{}'", target.display())).await;
+    let word: String = (0..20_000)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
+    run(
+        &backend,
+        &pane,
+        &format!("printf %s {word} > '{}'", target.display()),
+    )
+    .await;
     assert_eq!(wait_exit(&mut events, &pane).await, Some(0));
     assert_eq!(std::fs::read_to_string(&target).unwrap(), word);
 }
@@ -144,14 +175,23 @@ async fn ctrl_c_interrupts_and_the_shell_is_back() {
     // Ctrl-C only reaches `sleep` once it is the terminal's foreground process.
     let deadline = tokio::time::Instant::now() + WAIT;
     while backend.pane_state(&pane).await.unwrap().foreground_command != "sleep" {
-        assert!(tokio::time::Instant::now() < deadline, "sleep never became the foreground process");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "sleep never became the foreground process"
+        );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    backend.send_keys(&pane, &["C-c".parse().unwrap()]).await.unwrap();
+    backend
+        .send_keys(&pane, &["C-c".parse().unwrap()])
+        .await
+        .unwrap();
     assert_eq!(wait_exit(&mut events, &pane).await, Some(130));
     wait_prompt(&mut events, &pane).await;
     let state = backend.pane_state(&pane).await.unwrap();
-    assert!(state.at_shell(), "shell not back in the foreground: {state:?}");
+    assert!(
+        state.at_shell(),
+        "shell not back in the foreground: {state:?}"
+    );
     assert_eq!(state.foreground_command, "bash");
 }
 
@@ -205,7 +245,10 @@ async fn two_connections_drive_the_same_server_at_once() {
     let b = ready_shell(&second, &mut second_events, "from-second").await;
 
     // Each drives the other's pane and sees the result on its own event stream.
-    let (r1, r2) = tokio::join!(run(&first, &b, "echo one-$((40+2))"), run(&second, &a, "echo two-$((40+3))"));
+    let (r1, r2) = tokio::join!(
+        run(&first, &b, "echo one-$((40+2))"),
+        run(&second, &a, "echo two-$((40+3))")
+    );
     let _ = (r1, r2);
     collect_output_until(&mut first_events, &b, |o| contains(o, b"one-42\r\n")).await;
     collect_output_until(&mut second_events, &a, |o| contains(o, b"two-43\r\n")).await;
@@ -215,8 +258,14 @@ async fn two_connections_drive_the_same_server_at_once() {
         n.sort();
         n
     };
-    assert_eq!(names(first.list_panes().await.unwrap()), ["from-first", "from-second"]);
-    assert_eq!(names(second.list_panes().await.unwrap()), ["from-first", "from-second"]);
+    assert_eq!(
+        names(first.list_panes().await.unwrap()),
+        ["from-first", "from-second"]
+    );
+    assert_eq!(
+        names(second.list_panes().await.unwrap()),
+        ["from-first", "from-second"]
+    );
 }
 
 #[tokio::test]
@@ -245,7 +294,10 @@ async fn a_pane_is_found_again_by_its_stamped_identity() {
     };
     let later = server.backend().await;
     let found = later.list_panes().await.unwrap();
-    let again = found.iter().find(|p| p.identity.as_ref() == Some(&identity)).expect("found by identity");
+    let again = found
+        .iter()
+        .find(|p| p.identity.as_ref() == Some(&identity))
+        .expect("found by identity");
     assert_eq!(again.id, pane);
 }
 
@@ -280,8 +332,14 @@ async fn splits_layouts_and_close() {
     let windows = backend.list_windows().await.unwrap();
     assert_eq!(windows.len(), 1);
     let panes: Vec<PaneId> = windows[0].layout.panes().into_iter().cloned().collect();
-    assert_eq!(panes, vec![left.id.clone(), right.id.clone(), below.id.clone()]);
-    assert!(right.size.cols < left.size.cols, "30% split: {right:?} vs {left:?}");
+    assert_eq!(
+        panes,
+        vec![left.id.clone(), right.id.clone(), below.id.clone()]
+    );
+    assert!(
+        right.size.cols < left.size.cols,
+        "30% split: {right:?} vs {left:?}"
+    );
 
     backend.close(&below.id).await.unwrap();
     let err = backend.close(&below.id).await.unwrap_err();
@@ -302,13 +360,26 @@ async fn lines_and_screen_are_readable() {
     let state = backend.pane_state(&pane).await.unwrap();
     assert!(state.history_lines > 200, "{state:?}");
     let all = backend
-        .read_lines(&pane, LineRange { start: 0, end: u64::MAX })
+        .read_lines(
+            &pane,
+            LineRange {
+                start: 0,
+                end: u64::MAX,
+            },
+        )
         .await
         .unwrap();
-    let numbers: Vec<&String> = all.lines.iter().filter(|l| l.chars().all(|c| c.is_ascii_digit()) && !l.is_empty()).collect();
+    let numbers: Vec<&String> = all
+        .lines
+        .iter()
+        .filter(|l| l.chars().all(|c| c.is_ascii_digit()) && !l.is_empty())
+        .collect();
     assert_eq!(numbers.first().map(|s| s.as_str()), Some("1"));
     assert_eq!(numbers.last().map(|s| s.as_str()), Some("300"));
-    let some = backend.read_lines(&pane, LineRange { start: 5, end: 8 }).await.unwrap();
+    let some = backend
+        .read_lines(&pane, LineRange { start: 5, end: 8 })
+        .await
+        .unwrap();
     assert_eq!(some.first, 5);
     assert_eq!(some.lines.len(), 3);
 
@@ -324,10 +395,18 @@ async fn bad_input_gets_clear_errors() {
     let server = TestServer::new();
     let backend = server.backend().await;
     let gone = PaneId::new("%9999");
-    assert!(matches!(backend.send_text(&gone, "x").await, Err(BackendError::PaneGone(_))));
-    assert!(matches!(backend.pane_state(&gone).await, Err(BackendError::PaneGone(_))));
     assert!(matches!(
-        backend.send_text(&PaneId::new("%1; kill-server"), "x").await,
+        backend.send_text(&gone, "x").await,
+        Err(BackendError::PaneGone(_))
+    ));
+    assert!(matches!(
+        backend.pane_state(&gone).await,
+        Err(BackendError::PaneGone(_))
+    ));
+    assert!(matches!(
+        backend
+            .send_text(&PaneId::new("%1; kill-server"), "x")
+            .await,
         Err(BackendError::InvalidArgument(_))
     ));
     let err = backend
@@ -357,7 +436,10 @@ async fn reconnects_after_the_server_goes_away() {
     // The event stream says so…
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
-        match tokio::time::timeout_at(deadline, events.recv()).await.expect("disconnect event") {
+        match tokio::time::timeout_at(deadline, events.recv())
+            .await
+            .expect("disconnect event")
+        {
             Some(BackendEvent::Disconnected { .. }) => break,
             Some(_) => continue,
             None => panic!("stream ended"),

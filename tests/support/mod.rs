@@ -23,7 +23,10 @@ impl TestServer {
     pub fn new() -> Self {
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
         let socket = format!("cohort-test-{}-{n}", std::process::id());
-        let state = tempfile::Builder::new().prefix("cohort-test-").tempdir().expect("temp dir");
+        let state = tempfile::Builder::new()
+            .prefix("cohort-test-")
+            .tempdir()
+            .expect("temp dir");
         TestServer { socket, state }
     }
 
@@ -36,7 +39,9 @@ impl TestServer {
     }
 
     pub async fn backend(&self) -> TmuxBackend {
-        TmuxBackend::connect(self.config()).await.expect("connect to tmux")
+        TmuxBackend::connect(self.config())
+            .await
+            .expect("connect to tmux")
     }
 
     pub fn state_dir(&self) -> &Path {
@@ -133,7 +138,12 @@ pub async fn collect_output_until(
     loop {
         let event = tokio::time::timeout_at(deadline, events.recv())
             .await
-            .unwrap_or_else(|_| panic!("timed out; output so far: {:?}", String::from_utf8_lossy(&out)))
+            .unwrap_or_else(|_| {
+                panic!(
+                    "timed out; output so far: {:?}",
+                    String::from_utf8_lossy(&out)
+                )
+            })
             .expect("event stream ended");
         if let BackendEvent::Output { pane: p, bytes } = &event {
             if p == pane {

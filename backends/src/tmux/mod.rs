@@ -222,8 +222,19 @@ impl TmuxBackend {
         };
         let client = Arc::new(ControlClient::start(command, handler.into_handler()).await?);
         let _ = weak_slot.set(Arc::downgrade(&client));
-        let setup = [
-            format!("source-file {}", quote::arg(&config.conf_path().to_string_lossy())),
+        // The options are applied one command per line, not with source-file: tmux
+        // answers every command inside a sourced file with a reply block of its own,
+        // which would shift the pairing of replies to commands.
+        let conf = std::fs::read_to_string(config.conf_path()).map_err(|e| {
+            BackendError::io(format!("reading {}", config.conf_path().display()), e)
+        })?;
+        let mut setup: Vec<String> = conf
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(str::to_string)
+            .collect();
+        setup.extend([
             format!("refresh-client -f pause-after={}", config.pause_after_secs),
             format!(
                 "refresh-client -B {}",
@@ -231,7 +242,7 @@ impl TmuxBackend {
                     "{SUBSCRIPTION}:%*:#{{pane_dead}}|#{{pane_dead_status}}|#{{pane_dead_signal}}|#{{pane_current_command}}"
                 ))
             ),
-        ];
+        ]);
         for result in client.pipeline(&setup).await? {
             result?;
         }

@@ -1,0 +1,181 @@
+//! The `cohort` command line.
+
+mod doctor;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::config::Config;
+use crate::engine::Engine;
+
+/// cohort: persistent terminals for AI agents, served over MCP.
+#[derive(Debug, Parser)]
+#[command(name = "cohort", version, about, long_about = None)]
+pub struct Cli {
+    /// tmux server socket: a name (`-L`) or a path containing `/` (`-S`).
+    #[arg(
+        long,
+        global = true,
+        env = "COHORT_TMUX_SOCKET",
+        value_name = "NAME|PATH"
+    )]
+    pub socket: Option<String>,
+    /// Directory for cohort's state (default: the platform state directory).
+    #[arg(long, global = true, env = "COHORT_STATE_DIR", value_name = "DIR")]
+    pub state_dir: Option<PathBuf>,
+    /// More logging on stderr (repeat for more).
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve MCP over stdio (what an MCP host runs).
+    Mcp,
+    /// List cohort's sessions: name, pane, command, state.
+    Ls,
+    /// Attach a human to a session (replaces this process with tmux).
+    Attach {
+        /// Session name, persistent id or pane id.
+        name: String,
+        /// Print the attach command instead of running it.
+        #[arg(long)]
+        print: bool,
+    },
+    /// Check tmux, the socket and shell integration (and iTerm2 on macOS).
+    Doctor,
+}
+
+/// Sends logs to stderr (stdout is the MCP channel). `COHORT_LOG`/`RUST_LOG` override.
+pub fn init_logging(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info,cohort=debug",
+        _ => "debug",
+    };
+    let filter = std::env::var("COHORT_LOG")
+        .or_else(|_| std::env::var("RUST_LOG"))
+        .unwrap_or_else(|_| default.to_string());
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .try_init();
+}
+
+fn config(cli: &Cli) -> Result<Config, String> {
+    let mut config = Config::from_env();
+    if let Some(socket) = &cli.socket {
+        config.tmux_socket = socket.parse()?;
+    }
+    if let Some(dir) = &cli.state_dir {
+        config.state_dir = dir.clone();
+    }
+    Ok(config)
+}
+
+/// Runs a parsed command line.
+pub async fn run(cli: Cli) -> ExitCode {
+    let config = match config(&cli) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("cohort: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let result = match cli.command {
+        Command::Mcp => crate::mcp::serve_stdio(&config)
+            .await
+            .map_err(|e| e.to_string()),
+        Command::Ls => ls(&config).await,
+        Command::Attach { name, print } => attach(&config, &name, print).await,
+        Command::Doctor => return doctor::run(&config).await,
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("cohort: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn ls(config: &Config) -> Result<(), String> {
+    let engine = Engine::start(config).await.map_err(|e| e.to_string())?;
+    let panes = engine.list().await.map_err(|e| e.to_string())?;
+    if panes.is_empty() {
+        println!("no sessions (open one through MCP, e.g. the `open` tool)");
+        return Ok(());
+    }
+    let rows: Vec<[String; 5]> = panes
+        .iter()
+        .map(|p| {
+            let name = p
+                .identity
+                .as_ref()
+                .map(|i| i.name.clone())
+                .unwrap_or_else(|| p.window_name.clone());
+            let agent = p
+                .identity
+                .as_ref()
+                .and_then(|i| i.agent.clone())
+                .unwrap_or_else(|| "-".into());
+            let state = if p.dead { "exited" } else { "running" };
+            [
+                name,
+                p.id.to_string(),
+                p.command.clone(),
+                state.to_string(),
+                agent,
+            ]
+        })
+        .collect();
+    let header = ["NAME", "PANE", "COMMAND", "STATE", "AGENT"];
+    let mut widths = header.map(str::len);
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(unicode_width(cell));
+        }
+    }
+    let line = |cells: [&str; 5]| {
+        let mut out = String::new();
+        for (i, cell) in cells.iter().enumerate() {
+            out.push_str(cell);
+            if i + 1 < cells.len() {
+                out.push_str(&" ".repeat(widths[i] - unicode_width(cell) + 2));
+            }
+        }
+        out
+    };
+    println!("{}", line(header));
+    for row in &rows {
+        println!("{}", line([&row[0], &row[1], &row[2], &row[3], &row[4]]));
+    }
+    Ok(())
+}
+
+fn unicode_width(s: &str) -> usize {
+    s.chars().count()
+}
+
+async fn attach(config: &Config, name: &str, print: bool) -> Result<(), String> {
+    let engine = Engine::start(config).await.map_err(|e| e.to_string())?;
+    let pane = engine.resolve(name).await.map_err(|e| e.to_string())?;
+    let hint = engine.backend().attach_hint(&pane.id);
+    if print {
+        println!("{}", hint.command_line);
+        return Ok(());
+    }
+    use std::os::unix::process::CommandExt;
+    let error = std::process::Command::new(&hint.argv[0])
+        .args(&hint.argv[1..])
+        .env_remove("TMUX")
+        .exec();
+    Err(format!("could not run {}: {error}", hint.argv[0]))
+}

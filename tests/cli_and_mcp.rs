@@ -1,0 +1,175 @@
+//! The `cohort` binary as a separate process: rediscovery from a second process,
+//! `attach --print`, and the MCP server driven through rmcp's client.
+
+mod support;
+
+use std::process::Command;
+
+use cohort_backends::{Identity, SpawnOptions, TerminalBackend};
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use rmcp::ServiceExt;
+use support::*;
+
+fn cohort(server: &TestServer) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cohort"));
+    cmd.env("COHORT_TMUX_SOCKET", &server.socket)
+        .env("COHORT_STATE_DIR", server.state_dir())
+        .env("SHELL", bash_path())
+        .env_remove("TMUX");
+    cmd
+}
+
+#[tokio::test]
+async fn a_second_process_finds_panes_by_their_stamped_identity() {
+    isolate_home();
+    let server = TestServer::new();
+    let backend = server.backend().await;
+    let pane = backend
+        .spawn(SpawnOptions {
+            name: "window-name".into(),
+            identity: Some(Identity {
+                id: "2b9d4c1e-0000-4000-8000-00000000000a".into(),
+                name: "reviewer".into(),
+                agent: None,
+                team: None,
+            }),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+
+    let out = cohort(&server).arg("ls").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let listing = String::from_utf8_lossy(&out.stdout);
+    assert!(listing.contains("reviewer"), "{listing}");
+    assert!(listing.contains(pane.id.as_str()), "{listing}");
+
+    let out = cohort(&server)
+        .args(["attach", "--print", "reviewer"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = String::from_utf8_lossy(&out.stdout);
+    assert!(line.contains(&format!("-L {}", server.socket)), "{line}");
+    assert!(line.contains(pane.id.as_str()), "{line}");
+
+    let out = cohort(&server)
+        .args(["attach", "--print", "nobody"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no session named \"nobody\"") && err.contains("reviewer"),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn mcp_tools_over_stdio_through_a_real_client() {
+    isolate_home();
+    let server = TestServer::new();
+    let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cohort")).configure(|c| {
+        c.arg("mcp")
+            .env("COHORT_TMUX_SOCKET", &server.socket)
+            .env("COHORT_STATE_DIR", server.state_dir())
+            .env("SHELL", bash_path())
+            .env_remove("TMUX");
+    });
+    let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.expect("initialize");
+    let tools = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    for expected in ["list", "open", "send", "key", "read", "close"] {
+        assert!(
+            names.contains(&expected),
+            "missing tool {expected}: {names:?}"
+        );
+    }
+    assert!(
+        tools.iter().all(|t| t.output_schema.is_some()),
+        "every tool has an output schema"
+    );
+
+    let call = |name: &'static str, args: serde_json::Value| {
+        CallToolRequestParams::new(name).with_arguments(args.as_object().unwrap().clone())
+    };
+    let opened = client
+        .call_tool(call("open", serde_json::json!({"name": "mcp-shell"})))
+        .await
+        .unwrap();
+    assert_ne!(opened.is_error, Some(true), "{opened:?}");
+    let sent = client
+        .call_tool(call(
+            "send",
+            serde_json::json!({"target": "mcp-shell", "text": "echo from-$((6*7))"}),
+        ))
+        .await
+        .unwrap();
+    assert_ne!(sent.is_error, Some(true), "{sent:?}");
+
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let read = client
+            .call_tool(call("read", serde_json::json!({"target": "mcp-shell"})))
+            .await
+            .unwrap();
+        let screen = read
+            .structured_content
+            .as_ref()
+            .and_then(|v| v["screen"].as_str())
+            .unwrap_or_default()
+            .to_string();
+        if screen.lines().any(|l| l == "from-42") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "output never showed: {screen}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+
+    let bad_key = client
+        .call_tool(call(
+            "key",
+            serde_json::json!({"target": "mcp-shell", "keys": ["Entr"]}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(bad_key.is_error, Some(true));
+    let unknown = client
+        .call_tool(call("read", serde_json::json!({"target": "ghost"})))
+        .await
+        .unwrap();
+    assert_eq!(unknown.is_error, Some(true));
+    let bad_args = client
+        .call_tool(call("send", serde_json::json!({"target": 3})))
+        .await
+        .unwrap();
+    assert_eq!(bad_args.is_error, Some(true));
+
+    let closed = client
+        .call_tool(call("close", serde_json::json!({"target": "mcp-shell"})))
+        .await
+        .unwrap();
+    assert_ne!(closed.is_error, Some(true), "{closed:?}");
+    let listed = client
+        .call_tool(call("list", serde_json::json!({})))
+        .await
+        .unwrap();
+    let sessions = listed.structured_content.unwrap()["sessions"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(sessions, 0);
+    client.cancel().await.unwrap();
+}
