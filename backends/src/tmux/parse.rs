@@ -4,7 +4,9 @@
 //! Pure and synchronous: [`Parser::feed_line`] takes one line (without its `\n`) and
 //! returns what it completed. Reply blocks (`%begin … %end|%error`) are collected
 //! whole; a block only closes on a guard line carrying its own command number, so
-//! program output that happens to look like `%end …` cannot end it early. `%output`
+//! program output that happens to look like `%end …` cannot end it early. The one
+//! exception to "notifications never appear inside a block": tmux 3.3a writes
+//! `%pause`/`%continue` inside the block of the command that caused them. `%output`
 //! payloads are unescaped (`\ooo`) to bytes and never decoded here: tmux splits UTF-8
 //! characters across lines. Unknown `%` lines become [`Notification::Unknown`].
 
@@ -163,6 +165,11 @@ impl Parser {
                     return Some(Event::Reply(reply));
                 }
             }
+            // tmux writes %pause/%continue synchronously while running the command
+            // that caused them (refresh-client -A), inside that command's block.
+            if let Some(flow) = flow_control_line(line) {
+                return Some(Event::Notification(flow));
+            }
             block.lines.push(line.to_vec());
             return None;
         }
@@ -182,6 +189,18 @@ impl Parser {
             return None;
         }
         Some(Event::Notification(parse_notification(line)))
+    }
+}
+
+/// `%pause %N` or `%continue %N`, exactly.
+fn flow_control_line(line: &[u8]) -> Option<Notification> {
+    let line = line.strip_suffix(b"\r").unwrap_or(line);
+    let (name, pane) = word(line);
+    let is_pane = pane.len() > 1 && pane[0] == b'%' && pane[1..].iter().all(u8::is_ascii_digit);
+    match name {
+        b"%pause" if is_pane => Some(Notification::Pause { pane: text(pane) }),
+        b"%continue" if is_pane => Some(Notification::Continue { pane: text(pane) }),
+        _ => None,
     }
 }
 
@@ -395,6 +414,23 @@ mod tests {
             Event::Reply(r) => assert_eq!(r.lines, vec![b"%end 1 9 1".to_vec()]),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn flow_control_inside_a_block_is_a_notification() {
+        let events = feed_all(b"%begin 1 7 1\n%continue %3\n%end 1 7 1\n");
+        assert_eq!(
+            events,
+            vec![
+                Event::Notification(Notification::Continue { pane: "%3".into() }),
+                Event::Reply(Reply {
+                    number: 7,
+                    ours: true,
+                    ok: true,
+                    lines: vec![]
+                }),
+            ]
+        );
     }
 
     #[test]
