@@ -173,18 +173,17 @@ fn lex(s: &str) -> Vec<Tok> {
     let mut in_word = false;
     let mut chars = s.chars().peekable();
     let mut skip_next_word = false;
-    let mut finish =
-        |word: &mut String, in_word: &mut bool, skip: &mut bool, out: &mut Vec<Tok>| {
-            if *in_word {
-                if *skip {
-                    *skip = false;
-                } else {
-                    out.push(Tok::Word(std::mem::take(word)));
-                }
+    let finish = |word: &mut String, in_word: &mut bool, skip: &mut bool, out: &mut Vec<Tok>| {
+        if *in_word {
+            if *skip {
+                *skip = false;
+            } else {
+                out.push(Tok::Word(std::mem::take(word)));
             }
-            word.clear();
-            *in_word = false;
-        };
+        }
+        word.clear();
+        *in_word = false;
+    };
     while let Some(c) = chars.next() {
         match c {
             '\'' => {

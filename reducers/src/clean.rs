@@ -12,11 +12,17 @@ pub(crate) fn raw_lines(text: &str) -> std::str::SplitTerminator<'_, char> {
 /// Whether a line holds anything beyond printable text and tabs.
 fn needs_cleaning(line: &str, binary: bool) -> bool {
     let bytes = line.as_bytes();
-    bytes.iter().enumerate().any(|(i, &b)| {
-        (b < 0x20 && b != b'\t')
-            || b == 0x7f
-            || (b == 0xc2 && matches!(bytes.get(i + 1), Some(0x80..=0x9f)))
-    }) || (binary && line.contains(char::REPLACEMENT_CHARACTER))
+    // A cheap test first (it vectorises); the C1 check only when a 0xC2 lead byte is there.
+    let suspect = bytes.iter().fold(false, |acc, &b| {
+        acc | ((b < 0x20 && b != b'\t') || b == 0x7f || b == 0xc2)
+    });
+    (suspect
+        && bytes.iter().enumerate().any(|(i, &b)| {
+            (b < 0x20 && b != b'\t')
+                || b == 0x7f
+                || (b == 0xc2 && matches!(bytes.get(i + 1), Some(0x80..=0x9f)))
+        }))
+        || (binary && line.contains(char::REPLACEMENT_CHARACTER))
 }
 
 /// Cleans one raw line (without its `\n`). Borrows when only trailing blanks go.

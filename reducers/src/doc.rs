@@ -4,7 +4,7 @@
 use crate::clean::{clean_line, raw_lines};
 use crate::model::{Hidden, HiddenReason};
 use crate::options::Options;
-use crate::signal::{is_signal, signal_offsets};
+use crate::signal::{is_signal, marks_signal, signal_offsets};
 use std::borrow::Cow;
 
 /// The raw output, cleaned line by line. Index = raw line number.
@@ -40,7 +40,7 @@ impl<'a> Src<'a> {
             signal.push(if rewritten {
                 is_signal(&cleaned)
             } else {
-                candidate
+                candidate || marks_signal(&cleaned)
             });
             lines.push(cleaned);
             start = end + 1;

@@ -76,21 +76,42 @@ use doc::{Post, Src};
 /// Never panics and never fails: unknown commands and unrecognised output get the generic
 /// pipeline, invalid UTF-8 and binary output get lossy text and a notice.
 pub fn reduce(command: &str, raw: &[u8], options: &Options) -> Reduced {
+    run(command, raw, options, false).0
+}
+
+/// [`reduce`], and when `spans` is set, the raw line span each shown line stands for (for
+/// the invariant tests).
+pub(crate) fn run(
+    command: &str,
+    raw: &[u8],
+    options: &Options,
+    spans: bool,
+) -> (Reduced, Vec<std::ops::Range<usize>>) {
     let decoded = decode::decode(raw);
     let raw_text: &str = &decoded.text;
     let raw_lines = clean::raw_lines(raw_text).count();
     let raw_tokens = estimate_tokens(raw_text);
+    let all = || {
+        if spans {
+            std::iter::once(0..raw_lines).collect()
+        } else {
+            Vec::new()
+        }
+    };
     if options.raw {
-        return Reduced {
-            text: raw_text.to_owned(),
-            reducer: "raw".to_owned(),
-            raw_lines,
-            shown_lines: raw_lines,
-            raw_tokens,
-            shown_tokens: raw_tokens,
-            hidden: Vec::new(),
-            notices: decoded.notices,
-        };
+        return (
+            Reduced {
+                text: raw_text.to_owned(),
+                reducer: "raw".to_owned(),
+                raw_lines,
+                shown_lines: raw_lines,
+                raw_tokens,
+                shown_tokens: raw_tokens,
+                hidden: Vec::new(),
+                notices: decoded.notices,
+            },
+            all(),
+        );
     }
     let src = Src::new(raw_text, decoded.binary);
     let post = Post::from_options(options);
@@ -105,30 +126,41 @@ pub fn reduce(command: &str, raw: &[u8], options: &Options) -> Reduced {
             }
         }
     };
-    let (entries, hidden) = pipeline::finish(out);
+    let (entries, hidden) = pipeline::finish(out, &src.signal);
     let text = pipeline::render(&entries);
     let shown_tokens = estimate_tokens(&text);
     if shown_tokens > raw_tokens {
         // Markers cost more than they saved: the raw text is the better answer.
-        return Reduced {
-            text: raw_text.to_owned(),
-            reducer: "raw".to_owned(),
+        return (
+            Reduced {
+                text: raw_text.to_owned(),
+                reducer: "raw".to_owned(),
+                raw_lines,
+                shown_lines: raw_lines,
+                raw_tokens,
+                shown_tokens: raw_tokens,
+                hidden: Vec::new(),
+                notices: decoded.notices,
+            },
+            all(),
+        );
+    }
+    let spans = if spans {
+        entries.iter().map(|e| e.raw..e.raw + e.nraw).collect()
+    } else {
+        Vec::new()
+    };
+    (
+        Reduced {
+            text,
+            reducer,
             raw_lines,
-            shown_lines: raw_lines,
+            shown_lines: entries.len(),
             raw_tokens,
-            shown_tokens: raw_tokens,
-            hidden: Vec::new(),
+            shown_tokens,
+            hidden,
             notices: decoded.notices,
-        };
-    }
-    Reduced {
-        text,
-        reducer,
-        raw_lines,
-        shown_lines: entries.len(),
-        raw_tokens,
-        shown_tokens,
-        hidden,
-        notices: decoded.notices,
-    }
+        },
+        spans,
+    )
 }

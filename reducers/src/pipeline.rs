@@ -22,7 +22,7 @@ pub(crate) fn generic<'a>(src: &Src<'a>, post: Post) -> Out<'a> {
 
 /// Runs the finishing stages over a reducer's output. Returns the entries to show and every
 /// hidden range, sorted by raw line.
-pub(crate) fn finish<'a>(out: Out<'a>) -> (Vec<Entry<'a>>, Vec<Hidden>) {
+pub(crate) fn finish<'a>(out: Out<'a>, signal: &[bool]) -> (Vec<Entry<'a>>, Vec<Hidden>) {
     let Out {
         entries,
         mut hidden,
@@ -37,7 +37,7 @@ pub(crate) fn finish<'a>(out: Out<'a>) -> (Vec<Entry<'a>>, Vec<Hidden>) {
     }
     if let Some(max) = post.max_lines {
         if entries.len() > max {
-            entries = elide(entries, &post, &mut hidden);
+            entries = elide(entries, &post, &mut hidden, signal);
         }
     }
     if let Some(width) = post.width {
@@ -153,44 +153,55 @@ fn fold_similar<'a>(
     min_run: usize,
     hidden: &mut Vec<Hidden>,
 ) -> Vec<Entry<'a>> {
-    let mut out = Vec::with_capacity(entries.len());
-    let mut i = 0;
-    let mut entries: Vec<Option<Entry<'a>>> = entries.into_iter().map(Some).collect();
     let n = entries.len();
+    // Where each similar run ends, found before anything moves.
+    let mut i = 0;
+    let mut runs: Vec<(usize, usize)> = Vec::new();
     while i < n {
-        let first = entries[i].as_ref().expect("not taken yet");
         let mut j = i + 1;
-        if similar_candidate(first) {
-            while j < n {
-                let e = entries[j].as_ref().expect("not taken yet");
-                if !similar_candidate(e) || !same_shape(&first.text, &e.text) {
-                    break;
-                }
+        if similar_candidate(&entries[i]) {
+            while j < n
+                && similar_candidate(&entries[j])
+                && same_shape(&entries[i].text, &entries[j].text)
+            {
                 j += 1;
             }
         }
         if j - i >= min_run.max(3) {
-            let middle = i + 1..j - 1;
-            let lo = entries[middle.start].as_ref().expect("present").raw;
-            let hi = entries[middle.end - 1].as_ref().expect("present").raw + 1;
-            let mut signal = 0;
-            for e in &entries[middle.clone()] {
-                let e = e.as_ref().expect("present");
-                signal += usize::from(e.signal);
-                record(hidden, e.raw, HiddenReason::Similar, e.signal);
-            }
-            out.push(entries[i].take().expect("present"));
-            out.push(Entry::note(
-                marker(middle.len(), "similar lines", &(lo..hi), signal),
-                lo,
-            ));
-            out.push(entries[j - 1].take().expect("present"));
-        } else {
-            for e in &mut entries[i..j] {
-                out.push(e.take().expect("present"));
-            }
+            runs.push((i, j));
         }
         i = j;
+    }
+    if runs.is_empty() {
+        return entries;
+    }
+    let mut out = Vec::with_capacity(n);
+    let mut runs = runs.into_iter().peekable();
+    let mut signal = 0;
+    let mut lo = 0;
+    for (k, e) in entries.into_iter().enumerate() {
+        match runs.peek().copied() {
+            Some((a, b)) if k > a && k < b - 1 => {
+                if k == a + 1 {
+                    lo = e.raw;
+                    signal = 0;
+                }
+                signal += usize::from(e.signal);
+                record(hidden, e.raw, HiddenReason::Similar, e.signal);
+                if k == b - 2 {
+                    let lines = lo..e.raw + 1;
+                    out.push(Entry::note(
+                        marker(b - a - 2, "similar lines", &lines, signal),
+                        lo,
+                    ));
+                }
+            }
+            Some((_, b)) if k == b - 1 => {
+                out.push(e);
+                runs.next();
+            }
+            _ => out.push(e),
+        }
     }
     out
 }
@@ -198,73 +209,120 @@ fn fold_similar<'a>(
 /// Keeps `head` and `tail` entries, and from the middle every pinned entry and signal
 /// entries up to the budget. Each run of dropped entries becomes one marker and one hidden
 /// range, which absorbs the hidden ranges of earlier stages that lie inside it.
-fn elide<'a>(entries: Vec<Entry<'a>>, post: &Post, hidden: &mut Vec<Hidden>) -> Vec<Entry<'a>> {
+fn elide<'a>(
+    entries: Vec<Entry<'a>>,
+    post: &Post,
+    hidden: &mut Vec<Hidden>,
+    signal: &[bool],
+) -> Vec<Entry<'a>> {
     let n = entries.len();
     let head = post.head.min(n);
     let tail = post.tail.min(n - head);
     let mut budget = post.max_signal;
-    let keep: Vec<bool> = entries
+    let mut keep: Vec<bool> = entries
         .iter()
         .enumerate()
         .map(|(i, e)| {
-            if i < head || i >= n - tail || e.pinned {
-                return true;
-            }
-            if e.signal && budget > 0 {
-                budget -= 1;
-                return true;
-            }
-            false
+            i < head
+                || i >= n - tail
+                || e.pinned
+                || (e.signal && budget > 0 && {
+                    budget -= 1;
+                    true
+                })
         })
         .collect();
+    // A marker costs a line: gaps of one or two lines between kept ones are shown instead.
+    let mut i = 0;
+    while i < n {
+        let j = i + keep[i..].iter().take_while(|k| !**k).count();
+        if j > i && j - i <= 2 {
+            keep[i..j].fill(true);
+        }
+        i = j.max(i + 1);
+    }
     let mut out = Vec::with_capacity(head + tail + 8);
-    let mut run: Vec<Entry<'a>> = Vec::new();
-    for (e, kept) in entries.into_iter().zip(keep) {
-        if kept {
-            flush_elided(&mut run, &mut out, hidden);
+    // Runs of dropped entries: (position of their marker in `out`, raw spans).
+    let mut runs: Vec<(usize, Vec<Range<usize>>)> = Vec::new();
+    let mut in_run = false;
+    for (e, keep) in entries.into_iter().zip(keep) {
+        if keep {
             out.push(e);
-        } else {
-            run.push(e);
+            in_run = false;
+            continue;
+        }
+        if !in_run {
+            runs.push((out.len(), Vec::new()));
+            out.push(Entry::note(String::new(), e.raw)); // the marker, written below
+            in_run = true;
+        }
+        let spans = &mut runs.last_mut().expect("run started").1;
+        // Consecutive raw lines extend one span, so a long run costs no memory.
+        if e.nraw > 0 && spans.last().is_some_and(|l| l.end == e.raw) {
+            spans.last_mut().expect("checked").end = e.raw + e.nraw;
+        } else if e.nraw > 0 || spans.is_empty() {
+            spans.push(e.raw..e.raw + e.nraw);
         }
     }
-    flush_elided(&mut run, &mut out, hidden);
+    // Absorb earlier hidden ranges lying inside a run's extent, in one pass over both.
+    hidden.sort_by_key(|h| h.lines.start);
+    let mut absorbed = vec![false; hidden.len()];
+    let mut h = 0;
+    for (_, spans) in &mut runs {
+        let lo = spans.iter().map(|r| r.start).min().unwrap_or(0);
+        let hi = spans.iter().map(|r| r.end).max().unwrap_or(0);
+        while h < hidden.len() && hidden[h].lines.start < lo {
+            h += 1;
+        }
+        let mut k = h;
+        while k < hidden.len() && hidden[k].lines.start < hi {
+            if hidden[k].lines.end <= hi && hidden[k].why != HiddenReason::Clipped {
+                absorbed[k] = true;
+                spans.push(hidden[k].lines.clone());
+            }
+            k += 1;
+        }
+    }
+    let mut keep_flags = absorbed.into_iter();
+    hidden.retain(|_| !keep_flags.next().unwrap_or(false));
+    let mut dead = Vec::new();
+    for (at, mut spans) in runs {
+        spans.sort_by_key(|r| r.start);
+        let (mut count, mut sig, mut reach) = (0, 0, 0);
+        let (mut start, mut end) = (usize::MAX, 0);
+        for r in spans.into_iter().filter(|r| !r.is_empty()) {
+            let from = r.start.max(reach);
+            if r.end > from {
+                count += r.end - from;
+                sig += signal
+                    .get(from..r.end)
+                    .map_or(0, |s| s.iter().filter(|&&b| b).count());
+            }
+            reach = reach.max(r.end);
+            start = start.min(r.start);
+            end = end.max(r.end);
+        }
+        if count == 0 {
+            dead.push(at);
+            continue;
+        }
+        let lines = start..end;
+        out[at] = Entry::note(marker(count, "lines hidden", &lines, sig), start);
+        hidden.push(Hidden {
+            lines,
+            count,
+            why: HiddenReason::Elided,
+            signal: sig,
+        });
+    }
+    if !dead.is_empty() {
+        let mut i = 0;
+        out.retain(|_| {
+            i += 1;
+            !dead.contains(&(i - 1))
+        });
+    }
     out
-}
-
-fn flush_elided<'a>(run: &mut Vec<Entry<'a>>, out: &mut Vec<Entry<'a>>, hidden: &mut Vec<Hidden>) {
-    if run.is_empty() {
-        return;
-    }
-    let lo = run.iter().map(|e| e.raw).min().expect("non-empty");
-    let hi = run.iter().map(|e| e.raw + e.nraw).max().expect("non-empty");
-    let mut count: usize = run.iter().map(|e| e.nraw).sum();
-    let mut signal: usize = run.iter().filter(|e| e.signal).map(|e| e.nraw.min(1)).sum();
-    let (mut start, mut end) = (lo, hi);
-    hidden.retain(|h| {
-        let inside = h.lines.start >= lo && h.lines.end <= hi && h.why != HiddenReason::Clipped;
-        if inside {
-            count += h.count;
-            signal += h.signal;
-            start = start.min(h.lines.start);
-            end = end.max(h.lines.end);
-        }
-        !inside
-    });
-    run.clear();
-    if count == 0 {
-        return;
-    }
-    let lines = start..end.max(start + 1);
-    out.push(Entry::note(
-        marker(count, "lines hidden", &lines, signal),
-        start,
-    ));
-    hidden.push(Hidden {
-        lines,
-        count,
-        why: HiddenReason::Elided,
-        signal,
-    });
 }
 
 fn clip(entries: &mut [Entry<'_>], width: usize, hidden: &mut Vec<Hidden>) {
@@ -324,7 +382,7 @@ mod tests {
 
     fn run(text: &str, post: Post) -> (String, Vec<Hidden>) {
         let src = Src::new(text, false);
-        let (entries, hidden) = finish(generic(&src, post));
+        let (entries, hidden) = finish(generic(&src, post), &src.signal);
         (render(&entries), hidden)
     }
 

@@ -6,24 +6,48 @@
 use regex::Regex;
 use std::sync::LazyLock;
 
-/// One pattern for the whole vocabulary. ASCII word boundaries keep it on the fast engines,
-/// and nothing in it can match a newline, so it can scan a whole text at once.
+/// One pattern for the whole vocabulary: literals only (plus ASCII word boundaries), so the
+/// search runs on a literal prefilter and the fast engines; nothing in it can match a
+/// newline, so it can scan a whole text at once. Exception classes (`AssertionError`,
+/// `DeprecationWarning`) are caught by their suffix. Line-start markers are checked apart
+/// by [`marks_signal`].
 static SIGNAL: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?m)(?-u:\b)(?:errors?|ERRORS?|Errors?|ERR|warnings?|WARNINGS?|Warnings?|warn|WARN|fail|fails|failed|failing|failures?|FAIL|FAILS|FAILED|FAILURES?|Fail|Failed|Failures?|panic|panicked|PANIC|fatal|FATAL|Fatal|CRITICAL|critical|CRIT|EMERG|ALERT|exception|Exception|EXCEPTION|Traceback|Aborted|Segmentation fault|core dumped)(?-u:\b)|(?-u:\b)[A-Z][A-Za-z0-9]*(?:Error|Exception|Warning)(?-u:\b)|^E[ ]{2,}|^[ \t]*[×✕✗✘][ ]",
+        r"(?-u:\b)(?:errors?|ERRORS?|Errors?|ERR|warnings?|WARNINGS?|Warnings?|warn|WARN|fail|fails|failed|failing|failures?|FAIL|FAILS|FAILED|FAILURES?|Fail|Failed|Failures?|panic|panicked|PANIC|fatal|FATAL|Fatal|CRITICAL|critical|CRIT|EMERG|ALERT|exception|Exception|EXCEPTION|Traceback|Aborted|Segmentation fault|core dumped)(?-u:\b)|(?:Error|Exception|Warning)(?-u:\b)",
     )
     .expect("signal pattern is valid")
 });
 
-/// Whether one (cleaned) line reads as an error, failure, panic, traceback or warning.
-pub(crate) fn is_signal(line: &str) -> bool {
-    SIGNAL.is_match(line)
+/// Line-start markers of failure: pytest's `E   ` detail lines and the crosses test runners
+/// print before a failing test (`× name`, `✕ name`).
+pub(crate) fn marks_signal(line: &str) -> bool {
+    if line.starts_with("E  ") {
+        return true;
+    }
+    let rest = line.trim_start_matches([' ', '\t']);
+    ["× ", "✕ ", "✗ ", "✘ "].iter().any(|m| rest.starts_with(m))
 }
 
-/// Byte offsets in `text` where a signal word starts, in order. Scanning the whole text once
-/// is much faster than asking line by line.
+/// Whether one (cleaned) line reads as an error, failure, panic, traceback or warning.
+pub(crate) fn is_signal(line: &str) -> bool {
+    marks_signal(line) || SIGNAL.is_match(line)
+}
+
+/// For each line of `text` that reads as a signal, one byte offset inside it, in order.
+///
+/// Scanning the whole text once is much faster than asking line by line, and asking only
+/// where a match ends (no pattern can cross a newline) keeps the search on the forward DFA.
 pub(crate) fn signal_offsets(text: &str) -> impl Iterator<Item = usize> + '_ {
-    SIGNAL.find_iter(text).map(|m| m.start())
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        let end = SIGNAL.shortest_match_at(text, at)?;
+        // The match ends on the line it started on; resume at the next line.
+        let inside = end.saturating_sub(1).max(at);
+        at = text[inside..]
+            .find('\n')
+            .map_or(text.len(), |nl| inside + nl + 1);
+        Some(inside)
+    })
 }
 
 #[cfg(test)]

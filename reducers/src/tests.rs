@@ -1,1 +1,441 @@
-//! Invariants over every recorded fixture.
+//! Invariants checked over every recorded fixture (with the default options and with tight
+//! ones that force elision and clipping), over random input, and golden outputs for
+//! representative fixtures.
+//!
+//! Set `UPDATE_GOLDEN=1` to rewrite the golden files after an intended change.
+
+use crate::doc::Src;
+use crate::{decode, run, Options, Reduced};
+use proptest::prelude::*;
+use regex::Regex;
+use std::ops::Range;
+use std::path::PathBuf;
+
+struct Fixture {
+    name: String,
+    command: String,
+    raw: Vec<u8>,
+}
+
+fn fixture_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/reducers")
+}
+
+fn fixtures() -> Vec<Fixture> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(fixture_dir()).expect("fixture dir") {
+        let path = entry.expect("entry").path();
+        if path.extension().and_then(|e| e.to_str()) != Some("toml") {
+            continue;
+        }
+        let meta: toml::Table =
+            toml::from_str(&std::fs::read_to_string(&path).expect("meta")).expect("meta toml");
+        let raw = std::fs::read(path.with_extension("out")).expect("fixture output");
+        out.push(Fixture {
+            name: path.file_stem().unwrap().to_string_lossy().into_owned(),
+            command: meta["command"].as_str().expect("command").to_owned(),
+            raw,
+        });
+    }
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    assert!(
+        out.len() >= 60,
+        "expected the recorded fixtures, found {}",
+        out.len()
+    );
+    out
+}
+
+fn tight() -> Options {
+    Options {
+        max_lines: Some(12),
+        head: 5,
+        tail: 5,
+        max_line_width: Some(60),
+        max_signal_lines: 3,
+        ..Options::default()
+    }
+}
+
+fn marker_re() -> Regex {
+    Regex::new(r"… (\d+) ([a-z ]+?)(?: in \d+ ranges)? \((\d+)(?:-(\d+))?(?:; (\d+) errors/warnings among them)?\)").unwrap()
+}
+
+const SUCCESS: &[&str] = &[
+    "ok",
+    "passed",
+    "success",
+    "successfully",
+    "succeeded",
+    "no errors",
+    "0 errors",
+    "0 failed",
+    "clean",
+    "nothing to commit",
+    "✓",
+];
+
+/// Checks every invariant for one reduction; returns a description of the first failure.
+fn check(name: &str, command: &str, raw: &[u8], options: &Options) -> Result<Reduced, String> {
+    let (r, spans) = run(command, raw, options, true);
+    let decoded = decode::decode(raw);
+    let src = Src::new(&decoded.text, decoded.binary);
+    let ctx = |what: String| {
+        format!(
+            "{name} [{}]: {what}\n--- text ---\n{}\n--- meta ---\n{}",
+            r.reducer,
+            r.text,
+            r.meta_line()
+        )
+    };
+
+    // Never longer than the raw output; figures consistent.
+    if r.shown_tokens > r.raw_tokens {
+        return Err(ctx(format!(
+            "{} tokens shown > {} raw",
+            r.shown_tokens, r.raw_tokens
+        )));
+    }
+    if r.shown_tokens != crate::estimate_tokens(&r.text) || r.raw_lines != src.len() {
+        return Err(ctx("figures do not match the text".into()));
+    }
+    let shown_lines = if r.reducer == "raw" {
+        r.text.split_terminator('\n').count()
+    } else if r.text.is_empty() {
+        0
+    } else {
+        r.text.split('\n').count()
+    };
+    if r.shown_lines != shown_lines {
+        return Err(ctx(format!(
+            "shown_lines {} but the text has {shown_lines}",
+            r.shown_lines
+        )));
+    }
+    // Lossy text always comes with a notice.
+    if std::str::from_utf8(raw).is_err() && r.notices.is_empty() {
+        return Err(ctx("invalid UTF-8 without a notice".into()));
+    }
+    // Hidden ranges are inside the raw output and their counts fit.
+    for h in &r.hidden {
+        if h.lines.end > r.raw_lines
+            || h.lines.start >= h.lines.end
+            || h.count == 0
+            || h.count > h.lines.len()
+            || h.signal > h.count
+        {
+            return Err(ctx(format!("bad hidden range {h:?}")));
+        }
+    }
+    let shown = |i: usize| spans.iter().any(|s: &Range<usize>| s.contains(&i));
+    let hidden_in = |i: usize| {
+        r.hidden
+            .iter()
+            .find(|h| h.lines.contains(&i) && h.why != crate::HiddenReason::Clipped)
+    };
+    // Every non-blank raw line is shown, stood for by a shown line, or listed as hidden.
+    for i in 0..src.len() {
+        if !src.line(i).trim().is_empty() && !shown(i) && hidden_in(i).is_none() {
+            return Err(ctx(format!(
+                "raw line {} ({:?}) is neither shown nor listed as hidden",
+                i + 1,
+                src.line(i)
+            )));
+        }
+    }
+    // Every error/warning line is shown, or hidden in a range that counts such lines, and the
+    // meta line says so.
+    let mut hidden_signal = 0;
+    for i in (0..src.len()).filter(|&i| src.signal[i] && !shown(i)) {
+        hidden_signal += 1;
+        match hidden_in(i) {
+            Some(h) if h.signal > 0 => {}
+            _ => {
+                return Err(ctx(format!(
+                    "error/warning line {} ({:?}) dropped without a count",
+                    i + 1,
+                    src.line(i)
+                )))
+            }
+        }
+    }
+    let counted: usize = r.hidden.iter().map(|h| h.signal).sum();
+    if counted < hidden_signal {
+        return Err(ctx(format!(
+            "{hidden_signal} error/warning lines hidden, {counted} counted"
+        )));
+    }
+    if counted > 0 && !r.meta_line().contains("errors/warnings among them") {
+        return Err(ctx("hidden errors/warnings not in the meta line".into()));
+    }
+    // Markers count exactly what the hidden ranges under them hold.
+    for caps in marker_re().captures_iter(&r.text) {
+        let n: usize = caps[1].parse().unwrap();
+        let a: usize = caps[3].parse::<usize>().unwrap() - 1;
+        let b: usize = caps.get(4).map_or(a + 1, |m| m.as_str().parse().unwrap());
+        let why = match &caps[2] {
+            "lines hidden" => crate::HiddenReason::Elided,
+            "similar lines" => crate::HiddenReason::Similar,
+            _ => crate::HiddenReason::Capped,
+        };
+        let sum: usize = r
+            .hidden
+            .iter()
+            .filter(|h| h.lines.start >= a && h.lines.end <= b && h.why == why)
+            .map(|h| h.count)
+            .sum();
+        if sum != n {
+            return Err(ctx(format!(
+                "marker {:?} says {n}, hidden ranges under it hold {sum}",
+                &caps[0]
+            )));
+        }
+        let sig: usize = caps.get(5).map_or(0, |m| m.as_str().parse().unwrap());
+        let held: usize = r
+            .hidden
+            .iter()
+            .filter(|h| h.lines.start >= a && h.lines.end <= b && h.why == why)
+            .map(|h| h.signal)
+            .sum();
+        if sig != held {
+            return Err(ctx(format!(
+                "marker {:?} counts {sig} errors/warnings, ranges hold {held}",
+                &caps[0]
+            )));
+        }
+    }
+    // Merged test summaries add up to the raw ones.
+    let sums = |text: &str| -> [u64; 3] {
+        let re =
+            Regex::new(r"test result: \w+\. (\d+) passed; (\d+) failed; (\d+) ignored").unwrap();
+        let mut s = [0; 3];
+        for c in re.captures_iter(text) {
+            for k in 0..3 {
+                s[k] += c[k + 1].parse::<u64>().unwrap();
+            }
+        }
+        s
+    };
+    let raw_text = src.lines.join("\n");
+    let clipped = r
+        .hidden
+        .iter()
+        .any(|h| h.why == crate::HiddenReason::Clipped);
+    if r.reducer == "cargo-test"
+        && !clipped
+        && r.text.contains("test result:")
+        && sums(&r.text) != sums(&raw_text)
+    {
+        return Err(ctx(
+            "merged test result counts differ from the raw ones".into()
+        ));
+    }
+    // No success wording that the raw output does not contain.
+    let lower_raw = raw_text.to_lowercase();
+    let lower_text = r.text.to_lowercase();
+    for word in SUCCESS {
+        let re = Regex::new(&format!(r"(^|[^\w]){}($|[^\w])", regex::escape(word))).unwrap();
+        if re.is_match(&lower_text) && !re.is_match(&lower_raw) {
+            return Err(ctx(format!("says {word:?}, which the raw output does not")));
+        }
+    }
+    Ok(r)
+}
+
+#[test]
+fn invariants_hold_on_every_fixture() {
+    let mut failures = Vec::new();
+    for f in fixtures() {
+        for options in [Options::default(), tight()] {
+            if let Err(e) = check(&f.name, &f.command, &f.raw, &options) {
+                failures.push(e);
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
+#[test]
+fn every_fixture_uses_its_reducer_or_says_generic() {
+    for f in fixtures() {
+        let r = crate::reduce(&f.command, &f.raw, &Options::default());
+        assert!(!r.reducer.is_empty(), "{}", f.name);
+    }
+}
+
+#[test]
+fn raw_option_bypasses_everything() {
+    for f in fixtures() {
+        let r = crate::reduce(
+            &f.command,
+            &f.raw,
+            &Options {
+                raw: true,
+                ..Options::default()
+            },
+        );
+        assert_eq!(r.text, String::from_utf8_lossy(&f.raw), "{}", f.name);
+        assert!(r.hidden.is_empty());
+    }
+}
+
+/// Median token saving over `fixtures` with at least `min_lines` raw lines.
+fn median_saving(min_lines: usize) -> f64 {
+    let mut savings: Vec<f64> = fixtures()
+        .iter()
+        .map(|f| crate::reduce(&f.command, &f.raw, &Options::default()))
+        .filter(|r| r.raw_tokens > 0 && r.raw_lines >= min_lines)
+        .map(|r| 1.0 - r.shown_tokens as f64 / r.raw_tokens as f64)
+        .collect();
+    savings.sort_by(f64::total_cmp);
+    savings[savings.len() / 2]
+}
+
+/// A floor under the savings, so that a change that makes reductions worse is noticed. The
+/// figures themselves come from the benchmark. Outputs of a few lines (most failing runs:
+/// one error message) cannot shrink and hold the whole-suite median down.
+#[test]
+fn savings_do_not_regress() {
+    let all = median_saving(1);
+    let sizeable = median_saving(20);
+    assert!(all >= 0.45, "median saving over all fixtures {all:.2}");
+    assert!(
+        sizeable >= 0.65,
+        "median saving over fixtures of 20+ lines {sizeable:.2}"
+    );
+}
+
+/// Fixtures whose reduced text is pinned as a golden file.
+const GOLDEN: &[&str] = &[
+    "git-status-human",
+    "git-status-detached",
+    "git-log-medium",
+    "git-diff",
+    "grep-rn",
+    "rg-heading",
+    "pytest-fail",
+    "pytest-collect-error",
+    "cargo-build-errors",
+    "cargo-test-fail",
+    "cargo-test-ok",
+    "nextest-fail",
+    "jest-fail",
+    "vitest-fail",
+    "tsc-errors-pretty",
+    "go-test-panic",
+    "make-fail",
+    "ls-la",
+    "find-tree",
+    "du-sorted",
+    "pip-install-again",
+    "journalctl",
+    "log-tail",
+    "progress-tqdm",
+    "binary-head",
+    "latin1",
+];
+
+#[test]
+fn golden_outputs() {
+    let update = std::env::var_os("UPDATE_GOLDEN").is_some();
+    let dir = fixture_dir().join("golden");
+    let all = fixtures();
+    let mut diffs = Vec::new();
+    for name in GOLDEN {
+        let f = all
+            .iter()
+            .find(|f| f.name == *name)
+            .unwrap_or_else(|| panic!("no fixture {name}"));
+        let r = crate::reduce(&f.command, &f.raw, &Options::default());
+        let got = format!("$ {}\n{}\n-- {}\n", f.command, r.text, r.meta_line());
+        let path = dir.join(format!("{name}.txt"));
+        if update {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(&path, &got).unwrap();
+        } else {
+            let want = std::fs::read_to_string(&path).unwrap_or_default();
+            if want != got {
+                diffs.push(format!(
+                    "{name}: golden differs\n--- want ---\n{want}\n--- got ---\n{got}"
+                ));
+            }
+        }
+    }
+    assert!(
+        diffs.is_empty(),
+        "{}\n(set UPDATE_GOLDEN=1 to accept)",
+        diffs.join("\n")
+    );
+}
+
+fn noisy_bytes() -> impl Strategy<Value = Vec<u8>> {
+    let piece = prop_oneof![
+        Just(b"\n".to_vec()),
+        Just(b"\r\n".to_vec()),
+        Just(b"\r".to_vec()),
+        Just(b"error: bad thing\n".to_vec()),
+        Just(b"warning: unused\n".to_vec()),
+        Just(b"test x ... ok\n".to_vec()),
+        Just(
+            b"test result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n"
+                .to_vec()
+        ),
+        Just(b"src/a.rs:12:fn main() {}\n".to_vec()),
+        Just(b"commit 0123456789abcdef0123456789abcdef01234567\n".to_vec()),
+        Just(b"\x1b[31m".to_vec()),
+        Just(b"\x1b]0;t\x07".to_vec()),
+        Just(b"\x1b".to_vec()),
+        Just(vec![0u8]),
+        Just(vec![0xff, 0xfe]),
+        Just("世界🎉".as_bytes().to_vec()),
+        Just(b"  ".to_vec()),
+        Just(b"\t".to_vec()),
+        "[a-z0-9 .:/_-]{0,30}".prop_map(String::into_bytes),
+        prop::collection::vec(any::<u8>(), 0..8),
+    ];
+    prop::collection::vec(piece, 0..120).prop_map(|v| v.concat())
+}
+
+const COMMANDS: &[&str] = &[
+    "",
+    "git status",
+    "git log",
+    "git diff",
+    "grep -rn x .",
+    "pytest",
+    "cargo build",
+    "cargo test",
+    "npm install",
+    "jest",
+    "tsc",
+    "go test ./...",
+    "make",
+    "ls -la",
+    "find .",
+    "tree",
+    "du -a",
+    "df -h",
+    "ps aux",
+    "docker build .",
+    "pip install x",
+    "journalctl",
+    "tail -f log",
+    "cat x",
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn random_input_keeps_the_invariants(raw in noisy_bytes(), cmd in 0..COMMANDS.len(), tight_opts in any::<bool>()) {
+        let options = if tight_opts { tight() } else { Options::default() };
+        if let Err(e) = check("random", COMMANDS[cmd], &raw, &options) {
+            prop_assert!(false, "{}", e);
+        }
+    }
+}

@@ -1,0 +1,165 @@
+//! cargo build / check / clippy / run and cargo test / nextest: progress lines dropped,
+//! every diagnostic kept with its location, passing tests dropped (the summary counts them),
+//! failures kept with their panic message, all-green result lines merged into one.
+
+use super::{diagnostics, re};
+use crate::doc::{Out, Post, Src};
+use crate::model::HiddenReason::{Detail, Noise, Passed};
+
+re!(
+    PROGRESS,
+    r"^\s*(Compiling|Checking|Downloaded|Downloading|Updating|Locking|Adding|Blocking|Fresh|Documenting|Packaging|Verifying|Archiving|Unpacking|Installing|Replacing|Removing|Fetching|Building|Running|Doc-tests|Nextest run ID|Starting) "
+);
+re!(TEST_OK, r"^\s*test .+ \.\.\. (ok|ignored)$");
+re!(NEXTEST_PASS, r"^\s+(PASS|SKIP) \[");
+re!(FRAME, r"^\s*\d+: \S");
+re!(FRAME_AT, r"^\s+at \S");
+re!(
+    RESULT_OK,
+    r"^test result: ok\. (\d+) passed; (\d+) failed; (\d+) ignored; (\d+) measured; (\d+) filtered out"
+);
+re!(GUTTER, r"^\s*\|\s*$");
+re!(
+    NOTE_NOISE,
+    r"^\s*= note: `#\[(warn|deny)\(.*\)\]` on by default$|^\s*= note: `#\[(warn|deny)\(.*\)\]` implied by|^\s*= help: for further information visit https://rust-lang\.github\.io|^For more information about (this|an) error, try `rustc --explain"
+);
+re!(
+    BACKTRACE_NOTE,
+    r"^\s*note: (run with `RUST_BACKTRACE=1`|Some details are omitted, run with `RUST_BACKTRACE=full`)"
+);
+re!(RULE, r"^\s*─+\s*$");
+re!(LIBTEST_NOISE, r"^\s*running \d+ tests?$");
+re!(DIAG_HEADER, r"^(error|warning)(\[\w+\])?: ");
+re!(SOURCE, r"^\s*\d+\s*\|");
+re!(LABEL, r"^\s*\|(.*)$");
+re!(
+    EXPLAIN,
+    r"^Some errors have detailed explanations: |^\.\.\.$"
+);
+
+pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
+    let mut out = Out::new(diagnostics(post));
+    let mut ok_results: Vec<usize> = Vec::new();
+    let n = src.len();
+    let mut in_diag = false;
+    let mut i = 0;
+    while i < n {
+        let line = src.line(i);
+        if DIAG_HEADER.is_match(line) {
+            in_diag = true;
+        } else if line.is_empty() {
+            in_diag = false;
+        }
+        if in_diag && SOURCE.is_match(line) {
+            // Source text under a diagnostic: the location line says where to read it.
+            out.hide(src, i, Detail);
+        } else if let Some(label) = LABEL
+            .captures(line)
+            .filter(|_| in_diag)
+            .map(|c| c[1].trim().to_owned())
+        {
+            // Span markers (`^^^ expected u32`) lose the alignment that only made sense
+            // under the hidden source line.
+            if label.is_empty() {
+                out.hide(src, i, Detail);
+            } else {
+                out.rewrite(src, format!("  {label}"), i, 1);
+            }
+        } else if EXPLAIN.is_match(line)
+            || PROGRESS.is_match(line)
+            || LIBTEST_NOISE.is_match(line)
+            || RULE.is_match(line)
+            || BACKTRACE_NOTE.is_match(line)
+        {
+            out.hide(src, i, Noise);
+        } else if TEST_OK.is_match(line) || NEXTEST_PASS.is_match(line) {
+            out.hide(src, i, Passed);
+        } else if GUTTER.is_match(line)
+            || NOTE_NOISE.is_match(line)
+            || line.trim() == "stack backtrace:"
+        {
+            out.hide(src, i, Detail);
+        } else if FRAME.is_match(line) {
+            // A backtrace frame: kept when it points into the project (`at ./src/…`).
+            let at = (i + 1 < n && FRAME_AT.is_match(src.line(i + 1))).then_some(i + 1);
+            let own = at.is_some_and(|a| src.line(a).trim_start().starts_with("at ./"));
+            for j in std::iter::once(i).chain(at) {
+                if own {
+                    out.keep(src, j);
+                } else {
+                    out.hide(src, j, Detail);
+                }
+            }
+            i = at.unwrap_or(i) + 1;
+            continue;
+        } else if RESULT_OK.is_match(line) {
+            ok_results.push(i);
+            out.keep(src, i);
+        } else if line.trim_start() == "failures:" && is_name_list(src, i + 1) {
+            // The second `failures:` block only lists the names already shown as FAILED.
+            out.keep(src, i);
+            let mut j = i + 1;
+            while j < n && !src.line(j).is_empty() {
+                out.hide(src, j, Detail);
+                j += 1;
+            }
+            i = j;
+            continue;
+        } else {
+            out.keep(src, i);
+        }
+        i += 1;
+    }
+    merge_ok_results(&mut out, src, &ok_results);
+    Some(out)
+}
+
+fn is_name_list(src: &Src<'_>, from: usize) -> bool {
+    let names: Vec<&str> = src.lines[from.min(src.len())..]
+        .iter()
+        .map(|l| &**l)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    !names.is_empty()
+        && names
+            .iter()
+            .all(|l| l.starts_with("    ") && !l.trim().contains(' ') && !l.trim().ends_with(':'))
+}
+
+/// Replaces several `test result: ok.` lines by one with the sums.
+fn merge_ok_results(out: &mut Out<'_>, src: &Src<'_>, ok: &[usize]) {
+    if ok.len() < 2 {
+        return;
+    }
+    let mut sums = [0u64; 5];
+    for &i in ok {
+        let caps = RESULT_OK.captures(src.line(i)).expect("matched before");
+        for (k, sum) in sums.iter_mut().enumerate() {
+            *sum += caps[k + 1].parse::<u64>().unwrap_or(0);
+        }
+    }
+    let last = *ok.last().expect("two or more");
+    let merged = format!(
+        "test result: ok. {} passed; {} failed; {} ignored; {} measured; {} filtered out (sum of {} result lines)",
+        sums[0],
+        sums[1],
+        sums[2],
+        sums[3],
+        sums[4],
+        ok.len()
+    );
+    out.entries
+        .retain(|e| !(e.nraw == 1 && ok.contains(&e.raw) && e.raw != last));
+    for &i in &ok[..ok.len() - 1] {
+        crate::doc::record(&mut out.hidden, i, Passed, src.signal[i]);
+    }
+    out.hidden.sort_by_key(|h| h.lines.start);
+    if let Some(e) = out
+        .entries
+        .iter_mut()
+        .find(|e| e.nraw == 1 && e.raw == last)
+    {
+        e.text = merged.into();
+        e.verbatim = false;
+    }
+}

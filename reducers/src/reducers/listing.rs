@@ -1,0 +1,199 @@
+//! ls / find / tree: entries grouped and packed several to a line, counted, capped with a
+//! notice that gives the hidden range.
+
+use super::{pack, re};
+use crate::doc::{Out, Post, Src};
+use crate::model::HiddenReason::{Capped, Noise};
+use crate::pipeline::marker;
+
+/// Entries shown before the cap.
+const MAX_ENTRIES: usize = 400;
+/// Width of a packed line.
+const WIDTH: usize = 100;
+
+re!(
+    LONG_ROW,
+    r"^([-dlcbpsD])[-rwxsStTl]{9}[.+@]?\s+\d+\s+\S+\s+\S+\s+([\d.,]+[KMGTPE]?|\d+,\s*\d+)\s+(\w{3}\s+\d{1,2}\s+[\d:]{4,5}|\d{1,2}\s+\w{3}\s+[\d:]{4,5}|\d{4}-\d\d-\d\d(?:[ T][\d:.]+)?(?: [+-]\d{4})?)\s(.+)$"
+);
+re!(TOTAL, r"^total \d+[KMGTPE]?$");
+re!(DIR_HEADER, r"^\S.*:$");
+
+/// `ls`: long listings become `name size` items (directories end in `/`, links show their
+/// target, executables end in `*`), packed several to a line; modes, owners and dates are
+/// left out and the `total` line says so.
+pub(crate) fn ls<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
+    let long = src.lines.iter().filter(|l| LONG_ROW.is_match(l)).count();
+    let other = src
+        .lines
+        .iter()
+        .filter(|l| {
+            !l.is_empty() && !LONG_ROW.is_match(l) && !TOTAL.is_match(l) && !DIR_HEADER.is_match(l)
+        })
+        .count();
+    if long > 0 && other <= long / 10 {
+        return Some(packed(src, post));
+    }
+    // One name per line packs no smaller than it is, and a terminal's column layout is
+    // already packed: both are left to the generic pipeline.
+    None
+}
+
+fn item(line: &str) -> Option<String> {
+    let c = LONG_ROW.captures(line)?;
+    let name = &c[4];
+    let kind = &c[1];
+    let exec = line.as_bytes().get(3) == Some(&b'x') && kind == "-";
+    Some(match kind {
+        "d" => format!("{name}/"),
+        "l" => name.to_owned(),
+        _ if exec => format!("{name}* {}", &c[2]),
+        _ => format!("{name} {}", &c[2]),
+    })
+}
+
+fn packed<'a>(src: &Src<'a>, post: Post) -> Out<'a> {
+    let mut out = Out::new(post);
+    out.post.fold_similar = false;
+    out.post.max_lines = None;
+    let mut shown = 0;
+    let mut noted = false;
+    let n = src.len();
+    let mut i = 0;
+    while i < n {
+        let line = src.line(i);
+        if line == "." || line == ".." || line.ends_with(" .") || line.ends_with(" ..") {
+            out.hide(src, i, Noise);
+            i += 1;
+            continue;
+        }
+        let Some(first) = item(line) else {
+            if !noted && TOTAL.is_match(line) {
+                out.rewrite(
+                    src,
+                    format!("{line} (entries as name and size; modes, owners and dates left out)"),
+                    i,
+                    1,
+                );
+                noted = true;
+            } else if line.starts_with("ls: ") {
+                out.pin(src, i);
+            } else {
+                out.keep(src, i);
+            }
+            i += 1;
+            continue;
+        };
+        // A run of entries.
+        let mut items = vec![first];
+        let mut j = i + 1;
+        while j < n {
+            let l = src.line(j);
+            if l == "." || l == ".." || l.ends_with(" .") || l.ends_with(" ..") {
+                break;
+            }
+            match item(l) {
+                Some(it) => items.push(it),
+                None => break,
+            }
+            j += 1;
+        }
+        let room = MAX_ENTRIES.saturating_sub(shown).min(items.len());
+        let mut at = i;
+        for (text, count) in pack(&items[..room], WIDTH) {
+            out.rewrite(src, text, at, count);
+            at += count;
+        }
+        shown += room;
+        if room < items.len() {
+            for k in at..j {
+                out.hide_counted(src, k, Capped);
+            }
+            let signal = (at..j).filter(|&k| src.signal[k]).count();
+            out.note(marker(j - at, "more entries", &(at..j), signal), at);
+        }
+        i = j;
+    }
+    out
+}
+
+re!(FIND_ERROR, r"^(find|fd|locate): ");
+
+/// `find`: paths grouped by directory (`dir/: a b c`, consecutive runs only), packed,
+/// capped.
+pub(crate) fn find<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
+    if src.len() < 8 || src.lines.iter().any(|l| l.contains('\t')) {
+        return None;
+    }
+    let mut out = Out::new(post);
+    out.post.fold_similar = false;
+    out.post.max_lines = None;
+    let split = |p: &str| -> (String, String) {
+        let t = p.trim_end_matches('/');
+        match t.rfind('/') {
+            Some(at) => (t[..=at].to_owned(), t[at + 1..].to_owned()),
+            None => (String::new(), t.to_owned()),
+        }
+    };
+    let mut shown = 0;
+    let n = src.len();
+    let mut i = 0;
+    while i < n {
+        let line = src.line(i);
+        if FIND_ERROR.is_match(line) || line.is_empty() {
+            out.pin(src, i);
+            i += 1;
+            continue;
+        }
+        if shown >= MAX_ENTRIES {
+            let rest: Vec<usize> = (i..n)
+                .filter(|&k| !FIND_ERROR.is_match(src.line(k)))
+                .collect();
+            let signal = rest.iter().filter(|&&k| src.signal[k]).count();
+            for &k in &rest {
+                out.hide_counted(src, k, Capped);
+            }
+            out.note(marker(rest.len(), "more paths", &(i..n), signal), i);
+            for k in (i..n).filter(|&k| FIND_ERROR.is_match(src.line(k))) {
+                out.pin(src, k);
+            }
+            break;
+        }
+        let (dir, _) = split(line);
+        let mut names = Vec::new();
+        let mut j = i;
+        while j < n && shown + names.len() < MAX_ENTRIES {
+            let l = src.line(j);
+            if FIND_ERROR.is_match(l) || l.is_empty() || split(l).0 != dir {
+                break;
+            }
+            names.push(split(l).1);
+            j += 1;
+        }
+        shown += names.len();
+        if names.len() == 1 {
+            out.keep(src, i);
+        } else {
+            let mut at = i;
+            for (k, (text, count)) in pack(&names, WIDTH - dir.len()).into_iter().enumerate() {
+                let prefix = if k == 0 {
+                    format!("{dir}: ")
+                } else {
+                    "  ".to_owned()
+                };
+                out.rewrite(src, format!("{prefix}{text}"), at, count);
+                at += count;
+            }
+        }
+        i = j;
+    }
+    Some(out)
+}
+
+/// `tree`: the generic pipeline (runs of similar names fold) with the closing count pinned.
+pub(crate) fn tree<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
+    let mut out = crate::pipeline::generic(src, post);
+    if let Some(last) = out.entries.iter_mut().rev().find(|e| !e.is_blank()) {
+        last.pinned = true;
+    }
+    Some(out)
+}

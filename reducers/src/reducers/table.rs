@@ -1,0 +1,140 @@
+//! du / df / ps: tables whose largest rows matter most. Long tables keep their header, the
+//! largest rows by the size (or CPU and memory) columns, the last row (du's total) and any
+//! error, in their original order; the rest are counted with their ranges.
+
+use super::re;
+use crate::doc::{Out, Post, Src};
+use crate::model::HiddenReason::Capped;
+use crate::pipeline::marker;
+
+/// Tables with at most this many rows are shown whole.
+const SMALL: usize = 40;
+/// Largest rows kept from a long table, per ranking column.
+const TOP: usize = 25;
+
+re!(SIZE, r"^([\d.,]+)([KMGTPE]i?B?|B)?$");
+
+/// Parses `12`, `4.0K`, `1,5M`, `3G` into a comparable number.
+fn size(s: &str) -> Option<f64> {
+    let c = SIZE.captures(s.trim().trim_end_matches('%'))?;
+    let n: f64 = c[1].replace(',', ".").parse().ok()?;
+    let unit = c.get(2).map_or("", |m| m.as_str());
+    let mult = match unit.chars().next() {
+        Some('K') => 1e3,
+        Some('M') => 1e6,
+        Some('G') => 1e9,
+        Some('T') => 1e12,
+        Some('P') => 1e15,
+        Some('E') => 1e18,
+        _ => 1.0,
+    };
+    Some(n * mult)
+}
+
+/// Keeps the header rows, the `TOP` largest rows by each of `columns`, the last row and
+/// every row that does not parse (errors); hides the rest with one marker.
+fn largest<'a>(
+    src: &Src<'a>,
+    post: Post,
+    header_rows: usize,
+    columns: &[usize],
+) -> Option<Out<'a>> {
+    let n = src.len();
+    let rows: Vec<usize> = (header_rows..n)
+        .filter(|&i| !src.line(i).is_empty())
+        .collect();
+    let mut out = Out::new(post);
+    out.post.fold_similar = false;
+    out.post.max_lines = None;
+    if rows.len() <= SMALL {
+        for i in 0..n {
+            out.keep(src, i);
+        }
+        return Some(out);
+    }
+    let mut keep = vec![false; n];
+    keep[..header_rows].fill(true);
+    if let Some(&last) = rows.last() {
+        keep[last] = true;
+    }
+    let mut parsed = 0;
+    for &col in columns {
+        let mut ranked: Vec<(f64, usize)> = Vec::new();
+        for &i in &rows {
+            match src.line(i).split_whitespace().nth(col).and_then(size) {
+                Some(v) => ranked.push((v, i)),
+                None => keep[i] = true,
+            }
+        }
+        parsed = parsed.max(ranked.len());
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
+        for &(_, i) in ranked.iter().take(TOP) {
+            keep[i] = true;
+        }
+    }
+    if parsed * 2 < rows.len() {
+        return None; // not the table we expected
+    }
+    let hidden_rows: Vec<usize> = (0..n)
+        .filter(|&i| !keep[i] && !src.line(i).is_empty())
+        .collect();
+    for (i, &kept) in keep.iter().enumerate() {
+        if kept {
+            if src.signal[i] {
+                out.pin(src, i);
+            } else {
+                out.keep(src, i);
+            }
+        } else if !src.line(i).is_empty() {
+            out.hide_counted(src, i, Capped);
+        }
+    }
+    if let (Some(&first), Some(&last)) = (hidden_rows.first(), hidden_rows.last()) {
+        let signal = hidden_rows.iter().filter(|&&i| src.signal[i]).count();
+        let what = format!(
+            "smaller rows hidden in {} ranges",
+            count_ranges(&hidden_rows)
+        );
+        out.note(
+            marker(hidden_rows.len(), &what, &(first..last + 1), signal),
+            n,
+        );
+    }
+    Some(out)
+}
+
+fn count_ranges(rows: &[usize]) -> usize {
+    1 + rows.windows(2).filter(|w| w[1] != w[0] + 1).count()
+}
+
+/// du: rank by the size column (first).
+pub(crate) fn du<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
+    largest(src, post, 0, &[0])
+}
+
+/// df: rank by the Used column.
+pub(crate) fn df<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
+    let header = src
+        .lines
+        .first()
+        .is_some_and(|l| l.starts_with("Filesystem"));
+    if !header {
+        return None;
+    }
+    largest(src, post, 1, &[2])
+}
+
+/// ps: rank by %CPU, %MEM and RSS, whichever the header has.
+pub(crate) fn ps<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
+    let header = src.lines.first()?;
+    let cols: Vec<&str> = header.split_whitespace().collect();
+    let ranking: Vec<usize> = ["%CPU", "%MEM", "RSS", "VSZ", "TIME"]
+        .iter()
+        .filter_map(|name| cols.iter().position(|c| c == name))
+        .filter(|&k| k < 8)
+        .collect();
+    if ranking.is_empty() {
+        return None;
+    }
+    largest(src, post, 1, &ranking)
+}
