@@ -21,7 +21,7 @@ re!(
 re!(GUTTER, r"^\s*\|\s*$");
 re!(
     NOTE_NOISE,
-    r"^\s*= note: `#\[(warn|deny)\(.*\)\]` on by default$|^\s*= note: `#\[(warn|deny)\(.*\)\]` implied by|^\s*= help: for further information visit https://rust-lang\.github\.io|^For more information about (this|an) error, try `rustc --explain"
+    r"^\s*= note: `#\[(warn|deny)\(.*\)\]`.* on by default$|^\s*= note: `#\[(warn|deny)\(.*\)\]` implied by|^\s*= help: for further information visit https://rust-lang\.github\.io|^For more information about (this|an) error, try `rustc --explain"
 );
 re!(
     BACKTRACE_NOTE,
