@@ -119,13 +119,16 @@ async fn mcp_tools_over_stdio_through_a_real_client() {
     let deadline = std::time::Instant::now() + WAIT;
     loop {
         let read = client
-            .call_tool(call("read", serde_json::json!({"target": "mcp-shell"})))
+            .call_tool(call(
+                "read",
+                serde_json::json!({"target": "mcp-shell", "mode": "screen"}),
+            ))
             .await
             .unwrap();
         let screen = read
             .structured_content
             .as_ref()
-            .and_then(|v| v["screen"].as_str())
+            .and_then(|v| v["output"].as_str())
             .unwrap_or_default()
             .to_string();
         if screen.lines().any(|l| l == "from-42") {
@@ -133,10 +136,36 @@ async fn mcp_tools_over_stdio_through_a_real_client() {
         }
         assert!(
             std::time::Instant::now() < deadline,
-            "output never showed: {screen}"
+            "output never showed: {screen} {read:?}"
         );
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
+
+    let ran = client
+        .call_tool(call(
+            "run",
+            serde_json::json!({"target": "mcp-shell", "command": "sh -c 'echo ran; exit 3'"}),
+        ))
+        .await
+        .unwrap();
+    let result = ran.structured_content.clone().unwrap();
+    assert_eq!(result["verdict"]["complete"], true, "{result}");
+    assert_eq!(result["verdict"]["layer"], "exit", "{result}");
+    assert_eq!(result["verdict"]["exit_status"], 3, "{result}");
+    assert_eq!(result["output"].as_str().unwrap().trim(), "ran", "{result}");
+    assert!(
+        result["meta"].as_str().unwrap().contains("exit 3"),
+        "{result}"
+    );
+
+    let refused = client
+        .call_tool(call(
+            "run",
+            serde_json::json!({"target": "mcp-shell", "command": "rm -rf ~"}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(refused.is_error, Some(true));
 
     let bad_key = client
         .call_tool(call(

@@ -1,19 +1,35 @@
-//! The engine: owns the backend and answers in terms of named sessions.
+//! The engine: sessions by name, the send path, the output journal, the completion
+//! ladder and reduced reads.
 //!
 //! A *session* is a named terminal (a tmux window with its pane). Its identity (a
-//! persistent UUID and its name) is stamped on the pane, so any cohort process
-//! finds it by name, id or pane id.
+//! persistent UUID and its name) is stamped on the pane, so any cohort process finds
+//! it by name, id or pane id. Everything below runs on backend events: output goes
+//! to each pane's [`journal`], prompt marks drive the [`completion`] ladder.
 
+pub mod completion;
+pub mod input;
+pub mod journal;
+pub mod read;
+pub mod runtime;
+pub mod safety;
 mod target;
 
+use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use cohort_backends::tmux::TmuxBackend;
 use cohort_backends::{
     BackendError, Identity, Key, PaneId, PaneInfo, Screen, SpawnOptions, TerminalBackend,
 };
+use serde::Serialize;
 
 use crate::config::Config;
+
+use self::completion::{mark_suffix, Started, Verdict, WaitSpec};
+use self::read::{ReadOptions, ReadOutput, ReadWhat};
+use self::runtime::Runtimes;
+use self::safety::Refusal;
 
 pub use target::{describe_targets, resolve_target};
 
@@ -42,6 +58,20 @@ pub enum EngineError {
         /// What is wrong with it.
         why: &'static str,
     },
+    /// The tripwire refused the command.
+    #[error("{0}")]
+    Refused(Refusal),
+    /// Another process holds the pane's input.
+    #[error("could not type into {pane}: {reason}; try again in a moment")]
+    Busy {
+        /// The pane.
+        pane: PaneId,
+        /// Why.
+        reason: String,
+    },
+    /// An argument is unusable.
+    #[error("{0}")]
+    InvalidArgument(String),
 }
 
 /// How to open a session.
@@ -67,10 +97,65 @@ impl OpenOptions {
     }
 }
 
+/// How to send text.
+#[derive(Clone, Debug)]
+pub struct SendOptions {
+    /// Press Enter after the text.
+    pub enter: bool,
+    /// Send the text exactly as given (no sanitising).
+    pub raw: bool,
+    /// Pass the tripwire.
+    pub force: bool,
+    /// Append the exit-status sentinel (the mark layer) with this nonce.
+    pub mark: Option<String>,
+}
+
+impl Default for SendOptions {
+    fn default() -> Self {
+        SendOptions {
+            enter: true,
+            raw: false,
+            force: false,
+            mark: None,
+        }
+    }
+}
+
+/// What a send did.
+#[derive(Clone, Debug)]
+pub struct Sent {
+    /// Where the command's output starts (when Enter was pressed).
+    pub started: Option<Started>,
+    /// Bytes typed.
+    pub bytes: usize,
+    /// Whether it went in as a bracketed paste.
+    pub pasted: bool,
+}
+
+/// A `run`'s result: the verdict and the command's output.
+#[derive(Clone, Debug)]
+pub struct RunOutput {
+    /// Is it done, and who says so.
+    pub verdict: Verdict,
+    /// The output, reduced, with its meta line (the verdict appended).
+    pub output: ReadOutput,
+}
+
+/// Summary of engine memory, for diagnostics.
+#[derive(Clone, Debug, Serialize)]
+pub struct EngineStats {
+    /// Journal bytes held in memory across panes.
+    pub journal_memory: usize,
+}
+
 /// The engine; cheap to clone.
 #[derive(Clone)]
 pub struct Engine {
     backend: Arc<dyn TerminalBackend>,
+    runtimes: Arc<Runtimes>,
+    lock_dir: PathBuf,
+    server_key: String,
+    journal_dir: PathBuf,
 }
 
 impl std::fmt::Debug for Engine {
@@ -81,21 +166,58 @@ impl std::fmt::Debug for Engine {
     }
 }
 
+impl Drop for Engine {
+    fn drop(&mut self) {
+        // The last clone removes this process's journal directory.
+        if Arc::strong_count(&self.runtimes) == 1 {
+            let _ = std::fs::remove_dir_all(&self.journal_dir);
+        }
+    }
+}
+
 impl Engine {
     /// Starts the engine on the tmux backend.
     pub async fn start(config: &Config) -> Result<Engine, EngineError> {
         let backend = TmuxBackend::connect(config.tmux()).await?;
-        Ok(Engine::with_backend(Arc::new(backend)))
+        let key = backend.config().socket.to_string();
+        Ok(Engine::with_backend(
+            Arc::new(backend),
+            &config.state_dir,
+            &key,
+        ))
     }
 
-    /// An engine over any backend.
-    pub fn with_backend(backend: Arc<dyn TerminalBackend>) -> Engine {
-        Engine { backend }
+    /// An engine over any backend. `state_dir` holds journals and locks; `server_key`
+    /// names the terminal server (locks are per server and pane).
+    pub fn with_backend(
+        backend: Arc<dyn TerminalBackend>,
+        state_dir: &std::path::Path,
+        server_key: &str,
+    ) -> Engine {
+        let journal_root = state_dir.join("journal");
+        remove_stale_journals(&journal_root);
+        let journal_dir = journal_root.join(std::process::id().to_string());
+        let runtimes = Arc::new(Runtimes::new(journal_dir.clone()));
+        tokio::spawn(runtime::dispatch(runtimes.clone(), backend.subscribe()));
+        Engine {
+            backend,
+            runtimes,
+            lock_dir: state_dir.join("locks"),
+            server_key: server_key.to_string(),
+            journal_dir,
+        }
     }
 
     /// The backend.
     pub fn backend(&self) -> &Arc<dyn TerminalBackend> {
         &self.backend
+    }
+
+    /// Memory figures.
+    pub fn stats(&self) -> EngineStats {
+        EngineStats {
+            journal_memory: self.runtimes.memory_used(),
+        }
     }
 
     /// Every session (pane) cohort manages.
@@ -130,7 +252,7 @@ impl Engine {
         let mut env = options.env;
         env.push(("COHORT_SESSION".into(), options.name.clone()));
         env.push(("COHORT_SESSION_ID".into(), identity.id.clone()));
-        Ok(self
+        let pane = self
             .backend
             .spawn(SpawnOptions {
                 name: options.name,
@@ -140,30 +262,172 @@ impl Engine {
                 size: None,
                 identity: Some(identity),
             })
-            .await?)
+            .await?;
+        self.runtimes.get(&pane.id);
+        Ok(pane)
     }
 
-    /// Types `text` and presses Enter (a multi-line text is pasted as one paste).
-    pub async fn type_line(&self, pane: &PaneId, text: &str) -> Result<(), EngineError> {
-        self.send(pane, text, true).await
+    /// Waits until a new shell session shows its first prompt (or `timeout`).
+    pub async fn wait_ready(&self, pane: &PaneId, timeout: Duration) -> bool {
+        let runtime = self.runtimes.get(pane);
+        let deadline = Instant::now() + timeout;
+        let mut changes = runtime.watch();
+        loop {
+            changes.borrow_and_update();
+            {
+                let data = runtime.lock();
+                if data
+                    .marks
+                    .iter()
+                    .any(|m| m.mark == cohort_backends::PromptMark::PromptStart)
+                    || data.exited.is_some()
+                {
+                    return true;
+                }
+            }
+            tokio::select! {
+                r = changes.changed() => if r.is_err() { return false },
+                _ = tokio::time::sleep_until(deadline.into()) => return false,
+            }
+        }
     }
 
-    /// Types `text`, optionally followed by Enter.
-    pub async fn send(&self, pane: &PaneId, text: &str, enter: bool) -> Result<(), EngineError> {
-        self.backend.cancel_copy_mode(pane).await?;
-        if text.contains('\n') {
-            self.backend.paste(pane, text).await?;
+    /// Types `text` and presses Enter.
+    pub async fn type_line(&self, pane: &PaneId, text: &str) -> Result<Sent, EngineError> {
+        self.send(pane, text, &SendOptions::default()).await
+    }
+
+    /// The send path: tripwire, sanitising, the per-pane lock, copy mode, text or
+    /// bracketed paste, settle, Enter.
+    pub async fn send(
+        &self,
+        pane: &PaneId,
+        text: &str,
+        options: &SendOptions,
+    ) -> Result<Sent, EngineError> {
+        let mut text = if options.raw {
+            text.to_string()
         } else {
-            self.backend.send_text(pane, text).await?;
+            safety::sanitize_input(text)
+        };
+        if options.enter && !options.force {
+            safety::check_command(&text).map_err(EngineError::Refused)?;
         }
-        if enter {
+        if let Some(nonce) = &options.mark {
+            if text.contains('\n') {
+                return Err(EngineError::InvalidArgument(
+                    "mark works with single-line commands: send the lines one at a time, or use until".into(),
+                ));
+            }
+            text.push_str(&mark_suffix(nonce));
+        }
+        let path = input::lock_path(&self.lock_dir, &self.server_key, pane.as_str());
+        let _lock = input::lock(path, Duration::from_secs(10))
+            .await
+            .map_err(|e| EngineError::Busy {
+                pane: pane.clone(),
+                reason: e.to_string(),
+            })?;
+        let runtime = self.runtimes.get(pane);
+        self.backend.cancel_copy_mode(pane).await?;
+        let pasted = text.contains('\n');
+        if pasted {
+            self.backend
+                .paste(pane, text.trim_end_matches('\n'))
+                .await?;
+        } else if !text.is_empty() {
+            self.backend.send_text(pane, &text).await?;
+        }
+        let mut started = None;
+        if options.enter {
+            let state = self.backend.pane_state(pane).await?;
+            if !state.at_shell() || pasted {
+                // A program drawing what was typed (a TUI, a paste) must finish first.
+                input::settle(
+                    &runtime,
+                    Duration::from_millis(60),
+                    Duration::from_millis(1500),
+                )
+                .await;
+            }
+            let offset = runtime.record_command(&text);
+            let at = Instant::now();
             self.backend.send_keys(pane, &[Key::ENTER]).await?;
+            started = Some(Started {
+                enter_offset: offset,
+                at,
+            });
         }
-        Ok(())
+        Ok(Sent {
+            started,
+            bytes: text.len(),
+            pasted,
+        })
+    }
+
+    /// Runs a command: send, wait on the completion ladder, read its output reduced.
+    pub async fn run(
+        &self,
+        pane: &PaneId,
+        command: &str,
+        send: &SendOptions,
+        spec: WaitSpec,
+        raw: bool,
+    ) -> Result<RunOutput, EngineError> {
+        let mut send = send.clone();
+        send.enter = true;
+        let mut spec = spec;
+        if send.mark.is_some() {
+            spec.mark = send.mark.clone();
+        }
+        let sent = self.send(pane, command, &send).await?;
+        let started = sent.started.expect("enter was pressed");
+        let runtime = self.runtimes.get(pane);
+        let verdict =
+            completion::wait(&runtime, self.backend.as_ref(), pane, &started, &spec).await;
+        let mut output = {
+            let mut data = runtime.lock();
+            let options = ReadOptions {
+                what: ReadWhat::Bytes(verdict.output.clone()),
+                raw,
+                ..ReadOptions::default()
+            };
+            read::read(&mut data, &options, None)
+        };
+        append_verdict(&mut output, &verdict);
+        Ok(RunOutput { verdict, output })
+    }
+
+    /// Waits on the ladder for the command last typed into `pane` (from its Enter).
+    pub async fn wait(&self, pane: &PaneId, spec: WaitSpec) -> Result<Verdict, EngineError> {
+        let runtime = self.runtimes.get(pane);
+        let started = {
+            let data = runtime.lock();
+            let offset = data.commands.last().map(|c| c.offset).unwrap_or(0);
+            Started {
+                enter_offset: offset,
+                at: Instant::now(),
+            }
+        };
+        Ok(completion::wait(&runtime, self.backend.as_ref(), pane, &started, &spec).await)
+    }
+
+    /// Reads output from the journal.
+    pub fn read(&self, pane: &PaneId, options: &ReadOptions) -> ReadOutput {
+        let runtime = self.runtimes.get(pane);
+        let mut data = runtime.lock();
+        read::read(&mut data, options, None)
     }
 
     /// Presses named keys.
     pub async fn keys(&self, pane: &PaneId, keys: &[Key]) -> Result<(), EngineError> {
+        let path = input::lock_path(&self.lock_dir, &self.server_key, pane.as_str());
+        let _lock = input::lock(path, Duration::from_secs(10))
+            .await
+            .map_err(|e| EngineError::Busy {
+                pane: pane.clone(),
+                reason: e.to_string(),
+            })?;
         self.backend.cancel_copy_mode(pane).await?;
         Ok(self.backend.send_keys(pane, keys).await?)
     }
@@ -175,7 +439,45 @@ impl Engine {
 
     /// Closes a session.
     pub async fn close(&self, pane: &PaneId) -> Result<(), EngineError> {
-        Ok(self.backend.close(pane).await?)
+        self.backend.close(pane).await?;
+        self.runtimes.remove(pane);
+        Ok(())
+    }
+}
+
+/// Appends the verdict to a read's meta line.
+pub fn append_verdict(output: &mut ReadOutput, verdict: &Verdict) {
+    if output.meta.ends_with(']') {
+        output.meta.pop();
+    }
+    output.meta.push_str("; ");
+    output.meta.push_str(&verdict.describe());
+    if let Some(hint) = &verdict.hint {
+        output.meta.push_str(": ");
+        output.meta.push_str(hint);
+    }
+    output.meta.push(']');
+}
+
+/// Removes journal directories of cohort processes that no longer run.
+fn remove_stale_journals(root: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        // SAFETY: kill with signal 0 only checks whether the process exists.
+        let alive = unsafe { libc::kill(pid, 0) } == 0
+            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+        if !alive {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
     }
 }
 

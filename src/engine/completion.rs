@@ -1,0 +1,528 @@
+//! The completion ladder: is the command done, and who says so?
+//!
+//! After cohort presses Enter, [`wait`] answers with a [`Verdict`] naming the layer
+//! that decided:
+//!
+//! 1. **exit**: the shell's OSC 133 `D;<status>` mark for this command (after its
+//!    `C` mark when the shell announces starts), or the pane's process exiting.
+//! 2. **mark**: for nested shells (ssh, `docker exec`), a sentinel cohort appended to
+//!    the command, answered by the remote shell with the exit status. The typed text
+//!    spells the sentinel with `printf` directives, so its echo never matches.
+//! 3. **until**: a literal (or regex) in the output produced after the command's
+//!    echo, so the typed text itself never matches.
+//! 4. **quiescence**: no output for the quiet window *and* the shell is the
+//!    foreground process again.
+//! 5. **nested**: quiet, the foreground is not the shell but a program waiting for
+//!    input (a REPL, ssh, an editor), and nothing else was asked: not complete, with a
+//!    hint to pass `until` or `mark`. Never a false "done".
+//! 6. **timeout**: not complete; a verdict, not an error.
+//!
+//! Waiting sleeps on the pane's change channel (output, marks, exits, foreground
+//! changes) and on the quiet-window deadline; there is no fixed polling interval.
+
+use std::ops::Range;
+use std::time::{Duration, Instant};
+
+use cohort_backends::{PaneId, PromptMark, TerminalBackend};
+use regex::Regex;
+use serde::Serialize;
+
+use super::runtime::PaneRuntime;
+
+/// Which rung of the ladder decided.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Layer {
+    /// The shell reported the exit status, or the pane's process exited.
+    Exit,
+    /// The appended sentinel came back with the exit status.
+    Mark,
+    /// The `until` pattern appeared.
+    Until,
+    /// Output stopped and the shell is in the foreground again.
+    Quiescence,
+    /// A program is waiting for input in the foreground (not complete).
+    Nested,
+    /// Time ran out (not complete).
+    Timeout,
+}
+
+impl Layer {
+    /// Lower-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Layer::Exit => "exit",
+            Layer::Mark => "mark",
+            Layer::Until => "until",
+            Layer::Quiescence => "quiescence",
+            Layer::Nested => "nested",
+            Layer::Timeout => "timeout",
+        }
+    }
+}
+
+/// The answer to "is it done?".
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Verdict {
+    /// Whether the command completed.
+    pub complete: bool,
+    /// Who decided.
+    pub layer: Layer,
+    /// Exit status, when known.
+    pub exit_status: Option<i32>,
+    /// Time from Enter to the verdict.
+    pub elapsed: Duration,
+    /// What to do next, when not complete.
+    pub hint: Option<String>,
+    /// Journal range holding the command's output (after its echo).
+    pub output: Range<u64>,
+}
+
+impl Verdict {
+    /// One phrase: `complete (exit 0, exit layer)`, `not complete (timeout after 1.0 s)`.
+    pub fn describe(&self) -> String {
+        let status = self
+            .exit_status
+            .map(|s| format!("exit {s}, "))
+            .unwrap_or_default();
+        if self.complete {
+            format!(
+                "complete ({status}{} layer, {:.0} ms)",
+                self.layer.as_str(),
+                self.elapsed.as_secs_f64() * 1000.0
+            )
+        } else {
+            format!(
+                "not complete ({}, after {:.1} s)",
+                self.layer.as_str(),
+                self.elapsed.as_secs_f64()
+            )
+        }
+    }
+}
+
+/// A pattern to wait for.
+#[derive(Clone, Debug)]
+pub enum Until {
+    /// Literal text.
+    Literal(String),
+    /// A regular expression.
+    Regex(Regex),
+}
+
+impl Until {
+    /// Builds a pattern; `regex` selects regular-expression syntax.
+    pub fn new(pattern: &str, regex: bool) -> Result<Until, String> {
+        if pattern.is_empty() {
+            return Err("`until` is empty: give the text to wait for, e.g. \">>> \"".into());
+        }
+        if regex {
+            Regex::new(pattern).map(Until::Regex).map_err(|e| {
+                format!(
+                    "`until` is not a valid regex ({e}); pass regex: false to match it literally"
+                )
+            })
+        } else {
+            Ok(Until::Literal(pattern.to_string()))
+        }
+    }
+
+    fn find(&self, text: &str) -> bool {
+        match self {
+            Until::Literal(s) => text.contains(s.as_str()),
+            Until::Regex(r) => r.is_match(text),
+        }
+    }
+}
+
+/// What to wait for.
+#[derive(Clone, Debug)]
+pub struct WaitSpec {
+    /// Give up after this long.
+    pub timeout: Duration,
+    /// Wait for this pattern.
+    pub until: Option<Until>,
+    /// The sentinel nonce when the command carries a mark (see [`mark_suffix`]).
+    pub mark: Option<String>,
+    /// Quiet window for the quiescence and nested layers.
+    pub quiet: Duration,
+}
+
+impl Default for WaitSpec {
+    fn default() -> Self {
+        WaitSpec {
+            timeout: Duration::from_secs(30),
+            until: None,
+            mark: None,
+            quiet: Duration::from_millis(500),
+        }
+    }
+}
+
+/// Where the command started.
+#[derive(Clone, Debug)]
+pub struct Started {
+    /// Journal offset when Enter was pressed.
+    pub enter_offset: u64,
+    /// When Enter was pressed.
+    pub at: Instant,
+}
+
+/// The text appended to a command for the mark layer: `; printf …` printing
+/// `__cohort_mark_<nonce>:<status>__`. The `%s` directives keep the typed text from
+/// ever containing the sentinel itself.
+pub fn mark_suffix(nonce: &str) -> String {
+    format!("; printf '\\n__cohort_mark_%s:%s__\\n' {nonce} \"$?\"")
+}
+
+fn mark_regex(nonce: &str) -> Regex {
+    Regex::new(&format!(
+        r"__cohort_mark_{}:(-?\d+)__",
+        regex::escape(nonce)
+    ))
+    .expect("valid sentinel regex")
+}
+
+/// Shells: in the foreground and waiting, the command they ran is over.
+const SHELLS: &[&str] = &[
+    "bash", "zsh", "fish", "sh", "dash", "ksh", "mksh", "tcsh", "csh", "ash", "busybox",
+];
+
+/// Programs that wait for input when quiet: REPLs, remote shells, editors, pagers.
+const INTERACTIVE: &[&str] = &[
+    "python",
+    "python3",
+    "python2",
+    "ipython",
+    "node",
+    "deno",
+    "bun",
+    "irb",
+    "pry",
+    "ruby",
+    "php",
+    "ghci",
+    "R",
+    "julia",
+    "lua",
+    "erl",
+    "iex",
+    "scala",
+    "sbt",
+    "clojure",
+    "ssh",
+    "mosh",
+    "mosh-client",
+    "telnet",
+    "psql",
+    "mysql",
+    "mariadb",
+    "sqlite3",
+    "redis-cli",
+    "mongo",
+    "mongosh",
+    "bash",
+    "zsh",
+    "sh",
+    "dash",
+    "fish",
+    "ksh",
+    "docker",
+    "kubectl",
+    "claude",
+    "codex",
+    "aider",
+    "gemini",
+    "less",
+    "more",
+    "man",
+    "vi",
+    "vim",
+    "nvim",
+    "nano",
+    "emacs",
+    "top",
+    "htop",
+    "watch",
+    "tail",
+    "gdb",
+    "lldb",
+    "pdb",
+    "ftp",
+    "sftp",
+];
+
+/// Whether the process is blocked waiting for terminal input (Linux), else `None`.
+fn waiting_for_input(pid: u32) -> Option<bool> {
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
+    let wchan = std::fs::read_to_string(format!("/proc/{pid}/wchan")).ok()?;
+    let wchan = wchan.trim();
+    if wchan.is_empty() || wchan == "0" {
+        return None;
+    }
+    Some(
+        [
+            "n_tty_read",
+            "wait_woken",
+            "poll_schedule_timeout",
+            "do_select",
+            "do_sys_poll",
+            "core_sys_select",
+            "ep_poll",
+            "do_epoll_wait",
+            "tty_read",
+        ]
+        .iter()
+        .any(|w| wchan.starts_with(w)),
+    )
+}
+
+/// Strips escape sequences for matching (`until`, sentinels).
+pub fn plain_text(bytes: &[u8]) -> String {
+    let stripped = strip_ansi_escapes::strip(bytes);
+    String::from_utf8_lossy(&stripped).replace('\r', "")
+}
+
+/// Waits for the command started at `started` to complete, per the ladder.
+pub async fn wait(
+    runtime: &PaneRuntime,
+    backend: &dyn TerminalBackend,
+    pane: &PaneId,
+    started: &Started,
+    spec: &WaitSpec,
+) -> Verdict {
+    let deadline = started.at + spec.timeout;
+    let mut changes = runtime.watch();
+    let sentinel = spec.mark.as_deref().map(mark_regex);
+    let mut scanned_to: u64 = 0; // for until/mark: bytes already searched
+    let mut next_foreground_check: Option<Instant> = None;
+    let mut check_backoff = spec.quiet;
+    loop {
+        changes.borrow_and_update();
+        let now = Instant::now();
+        let verdict =
+            |complete, layer, exit_status, hint: Option<String>, output: Range<u64>| Verdict {
+                complete,
+                layer,
+                exit_status,
+                elapsed: now.saturating_duration_since(started.at),
+                hint,
+                output,
+            };
+
+        // Snapshot what the ladder needs.
+        let (exit, output_start, end, last_output, pending) = {
+            let mut data = runtime.lock();
+            let end = data.journal.len();
+            let after: Vec<_> = data
+                .marks
+                .iter()
+                .filter(|m| m.offset > started.enter_offset)
+                .copied()
+                .collect();
+            let start_mark = after
+                .iter()
+                .find(|m| m.mark == PromptMark::CommandStart)
+                .copied();
+            let finished = |from: u64| {
+                after
+                    .iter()
+                    .find(|m| {
+                        m.offset >= from && matches!(m.mark, PromptMark::CommandFinished { .. })
+                    })
+                    .copied()
+            };
+            let finish = match (data.announces_start, start_mark) {
+                (true, Some(c)) => finished(c.offset),
+                (true, None) => None,
+                (false, _) => finished(0),
+            };
+            // Output begins after the command's C mark, else after the echo line.
+            let echo_end = match start_mark {
+                Some(c) => Some(c.offset),
+                None => first_newline_after(&mut data.journal, started.enter_offset, end),
+            };
+            let exit = match finish {
+                Some(d) => {
+                    let status = match d.mark {
+                        PromptMark::CommandFinished { exit_status } => exit_status,
+                        _ => None,
+                    };
+                    Some((
+                        status,
+                        echo_end.unwrap_or(started.enter_offset).min(d.offset)..d.offset,
+                    ))
+                }
+                None => data
+                    .exited
+                    .map(|status| (status, echo_end.unwrap_or(started.enter_offset)..end)),
+            };
+            let output_start = echo_end.unwrap_or(end);
+            // New bytes to search for until/mark: from the start of the last line scanned.
+            let pending = if (spec.until.is_some() || sentinel.is_some()) && end > output_start {
+                let from = scanned_to.max(output_start);
+                let from = line_start_before(&mut data.journal, from, output_start);
+                data.journal.read(from, end).ok().map(|b| (from, b))
+            } else {
+                None
+            };
+            (exit, output_start, end, data.last_output, pending)
+        };
+
+        if let Some((status, range)) = exit {
+            return verdict(true, Layer::Exit, status, None, range);
+        }
+        if let Some((_, bytes)) = &pending {
+            let text = plain_text(bytes);
+            if let Some(re) = &sentinel {
+                if let Some(cap) = re.captures(&text) {
+                    let status = cap[1].parse().ok();
+                    return verdict(true, Layer::Mark, status, None, output_start..end);
+                }
+            }
+            if let Some(until) = &spec.until {
+                if until.find(&text) {
+                    return verdict(true, Layer::Until, None, None, output_start..end);
+                }
+            }
+            scanned_to = end;
+        }
+        if now >= deadline {
+            let hint = Some(match (&spec.until, &spec.mark) {
+                (Some(_), _) => "the pattern did not appear; read the output, or wait again with a longer timeout".to_string(),
+                (_, Some(_)) => "the sentinel did not come back; the command may still be running: wait again or read".to_string(),
+                _ => "still running: wait again with a longer timeout, or read what it printed so far".to_string(),
+            });
+            return verdict(false, Layer::Timeout, None, hint, output_start..end);
+        }
+
+        // Quiet long enough? Then look at the foreground process.
+        let quiet_since = last_output.max(started.at);
+        let quiet_at = quiet_since + spec.quiet;
+        if now >= quiet_at && next_foreground_check.is_none_or(|t| now >= t) {
+            if let Ok(state) = backend.pane_state(pane).await {
+                if state.dead {
+                    return verdict(
+                        true,
+                        Layer::Exit,
+                        state.exit_status,
+                        None,
+                        output_start..end,
+                    );
+                }
+                let has_integration = runtime
+                    .lock()
+                    .marks
+                    .iter()
+                    .any(|m| matches!(m.mark, PromptMark::CommandFinished { .. }));
+                // The pane's own shell, or a shell started inside it (a nested
+                // `bash`), sitting at its prompt: the command is over.
+                // Where the platform tells, the shell must also be waiting for input: a
+                // wrapper `sh` running its own builtins is not "back".
+                let shell_back = (state.at_shell()
+                    || SHELLS.contains(&state.foreground_command.as_str()))
+                    && state.foreground_pid.and_then(waiting_for_input) != Some(false);
+                if shell_back {
+                    // With shell integration the D mark is the answer; allow it a moment.
+                    if !has_integration || now >= quiet_at + spec.quiet * 2 {
+                        return verdict(true, Layer::Quiescence, None, None, output_start..end);
+                    }
+                } else if spec.until.is_none() && spec.mark.is_none() {
+                    let name = state.foreground_command.clone();
+                    let waiting = state
+                        .foreground_pid
+                        .and_then(waiting_for_input)
+                        .unwrap_or_else(|| INTERACTIVE.contains(&name.as_str()));
+                    if waiting || state.alternate_screen {
+                        let hint = format!(
+                            "`{name}` is in the foreground waiting for input and will not finish by itself: pass until \
+                             (e.g. its prompt, \">>> \") to wait for it, or mark: true when it is a shell (ssh, docker exec)"
+                        );
+                        return verdict(false, Layer::Nested, None, Some(hint), output_start..end);
+                    }
+                }
+            }
+            next_foreground_check = Some(Instant::now() + check_backoff);
+            check_backoff = (check_backoff * 2).min(Duration::from_secs(2));
+        }
+
+        let mut wake = deadline;
+        if now < quiet_at {
+            wake = wake.min(quiet_at);
+        } else if let Some(t) = next_foreground_check {
+            wake = wake.min(t);
+        }
+        tokio::select! {
+            changed = changes.changed() => {
+                if changed.is_err() {
+                    return verdict(false, Layer::Timeout, None, Some("the pane went away".into()), output_start..end);
+                }
+                // New output restarts the quiet window and the foreground backoff.
+                check_backoff = spec.quiet;
+                next_foreground_check = None;
+            }
+            _ = tokio::time::sleep_until(wake.into()) => {}
+        }
+    }
+}
+
+/// Offset right after the first `\n` in `[from, end)`.
+fn first_newline_after(journal: &mut super::journal::Journal, from: u64, end: u64) -> Option<u64> {
+    let mut pos = from;
+    while pos < end {
+        let chunk_end = (pos + 64 * 1024).min(end);
+        let bytes = journal.read(pos, chunk_end).ok()?;
+        if let Some(i) = bytes.iter().position(|b| *b == b'\n') {
+            return Some(pos + i as u64 + 1);
+        }
+        pos = chunk_end;
+    }
+    None
+}
+
+/// The start of the line containing `offset`, not before `floor`.
+fn line_start_before(journal: &mut super::journal::Journal, offset: u64, floor: u64) -> u64 {
+    if offset <= floor {
+        return floor;
+    }
+    let from = offset.saturating_sub(4096).max(floor);
+    match journal.read(from, offset) {
+        Ok(bytes) => match bytes.iter().rposition(|b| *b == b'\n') {
+            Some(i) => from + i as u64 + 1,
+            None => from,
+        },
+        Err(_) => floor,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sentinel_never_matches_its_own_echo() {
+        let nonce = "k3x9";
+        let typed = format!("false{}", mark_suffix(nonce));
+        assert!(!mark_regex(nonce).is_match(&typed));
+        let answered = "\n__cohort_mark_k3x9:1__\n";
+        assert_eq!(&mark_regex(nonce).captures(answered).unwrap()[1], "1");
+    }
+
+    #[test]
+    fn until_patterns() {
+        assert!(Until::new("", false).is_err());
+        assert!(Until::new("(", true).is_err());
+        assert!(Until::new(">>> ", false).unwrap().find("Python\n>>> "));
+        assert!(Until::new(r"^\d+ passed", true).unwrap().find("3 passed"));
+    }
+
+    #[test]
+    fn plain_text_drops_escapes() {
+        assert_eq!(
+            plain_text(b"\x1b[?2004h>>> \x1b[31mx\x1b[0m\r\n"),
+            ">>> x\n"
+        );
+    }
+}

@@ -1,0 +1,96 @@
+//! The send path's shared pieces: a per-pane lock that holds across cohort
+//! processes, and waiting for a program to settle before Enter.
+
+use std::fs::File;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::runtime::PaneRuntime;
+
+/// An exclusive lock on one pane's input, held until dropped. Backed by `flock` on a
+/// file under cohort's state directory, so two cohort processes (a manager and a
+/// worker) never interleave their keystrokes in one pane.
+#[derive(Debug)]
+pub struct SendLock {
+    file: File,
+}
+
+impl Drop for SendLock {
+    fn drop(&mut self) {
+        // SAFETY: the descriptor is open for as long as `file` lives.
+        unsafe { libc::flock(self.file.as_raw_fd(), libc::LOCK_UN) };
+    }
+}
+
+/// Path of the lock file for `pane` on `server`.
+pub fn lock_path(dir: &Path, server: &str, pane: &str) -> PathBuf {
+    let clean = |s: &str| {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect::<String>()
+    };
+    dir.join(format!("{}-{}.lock", clean(server), clean(pane)))
+}
+
+/// Takes the lock, waiting up to `timeout` for another holder.
+pub async fn lock(path: PathBuf, timeout: Duration) -> std::io::Result<SendLock> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let file = File::options()
+        .create(true)
+        .truncate(false)
+        .read(true)
+        .write(true)
+        .open(&path)?;
+    let deadline = Instant::now() + timeout;
+    let mut pause = Duration::from_millis(1);
+    loop {
+        // SAFETY: flock on an open descriptor; LOCK_NB never blocks.
+        let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if rc == 0 {
+            return Ok(SendLock { file });
+        }
+        let err = std::io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::EWOULDBLOCK) {
+            return Err(err);
+        }
+        if Instant::now() >= deadline {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "another cohort process is typing into this pane",
+            ));
+        }
+        // Contention only: back off briefly.
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_millis(20));
+    }
+}
+
+/// Waits until the pane has produced no output for `quiet` (at most `limit`): a
+/// program drawing the pasted text must finish before Enter, or a TUI may take the
+/// Enter as a newline in its input box.
+pub async fn settle(runtime: &PaneRuntime, quiet: Duration, limit: Duration) {
+    let deadline = Instant::now() + limit;
+    let mut changes = runtime.watch();
+    loop {
+        changes.borrow_and_update();
+        let last = runtime.lock().last_output;
+        let quiet_at = last + quiet;
+        let now = Instant::now();
+        if now >= quiet_at || now >= deadline {
+            return;
+        }
+        tokio::select! {
+            _ = changes.changed() => {}
+            _ = tokio::time::sleep_until(quiet_at.min(deadline).into()) => {}
+        }
+    }
+}

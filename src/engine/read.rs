@@ -1,0 +1,216 @@
+//! Reads: which part of the journal, through which reducer, and the meta line.
+//!
+//! Every read ends with one meta line that says which lines were read, how much was
+//! shown against the raw output (lines and tokens), what was hidden and the exact
+//! `lines=` read that returns it, and, after a wait, the verdict and its layer.
+
+use std::ops::Range;
+
+use cohort_reducers::{reduce, Options as ReduceOptions};
+use serde::Serialize;
+
+use super::runtime::PaneData;
+use super::safety::sanitize_output;
+
+/// Which part of a pane's output to read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ReadWhat {
+    /// What is new since this caller's last read (the default).
+    New,
+    /// Lines by absolute number, 0-based, end exclusive.
+    Lines(Range<u64>),
+    /// The last N lines.
+    Tail(u64),
+    /// Everything (reduced and capped like any read; the meta line says how to page).
+    All,
+    /// A byte range of the journal (what a command printed).
+    Bytes(Range<u64>),
+}
+
+/// How to read.
+#[derive(Clone, Debug)]
+pub struct ReadOptions {
+    /// Which part.
+    pub what: ReadWhat,
+    /// Whose cursor (for [`ReadWhat::New`]).
+    pub caller: String,
+    /// Skip the reducers (escape payloads are still removed).
+    pub raw: bool,
+    /// Lines shown at most before head+tail elision.
+    pub max_lines: Option<usize>,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            what: ReadWhat::New,
+            caller: "default".into(),
+            raw: false,
+            max_lines: None,
+        }
+    }
+}
+
+/// A read's result.
+#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+pub struct ReadOutput {
+    /// The text.
+    pub text: String,
+    /// The meta line (without a verdict; callers append theirs).
+    pub meta: String,
+    /// First line read (1-based), 0 when nothing was read.
+    pub first_line: u64,
+    /// Last line read (1-based, inclusive).
+    pub last_line: u64,
+    /// Lines in the pane's journal so far.
+    pub total_lines: u64,
+    /// Reducer used.
+    pub reducer: String,
+    /// Tokens shown.
+    pub shown_tokens: usize,
+    /// Tokens in the raw output.
+    pub raw_tokens: usize,
+}
+
+/// Reads from a pane's journal. `command` selects the reducer.
+pub fn read(
+    data: &mut PaneData,
+    options: &ReadOptions,
+    user_rules: Option<&cohort_reducers::UserRules>,
+) -> ReadOutput {
+    let len = data.journal.len();
+    let (start, end) = match &options.what {
+        ReadWhat::New => {
+            let from = data
+                .cursors
+                .get(&options.caller)
+                .copied()
+                .unwrap_or(0)
+                .min(len);
+            data.cursors.insert(options.caller.clone(), len);
+            (from, len)
+        }
+        ReadWhat::Lines(range) => {
+            let a = data.journal.line_start(range.start).unwrap_or(len);
+            let b = data.journal.line_start(range.end).unwrap_or(len);
+            (a, b.max(a))
+        }
+        ReadWhat::Tail(n) => {
+            let count = data.journal.line_count();
+            let a = data
+                .journal
+                .line_start(count.saturating_sub(*n))
+                .unwrap_or(len);
+            (a, len)
+        }
+        ReadWhat::All => (0, len),
+        ReadWhat::Bytes(range) => (range.start.min(len), range.end.min(len)),
+    };
+    let command = command_for(data, start, end);
+    let first = data.journal.line_of(start);
+    let total_lines = data.journal.line_count();
+    let bytes = match data.journal.read(start, end) {
+        Ok(b) => b,
+        Err(e) => {
+            return ReadOutput {
+                text: String::new(),
+                meta: format!("[output unavailable: {e}]"),
+                first_line: 0,
+                last_line: 0,
+                total_lines,
+                reducer: "none".into(),
+                shown_tokens: 0,
+                raw_tokens: 0,
+            }
+        }
+    };
+    let clean = sanitize_output(&bytes);
+    let reduce_options = ReduceOptions {
+        raw: options.raw,
+        max_lines: options.max_lines.or(ReduceOptions::default().max_lines),
+        user_rules: user_rules.cloned(),
+        ..ReduceOptions::default()
+    };
+    let reduced = reduce(command.as_deref().unwrap_or(""), &clean, &reduce_options);
+    let last = if reduced.raw_lines == 0 {
+        first
+    } else {
+        first + reduced.raw_lines as u64
+    };
+    let mut meta = if reduced.raw_lines == 0 {
+        format!("[no new output; {total_lines} lines so far")
+    } else {
+        format!(
+            "[lines {}-{} of {total_lines}; shown {}/{} lines, {}/{} tokens ({})",
+            first + 1,
+            last,
+            reduced.shown_lines,
+            reduced.raw_lines,
+            reduced.shown_tokens,
+            reduced.raw_tokens,
+            reduced.reducer
+        )
+    };
+    for hidden in &reduced.hidden {
+        let a = first + hidden.lines.start as u64 + 1;
+        let b = first + hidden.lines.end as u64;
+        let range = if a >= b {
+            a.to_string()
+        } else {
+            format!("{a}-{b}")
+        };
+        meta.push_str(&format!(
+            "; hidden {} line(s) ({}) at {range}{}: read lines={range}",
+            hidden.count,
+            hidden.why.as_str(),
+            if hidden.signal > 0 {
+                format!(", {} errors/warnings among them", hidden.signal)
+            } else {
+                String::new()
+            }
+        ));
+    }
+    for notice in &reduced.notices {
+        meta.push_str("; ");
+        meta.push_str(notice);
+    }
+    if data.gaps.iter().any(|g| *g > start && *g <= end) {
+        meta.push_str(
+            "; some output was lost in transit here: read the screen for the current state",
+        );
+    }
+    if let Some(e) = data.journal.spill_error() {
+        meta.push_str(&format!("; older output unavailable ({e})"));
+    }
+    meta.push(']');
+    ReadOutput {
+        text: reduced.text,
+        meta,
+        first_line: if reduced.raw_lines == 0 { 0 } else { first + 1 },
+        last_line: last,
+        total_lines,
+        reducer: reduced.reducer,
+        shown_tokens: reduced.shown_tokens,
+        raw_tokens: reduced.raw_tokens,
+    }
+}
+
+/// The command whose output `[start, end)` is: the last command typed at or before
+/// `start`, when no other command starts inside the range.
+fn command_for(data: &PaneData, start: u64, end: u64) -> Option<String> {
+    let inside = data
+        .commands
+        .iter()
+        .filter(|c| c.offset > start && c.offset < end)
+        .count();
+    if inside > 0 {
+        // Several commands' output: the generic pipeline is the honest choice, unless
+        // the range starts exactly at the one command's Enter.
+        return None;
+    }
+    data.commands
+        .iter()
+        .rev()
+        .find(|c| c.offset <= start)
+        .map(|c| c.text.clone())
+}

@@ -1,0 +1,239 @@
+//! Live state per pane, fed by the backend's event stream.
+//!
+//! One dispatcher task per engine receives every backend event and updates the
+//! pane's [`PaneRuntime`]: output goes to the journal, prompt marks are recorded at
+//! the journal position where they occurred, exits and foreground changes are
+//! noted. Every update bumps the pane's version on a `watch` channel, which is what
+//! waiters sleep on: nothing polls.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use cohort_backends::{BackendEvent, EventStream, PaneId, PromptMark};
+use tokio::sync::watch;
+
+use super::journal::{Journal, DEFAULT_MEMORY};
+
+/// A prompt mark and where it happened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MarkAt {
+    /// Journal offset right after the mark.
+    pub offset: u64,
+    /// The mark.
+    pub mark: PromptMark,
+}
+
+/// A command cohort typed, and where its output starts.
+#[derive(Clone, Debug)]
+pub struct CommandAt {
+    /// Journal offset when Enter was pressed.
+    pub offset: u64,
+    /// The command text.
+    pub text: String,
+}
+
+/// Mutable state of one pane.
+#[derive(Debug)]
+pub struct PaneData {
+    /// Output history.
+    pub journal: Journal,
+    /// Prompt marks, oldest first (the most recent 4096).
+    pub marks: Vec<MarkAt>,
+    /// Commands typed through cohort, oldest first (the most recent 1024).
+    pub commands: Vec<CommandAt>,
+    /// When output last arrived.
+    pub last_output: Instant,
+    /// Set when the pane's process exited: its status when known.
+    pub exited: Option<Option<i32>>,
+    /// Whether the shell announces command starts (`C` marks).
+    pub announces_start: bool,
+    /// Output was lost at these offsets (flow control, reconnects).
+    pub gaps: Vec<u64>,
+    /// Read cursors per caller.
+    pub cursors: HashMap<String, u64>,
+}
+
+/// A pane's state plus the channel waiters sleep on.
+#[derive(Debug)]
+pub struct PaneRuntime {
+    /// The pane.
+    pub pane: PaneId,
+    data: Mutex<PaneData>,
+    version: watch::Sender<u64>,
+}
+
+impl PaneRuntime {
+    fn new(pane: PaneId, journal: Journal) -> Self {
+        PaneRuntime {
+            pane,
+            data: Mutex::new(PaneData {
+                journal,
+                marks: Vec::new(),
+                commands: Vec::new(),
+                last_output: Instant::now(),
+                exited: None,
+                announces_start: false,
+                gaps: Vec::new(),
+                cursors: HashMap::new(),
+            }),
+            version: watch::channel(0).0,
+        }
+    }
+
+    /// Locks the pane's data.
+    pub fn lock(&self) -> std::sync::MutexGuard<'_, PaneData> {
+        self.data.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A receiver that wakes on every change.
+    pub fn watch(&self) -> watch::Receiver<u64> {
+        self.version.subscribe()
+    }
+
+    fn bump(&self) {
+        self.version.send_modify(|v| *v += 1);
+    }
+
+    /// Records a command cohort is about to run (call right before pressing Enter).
+    pub fn record_command(&self, text: &str) -> u64 {
+        let mut data = self.lock();
+        let offset = data.journal.len();
+        data.commands.push(CommandAt {
+            offset,
+            text: text.to_string(),
+        });
+        if data.commands.len() > 1024 {
+            data.commands.drain(..512);
+        }
+        offset
+    }
+}
+
+/// Every pane's runtime, created on first sight.
+#[derive(Debug)]
+pub struct Runtimes {
+    panes: Mutex<HashMap<PaneId, Arc<PaneRuntime>>>,
+    dir: PathBuf,
+    memory: usize,
+}
+
+impl Runtimes {
+    /// Runtimes whose journals spill under `dir`.
+    pub fn new(dir: PathBuf) -> Self {
+        Runtimes {
+            panes: Mutex::new(HashMap::new()),
+            dir,
+            memory: DEFAULT_MEMORY,
+        }
+    }
+
+    /// The runtime of `pane`, created (with an empty journal) if needed.
+    pub fn get(&self, pane: &PaneId) -> Arc<PaneRuntime> {
+        let mut panes = self.panes.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(rt) = panes.get(pane) {
+            return rt.clone();
+        }
+        let file = self
+            .dir
+            .join(format!("{}.log", pane.as_str().replace(['%', '/'], "")));
+        let journal = Journal::create(&file, self.memory).unwrap_or_else(|e| {
+            tracing::warn!(target: "cohort::engine", error = %e, path = %file.display(), "journal spill file unavailable; using a temporary file");
+            let fallback = std::env::temp_dir().join(format!("cohort-journal-{}-{}.log", std::process::id(), pane.as_str().replace('%', "")));
+            Journal::create(&fallback, self.memory).expect("a journal in the temp dir")
+        });
+        let rt = Arc::new(PaneRuntime::new(pane.clone(), journal));
+        panes.insert(pane.clone(), rt.clone());
+        rt
+    }
+
+    /// Forgets a closed pane (its journal file is removed).
+    pub fn remove(&self, pane: &PaneId) {
+        self.panes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(pane);
+    }
+
+    /// Total journal memory in use.
+    pub fn memory_used(&self) -> usize {
+        let panes: Vec<Arc<PaneRuntime>> = self
+            .panes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .values()
+            .cloned()
+            .collect();
+        panes.iter().map(|p| p.lock().journal.memory_used()).sum()
+    }
+
+    /// Applies one backend event.
+    pub fn apply(&self, event: BackendEvent) {
+        match event {
+            BackendEvent::Output { pane, bytes } => {
+                let rt = self.get(&pane);
+                {
+                    let mut data = rt.lock();
+                    data.journal.append(&bytes);
+                    data.last_output = Instant::now();
+                }
+                rt.bump();
+            }
+            BackendEvent::Prompt { pane, mark } => {
+                let rt = self.get(&pane);
+                {
+                    let mut data = rt.lock();
+                    let offset = data.journal.len();
+                    if mark == PromptMark::CommandStart {
+                        data.announces_start = true;
+                    }
+                    data.marks.push(MarkAt { offset, mark });
+                    if data.marks.len() > 4096 {
+                        data.marks.drain(..2048);
+                    }
+                }
+                rt.bump();
+            }
+            BackendEvent::PaneExited { pane, exit_status } => {
+                let rt = self.get(&pane);
+                rt.lock().exited = Some(exit_status);
+                rt.bump();
+            }
+            BackendEvent::OutputLost { pane } => {
+                let rt = self.get(&pane);
+                {
+                    let mut data = rt.lock();
+                    let offset = data.journal.len();
+                    data.gaps.push(offset);
+                }
+                rt.bump();
+            }
+            BackendEvent::ForegroundChanged { pane, .. } | BackendEvent::ModeChanged { pane } => {
+                self.get(&pane).bump();
+            }
+            BackendEvent::Disconnected { .. } | BackendEvent::Reconnected => {
+                let panes: Vec<Arc<PaneRuntime>> = self
+                    .panes
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .values()
+                    .cloned()
+                    .collect();
+                for rt in panes {
+                    let offset = rt.lock().journal.len();
+                    rt.lock().gaps.push(offset);
+                    rt.bump();
+                }
+            }
+            BackendEvent::LayoutChanged { .. } | BackendEvent::WindowClosed { .. } => {}
+        }
+    }
+}
+
+/// Feeds backend events into the runtimes until the stream ends.
+pub async fn dispatch(runtimes: Arc<Runtimes>, mut events: EventStream) {
+    while let Some(event) = events.recv().await {
+        runtimes.apply(event);
+    }
+}

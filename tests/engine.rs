@@ -1,0 +1,416 @@
+//! The engine against real tmux: the completion ladder (one test per layer and
+//! verdict), the journal, reads, the input path and the tripwire.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use cohort::engine::completion::{Layer, Until, WaitSpec};
+use cohort::engine::read::{ReadOptions, ReadWhat};
+use cohort::engine::{Engine, EngineError, OpenOptions, SendOptions};
+use cohort_backends::PaneId;
+use support::*;
+
+/// A raw line as a terminal shows it: escapes gone, text after the last carriage return.
+fn plain(line: &str) -> String {
+    let text = String::from_utf8_lossy(&strip_ansi_escapes::strip(
+        line.trim_end_matches(['\r', '\n']),
+    ))
+    .into_owned();
+    text.rsplit('\r')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_string()
+}
+
+async fn engine(server: &TestServer) -> Engine {
+    let backend = server.backend().await;
+    Engine::with_backend(Arc::new(backend), server.state_dir(), &server.socket)
+}
+
+async fn shell(engine: &Engine, name: &str) -> PaneId {
+    let pane = engine.open(OpenOptions::named(name)).await.unwrap();
+    assert!(engine.wait_ready(&pane.id, WAIT).await, "no prompt");
+    pane.id
+}
+
+fn spec(timeout_ms: u64) -> WaitSpec {
+    WaitSpec {
+        timeout: Duration::from_millis(timeout_ms),
+        ..WaitSpec::default()
+    }
+}
+
+async fn run(
+    engine: &Engine,
+    pane: &PaneId,
+    command: &str,
+    spec: WaitSpec,
+) -> cohort::engine::RunOutput {
+    engine
+        .run(pane, command, &SendOptions::default(), spec, false)
+        .await
+        .unwrap_or_else(|e| panic!("{command}: {e}"))
+}
+
+#[tokio::test]
+async fn exit_layer_reports_status_and_output_without_the_echo() {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let pane = shell(&engine, "exit-layer").await;
+
+    let out = run(&engine, &pane, "false", spec(10_000)).await;
+    assert!(out.verdict.complete);
+    assert_eq!(out.verdict.layer, Layer::Exit);
+    assert_eq!(out.verdict.exit_status, Some(1));
+
+    let out = run(&engine, &pane, "echo $((6*7))-done", spec(10_000)).await;
+    assert_eq!(
+        (out.verdict.layer, out.verdict.exit_status),
+        (Layer::Exit, Some(0))
+    );
+    assert_eq!(
+        out.output.text.trim(),
+        "42-done",
+        "meta: {}",
+        out.output.meta
+    );
+    assert!(
+        out.output.meta.contains("complete (exit 0, exit layer"),
+        "{}",
+        out.output.meta
+    );
+}
+
+#[tokio::test]
+async fn a_prompt_like_line_is_not_taken_for_completion() {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let pane = shell(&engine, "collecting").await;
+    // pytest prints "collecting ..." and pauses; only the shell's own mark ends it.
+    let command = "printf 'collecting ... '; sleep 1.2; echo 'collected 3 items'; echo '3 passed'";
+    let out = run(&engine, &pane, command, spec(15_000)).await;
+    assert_eq!(out.verdict.layer, Layer::Exit);
+    assert!(out.verdict.elapsed >= Duration::from_millis(1200));
+    assert!(out.output.text.contains("3 passed"), "{}", out.output.text);
+}
+
+#[tokio::test]
+async fn quiescence_waits_for_the_shell_to_come_back() {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    // A shell without cohort's integration: only the quiescence layer can decide.
+    let pane = engine
+        .open(OpenOptions {
+            name: "plain".into(),
+            command: Some("exec bash --norc --noprofile -i".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .id;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let out = run(
+        &engine,
+        &pane,
+        "echo first; sleep 2; echo second",
+        spec(20_000),
+    )
+    .await;
+    assert!(out.verdict.complete, "{:?}", out.verdict);
+    assert_eq!(out.verdict.layer, Layer::Quiescence);
+    assert!(
+        out.verdict.elapsed >= Duration::from_secs(2),
+        "called complete while quiet mid-output"
+    );
+    assert!(out.output.text.contains("second"), "{}", out.output.text);
+}
+
+#[tokio::test]
+async fn a_repl_answers_through_until_and_is_reported_nested_without_it() {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let pane = shell(&engine, "repl").await;
+
+    let out = run(&engine, &pane, "python3 -q", spec(10_000)).await;
+    assert!(!out.verdict.complete);
+    assert_eq!(out.verdict.layer, Layer::Nested, "{:?}", out.verdict);
+    assert!(out
+        .verdict
+        .hint
+        .as_deref()
+        .unwrap_or_default()
+        .contains("until"));
+
+    let until = WaitSpec {
+        until: Some(Until::new(">>> ", false).unwrap()),
+        ..spec(10_000)
+    };
+    let out = run(&engine, &pane, "print(6*7)", until.clone()).await;
+    assert_eq!(out.verdict.layer, Layer::Until);
+    assert!(out.output.text.contains("42"), "{}", out.output.text);
+
+    // The echo of the typed text never satisfies `until`.
+    let echo = WaitSpec {
+        until: Some(Until::new("NOT_PRINTED_", false).unwrap()),
+        ..spec(1500)
+    };
+    let out = run(&engine, &pane, "x = 'NOT_PRINTED_'", echo).await;
+    assert_eq!(out.verdict.layer, Layer::Timeout);
+    engine.type_line(&pane, "exit()").await.unwrap();
+}
+
+#[tokio::test]
+async fn a_nested_shell_answers_through_mark() {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let pane = shell(&engine, "nested").await;
+
+    let out = run(&engine, &pane, "bash --norc --noprofile", spec(10_000)).await;
+    assert!(
+        out.verdict.complete,
+        "a nested shell at its prompt: {:?}",
+        out.verdict
+    );
+    let send = SendOptions {
+        mark: Some("t3st".into()),
+        ..SendOptions::default()
+    };
+    let out = engine
+        .run(&pane, "sh -c 'exit 3'", &send, spec(10_000), false)
+        .await
+        .unwrap();
+    assert_eq!(
+        (out.verdict.layer, out.verdict.exit_status),
+        (Layer::Mark, Some(3)),
+        "{:?}",
+        out.verdict
+    );
+    let out = engine
+        .run(&pane, "true", &send, spec(10_000), false)
+        .await
+        .unwrap();
+    assert_eq!(
+        (out.verdict.layer, out.verdict.exit_status),
+        (Layer::Mark, Some(0))
+    );
+}
+
+#[tokio::test]
+async fn a_timeout_is_a_verdict_not_an_error() {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let pane = shell(&engine, "timeout").await;
+    let out = run(&engine, &pane, "sleep 30", spec(1000)).await;
+    assert!(!out.verdict.complete);
+    assert_eq!(out.verdict.layer, Layer::Timeout);
+    assert!(out.verdict.elapsed >= Duration::from_millis(1000));
+    engine.keys(&pane, &["C-c".parse().unwrap()]).await.unwrap();
+    let verdict = engine.wait(&pane, spec(10_000)).await.unwrap();
+    assert_eq!(
+        (verdict.layer, verdict.exit_status),
+        (Layer::Exit, Some(130))
+    );
+}
+
+#[tokio::test]
+async fn a_dead_pane_reports_its_exit_status() {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let pane = engine
+        .open(OpenOptions {
+            name: "one-shot".into(),
+            command: Some("sleep 0.5; exit 4".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .id;
+    let verdict = engine.wait(&pane, spec(10_000)).await.unwrap();
+    assert_eq!(
+        (verdict.complete, verdict.layer, verdict.exit_status),
+        (true, Layer::Exit, Some(4))
+    );
+}
+
+#[tokio::test]
+async fn a_64k_paste_arrives_intact() {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let pane = shell(&engine, "paste").await;
+    let target = server.state_dir().join("pasted.txt");
+    let mut body = String::new();
+    let mut i = 0;
+    while body.len() < 64 * 1024 {
+        body.push_str(&format!("{i:06} ünïcödé 日本 'q' \"d\" $HOME\n"));
+        i += 1;
+    }
+    let command = format!("cat > '{}' <<'EOF'\n{body}EOF", target.display());
+    let out = run(&engine, &pane, &command, spec(30_000)).await;
+    assert_eq!(out.verdict.exit_status, Some(0), "{:?}", out.verdict);
+    assert!(
+        std::fs::read_to_string(&target).unwrap() == body,
+        "paste changed on the way"
+    );
+}
+
+#[tokio::test]
+async fn two_million_lines_stay_retrievable_with_bounded_memory() {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let pane = shell(&engine, "big").await;
+    let out = run(&engine, &pane, "seq 1 2000000", spec(300_000)).await;
+    assert_eq!(
+        (out.verdict.layer, out.verdict.exit_status),
+        (Layer::Exit, Some(0)),
+        "{:?}",
+        out.verdict
+    );
+    // The reduced read says what it hid and how to read it.
+    assert!(
+        out.output.meta.contains("read lines="),
+        "{}",
+        out.output.meta
+    );
+    assert!(out.output.text.lines().count() < 200);
+    assert!(
+        engine.stats().journal_memory < 4 * 1024 * 1024,
+        "{:?}",
+        engine.stats()
+    );
+
+    // Find line "1" and check a sample of lines all the way to 2000000.
+    let head = engine.read(
+        &pane,
+        &ReadOptions {
+            what: ReadWhat::Lines(0..5),
+            raw: true,
+            ..Default::default()
+        },
+    );
+    let offset = head
+        .text
+        .lines()
+        .position(|l| plain(l) == "1")
+        .unwrap_or_else(|| panic!("line 1 missing from {:?} ({})", head.text, head.meta))
+        as u64;
+    for n in [1u64, 2, 1000, 777_777, 1_999_999, 2_000_000] {
+        let line = offset + n - 1;
+        let got = engine.read(
+            &pane,
+            &ReadOptions {
+                what: ReadWhat::Lines(line..line + 1),
+                raw: true,
+                ..Default::default()
+            },
+        );
+        assert_eq!(plain(&got.text), n.to_string(), "line for {n}");
+    }
+}
+
+#[tokio::test]
+async fn callers_have_independent_cursors() {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let pane = shell(&engine, "cursors").await;
+    let new = |caller: &str| ReadOptions {
+        caller: caller.into(),
+        ..Default::default()
+    };
+
+    run(&engine, &pane, "echo alpha", spec(10_000)).await;
+    let a1 = engine.read(&pane, &new("a"));
+    assert!(a1.text.contains("alpha"));
+    run(&engine, &pane, "echo beta", spec(10_000)).await;
+    let a2 = engine.read(&pane, &new("a"));
+    assert!(
+        a2.text.contains("beta") && !a2.text.contains("alpha"),
+        "{}",
+        a2.text
+    );
+    let b1 = engine.read(&pane, &new("b"));
+    assert!(
+        b1.text.contains("alpha") && b1.text.contains("beta"),
+        "{}",
+        b1.text
+    );
+    let a3 = engine.read(&pane, &new("a"));
+    assert!(!a3.text.contains("beta"), "{}", a3.text);
+}
+
+#[tokio::test]
+async fn the_tripwire_refuses_and_force_passes() {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let pane = shell(&engine, "tripwire").await;
+    let dir = tempfile::tempdir().unwrap();
+    let command = format!("cd '{}' && git reset --hard", dir.path().display());
+    let err = engine
+        .run(
+            &pane,
+            &command,
+            &SendOptions::default(),
+            spec(10_000),
+            false,
+        )
+        .await
+        .unwrap_err();
+    match &err {
+        EngineError::Refused(r) => assert_eq!(r.rule, "git-reset-hard"),
+        other => panic!("{other}"),
+    }
+    assert!(err.to_string().contains("force: true"), "{err}");
+    let forced = SendOptions {
+        force: true,
+        ..SendOptions::default()
+    };
+    let out = engine
+        .run(&pane, &command, &forced, spec(10_000), false)
+        .await
+        .unwrap();
+    assert_eq!(
+        out.verdict.exit_status,
+        Some(128),
+        "git outside a repository: {:?}",
+        out.verdict
+    );
+}
+
+#[tokio::test]
+async fn escapes_in_typed_text_cannot_break_out() {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let pane = shell(&engine, "sanitise").await;
+    let out = run(
+        &engine,
+        &pane,
+        "echo safe\x1b[201~; echo injected",
+        spec(10_000),
+    )
+    .await;
+    assert_eq!(out.verdict.exit_status, Some(0));
+    assert!(out.output.text.contains("safe"));
+    // Output escape payloads (title, clipboard) never reach the reader.
+    let out = run(
+        &engine,
+        &pane,
+        "printf '\\033]52;c;ZXZpbA==\\007\\033]0;title\\007visible\\n'",
+        spec(10_000),
+    )
+    .await;
+    assert_eq!(out.output.text.trim(), "visible", "{:?}", out.output.text);
+}
