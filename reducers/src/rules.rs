@@ -1,43 +1,4 @@
-//! User-defined reducers for private tools, read from TOML.
-//!
-//! cohort reads `.cohort/reducers.toml` in the project and `reducers.toml` in the user's
-//! config directory and passes their text here (this crate does no I/O); rules from the
-//! first source win. Each `[[reducer]]` names the command it applies to and what to do with
-//! its lines:
-//!
-//! ```toml
-//! [[reducer]]
-//! name = "deploy"                  # shown as the reducer "user:deploy"
-//! command = "deploy"               # program (after sudo, env, npx … are seen through),
-//!                                  # optionally with leading arguments: "mytool sync"
-//! match = "^\\./scripts/deploy"    # or/and: a regex over the whole command line
-//! keep = ["^ERROR", "deployed to"] # regexes: always shown, never elided
-//! drop = ["^\\s+Uploading ", "^DEBUG "]  # regexes: hidden (and counted)
-//! head = 10                        # elision: lines kept from the start …
-//! tail = 30                        # … and from the end …
-//! max_lines = 50                   # … once more than this many remain
-//! fold = true                      # fold repeated and number-only-different runs (default)
-//! ```
-//!
-//! Lines that read as errors or warnings are never dropped by a `drop` pattern. A rule
-//! replaces the built-in reducer for its command; the generic pipeline still runs.
-//!
-//! ```
-//! use cohort_reducers::{reduce, Options, UserRules};
-//! let rules = UserRules::from_toml_str(
-//!     "[[reducer]]\nname = \"deploy\"\ncommand = \"deploy\"\ndrop = [\"^Uploading \"]\n",
-//!     ".cohort/reducers.toml",
-//! ).unwrap();
-//! let options = Options { user_rules: Some(rules), ..Options::default() };
-//! let out = reduce("deploy --prod", b"Uploading a\nUploading b\nerror: quota\ndone\n", &options);
-//! assert_eq!(out.text, "error: quota\ndone");
-//! assert_eq!(out.reducer, "user:deploy");
-//!
-//! let err = UserRules::from_toml_str("[[reducer]]\nname = \"x\"\ncommand = \"x\"\ndrop = [\"(\"]\n", "rules.toml")
-//!     .unwrap_err();
-//! assert_eq!(err.line, 4);
-//! assert!(err.to_string().starts_with("rules.toml:4:"));
-//! ```
+//! User-defined reducers for private tools, read from TOML (see [`UserRules`]).
 
 use crate::choose::invocation;
 use crate::doc::{Out, Post, Src};
@@ -48,6 +9,45 @@ use std::fmt;
 use toml::Spanned;
 
 /// A set of user-defined reducers, in priority order.
+///
+/// cohort reads `.cohort/reducers.toml` in the project and `reducers.toml` in the user's
+/// config directory and passes their text here (this crate does no I/O); rules from the
+/// first source win. Each `[[reducer]]` names the command it applies to and what to do with
+/// its lines:
+///
+/// ```toml
+/// [[reducer]]
+/// name = "deploy"                  # shown as the reducer "user:deploy"
+/// command = "deploy"               # program (after sudo, env, npx … are seen through),
+///                                  # optionally with leading arguments: "mytool sync"
+/// match = "^\\./scripts/deploy"    # or/and: a regex over the whole command line
+/// keep = ["^ERROR", "deployed to"] # regexes: always shown, never elided
+/// drop = ["^\\s+Uploading ", "^DEBUG "]  # regexes: hidden (and counted)
+/// head = 10                        # elision: lines kept from the start …
+/// tail = 30                        # … and from the end …
+/// max_lines = 50                   # … once more than this many remain
+/// fold = true                      # fold repeated and number-only-different runs (default)
+/// ```
+///
+/// Lines that read as errors or warnings are never dropped by a `drop` pattern. A rule
+/// replaces the built-in reducer for its command; the generic pipeline still runs.
+///
+/// ```
+/// use cohort_reducers::{reduce, Options, UserRules};
+/// let rules = UserRules::from_toml_str(
+///     "[[reducer]]\nname = \"deploy\"\ncommand = \"deploy\"\ndrop = [\"^Uploading \"]\n",
+///     ".cohort/reducers.toml",
+/// ).unwrap();
+/// let options = Options { user_rules: Some(rules), ..Options::default() };
+/// let out = reduce("deploy --prod", b"Uploading a\nUploading b\nerror: quota\ndone\n", &options);
+/// assert_eq!(out.text, "error: quota\ndone");
+/// assert_eq!(out.reducer, "user:deploy");
+///
+/// let err = UserRules::from_toml_str("[[reducer]]\nname = \"x\"\ncommand = \"x\"\ndrop = [\"(\"]\n", "rules.toml")
+///     .unwrap_err();
+/// assert_eq!(err.line, 4);
+/// assert!(err.to_string().starts_with("rules.toml:4:"));
+/// ```
 #[derive(Clone, Debug, Default)]
 pub struct UserRules {
     rules: Vec<Rule>,

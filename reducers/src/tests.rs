@@ -57,8 +57,11 @@ fn tight() -> Options {
     }
 }
 
-fn marker_re() -> Regex {
-    Regex::new(r"… (\d+) ([a-z ]+?)(?: in \d+ ranges)? \((\d+)(?:-(\d+))?(?:; (\d+) errors/warnings among them)?\)").unwrap()
+fn marker_re() -> &'static Regex {
+    static RE: std::sync::LazyLock<Regex> = std::sync::LazyLock::new(|| {
+        Regex::new(r"… (\d+) ([a-z ]+?)(?: in \d+ ranges)? \((\d+)(?:-(\d+))?(?:; (\d+) errors/warnings among them)?\)").unwrap()
+    });
+    &RE
 }
 
 const SUCCESS: &[&str] = &[
@@ -233,8 +236,18 @@ fn check(name: &str, command: &str, raw: &[u8], options: &Options) -> Result<Red
     // No success wording that the raw output does not contain.
     let lower_raw = raw_text.to_lowercase();
     let lower_text = r.text.to_lowercase();
-    for word in SUCCESS {
-        let re = Regex::new(&format!(r"(^|[^\w]){}($|[^\w])", regex::escape(word))).unwrap();
+    static WORDS: std::sync::LazyLock<Vec<(&str, Regex)>> = std::sync::LazyLock::new(|| {
+        SUCCESS
+            .iter()
+            .map(|w| {
+                (
+                    *w,
+                    Regex::new(&format!(r"(^|[^\w]){}($|[^\w])", regex::escape(w))).unwrap(),
+                )
+            })
+            .collect()
+    });
+    for (word, re) in WORDS.iter() {
         if re.is_match(&lower_text) && !re.is_match(&lower_raw) {
             return Err(ctx(format!("says {word:?}, which the raw output does not")));
         }
