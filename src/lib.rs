@@ -26,6 +26,7 @@ pub mod cli;
 pub mod config;
 pub mod engine;
 pub mod mcp;
+pub mod rules;
 
 pub use config::Config;
 pub use engine::{Engine, EngineError};

@@ -202,3 +202,60 @@ async fn mcp_tools_over_stdio_through_a_real_client() {
     assert_eq!(sessions, 0);
     client.cancel().await.unwrap();
 }
+
+#[test]
+fn reduce_runs_a_command_and_passes_its_status_through() {
+    let out = Command::new(env!("CARGO_BIN_EXE_cohort"))
+        .args([
+            "reduce",
+            "--",
+            "sh",
+            "-c",
+            "seq 1 400; echo 'error: it broke' >&2; exit 7",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(7));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("error: it broke"), "{text}");
+    assert!(text.lines().count() < 20, "{text}");
+    assert!(
+        text.trim_end().ends_with(']') && text.contains("shown "),
+        "{text}"
+    );
+}
+
+#[test]
+fn reduce_reads_stdin_and_names_bad_rule_lines() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cohort"))
+        .args(["reduce", "--command", "git log"])
+        .current_dir(dir.path())
+        .env("XDG_CONFIG_HOME", dir.path())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"commit 0123456789abcdef0123456789abcdef01234567\nAuthor: A <a@x>\nDate:   Mon Jan 1 00:00:00 2026 +0000\n\n    first subject\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("first subject"));
+
+    std::fs::create_dir_all(dir.path().join(".cohort")).unwrap();
+    std::fs::write(
+        dir.path().join(".cohort/reducers.toml"),
+        "[[reducer]]\nname = \"x\"\ncommand = \"x\"\ndrop = [\"(\"]\n",
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_cohort"))
+        .args(["reduce", "--command", "x"])
+        .current_dir(dir.path())
+        .env("XDG_CONFIG_HOME", dir.path())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("reducers.toml:4:"), "{err}");
+}

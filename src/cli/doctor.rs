@@ -31,6 +31,25 @@ pub async fn run(config: &Config) -> ExitCode {
         }
     );
     println!("ok    state: {}", config.state_dir.display());
+    let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
+    match crate::rules::load(&cwd) {
+        Ok(Some(rules)) => println!(
+            "ok    reducer rules: {} rule(s) from {}",
+            rules.len(),
+            crate::rules::rule_files(&cwd)
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Ok(None) => println!(
+            "info  reducer rules: none (.cohort/reducers.toml or ~/.config/cohort/reducers.toml)"
+        ),
+        Err(e) => {
+            ok = false;
+            println!("FAIL  reducer rules: {e}");
+        }
+    }
     match check_shell_integration(config).await {
         Ok(shell) => println!("ok    shell integration: {shell} reports exit statuses (OSC 133)"),
         Err(e) => {

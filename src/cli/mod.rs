@@ -1,6 +1,7 @@
 //! The `cohort` command line.
 
 mod doctor;
+mod reduce;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -50,6 +51,9 @@ pub enum Command {
     },
     /// Check tmux, the socket and shell integration (and iTerm2 on macOS).
     Doctor,
+    /// Reduce a command's output to fewer tokens: `--command "git log" < file`, or
+    /// `-- git log -n 30` to run it (its exit status passes through).
+    Reduce(reduce::ReduceArgs),
 }
 
 /// Sends logs to stderr (stdout is the MCP channel). `COHORT_LOG`/`RUST_LOG` override.
@@ -96,6 +100,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Ls => ls(&config).await,
         Command::Attach { name, print } => attach(&config, &name, print).await,
         Command::Doctor => return doctor::run(&config).await,
+        Command::Reduce(args) => return reduce::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

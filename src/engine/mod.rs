@@ -156,6 +156,7 @@ pub struct Engine {
     lock_dir: PathBuf,
     server_key: String,
     journal_dir: PathBuf,
+    rules: Option<Arc<cohort_reducers::UserRules>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -205,6 +206,7 @@ impl Engine {
             lock_dir: state_dir.join("locks"),
             server_key: server_key.to_string(),
             journal_dir,
+            rules: None,
         }
     }
 
@@ -392,7 +394,7 @@ impl Engine {
                 raw,
                 ..ReadOptions::default()
             };
-            read::read(&mut data, &options, None)
+            read::read(&mut data, &options, self.rules.as_deref())
         };
         append_verdict(&mut output, &verdict);
         Ok(RunOutput { verdict, output })
@@ -416,7 +418,7 @@ impl Engine {
     pub fn read(&self, pane: &PaneId, options: &ReadOptions) -> ReadOutput {
         let runtime = self.runtimes.get(pane);
         let mut data = runtime.lock();
-        read::read(&mut data, options, None)
+        read::read(&mut data, options, self.rules.as_deref())
     }
 
     /// Presses named keys.
