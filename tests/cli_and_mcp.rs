@@ -259,3 +259,106 @@ fn reduce_reads_stdin_and_names_bad_rule_lines() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("reducers.toml:4:"), "{err}");
 }
+
+#[tokio::test]
+async fn a_human_attaching_does_not_resize_the_agents_window() {
+    isolate_home();
+    let server = TestServer::new();
+    let backend = server.backend().await;
+    let pane = backend
+        .spawn(SpawnOptions {
+            name: "watched".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let before = pane.size;
+    // A human in an 80x20 terminal (a pane of another tmux server) runs `cohort attach`.
+    let outer = format!("{}-human", server.socket);
+    let attach = format!(
+        "env COHORT_TMUX_SOCKET={} COHORT_STATE_DIR={} {} attach watched",
+        server.socket,
+        server.state_dir().display(),
+        env!("CARGO_BIN_EXE_cohort")
+    );
+    let status = Command::new("tmux")
+        .args([
+            "-L",
+            &outer,
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-x",
+            "80",
+            "-y",
+            "20",
+            &attach,
+        ])
+        .env_remove("TMUX")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    struct KillOuter(String);
+    impl Drop for KillOuter {
+        fn drop(&mut self) {
+            let _ = Command::new("tmux")
+                .args(["-L", &self.0, "kill-server"])
+                .status();
+        }
+    }
+    let _outer = KillOuter(outer.clone());
+
+    // Wait until the human's client is attached to cohort's server.
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let clients = Command::new("tmux")
+            .args([
+                "-L",
+                &server.socket,
+                "list-clients",
+                "-F",
+                "#{client_termname}",
+            ])
+            .output()
+            .unwrap();
+        if !String::from_utf8_lossy(&clients.stdout).trim().is_empty() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the human never attached"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let screen = Command::new("tmux")
+        .args(["-L", &outer, "capture-pane", "-p"])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&screen.stdout).contains("watched"),
+        "the human sees the session"
+    );
+    let after = backend.pane_state(&pane.id).await.unwrap().size;
+    assert_eq!(
+        after, before,
+        "the agent's window was resized by the human's terminal"
+    );
+}
+
+#[test]
+fn a_missing_tmux_says_how_to_install_it() {
+    let out = Command::new(env!("CARGO_BIN_EXE_cohort"))
+        .arg("doctor")
+        .env("COHORT_TMUX", "/nonexistent/tmux")
+        .env("COHORT_TMUX_SOCKET", "cohort-test-missing")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("FAIL  tmux") && text.contains("install"),
+        "{text}"
+    );
+}
