@@ -414,3 +414,25 @@ async fn escapes_in_typed_text_cannot_break_out() {
     .await;
     assert_eq!(out.output.text.trim(), "visible", "{:?}", out.output.text);
 }
+
+#[tokio::test]
+async fn typing_into_a_pane_in_copy_mode_leaves_copy_mode_first() {
+    isolate_home();
+    let server = TestServer::new();
+    let backend = Arc::new(server.backend().await);
+    let engine = Engine::with_backend(backend.clone(), server.state_dir(), &server.socket);
+    let pane = shell(&engine, "copy-mode").await;
+    backend
+        .raw_command(&format!("copy-mode -t {pane}"))
+        .await
+        .unwrap();
+    assert!(
+        cohort_backends::TerminalBackend::pane_state(backend.as_ref(), &pane)
+            .await
+            .unwrap()
+            .copy_mode
+    );
+    let out = run(&engine, &pane, "echo typed-after-copy-mode", spec(10_000)).await;
+    assert_eq!(out.verdict.exit_status, Some(0));
+    assert_eq!(out.output.text.trim(), "typed-after-copy-mode");
+}

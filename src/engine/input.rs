@@ -94,3 +94,23 @@ pub async fn settle(runtime: &PaneRuntime, quiet: Duration, limit: Duration) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_lock_excludes_a_second_holder_until_released() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = lock_path(dir.path(), "-L cohort", "%3");
+        let first = lock(path.clone(), Duration::from_millis(50)).await.unwrap();
+        // flock locks belong to the open file description: a second open (as another
+        // process would make) cannot take it.
+        let err = lock(path.clone(), Duration::from_millis(100))
+            .await
+            .unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::TimedOut);
+        drop(first);
+        lock(path, Duration::from_millis(50)).await.unwrap();
+    }
+}
