@@ -195,6 +195,18 @@ impl<'a> Out<'a> {
     pub fn hide_counted(&mut self, src: &Src<'a>, i: usize, why: HiddenReason) {
         record(&mut self.hidden, i, why, src.signal[i]);
     }
+
+    /// [`Out::hide_counted`], starting a range of its own even when the last one ends just
+    /// before `i`: for the first line under a new marker, so each marker's count matches
+    /// the ranges inside its own span.
+    pub fn hide_counted_apart(&mut self, src: &Src<'a>, i: usize, why: HiddenReason) {
+        self.hidden.push(Hidden {
+            lines: i..i + 1,
+            count: 1,
+            why,
+            signal: usize::from(src.signal[i]),
+        });
+    }
 }
 
 /// Records raw line `i` as hidden for `why`, extending the last range when it continues it.

@@ -452,3 +452,219 @@ proptest! {
         }
     }
 }
+
+/// The outside token-reduction benchmark: six everyday commands, scored by tokens returned
+/// against raw and by whether every fact survives (shown, or counted with the exact raw
+/// range that holds it).
+pub(crate) mod scenarios {
+    use super::*;
+
+    /// What the facts of a scenario are.
+    #[derive(Clone, Copy, Debug)]
+    pub(crate) enum Facts {
+        /// Every commit subject of a medium-format git log.
+        Subjects,
+        /// Every changed path of a human git status.
+        StatusPaths,
+        /// Every `path:line:` hit of grep -rn.
+        GrepHits,
+        /// Every `FAILED` test id of pytest's short summary.
+        FailedTests,
+        /// The whole (one-line) output.
+        Whole,
+        /// Every file name of an ls -l listing.
+        LsNames,
+    }
+
+    /// (benchmark command, fixture, facts).
+    pub(crate) const SCENARIOS: &[(&str, &str, Facts)] = &[
+        ("git log -n 30", "git-log-medium", Facts::Subjects),
+        (
+            "git status, 40 changes",
+            "git-status-human",
+            Facts::StatusPaths,
+        ),
+        ("grep -rn, 136 hits", "grep-rn-stdlib", Facts::GrepHits),
+        ("pytest, failing", "pytest-fail", Facts::FailedTests),
+        ("cargo --version", "cargo-version", Facts::Whole),
+        ("ls -la, 200 files", "ls-la", Facts::LsNames),
+    ];
+
+    /// One scenario's score.
+    pub(crate) struct Score {
+        pub raw_tokens: usize,
+        pub shown_tokens: usize,
+        /// Tokens of the text plus its meta line, as a read returns them.
+        pub with_meta: usize,
+        pub facts: usize,
+        /// Facts neither shown nor counted with their exact range.
+        pub lost: Vec<String>,
+    }
+
+    /// Expands a shell brace range (`mod{03..05}.py`) as bash does; other words as they are.
+    fn expand(word: &str) -> Vec<String> {
+        let re = Regex::new(r"^(.*)\{(\d+)\.\.(\d+)\}(.*)$").unwrap();
+        let Some(c) = re.captures(word) else {
+            return vec![word.to_owned()];
+        };
+        let (a, b) = (&c[2], &c[3]);
+        let width = if a.starts_with('0') || b.starts_with('0') {
+            a.len().max(b.len())
+        } else {
+            0
+        };
+        let (a, b): (u64, u64) = (a.parse().unwrap(), b.parse().unwrap());
+        (a..=b)
+            .map(|n| format!("{}{n:0width$}{}", &c[1], &c[4]))
+            .collect()
+    }
+
+    fn words(text: &str) -> std::collections::HashSet<String> {
+        text.split_whitespace()
+            .map(|w| w.trim_end_matches([',', ':', ';']))
+            .flat_map(|w| [w, w.trim_end_matches(['/', '*', '@'])])
+            .flat_map(expand)
+            .collect()
+    }
+
+    /// Whether raw line `i` lies inside a range a marker of `text` names exactly.
+    fn counted(r: &Reduced, i: usize) -> bool {
+        r.hidden.iter().any(|h| {
+            h.lines.contains(&i)
+                && h.why != crate::HiddenReason::Clipped
+                && marker_re().captures_iter(&r.text).any(|c| {
+                    let a: usize = c[3].parse().unwrap();
+                    let b: usize = c.get(4).map_or(a, |m| m.as_str().parse().unwrap());
+                    a <= i + 1 && i < b
+                })
+        })
+    }
+
+    pub(crate) fn score(command: &str, raw: &[u8], facts: Facts) -> Score {
+        let (r, spans) = run(command, raw, &Options::default(), true);
+        let decoded = decode::decode(raw);
+        let src = Src::new(&decoded.text, decoded.binary);
+        let lines: Vec<&str> = src.lines.iter().map(|l| &**l).collect();
+        let shown = |i: usize| spans.iter().any(|s: &Range<usize>| s.contains(&i));
+        let text_words = words(&r.text);
+        let mut all = Vec::new();
+        let mut lost = Vec::new();
+        match facts {
+            Facts::Subjects => {
+                for (i, l) in lines.iter().enumerate() {
+                    if l.starts_with("commit ") {
+                        let mut j = i + 1;
+                        while j < lines.len() && !lines[j].is_empty() {
+                            j += 1;
+                        }
+                        if let Some(s) = lines.get(j + 1) {
+                            all.push(s.trim().to_owned());
+                            if !r.text.contains(s.trim()) {
+                                lost.push(s.trim().to_owned());
+                            }
+                        }
+                    }
+                }
+            }
+            Facts::StatusPaths => {
+                for l in lines.iter().filter(|l| l.starts_with('\t')) {
+                    let path = l.rsplit(":   ").next().unwrap().trim();
+                    let t = path.trim_end_matches('/');
+                    let (dir, name) = match t.rfind('/') {
+                        Some(at) => (&path[..=at], &path[at + 1..]),
+                        None => ("", path),
+                    };
+                    all.push(path.to_owned());
+                    let ok = r.text.contains(path)
+                        || r.text
+                            .lines()
+                            .any(|tl| tl.contains(dir) && words(tl).contains(name));
+                    if !ok {
+                        lost.push(path.to_owned());
+                    }
+                }
+            }
+            Facts::GrepHits => {
+                let hit = Regex::new(r"^[^:]+:\d+:").unwrap();
+                for (i, l) in lines.iter().enumerate() {
+                    if hit.is_match(l) {
+                        all.push(l.to_string());
+                        if !shown(i) && !counted(&r, i) {
+                            lost.push(l.to_string());
+                        }
+                    }
+                }
+            }
+            Facts::FailedTests => {
+                for l in lines.iter().filter(|l| l.starts_with("FAILED ")) {
+                    let id = l[7..].split(" - ").next().unwrap();
+                    all.push(id.to_owned());
+                    if !r.text.contains(id) {
+                        lost.push(id.to_owned());
+                    }
+                }
+            }
+            Facts::Whole => {
+                for l in lines.iter().filter(|l| !l.is_empty()) {
+                    all.push(l.to_string());
+                    if !r.text.contains(l) {
+                        lost.push(l.to_string());
+                    }
+                }
+            }
+            Facts::LsNames => {
+                let row = Regex::new(r"^[-dlcbps][-rwxsStT]{9}\S*\s+\d+\s+\S+\s+\S+\s+\d+\s+\w{3}\s+\d+\s+[\d:]+\s(.+)$").unwrap();
+                for l in &lines {
+                    if let Some(c) = row.captures(l) {
+                        let name = c[1].split(" -> ").next().unwrap();
+                        if name == "." || name == ".." {
+                            continue;
+                        }
+                        all.push(name.to_owned());
+                        if !text_words.contains(name) {
+                            lost.push(name.to_owned());
+                        }
+                    }
+                }
+            }
+        }
+        Score {
+            raw_tokens: r.raw_tokens,
+            shown_tokens: r.shown_tokens,
+            with_meta: crate::estimate_tokens(&format!("{}\n{}", r.text, r.meta_line())),
+            facts: all.len(),
+            lost,
+        }
+    }
+
+    #[test]
+    fn benchmark_scenarios_keep_every_fact_at_under_a_third() {
+        let all = fixtures();
+        let (mut raw, mut shown) = (0, 0);
+        let mut report = Vec::new();
+        let mut failures = Vec::new();
+        for &(what, name, facts) in SCENARIOS {
+            let f = all.iter().find(|f| f.name == name).expect(name);
+            let s = score(&f.command, &f.raw, facts);
+            let ratio = s.shown_tokens as f64 / s.raw_tokens as f64;
+            report.push(format!(
+                "{what}: {ratio:.2}x ({:.2}x with the meta line), facts {}/{}",
+                s.with_meta as f64 / s.raw_tokens as f64,
+                s.facts - s.lost.len(),
+                s.facts
+            ));
+            if s.facts == 0 || !s.lost.is_empty() {
+                failures.push(format!("{name}: lost {:?} of {} facts", s.lost, s.facts));
+            }
+            // A one-line answer cannot shrink without losing its fact.
+            if s.raw_tokens > 20 && ratio > 0.30 {
+                failures.push(format!("{name}: {ratio:.2}x raw"));
+            }
+            raw += s.raw_tokens;
+            shown += s.shown_tokens;
+        }
+        assert!(failures.is_empty(), "{failures:#?}\n{report:#?}");
+        let ratio = shown as f64 / raw as f64;
+        assert!(ratio <= 0.30, "all scenarios: {ratio:.2}x raw ({report:?})");
+    }
+}

@@ -72,8 +72,28 @@ pub(crate) fn status<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
     Some(out)
 }
 
-/// Writes runs of entries with the same kind and directory as one line each:
-/// `  modified src/: a.py b.py`.
+/// git's short status code for a long-form entry kind (`modified` → `M`).
+fn short_code(kind: &str) -> &'static str {
+    match kind {
+        "new file" => "A",
+        "modified" => "M",
+        "deleted" => "D",
+        "renamed" => "R",
+        "copied" => "C",
+        "typechange" => "T",
+        "both modified" => "UU",
+        "both added" => "AA",
+        "both deleted" => "DD",
+        "added by us" => "AU",
+        "added by them" => "UA",
+        "deleted by us" => "DU",
+        "deleted by them" => "UD",
+        _ => "",
+    }
+}
+
+/// Writes runs of entries with the same kind and directory as one line each, the kind as
+/// git's short code and numbered runs as brace ranges: `  M src/: a.py mod{03..24}.py`.
 fn group_paths<'a>(out: &mut Out<'a>, src: &Src<'a>, entries: &[(usize, &str, &str)]) {
     let dir_of = |p: &str| -> (String, String) {
         let p = p.trim_end_matches('/');
@@ -98,12 +118,12 @@ fn group_paths<'a>(out: &mut Out<'a>, src: &Src<'a>, entries: &[(usize, &str, &s
             names.push(format!("{name}{slash}"));
             m += 1;
         }
-        let kind = if kind.is_empty() {
-            String::new()
-        } else {
-            format!("{kind} ")
+        let kind = match short_code(kind) {
+            "" => String::new(),
+            code => format!("{code} "),
         };
-        let text = if names.len() == 1 && !path.contains(" -> ") {
+        let names = super::brace_runs(&names);
+        let text = if m - k == 1 && !path.contains(" -> ") {
             format!("  {kind}{path}")
         } else if dir.is_empty() {
             format!("  {kind}{}", names.join(" "))

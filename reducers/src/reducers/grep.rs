@@ -79,8 +79,12 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
         if show < group.len() {
             let rest = &group[show..];
             let signal = rest.iter().filter(|h| src.signal[h.raw]).count();
-            for h in rest {
-                out.hide_counted(src, h.raw, Capped);
+            for (n, h) in rest.iter().enumerate() {
+                if n == 0 {
+                    out.hide_counted_apart(src, h.raw, Capped);
+                } else {
+                    out.hide_counted(src, h.raw, Capped);
+                }
             }
             let lines = rest[0].raw..rest[rest.len() - 1].raw + 1;
             out.note(
@@ -110,6 +114,8 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
         for i in heading.into_iter().chain(lines.clone()) {
             if headings.iter().any(|&(at, _)| at == i) {
                 out.hide(src, i, crate::model::HiddenReason::Noise);
+            } else if hit_at.contains(&i) && i == lines.start {
+                out.hide_counted_apart(src, i, Capped);
             } else if hit_at.contains(&i) {
                 out.hide_counted(src, i, Capped);
             } else if !src.line(i).is_empty() {

@@ -1,7 +1,7 @@
 //! ls / find / tree: entries grouped and packed several to a line, counted, capped with a
 //! notice that gives the hidden range.
 
-use super::{pack, re};
+use super::{brace_runs_counted, pack, pack_counted, re};
 use crate::doc::{Out, Post, Src};
 use crate::model::HiddenReason::{Capped, Noise};
 use crate::pipeline::marker;
@@ -18,9 +18,10 @@ re!(
 re!(TOTAL, r"^total \d+[KMGTPE]?$");
 re!(DIR_HEADER, r"^\S.*:$");
 
-/// `ls`: long listings become `name size` items (directories end in `/`, links show their
-/// target, executables end in `*`), packed several to a line; modes, owners and dates are
-/// left out and the `total` line says so.
+/// `ls`: long listings become names (directories end in `/`, links show their target,
+/// executables end in `*`), numbered runs written as brace ranges (`data_{001..200}.csv`),
+/// packed several to a line; modes, owners, sizes and dates are left out and the `total`
+/// line says so.
 pub(crate) fn ls<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
     let long = src.lines.iter().filter(|l| LONG_ROW.is_match(l)).count();
     let other = src
@@ -46,8 +47,8 @@ fn item(line: &str) -> Option<String> {
     Some(match kind {
         "d" => format!("{name}/"),
         "l" => name.to_owned(),
-        _ if exec => format!("{name}* {}", &c[2]),
-        _ => format!("{name} {}", &c[2]),
+        _ if exec => format!("{name}*"),
+        _ => name.to_owned(),
     })
 }
 
@@ -70,7 +71,7 @@ fn packed<'a>(src: &Src<'a>, post: Post) -> Out<'a> {
             if !noted && TOTAL.is_match(line) {
                 out.rewrite(
                     src,
-                    format!("{line} (entries as name and size; modes, owners and dates left out)"),
+                    format!("{line} (names only; modes, owners, sizes and dates left out)"),
                     i,
                     1,
                 );
@@ -99,7 +100,7 @@ fn packed<'a>(src: &Src<'a>, post: Post) -> Out<'a> {
         }
         let room = MAX_ENTRIES.saturating_sub(shown).min(items.len());
         let mut at = i;
-        for (text, count) in pack(&items[..room], WIDTH) {
+        for (text, count) in pack_counted(&brace_runs_counted(&items[..room]), WIDTH) {
             out.rewrite(src, text, at, count);
             at += count;
         }

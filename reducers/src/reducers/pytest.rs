@@ -1,5 +1,6 @@
 //! pytest: the session header and progress dots dropped, every failure and error kept with
-//! its reason (`>` line, `E` lines, location), traceback source folded, the short summary and
+//! its reason (`E` lines, indentation after `E` shortened) and location, traceback source
+//! (`>` lines included) folded, the short summary and
 //! the final counts line kept word for word. Collection errors stay as loud as pytest made
 //! them. Decoration rules (`=====`) are shortened, their words kept.
 
@@ -37,6 +38,10 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
     // Which section a line is in: "" before the first banner.
     let mut section = String::new();
     let mut captured = false;
+    // Names of the failure blocks shown (`test_parse_bad`, `Test.test_x[1]`).
+    let mut shown_blocks: Vec<String> = Vec::new();
+    // The `E` reasons of the current block.
+    let mut reasons: Vec<String> = Vec::new();
     for i in 0..src.len() {
         let line = src.line(i);
         if SEPARATOR.is_match(line) {
@@ -46,10 +51,19 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
         if let Some(c) = BANNER.captures(line) {
             let title = c[2].to_owned();
             let bar = &c[1][..1];
+            if title == "test session starts" {
+                section = title;
+                out.hide(src, i, Noise);
+                continue;
+            }
             if bar == "=" {
                 section = title.clone();
             }
             captured = bar == "-" && title.starts_with("Captured");
+            reasons.clear();
+            if bar == "_" && (section == "FAILURES" || section == "ERRORS") {
+                shown_blocks.push(title.clone());
+            }
             out.rewrite(src, format!("{bar}{bar} {title} {bar}{bar}"), i, 1);
             if FINAL.is_match(line) || bar == "!" || bar == "_" {
                 if let Some(e) = out.entries.last_mut() {
@@ -68,18 +82,32 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
                 Noise
             };
             out.hide(src, i, why);
+        } else if let Some(id) = failed_shown(line, &shown_blocks) {
+            // The reason is a copy of the `E` line shown in the test's block (often cut
+            // short with `...`): the id is enough here.
+            out.rewrite(src, format!("FAILED {id}"), i, 1);
         } else if DOCS.is_match(line) {
             out.hide(src, i, Noise);
         } else if detail_section {
-            if captured
-                || line.starts_with('>')
-                || line.starts_with("E ")
-                || line == "E"
-                || LOCATION.is_match(line)
-                || line.starts_with("----")
-            {
+            if let Some(reason) = line.strip_prefix('E').filter(|r| r.starts_with(' ')) {
+                // pytest indents every reason line by seven spaces after the `E`; the
+                // reason's own indentation (diff lines) is kept.
+                let reason = reason
+                    .strip_prefix("       ")
+                    .unwrap_or(reason.trim_start());
+                out.rewrite(src, format!("E {reason}"), i, 1);
+                reasons.push(reason.trim_start().to_owned());
+            } else if let Some((at, _)) = line.rsplit_once(": ").filter(|(_, kind)| {
+                LOCATION.is_match(line) && reasons.iter().any(|r| r.starts_with(kind))
+            }) {
+                // `tests/a.py:8: AssertionError` after `E AssertionError: …`: the kind is
+                // already shown.
+                out.rewrite(src, at.to_owned(), i, 1);
+            } else if captured || LOCATION.is_match(line) || line.starts_with("----") {
                 out.pin(src, i);
             } else {
+                // Source lines (`>` marks the failing one), locals, bare `E`: the location
+                // line and the `E` reason say what failed and where.
                 out.hide(src, i, Detail);
             }
         } else {
@@ -87,4 +115,12 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
         }
     }
     Some(out)
+}
+
+/// For a `FAILED id - reason` line of a test whose failure block was shown, the id.
+fn failed_shown<'l>(line: &'l str, blocks: &[String]) -> Option<&'l str> {
+    let (id, _reason) = line.strip_prefix("FAILED ")?.split_once(" - ")?;
+    // A block is titled by the test's name, with its class for methods: `Test.test_x`.
+    let name = id.split_once("::")?.1.replace("::", ".");
+    blocks.contains(&name).then_some(id)
 }
