@@ -1,5 +1,6 @@
 //! cargo build / check / clippy / run and cargo test / nextest: progress lines dropped,
-//! every diagnostic kept with its location, passing tests dropped (the summary counts them),
+//! every diagnostic kept as its headline and location (source snippet, labels and notes
+//! folded as detail), passing tests dropped (the summary counts them),
 //! failures kept with their panic message, all-green result lines merged into one.
 
 use super::{diagnostics, re};
@@ -30,8 +31,12 @@ re!(
 re!(RULE, r"^\s*─+\s*$");
 re!(LIBTEST_NOISE, r"^\s*running \d+ tests?$");
 re!(DIAG_HEADER, r"^(error|warning)(\[\w+\])?: ");
-re!(SOURCE, r"^\s*\d+\s*\|");
-re!(LABEL, r"^\s*\|(.*)$");
+re!(ARROW, r"^\s*--> \S");
+// What follows a diagnostic's headline: indented snippet and labels, gutter lines, notes.
+re!(
+    BODY,
+    r"^(\s|\d+\s*\||(help|note|suggestion)(\[\w+\])?: |\.\.\.$)"
+);
 re!(
     EXPLAIN,
     r"^Some errors have detailed explanations: |^\.\.\.$"
@@ -42,29 +47,30 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
     let mut ok_results: Vec<usize> = Vec::new();
     let n = src.len();
     let mut in_diag = false;
+    // Whether the current diagnostic's ` --> file:line:col` was seen.
+    let mut located = false;
     let mut i = 0;
     while i < n {
         let line = src.line(i);
-        if DIAG_HEADER.is_match(line) {
+        let header = DIAG_HEADER.is_match(line);
+        if header {
             in_diag = true;
-        } else if line.is_empty() {
+            located = false;
+        } else if line.is_empty() || !BODY.is_match(line) {
             in_diag = false;
         }
-        if in_diag && SOURCE.is_match(line) {
-            // Source text under a diagnostic: the location line says where to read it.
+        if in_diag && !header && !located && ARROW.is_match(line) {
+            // The diagnostic's location: kept with its headline.
+            located = true;
+            out.keep(src, i);
+        } else if in_diag && !header && NOTE_NOISE.is_match(line) {
+            // `= note: #[warn(unused)] on by default` reads as a warning but only names the
+            // lint: hidden, and counted as one.
+            out.hide_counted(src, i, Detail);
+        } else if in_diag && !header {
+            // Source snippet, span labels, `= note`/`= help` and sub-notes: detail behind
+            // the headline and location, which say where to read it.
             out.hide(src, i, Detail);
-        } else if let Some(label) = LABEL
-            .captures(line)
-            .filter(|_| in_diag)
-            .map(|c| c[1].trim().to_owned())
-        {
-            // Span markers (`^^^ expected u32`) lose the alignment that only made sense
-            // under the hidden source line.
-            if label.is_empty() {
-                out.hide(src, i, Detail);
-            } else {
-                out.rewrite(src, format!("  {label}"), i, 1);
-            }
         } else if EXPLAIN.is_match(line)
             || PROGRESS.is_match(line)
             || LIBTEST_NOISE.is_match(line)
