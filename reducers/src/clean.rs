@@ -5,8 +5,31 @@ use std::borrow::Cow;
 
 /// Splits text into raw lines: on `\n`, with no empty last line for a trailing newline. The
 /// index of a line in this sequence is its raw line number (0-based).
-pub(crate) fn raw_lines(text: &str) -> std::str::SplitTerminator<'_, char> {
-    text.split_terminator('\n')
+pub(crate) fn raw_lines(text: &str) -> RawLines<'_> {
+    RawLines { text, at: 0 }
+}
+
+/// The iterator of [`raw_lines`]: a plain byte search for `\n` (it vectorises), cheaper per
+/// line than the generic `char` pattern searcher on outputs of many short lines.
+pub(crate) struct RawLines<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+impl<'a> Iterator for RawLines<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        let rest = self
+            .text
+            .as_bytes()
+            .get(self.at..)
+            .filter(|r| !r.is_empty())?;
+        let len = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+        let line = &self.text[self.at..self.at + len];
+        self.at += len + 1;
+        Some(line)
+    }
 }
 
 /// Whether a line holds anything beyond printable text and tabs.

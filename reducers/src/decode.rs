@@ -32,7 +32,11 @@ pub(crate) fn decode(raw: &[u8]) -> Decoded<'_> {
             (Cow::Owned(s), seqs, bytes)
         }
     };
-    let nul = raw.iter().filter(|&&b| b == 0).count();
+    let nul = if raw.contains(&0) {
+        raw.iter().filter(|&&b| b == 0).count()
+    } else {
+        0
+    };
     let binary = nul > 0 || (raw.len() >= 64 && invalid_bytes * 10 > raw.len());
     if binary {
         notices.push(format!(

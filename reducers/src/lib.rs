@@ -89,9 +89,8 @@ pub(crate) fn run(
 ) -> (Reduced, Vec<std::ops::Range<usize>>) {
     let decoded = decode::decode(raw);
     let raw_text: &str = &decoded.text;
-    let raw_lines = clean::raw_lines(raw_text).count();
     let raw_tokens = estimate_tokens(raw_text);
-    let all = || {
+    let all = |raw_lines: usize| {
         if spans {
             std::iter::once(0..raw_lines).collect()
         } else {
@@ -99,6 +98,7 @@ pub(crate) fn run(
         }
     };
     if options.raw {
+        let raw_lines = clean::raw_lines(raw_text).count();
         return (
             Reduced {
                 text: raw_text.to_owned(),
@@ -110,10 +110,11 @@ pub(crate) fn run(
                 hidden: Vec::new(),
                 notices: decoded.notices,
             },
-            all(),
+            all(raw_lines),
         );
     }
     let src = Src::new(raw_text, decoded.binary);
+    let raw_lines = src.len();
     let post = Post::from_options(options);
     let rule = options.user_rules.as_ref().and_then(|r| r.find(command));
     let (reducer, out) = match rule {
@@ -142,7 +143,7 @@ pub(crate) fn run(
                 hidden: Vec::new(),
                 notices: decoded.notices,
             },
-            all(),
+            all(raw_lines),
         );
     }
     let spans = if spans {
