@@ -7,6 +7,8 @@
 //!
 //! - [`tmux::TmuxBackend`]: cohort's own tmux server through control mode (Linux,
 //!   macOS, CI; the default).
+//! - [`iterm2::Iterm2Backend`]: iTerm2 through its WebSocket + protobuf API (macOS);
+//!   [`iterm2::connect_auto`] picks between the two.
 //!
 //! It knows nothing of MCP or of how output is reduced; those live above it.
 //!
@@ -31,6 +33,7 @@
 mod backend;
 pub mod error;
 pub mod event;
+pub mod iterm2;
 pub mod keys;
 pub mod layout;
 pub mod shell;
