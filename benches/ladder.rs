@@ -69,7 +69,7 @@ async fn run() {
     config.socket = Socket::Name(socket.clone());
     config.shell = Some("/bin/bash".into());
     let backend = TmuxBackend::connect(config).await.expect("tmux");
-    let engine = Engine::with_backend(Arc::new(backend), &state, &socket);
+    let engine = Engine::with_backend(Arc::new(backend), &state, &socket).unwrap();
 
     let shell = engine
         .open(OpenOptions::named("integrated"))

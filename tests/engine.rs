@@ -27,7 +27,7 @@ fn plain(line: &str) -> String {
 
 async fn engine(server: &TestServer) -> Engine {
     let backend = server.backend().await;
-    Engine::with_backend(Arc::new(backend), server.state_dir(), &server.socket)
+    Engine::with_backend(Arc::new(backend), server.state_dir(), &server.socket).unwrap()
 }
 
 async fn shell(engine: &Engine, name: &str) -> PaneId {
@@ -420,7 +420,7 @@ async fn typing_into_a_pane_in_copy_mode_leaves_copy_mode_first() {
     isolate_home();
     let server = TestServer::new();
     let backend = Arc::new(server.backend().await);
-    let engine = Engine::with_backend(backend.clone(), server.state_dir(), &server.socket);
+    let engine = Engine::with_backend(backend.clone(), server.state_dir(), &server.socket).unwrap();
     let pane = shell(&engine, "copy-mode").await;
     backend
         .raw_command(&format!("copy-mode -t {pane}"))

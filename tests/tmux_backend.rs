@@ -145,6 +145,7 @@ async fn long_text_is_typed_whole() {
     let word: String = (0..20_000)
         .map(|i| char::from(b'a' + (i % 26) as u8))
         .collect();
+    wait_reading(&backend, &pane).await;
     run(
         &backend,
         &pane,

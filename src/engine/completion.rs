@@ -252,32 +252,7 @@ const INTERACTIVE: &[&str] = &[
     "sftp",
 ];
 
-/// Whether the process is blocked waiting for terminal input (Linux), else `None`.
-fn waiting_for_input(pid: u32) -> Option<bool> {
-    if !cfg!(target_os = "linux") {
-        return None;
-    }
-    let wchan = std::fs::read_to_string(format!("/proc/{pid}/wchan")).ok()?;
-    let wchan = wchan.trim();
-    if wchan.is_empty() || wchan == "0" {
-        return None;
-    }
-    Some(
-        [
-            "n_tty_read",
-            "wait_woken",
-            "poll_schedule_timeout",
-            "do_select",
-            "do_sys_poll",
-            "core_sys_select",
-            "ep_poll",
-            "do_epoll_wait",
-            "tty_read",
-        ]
-        .iter()
-        .any(|w| wchan.starts_with(w)),
-    )
-}
+use cohort_backends::waiting_for_input;
 
 /// Strips escape sequences for matching (`until`, sentinels).
 pub fn plain_text(bytes: &[u8]) -> String {

@@ -10,6 +10,7 @@ pub mod completion;
 pub mod input;
 pub mod journal;
 pub mod read;
+pub mod registry;
 pub mod runtime;
 pub mod safety;
 mod target;
@@ -28,6 +29,7 @@ use crate::config::Config;
 
 use self::completion::{mark_suffix, Started, Verdict, WaitSpec};
 use self::read::{ReadOptions, ReadOutput, ReadWhat};
+use self::registry::{LockRecord, Registry, RegistryError, SessionRecord};
 use self::runtime::Runtimes;
 use self::safety::Refusal;
 
@@ -72,6 +74,12 @@ pub enum EngineError {
     /// An argument is unusable.
     #[error("{0}")]
     InvalidArgument(String),
+    /// The registry failed.
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    /// Someone else holds the session's lock.
+    #[error("session {:?} is locked by {:?}: ask for it with request_access, or wait for unlock", .0.session, .0.owner)]
+    Locked(LockRecord),
 }
 
 /// How to open a session.
@@ -108,6 +116,8 @@ pub struct SendOptions {
     pub force: bool,
     /// Append the exit-status sentinel (the mark layer) with this nonce.
     pub mark: Option<String>,
+    /// Who is typing (an agent name); a locked session accepts only its holder.
+    pub owner: Option<String>,
 }
 
 impl Default for SendOptions {
@@ -117,6 +127,7 @@ impl Default for SendOptions {
             raw: false,
             force: false,
             mark: None,
+            owner: None,
         }
     }
 }
@@ -157,6 +168,7 @@ pub struct Engine {
     server_key: String,
     journal_dir: PathBuf,
     rules: Option<Arc<cohort_reducers::UserRules>>,
+    registry: Arc<Registry>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -181,11 +193,24 @@ impl Engine {
     pub async fn start(config: &Config) -> Result<Engine, EngineError> {
         let backend = TmuxBackend::connect(config.tmux()).await?;
         let key = backend.config().socket.to_string();
-        Ok(Engine::with_backend(
-            Arc::new(backend),
-            &config.state_dir,
-            &key,
-        ))
+        let mut engine = Engine::with_backend(Arc::new(backend), &config.state_dir, &key)?;
+        let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        match crate::rules::load(&cwd) {
+            Ok(rules) => engine.rules = rules.map(Arc::new),
+            Err(e) => {
+                tracing::warn!(target: "cohort::engine", "user reducer rules not loaded: {e}")
+            }
+        }
+        if let Some(message) = engine.registry.recovered() {
+            tracing::error!(target: "cohort::engine", "{message}");
+        }
+        engine.adopt().await?;
+        Ok(engine)
+    }
+
+    /// Uses these user-defined reducer rules for reads.
+    pub fn set_rules(&mut self, rules: Option<cohort_reducers::UserRules>) {
+        self.rules = rules.map(Arc::new);
     }
 
     /// An engine over any backend. `state_dir` holds journals and locks; `server_key`
@@ -194,19 +219,89 @@ impl Engine {
         backend: Arc<dyn TerminalBackend>,
         state_dir: &std::path::Path,
         server_key: &str,
-    ) -> Engine {
+    ) -> Result<Engine, EngineError> {
+        let registry = Arc::new(Registry::open(&state_dir.join("registry.db"))?);
         let journal_root = state_dir.join("journal");
         remove_stale_journals(&journal_root);
         let journal_dir = journal_root.join(std::process::id().to_string());
         let runtimes = Arc::new(Runtimes::new(journal_dir.clone()));
         tokio::spawn(runtime::dispatch(runtimes.clone(), backend.subscribe()));
-        Engine {
+        Ok(Engine {
             backend,
             runtimes,
             lock_dir: state_dir.join("locks"),
             server_key: server_key.to_string(),
             journal_dir,
             rules: None,
+            registry,
+        })
+    }
+
+    /// The shared registry.
+    pub fn registry(&self) -> &Registry {
+        &self.registry
+    }
+
+    /// The terminal server this engine drives (its registry key).
+    pub fn server_key(&self) -> &str {
+        &self.server_key
+    }
+
+    /// Brings the registry in line with the panes that exist: panes carrying a stamped
+    /// identity the registry lost are re-adopted (with their agent and team); sessions
+    /// of this server whose pane is gone are dropped.
+    pub async fn adopt(&self) -> Result<Vec<PaneInfo>, EngineError> {
+        let panes = self.backend.list_panes().await?;
+        let known = self.registry.sessions()?;
+        for pane in &panes {
+            let Some(identity) = &pane.identity else {
+                continue;
+            };
+            let record = known.iter().find(|s| s.id == identity.id);
+            if record.is_some_and(|r| r.pane == pane.id.as_str() && r.server == self.server_key) {
+                continue;
+            }
+            self.registry.upsert_session(&SessionRecord {
+                id: identity.id.clone(),
+                name: identity.name.clone(),
+                backend: self.backend.kind().name().into(),
+                server: self.server_key.clone(),
+                pane: pane.id.to_string(),
+                cwd: None,
+                created: record.map(|r| r.created).unwrap_or_else(unix_now),
+                last_command: None,
+                tags: Vec::new(),
+            })?;
+            if let Some(agent) = &identity.agent {
+                let teams: Vec<String> = identity.team.iter().cloned().collect();
+                self.registry
+                    .register_agent(agent, Some(&identity.id), None, &teams)?;
+            }
+            tracing::info!(target: "cohort::engine", session = %identity.name, pane = %pane.id, "re-adopted a session from its stamped identity");
+        }
+        for record in known.iter().filter(|r| r.server == self.server_key) {
+            let alive = panes
+                .iter()
+                .any(|p| p.identity.as_ref().is_some_and(|i| i.id == record.id));
+            if !alive {
+                self.registry.remove_session(&record.id)?;
+            }
+        }
+        Ok(panes)
+    }
+
+    /// Refuses when `pane`'s session is locked by someone other than `owner`.
+    fn check_lock(&self, pane: &PaneId, owner: Option<&str>) -> Result<(), EngineError> {
+        let sessions = self.registry.sessions()?;
+        let Some(session) = sessions
+            .iter()
+            .find(|s| s.pane == pane.as_str() && s.server == self.server_key)
+        else {
+            return Ok(());
+        };
+        match self.registry.lock_of(&session.id)? {
+            Some(lock) if Some(lock.owner.as_str()) != owner => Err(EngineError::Locked(lock)),
+            _ => Ok(()),
         }
     }
 
@@ -254,18 +349,30 @@ impl Engine {
         let mut env = options.env;
         env.push(("COHORT_SESSION".into(), options.name.clone()));
         env.push(("COHORT_SESSION_ID".into(), identity.id.clone()));
+        let cwd = options.cwd.clone();
         let pane = self
             .backend
             .spawn(SpawnOptions {
-                name: options.name,
+                name: options.name.clone(),
                 cwd: options.cwd,
                 env,
                 command: options.command,
                 size: None,
-                identity: Some(identity),
+                identity: Some(identity.clone()),
             })
             .await?;
         self.runtimes.get(&pane.id);
+        self.registry.upsert_session(&SessionRecord {
+            id: identity.id,
+            name: options.name,
+            backend: self.backend.kind().name().into(),
+            server: self.server_key.clone(),
+            pane: pane.id.to_string(),
+            cwd,
+            created: unix_now(),
+            last_command: None,
+            tags: Vec::new(),
+        })?;
         Ok(pane)
     }
 
@@ -291,6 +398,26 @@ impl Engine {
                 r = changes.changed() => if r.is_err() { return false },
                 _ = tokio::time::sleep_until(deadline.into()) => return false,
             }
+        }
+    }
+
+    /// Waits (at most `limit`) until the pane's foreground process is reading its
+    /// terminal; returns at once where the platform cannot tell.
+    pub async fn wait_reading(&self, pane: &PaneId, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        let mut pause = Duration::from_millis(2);
+        loop {
+            let reading = match self.backend.pane_state(pane).await {
+                Ok(state) if !state.dead => state
+                    .foreground_pid
+                    .and_then(cohort_backends::waiting_for_input),
+                _ => return,
+            };
+            if reading != Some(false) || Instant::now() >= deadline {
+                return;
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_millis(50));
         }
     }
 
@@ -332,6 +459,11 @@ impl Engine {
             })?;
         let runtime = self.runtimes.get(pane);
         self.backend.cancel_copy_mode(pane).await?;
+        if text.len() > 1024 {
+            // Text typed before the program reads the terminal sits in the kernel's line
+            // buffer, which keeps 4095 characters and drops the rest.
+            self.wait_reading(pane, Duration::from_secs(3)).await;
+        }
         let pasted = text.contains('\n');
         if pasted {
             self.backend
@@ -353,6 +485,14 @@ impl Engine {
                 .await;
             }
             let offset = runtime.record_command(&text);
+            if let Some(session) = self
+                .registry
+                .sessions()?
+                .into_iter()
+                .find(|s| s.pane == pane.as_str() && s.server == self.server_key)
+            {
+                let _ = self.registry.set_last_command(&session.id, &text);
+            }
             let at = Instant::now();
             self.backend.send_keys(pane, &[Key::ENTER]).await?;
             started = Some(Started {
@@ -423,6 +563,17 @@ impl Engine {
 
     /// Presses named keys.
     pub async fn keys(&self, pane: &PaneId, keys: &[Key]) -> Result<(), EngineError> {
+        self.keys_as(pane, keys, None).await
+    }
+
+    /// Presses named keys on behalf of `owner` (checked against the session's lock).
+    pub async fn keys_as(
+        &self,
+        pane: &PaneId,
+        keys: &[Key],
+        owner: Option<&str>,
+    ) -> Result<(), EngineError> {
+        self.check_lock(pane, owner)?;
         let path = input::lock_path(&self.lock_dir, &self.server_key, pane.as_str());
         let _lock = input::lock(path, Duration::from_secs(10))
             .await
@@ -443,7 +594,21 @@ impl Engine {
     pub async fn close(&self, pane: &PaneId) -> Result<(), EngineError> {
         self.backend.close(pane).await?;
         self.runtimes.remove(pane);
+        for session in self.registry.sessions()? {
+            if session.pane == pane.as_str() && session.server == self.server_key {
+                self.registry.remove_session(&session.id)?;
+            }
+        }
         Ok(())
+    }
+
+    /// The registry record of the session in `pane`.
+    pub fn session_record(&self, pane: &PaneId) -> Result<Option<SessionRecord>, EngineError> {
+        Ok(self
+            .registry
+            .sessions()?
+            .into_iter()
+            .find(|s| s.pane == pane.as_str() && s.server == self.server_key))
     }
 }
 
@@ -459,6 +624,13 @@ pub fn append_verdict(output: &mut ReadOutput, verdict: &Verdict) {
         output.meta.push_str(hint);
     }
     output.meta.push(']');
+}
+
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
 }
 
 /// Removes journal directories of cohort processes that no longer run.

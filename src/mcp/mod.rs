@@ -366,6 +366,7 @@ impl CohortServer {
             raw: args.raw,
             force: args.force,
             mark: None,
+            owner: None,
         };
         self.engine
             .send(&pane.id, &args.text, &options)
@@ -439,6 +440,7 @@ impl CohortServer {
             mark: args
                 .mark
                 .then(|| uuid::Uuid::new_v4().simple().to_string()[..12].to_string()),
+            owner: None,
         };
         let out = self
             .engine

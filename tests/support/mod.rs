@@ -159,3 +159,23 @@ pub async fn collect_output_until(
 pub fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
 }
+
+/// Waits until the pane's foreground process reads its terminal (a shell's line
+/// editor is up): typing earlier lands in the kernel's 4095-character line buffer.
+pub async fn wait_reading(backend: &impl cohort_backends::TerminalBackend, pane: &PaneId) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let state = backend.pane_state(pane).await.expect("pane state");
+        let reading = state
+            .foreground_pid
+            .and_then(cohort_backends::waiting_for_input);
+        if reading != Some(false) {
+            return;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the shell never read its terminal"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+}

@@ -193,7 +193,25 @@ impl TmuxBackend {
         current.as_ref().filter(|c| !c.is_closed()).cloned()
     }
 
+    /// Attaches, retrying briefly: right after a server exits, a new client can still
+    /// reach the exiting server and be turned away.
     async fn open_connection(&self) -> Result<Arc<ControlClient>> {
+        let mut delay = std::time::Duration::from_millis(20);
+        let mut attempt = 0;
+        loop {
+            match self.attach_once().await {
+                Err(BackendError::Disconnected { reason, .. }) if attempt < 6 => {
+                    tracing::debug!(target: "cohort::tmux", %reason, attempt, "attach refused; retrying");
+                    tokio::time::sleep(delay).await;
+                    delay *= 2;
+                    attempt += 1;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    async fn attach_once(&self) -> Result<Arc<ControlClient>> {
         let config = &self.inner.config;
         let Size { cols, rows } = config.default_size;
         let mut command = cli::command(&config.program, &config.socket);

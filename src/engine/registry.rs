@@ -1,0 +1,821 @@
+//! The registry: sessions, agents, teams, tags, locks and notifications, shared by
+//! every cohort process on the machine.
+//!
+//! A manager agent and its workers may each run their own cohort server; they all
+//! meet here. It is one SQLite database in WAL mode under the state directory, every
+//! write in a transaction, with a busy timeout so concurrent processes wait for each
+//! other instead of failing. The schema is versioned (`PRAGMA user_version`) and
+//! migrated forward on open. A file that is not a readable database is moved aside to
+//! a timestamped backup, never overwritten, and the error says where it went.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+use serde::Serialize;
+
+/// Errors from the registry.
+#[derive(Debug, thiserror::Error)]
+pub enum RegistryError {
+    /// SQLite failed.
+    #[error("registry database {path}: {source}")]
+    Sqlite {
+        /// The database file.
+        path: PathBuf,
+        /// What SQLite said.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// The database was unreadable and was moved aside.
+    #[error("the registry at {path} was not a readable database ({why}); it was kept as {backup} and a new one was started. Sessions still open are re-adopted from the identity stamped on their panes")]
+    Recovered {
+        /// The database file.
+        path: PathBuf,
+        /// The kept copy.
+        backup: PathBuf,
+        /// What was wrong.
+        why: String,
+    },
+    /// A name that does not exist.
+    #[error("{0}")]
+    NotFound(String),
+    /// A conflicting request.
+    #[error("{0}")]
+    Conflict(String),
+}
+
+/// A session row.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct SessionRecord {
+    /// Persistent id.
+    pub id: String,
+    /// Unique name.
+    pub name: String,
+    /// Backend kind.
+    pub backend: String,
+    /// Terminal server (tmux socket) the pane lives on.
+    pub server: String,
+    /// Backend pane id.
+    pub pane: String,
+    /// Working directory it was opened in.
+    pub cwd: Option<String>,
+    /// Unix seconds.
+    pub created: i64,
+    /// Last command cohort ran in it.
+    pub last_command: Option<String>,
+    /// Tags.
+    pub tags: Vec<String>,
+}
+
+/// An agent row.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct AgentRecord {
+    /// Unique agent name.
+    pub name: String,
+    /// Session it works in.
+    pub session: Option<String>,
+    /// Role (free text: "reviewer", "builder").
+    pub role: Option<String>,
+    /// Teams it belongs to.
+    pub teams: Vec<String>,
+}
+
+/// A team row.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct TeamRecord {
+    /// Unique team name.
+    pub name: String,
+    /// Parent team, for hierarchies.
+    pub parent: Option<String>,
+    /// Agents in it.
+    pub members: Vec<String>,
+}
+
+/// A lock on a session's input.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct LockRecord {
+    /// Session name.
+    pub session: String,
+    /// Who holds it.
+    pub owner: String,
+    /// Unix seconds.
+    pub since: i64,
+}
+
+/// A notification for an agent or a human.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct NotificationRecord {
+    /// Id.
+    pub id: i64,
+    /// Unix seconds.
+    pub created: i64,
+    /// Who sent it.
+    pub source: String,
+    /// Who it is for (agent, team or session name).
+    pub target: String,
+    /// Kind: "access_request", "info"…
+    pub kind: String,
+    /// The message.
+    pub message: String,
+}
+
+/// The registry handle; one connection per process, shared by its tasks.
+#[derive(Debug)]
+pub struct Registry {
+    conn: Mutex<Connection>,
+    path: PathBuf,
+    recovered: Option<String>,
+}
+
+const SCHEMA_VERSION: i64 = 1;
+
+const MIGRATIONS: &[&str] = &[
+    // 1: the first schema.
+    "CREATE TABLE sessions (
+         id TEXT PRIMARY KEY,
+         name TEXT NOT NULL UNIQUE,
+         backend TEXT NOT NULL,
+         server TEXT NOT NULL,
+         pane TEXT NOT NULL,
+         cwd TEXT,
+         created INTEGER NOT NULL,
+         last_command TEXT
+     );
+     CREATE TABLE tags (
+         session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+         tag TEXT NOT NULL,
+         PRIMARY KEY (session_id, tag)
+     );
+     CREATE TABLE teams (
+         name TEXT PRIMARY KEY,
+         parent TEXT REFERENCES teams(name) ON DELETE SET NULL,
+         created INTEGER NOT NULL
+     );
+     CREATE TABLE agents (
+         name TEXT PRIMARY KEY,
+         session_id TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+         role TEXT,
+         created INTEGER NOT NULL
+     );
+     CREATE TABLE agent_teams (
+         agent TEXT NOT NULL REFERENCES agents(name) ON DELETE CASCADE,
+         team TEXT NOT NULL REFERENCES teams(name) ON DELETE CASCADE,
+         PRIMARY KEY (agent, team)
+     );
+     CREATE TABLE locks (
+         session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+         owner TEXT NOT NULL,
+         since INTEGER NOT NULL
+     );
+     CREATE TABLE notifications (
+         id INTEGER PRIMARY KEY AUTOINCREMENT,
+         created INTEGER NOT NULL,
+         source TEXT NOT NULL,
+         target TEXT NOT NULL,
+         kind TEXT NOT NULL,
+         message TEXT NOT NULL,
+         delivered INTEGER NOT NULL DEFAULT 0
+     );",
+];
+
+fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+impl Registry {
+    /// Opens (creating or migrating) the registry at `path`. An unreadable file is
+    /// moved aside; the returned registry then reports it through [`Registry::recovered`].
+    pub fn open(path: &Path) -> Result<Registry, RegistryError> {
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        match Self::try_open(path) {
+            Ok(conn) => Ok(Registry {
+                conn: Mutex::new(conn),
+                path: path.to_path_buf(),
+                recovered: None,
+            }),
+            Err(e) if is_corruption(&e) && path.exists() => {
+                let backup = path.with_extension(format!("corrupt-{}.db", now()));
+                std::fs::rename(path, &backup).map_err(|_| RegistryError::Sqlite {
+                    path: path.to_path_buf(),
+                    source: e,
+                })?;
+                for suffix in ["-wal", "-shm"] {
+                    let side = PathBuf::from(format!("{}{suffix}", path.display()));
+                    let _ = std::fs::rename(
+                        &side,
+                        PathBuf::from(format!("{}{suffix}", backup.display())),
+                    );
+                }
+                let message = RegistryError::Recovered {
+                    path: path.to_path_buf(),
+                    backup: backup.clone(),
+                    why: "not a database or damaged".into(),
+                }
+                .to_string();
+                tracing::error!(target: "cohort::registry", "{message}");
+                let conn = Self::try_open(path).map_err(|source| RegistryError::Sqlite {
+                    path: path.to_path_buf(),
+                    source,
+                })?;
+                Ok(Registry {
+                    conn: Mutex::new(conn),
+                    path: path.to_path_buf(),
+                    recovered: Some(message),
+                })
+            }
+            Err(source) => Err(RegistryError::Sqlite {
+                path: path.to_path_buf(),
+                source,
+            }),
+        }
+    }
+
+    fn try_open(path: &Path) -> rusqlite::Result<Connection> {
+        let mut conn = Connection::open(path)?;
+        conn.busy_timeout(Duration::from_secs(10))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "foreign_keys", true)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        let check: String = conn.query_row("PRAGMA quick_check", [], |r| r.get(0))?;
+        if check != "ok" {
+            return Err(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CORRUPT),
+                Some(check),
+            ));
+        }
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let version: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0))?;
+        if version > SCHEMA_VERSION {
+            return Err(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_MISMATCH),
+                Some(format!(
+                    "the registry was written by a newer cohort (schema {version}, this one knows {SCHEMA_VERSION}): upgrade cohort"
+                )),
+            ));
+        }
+        for (i, migration) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            tx.execute_batch(migration)?;
+            tx.pragma_update(None, "user_version", (i + 1) as i64)?;
+        }
+        tx.commit()?;
+        Ok(conn)
+    }
+
+    /// Where the database lives.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The recovery message, when the database had to be moved aside on open.
+    pub fn recovered(&self) -> Option<&str> {
+        self.recovered.as_deref()
+    }
+
+    fn with<T>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
+    ) -> Result<T, RegistryError> {
+        let mut conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        f(&mut conn).map_err(|source| RegistryError::Sqlite {
+            path: self.path.clone(),
+            source,
+        })
+    }
+
+    fn write<T>(
+        &self,
+        f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, RegistryError>,
+    ) -> Result<T, RegistryError> {
+        let mut conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        let sql = |source| RegistryError::Sqlite {
+            path: self.path.clone(),
+            source,
+        };
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(sql)?;
+        let out = f(&tx)?;
+        tx.commit().map_err(sql)?;
+        Ok(out)
+    }
+
+    // ----- sessions -----
+
+    /// Records a session (or updates its pane, after re-adoption).
+    pub fn upsert_session(&self, s: &SessionRecord) -> Result<(), RegistryError> {
+        self.write(|tx| {
+            // A stale row with the same name but another id (its pane is gone) yields.
+            tx.execute("DELETE FROM sessions WHERE name = ?1 AND id <> ?2", params![s.name, s.id]).map_err(sql(&self.path))?;
+            tx.execute(
+                "INSERT INTO sessions (id, name, backend, server, pane, cwd, created, last_command)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                 ON CONFLICT(id) DO UPDATE SET name = excluded.name, backend = excluded.backend,
+                     server = excluded.server, pane = excluded.pane, cwd = COALESCE(excluded.cwd, sessions.cwd)",
+                params![s.id, s.name, s.backend, s.server, s.pane, s.cwd, s.created, s.last_command],
+            )
+            .map_err(sql(&self.path))?;
+            Ok(())
+        })
+    }
+
+    /// Every session.
+    pub fn sessions(&self) -> Result<Vec<SessionRecord>, RegistryError> {
+        self.with(|c| {
+            let mut stmt = c.prepare(
+                "SELECT id, name, backend, server, pane, cwd, created, last_command FROM sessions ORDER BY created, name",
+            )?;
+            let rows = stmt
+                .query_map([], |r| {
+                    Ok(SessionRecord {
+                        id: r.get(0)?,
+                        name: r.get(1)?,
+                        backend: r.get(2)?,
+                        server: r.get(3)?,
+                        pane: r.get(4)?,
+                        cwd: r.get(5)?,
+                        created: r.get(6)?,
+                        last_command: r.get(7)?,
+                        tags: Vec::new(),
+                    })
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let mut tags = c.prepare("SELECT tag FROM tags WHERE session_id = ?1 ORDER BY tag")?;
+            rows.into_iter()
+                .map(|mut s| {
+                    s.tags = tags.query_map([&s.id], |r| r.get(0))?.collect::<rusqlite::Result<Vec<String>>>()?;
+                    Ok(s)
+                })
+                .collect()
+        })
+    }
+
+    /// Removes a session (its agents stay, without a session).
+    pub fn remove_session(&self, id: &str) -> Result<(), RegistryError> {
+        self.write(|tx| {
+            tx.execute("DELETE FROM sessions WHERE id = ?1", [id])
+                .map_err(sql(&self.path))?;
+            Ok(())
+        })
+    }
+
+    /// Remembers the last command run in a session.
+    pub fn set_last_command(&self, id: &str, command: &str) -> Result<(), RegistryError> {
+        self.write(|tx| {
+            tx.execute(
+                "UPDATE sessions SET last_command = ?2 WHERE id = ?1",
+                params![id, command],
+            )
+            .map_err(sql(&self.path))?;
+            Ok(())
+        })
+    }
+
+    /// Adds and removes tags.
+    pub fn tag(&self, id: &str, add: &[String], remove: &[String]) -> Result<(), RegistryError> {
+        self.write(|tx| {
+            for t in add {
+                tx.execute(
+                    "INSERT OR IGNORE INTO tags (session_id, tag) VALUES (?1, ?2)",
+                    params![id, t],
+                )
+                .map_err(sql(&self.path))?;
+            }
+            for t in remove {
+                tx.execute(
+                    "DELETE FROM tags WHERE session_id = ?1 AND tag = ?2",
+                    params![id, t],
+                )
+                .map_err(sql(&self.path))?;
+            }
+            Ok(())
+        })
+    }
+
+    // ----- teams and agents -----
+
+    /// Creates a team (idempotent; updates the parent). Refuses cycles.
+    pub fn create_team(&self, name: &str, parent: Option<&str>) -> Result<(), RegistryError> {
+        self.write(|tx| {
+            if let Some(parent) = parent {
+                let exists: bool = tx
+                    .query_row("SELECT 1 FROM teams WHERE name = ?1", [parent], |_| {
+                        Ok(true)
+                    })
+                    .optional()
+                    .map_err(sql(&self.path))?
+                    .unwrap_or(false);
+                if !exists {
+                    return Err(RegistryError::NotFound(format!(
+                        "no team named {parent:?}: create the parent team first"
+                    )));
+                }
+                // Walk up from the parent: meeting `name` would make a cycle.
+                let mut cur = Some(parent.to_string());
+                while let Some(t) = cur {
+                    if t == name {
+                        return Err(RegistryError::Conflict(format!(
+                            "team {name:?} cannot be inside itself"
+                        )));
+                    }
+                    cur = tx
+                        .query_row("SELECT parent FROM teams WHERE name = ?1", [&t], |r| {
+                            r.get::<_, Option<String>>(0)
+                        })
+                        .optional()
+                        .map_err(sql(&self.path))?
+                        .flatten();
+                }
+            }
+            tx.execute(
+                "INSERT INTO teams (name, parent, created) VALUES (?1, ?2, ?3)
+                 ON CONFLICT(name) DO UPDATE SET parent = excluded.parent",
+                params![name, parent, now()],
+            )
+            .map_err(sql(&self.path))?;
+            Ok(())
+        })
+    }
+
+    /// Removes a team (members stay, without it; child teams lose their parent).
+    pub fn remove_team(&self, name: &str) -> Result<bool, RegistryError> {
+        self.write(|tx| {
+            Ok(tx
+                .execute("DELETE FROM teams WHERE name = ?1", [name])
+                .map_err(sql(&self.path))?
+                > 0)
+        })
+    }
+
+    /// Every team with its members.
+    pub fn teams(&self) -> Result<Vec<TeamRecord>, RegistryError> {
+        self.with(|c| {
+            let mut stmt = c.prepare("SELECT name, parent FROM teams ORDER BY name")?;
+            let teams = stmt
+                .query_map([], |r| {
+                    Ok((r.get::<_, String>(0)?, r.get::<_, Option<String>>(1)?))
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let mut members =
+                c.prepare("SELECT agent FROM agent_teams WHERE team = ?1 ORDER BY agent")?;
+            teams
+                .into_iter()
+                .map(|(name, parent)| {
+                    let m = members
+                        .query_map([&name], |r| r.get(0))?
+                        .collect::<rusqlite::Result<Vec<String>>>()?;
+                    Ok(TeamRecord {
+                        name,
+                        parent,
+                        members: m,
+                    })
+                })
+                .collect()
+        })
+    }
+
+    /// Registers (or updates) an agent working in `session_id`, in `teams` (created
+    /// as needed).
+    pub fn register_agent(
+        &self,
+        name: &str,
+        session_id: Option<&str>,
+        role: Option<&str>,
+        teams: &[String],
+    ) -> Result<(), RegistryError> {
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO agents (name, session_id, role, created) VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT(name) DO UPDATE SET session_id = COALESCE(excluded.session_id, agents.session_id),
+                     role = COALESCE(excluded.role, agents.role)",
+                params![name, session_id, role, now()],
+            )
+            .map_err(sql(&self.path))?;
+            for team in teams {
+                tx.execute("INSERT OR IGNORE INTO teams (name, parent, created) VALUES (?1, NULL, ?2)", params![team, now()])
+                    .map_err(sql(&self.path))?;
+                tx.execute("INSERT OR IGNORE INTO agent_teams (agent, team) VALUES (?1, ?2)", params![name, team])
+                    .map_err(sql(&self.path))?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Puts an agent in a team, or takes it out.
+    pub fn assign_team(&self, agent: &str, team: &str, member: bool) -> Result<(), RegistryError> {
+        self.write(|tx| {
+            let known = |table: &str, name: &str| -> Result<bool, RegistryError> {
+                Ok(tx
+                    .query_row(
+                        &format!("SELECT 1 FROM {table} WHERE name = ?1"),
+                        [name],
+                        |_| Ok(true),
+                    )
+                    .optional()
+                    .map_err(sql(&self.path))?
+                    .unwrap_or(false))
+            };
+            if !known("agents", agent)? {
+                return Err(RegistryError::NotFound(format!(
+                    "no agent named {agent:?}: register it first"
+                )));
+            }
+            if !known("teams", team)? {
+                return Err(RegistryError::NotFound(format!(
+                    "no team named {team:?}: create it first"
+                )));
+            }
+            let sql_text = if member {
+                "INSERT OR IGNORE INTO agent_teams (agent, team) VALUES (?1, ?2)"
+            } else {
+                "DELETE FROM agent_teams WHERE agent = ?1 AND team = ?2"
+            };
+            tx.execute(sql_text, params![agent, team])
+                .map_err(sql(&self.path))?;
+            Ok(())
+        })
+    }
+
+    /// Removes an agent.
+    pub fn remove_agent(&self, name: &str) -> Result<bool, RegistryError> {
+        self.write(|tx| {
+            Ok(tx
+                .execute("DELETE FROM agents WHERE name = ?1", [name])
+                .map_err(sql(&self.path))?
+                > 0)
+        })
+    }
+
+    /// Every agent with its session name and teams.
+    pub fn agents(&self) -> Result<Vec<AgentRecord>, RegistryError> {
+        self.with(|c| {
+            let mut stmt = c.prepare(
+                "SELECT a.name, s.name, a.role FROM agents a LEFT JOIN sessions s ON s.id = a.session_id ORDER BY a.name",
+            )?;
+            let agents = stmt
+                .query_map([], |r| {
+                    Ok(AgentRecord {
+                        name: r.get(0)?,
+                        session: r.get(1)?,
+                        role: r.get(2)?,
+                        teams: Vec::new(),
+                    })
+                })?
+                .collect::<rusqlite::Result<Vec<_>>>()?;
+            let mut teams = c.prepare("SELECT team FROM agent_teams WHERE agent = ?1 ORDER BY team")?;
+            agents
+                .into_iter()
+                .map(|mut a| {
+                    a.teams = teams.query_map([&a.name], |r| r.get(0))?.collect::<rusqlite::Result<Vec<String>>>()?;
+                    Ok(a)
+                })
+                .collect()
+        })
+    }
+
+    // ----- locks -----
+
+    /// Takes the lock on a session for `owner`; returns the holder when someone else has it.
+    pub fn lock(&self, session_id: &str, owner: &str) -> Result<Option<LockRecord>, RegistryError> {
+        self.write(|tx| {
+            let held: Option<(String, i64)> = tx
+                .query_row(
+                    "SELECT owner, since FROM locks WHERE session_id = ?1",
+                    [session_id],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()
+                .map_err(sql(&self.path))?;
+            if let Some((holder, since)) = held {
+                if holder != owner {
+                    let session = session_name(tx, session_id, &self.path)?;
+                    return Ok(Some(LockRecord {
+                        session,
+                        owner: holder,
+                        since,
+                    }));
+                }
+                return Ok(None);
+            }
+            tx.execute(
+                "INSERT INTO locks (session_id, owner, since) VALUES (?1, ?2, ?3)",
+                params![session_id, owner, now()],
+            )
+            .map_err(sql(&self.path))?;
+            Ok(None)
+        })
+    }
+
+    /// Releases a lock held by `owner` (or anyone's, with `force`). Returns whether a
+    /// lock was released.
+    pub fn unlock(
+        &self,
+        session_id: &str,
+        owner: &str,
+        force: bool,
+    ) -> Result<bool, RegistryError> {
+        self.write(|tx| {
+            let holder: Option<String> = tx
+                .query_row("SELECT owner FROM locks WHERE session_id = ?1", [session_id], |r| r.get(0))
+                .optional()
+                .map_err(sql(&self.path))?;
+            match holder {
+                None => Ok(false),
+                Some(h) if h == owner || force => {
+                    tx.execute("DELETE FROM locks WHERE session_id = ?1", [session_id]).map_err(sql(&self.path))?;
+                    Ok(true)
+                }
+                Some(h) => Err(RegistryError::Conflict(format!(
+                    "the lock is held by {h:?}, not {owner:?}: ask them with request_access, or pass force: true"
+                ))),
+            }
+        })
+    }
+
+    /// The lock on a session, if any.
+    pub fn lock_of(&self, session_id: &str) -> Result<Option<LockRecord>, RegistryError> {
+        self.with(|c| {
+            c.query_row(
+                "SELECT s.name, l.owner, l.since FROM locks l JOIN sessions s ON s.id = l.session_id WHERE l.session_id = ?1",
+                [session_id],
+                |r| {
+                    Ok(LockRecord {
+                        session: r.get(0)?,
+                        owner: r.get(1)?,
+                        since: r.get(2)?,
+                    })
+                },
+            )
+            .optional()
+        })
+    }
+
+    // ----- notifications -----
+
+    /// Leaves a notification.
+    pub fn notify(
+        &self,
+        source: &str,
+        target: &str,
+        kind: &str,
+        message: &str,
+    ) -> Result<i64, RegistryError> {
+        self.write(|tx| {
+            tx.execute(
+                "INSERT INTO notifications (created, source, target, kind, message) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![now(), source, target, kind, message],
+            )
+            .map_err(sql(&self.path))?;
+            Ok(tx.last_insert_rowid())
+        })
+    }
+
+    /// Notifications for `target`, newest last.
+    pub fn notifications(&self, target: &str) -> Result<Vec<NotificationRecord>, RegistryError> {
+        self.with(|c| {
+            let mut stmt = c.prepare(
+                "SELECT id, created, source, target, kind, message FROM notifications WHERE target = ?1 ORDER BY id",
+            )?;
+            let rows = stmt
+                .query_map([target], |r| {
+                    Ok(NotificationRecord {
+                        id: r.get(0)?,
+                        created: r.get(1)?,
+                        source: r.get(2)?,
+                        target: r.get(3)?,
+                        kind: r.get(4)?,
+                        message: r.get(5)?,
+                    })
+                })?
+                .collect();
+            rows
+        })
+    }
+}
+
+fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> RegistryError + '_ {
+    move |source| RegistryError::Sqlite {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn session_name(
+    tx: &rusqlite::Transaction<'_>,
+    id: &str,
+    path: &Path,
+) -> Result<String, RegistryError> {
+    Ok(tx
+        .query_row("SELECT name FROM sessions WHERE id = ?1", [id], |r| {
+            r.get(0)
+        })
+        .optional()
+        .map_err(sql(path))?
+        .unwrap_or_else(|| id.to_string()))
+}
+
+fn is_corruption(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::NotADatabase) | Some(rusqlite::ErrorCode::DatabaseCorrupt)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(id: &str, name: &str) -> SessionRecord {
+        SessionRecord {
+            id: id.into(),
+            name: name.into(),
+            backend: "tmux".into(),
+            server: "-L cohort".into(),
+            pane: "%1".into(),
+            cwd: None,
+            created: 1,
+            last_command: None,
+            tags: vec![],
+        }
+    }
+
+    #[test]
+    fn survives_reopening_and_a_second_connection_sees_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("registry.db");
+        {
+            let r = Registry::open(&path).unwrap();
+            r.upsert_session(&session("a", "alpha")).unwrap();
+            r.register_agent("alice", Some("a"), Some("builder"), &["core".into()])
+                .unwrap();
+        }
+        let one = Registry::open(&path).unwrap();
+        let two = Registry::open(&path).unwrap();
+        assert_eq!(one.sessions().unwrap()[0].name, "alpha");
+        two.tag("a", &["web".into()], &[]).unwrap();
+        assert_eq!(one.sessions().unwrap()[0].tags, vec!["web".to_string()]);
+        let agents = one.agents().unwrap();
+        assert_eq!(agents[0].session.as_deref(), Some("alpha"));
+        assert_eq!(agents[0].teams, vec!["core".to_string()]);
+    }
+
+    #[test]
+    fn locks_refuse_a_second_owner() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = Registry::open(&dir.path().join("r.db")).unwrap();
+        r.upsert_session(&session("a", "alpha")).unwrap();
+        assert_eq!(r.lock("a", "alice").unwrap(), None);
+        assert_eq!(
+            r.lock("a", "alice").unwrap(),
+            None,
+            "re-locking by the holder is fine"
+        );
+        let held = r.lock("a", "bob").unwrap().expect("held by alice");
+        assert_eq!(
+            (held.session.as_str(), held.owner.as_str()),
+            ("alpha", "alice")
+        );
+        assert!(r.unlock("a", "bob", false).is_err());
+        assert!(r.unlock("a", "alice", false).unwrap());
+        assert_eq!(r.lock("a", "bob").unwrap(), None);
+    }
+
+    #[test]
+    fn team_cycles_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = Registry::open(&dir.path().join("r.db")).unwrap();
+        r.create_team("org", None).unwrap();
+        r.create_team("web", Some("org")).unwrap();
+        assert!(r.create_team("org", Some("web")).is_err());
+        assert!(r.create_team("x", Some("missing")).is_err());
+    }
+
+    #[test]
+    fn a_corrupt_file_is_kept_and_replaced_loudly() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("registry.db");
+        std::fs::write(
+            &path,
+            b"this is not a database, it is some other file that got here",
+        )
+        .unwrap();
+        let r = Registry::open(&path).unwrap();
+        let message = r.recovered().expect("recovery reported");
+        assert!(message.contains("kept as"), "{message}");
+        let backups: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().contains("corrupt"))
+            .collect();
+        assert_eq!(backups.len(), 1);
+        assert!(std::fs::read(backups[0].path())
+            .unwrap()
+            .starts_with(b"this is not a database"));
+        r.upsert_session(&session("a", "alpha")).unwrap();
+    }
+}
