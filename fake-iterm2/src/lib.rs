@@ -1,0 +1,512 @@
+//! A fake iTerm2 API server with real terminals behind it.
+//!
+//! It speaks iTerm2's scripting protocol (WebSocket + protobuf, subprotocol
+//! `api.iterm2.com`) on a unix socket or TCP port, so iTerm2 clients — cohort's
+//! iTerm2 backend, the official Python `iterm2` package — can be tested on any Unix:
+//!
+//! - **Handshake checks** as iTerm2 makes them: request line and path, `upgrade`,
+//!   `connection` and `sec-websocket-protocol` compared as whole values, `origin`
+//!   host `localhost`, `host`, WebSocket version ≥ 13, `x-iterm2-library-version`
+//!   (400 when missing or malformed, 406 for Python libraries older than 0.24), the
+//!   peer's uid on the unix socket, and cookies (401). Cookies are single-use unless
+//!   issued as reusable; [`Auth::AllowAll`] is iTerm2's "allow all apps to connect".
+//!   The reply carries `X-iTerm2-Protocol-Version` (1.17 by default).
+//! - **Framing**: binary frames only, the request id echoed in every reply (0
+//!   included), notifications without an id, an `error` reply for requests it does
+//!   not know, an empty reply for GetBuffer with a bad line range.
+//! - **Sessions** are real: every tab and split runs its program in a PTY, and a VT
+//!   emulator keeps screen, scrollback and cursor. OSC 133 marks become prompt
+//!   notifications (PROMPT at `B`, COMMAND_START at `C`, COMMAND_END at `D`); creating,
+//!   splitting and closing emit new-session, terminate-session and layout-change
+//!   notifications; screen updates are coalesced.
+//! - **Quirks** kept: `tmux_window_id` is `"-1"` on every tab, `CreateTabResponse.tab_id`
+//!   is an int32, `grid_size` through GetProperty is one less than the real size,
+//!   replies to CreateTab and SplitPane come late (after later requests' replies).
+//!
+//! ```no_run
+//! # async fn demo() -> std::io::Result<()> {
+//! use cohort_fake_iterm2::{FakeOptions, FakeServer};
+//! let server = FakeServer::start(std::path::Path::new("/tmp/fake-iterm2.sock"), FakeOptions::default()).await?;
+//! let cookie = server.issue_cookie(); // hand it to the client as ITERM2_COOKIE
+//! # let _ = cookie; Ok(()) }
+//! ```
+
+mod handlers;
+mod session;
+pub mod term;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+
+use futures_util::{SinkExt, StreamExt};
+use prost::Message as _;
+use tokio::net::{TcpListener, UnixListener};
+use tokio::sync::mpsc;
+use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
+use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode};
+use tokio_tungstenite::tungstenite::Message;
+
+use cohort_backends::iterm2::proto::{
+    server_originated_message, ClientOriginatedMessage, Notification, ServerOriginatedMessage,
+};
+
+pub use session::Session;
+
+/// Who may connect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Auth {
+    /// A cookie the server issued is required (iTerm2's default with the approval
+    /// dialog disabled: anything else gets 401).
+    Cookies,
+    /// Anyone may connect ("allow all apps to connect").
+    AllowAll,
+}
+
+/// How the fake behaves.
+#[derive(Clone, Debug)]
+pub struct FakeOptions {
+    /// Who may connect.
+    pub auth: Auth,
+    /// The `X-iTerm2-Protocol-Version` header.
+    pub protocol_version: String,
+    /// `(cols, rows)` of new windows.
+    pub default_size: (u16, u16),
+    /// Scrollback lines kept per session.
+    pub scrollback: usize,
+    /// The program a tab runs when its profile has no custom command; `$SHELL` when `None`.
+    pub default_command: Option<String>,
+}
+
+impl Default for FakeOptions {
+    fn default() -> Self {
+        FakeOptions {
+            auth: Auth::AllowAll,
+            protocol_version: "1.17".to_string(),
+            default_size: (80, 24),
+            scrollback: 10_000,
+            default_command: None,
+        }
+    }
+}
+
+/// A running fake server; dropping it stops listening and closes its sessions.
+pub struct FakeServer {
+    state: Arc<State>,
+    endpoint: String,
+    task: tokio::task::JoinHandle<()>,
+    socket: Option<PathBuf>,
+}
+
+impl FakeServer {
+    /// Listens on a unix socket at `socket` (its directory is created with mode 0700).
+    pub async fn start(socket: &Path, options: FakeOptions) -> std::io::Result<FakeServer> {
+        if let Some(dir) = socket.parent() {
+            std::fs::create_dir_all(dir)?;
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let _ = std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700));
+            }
+        }
+        let _ = std::fs::remove_file(socket);
+        let listener = UnixListener::bind(socket)?;
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600));
+        }
+        let state = State::new(options);
+        let accept_state = state.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
+                let peer_ok = stream
+                    .peer_cred()
+                    .map(|c| c.uid() == unsafe { libc::geteuid() })
+                    .unwrap_or(false);
+                let state = accept_state.clone();
+                tokio::spawn(async move { serve_connection(state, stream, peer_ok).await });
+            }
+        });
+        Ok(FakeServer {
+            state,
+            endpoint: socket.display().to_string(),
+            task,
+            socket: Some(socket.to_path_buf()),
+        })
+    }
+
+    /// Listens on TCP (iTerm2's legacy transport), e.g. `127.0.0.1:0`.
+    pub async fn start_tcp(addr: &str, options: FakeOptions) -> std::io::Result<FakeServer> {
+        let listener = TcpListener::bind(addr).await?;
+        let endpoint = listener.local_addr()?.to_string();
+        let state = State::new(options);
+        let accept_state = state.clone();
+        let task = tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    continue;
+                };
+                let state = accept_state.clone();
+                tokio::spawn(async move { serve_connection(state, stream, true).await });
+            }
+        });
+        Ok(FakeServer {
+            state,
+            endpoint,
+            task,
+            socket: None,
+        })
+    }
+
+    /// Where it listens: the socket path, or `host:port`.
+    pub fn endpoint(&self) -> &str {
+        &self.endpoint
+    }
+
+    /// Issues a single-use cookie.
+    pub fn issue_cookie(&self) -> String {
+        self.state.issue_cookie(false)
+    }
+
+    /// Issues a cookie accepted any number of times.
+    pub fn issue_reusable_cookie(&self) -> String {
+        self.state.issue_cookie(true)
+    }
+
+    /// Accepts a cookie chosen by the caller (reusable or single-use).
+    pub fn accept_cookie(&self, cookie: &str, reusable: bool) {
+        lock(&self.state.cookies).insert(cookie.to_string(), reusable);
+    }
+
+    /// A handle that issues cookies for this server (for credential callbacks).
+    pub fn cookie_jar(&self) -> CookieJar {
+        CookieJar {
+            state: self.state.clone(),
+        }
+    }
+
+    /// Ids of the live sessions.
+    pub fn session_ids(&self) -> Vec<String> {
+        let world = lock(&self.state.world);
+        world.sessions.keys().cloned().collect()
+    }
+
+    /// Drops every client connection (sessions stay), as when iTerm2 restarts its API server.
+    pub fn drop_connections(&self) {
+        let conns: Vec<Arc<Conn>> = lock(&self.state.conns).drain().map(|(_, c)| c).collect();
+        for conn in conns {
+            let _ = conn.out.send(Message::Close(None));
+        }
+    }
+}
+
+impl Drop for FakeServer {
+    fn drop(&mut self) {
+        self.task.abort();
+        lock(&self.state.conns).clear();
+        let sessions: Vec<Arc<Session>> = lock(&self.state.world)
+            .sessions
+            .drain()
+            .map(|(_, s)| s)
+            .collect();
+        for s in sessions {
+            s.kill();
+        }
+        if let Some(socket) = &self.socket {
+            let _ = std::fs::remove_file(socket);
+        }
+    }
+}
+
+/// Issues cookies for a running [`FakeServer`].
+#[derive(Clone)]
+pub struct CookieJar {
+    state: Arc<State>,
+}
+
+impl CookieJar {
+    /// Issues a single-use cookie.
+    pub fn issue(&self) -> String {
+        self.state.issue_cookie(false)
+    }
+}
+
+impl std::fmt::Debug for CookieJar {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CookieJar")
+    }
+}
+
+/// Serves on a unix socket until the process ends (the standalone runner).
+pub async fn serve(socket: &Path, options: FakeOptions) -> std::io::Result<()> {
+    let _server = FakeServer::start(socket, options).await?;
+    std::future::pending::<()>().await;
+    Ok(())
+}
+
+/// Shared state of one fake server.
+pub(crate) struct State {
+    pub options: FakeOptions,
+    pub world: Mutex<handlers::World>,
+    pub conns: Mutex<HashMap<u64, Arc<Conn>>>,
+    /// iTerm2's main loop: a transaction holds it across requests.
+    pub main_loop: Arc<tokio::sync::Mutex<()>>,
+    cookies: Mutex<HashMap<String, bool>>,
+    next_conn: AtomicU64,
+}
+
+impl State {
+    fn new(options: FakeOptions) -> Arc<State> {
+        Arc::new(State {
+            options,
+            world: Mutex::new(handlers::World::default()),
+            conns: Mutex::new(HashMap::new()),
+            main_loop: Arc::new(tokio::sync::Mutex::new(())),
+            cookies: Mutex::new(HashMap::new()),
+            next_conn: AtomicU64::new(1),
+        })
+    }
+
+    fn issue_cookie(&self, reusable: bool) -> String {
+        let cookie = uuid::Uuid::new_v4().simple().to_string();
+        lock(&self.cookies).insert(cookie.clone(), reusable);
+        cookie
+    }
+
+    fn consume_cookie(&self, cookie: &str) -> bool {
+        let mut cookies = lock(&self.cookies);
+        match cookies.get(cookie).copied() {
+            Some(true) => true,
+            Some(false) => {
+                cookies.remove(cookie);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Sends a notification to every connection subscribed to it.
+    pub fn notify(
+        &self,
+        kind: i32,
+        session: Option<&str>,
+        mode: Option<i32>,
+        notification: Notification,
+    ) {
+        let conns: Vec<Arc<Conn>> = lock(&self.conns).values().cloned().collect();
+        let message = ServerOriginatedMessage {
+            id: None,
+            submessage: Some(server_originated_message::Submessage::Notification(
+                notification,
+            )),
+        };
+        let bytes = message.encode_to_vec();
+        for conn in conns {
+            if conn.wants(kind, session, mode) {
+                let _ = conn.out.send(Message::Binary(bytes.clone().into()));
+            }
+        }
+    }
+}
+
+/// A subscription key: notification type and session (`""` for app-level types).
+type SubKey = (i32, String);
+
+/// One client connection.
+pub(crate) struct Conn {
+    pub out: mpsc::UnboundedSender<Message>,
+    /// Subscriptions, with the prompt modes asked for (PROMPT only when empty).
+    pub subs: Mutex<HashMap<SubKey, Vec<i32>>>,
+    /// The main-loop guard while this connection holds a transaction.
+    pub transaction: tokio::sync::Mutex<Option<tokio::sync::OwnedMutexGuard<()>>>,
+}
+
+impl Conn {
+    fn wants(&self, kind: i32, session: Option<&str>, mode: Option<i32>) -> bool {
+        let subs = lock(&self.subs);
+        let check = |key: &SubKey| match subs.get(key) {
+            None => false,
+            Some(modes) => match mode {
+                None => true,
+                Some(m) if modes.is_empty() => m == 1,
+                Some(m) => modes.contains(&m),
+            },
+        };
+        match session {
+            None => check(&(kind, String::new())),
+            Some(s) => check(&(kind, s.to_string())) || check(&(kind, "all".to_string())),
+        }
+    }
+}
+
+/// The handshake checks iTerm2 makes, in its order; `Err` is the HTTP rejection.
+fn check_handshake(
+    state: &State,
+    request: &Request,
+    peer_ok: bool,
+) -> Result<(), (StatusCode, &'static str)> {
+    let bad = Err((StatusCode::BAD_REQUEST, "Bad Request"));
+    if request.method() != "GET" || request.uri().path() != "/" || request.uri().query().is_some() {
+        return bad;
+    }
+    let headers = request.headers();
+    if headers.len() > 99 || headers.contains_key("content-length") {
+        return bad;
+    }
+    let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let whole = |name: &str, want: &str| match get(name) {
+        // A missing header slips through, as in iTerm2.
+        None => true,
+        Some(v) => v.trim().eq_ignore_ascii_case(want),
+    };
+    if !whole("upgrade", "websocket")
+        || !whole("connection", "upgrade")
+        || !whole("sec-websocket-protocol", "api.iterm2.com")
+    {
+        return bad;
+    }
+    for name in [
+        "sec-websocket-key",
+        "sec-websocket-version",
+        "host",
+        "origin",
+    ] {
+        if get(name).is_none_or(|v| v.trim().is_empty()) {
+            return bad;
+        }
+    }
+    let origin = get("origin").unwrap_or_default();
+    let origin_host = origin
+        .split_once("://")
+        .map(|(_, rest)| rest)
+        .unwrap_or("")
+        .split(['/', '?'])
+        .next()
+        .unwrap_or("");
+    let origin_host = strip_port(origin_host);
+    if origin_host != "localhost" {
+        return bad;
+    }
+    let host = strip_port(get("host").unwrap_or_default());
+    if !matches!(host, "localhost" | "127.0.0.1" | "[::1]") {
+        return bad;
+    }
+    if get("sec-websocket-version")
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .is_none_or(|v| v < 13)
+    {
+        return bad;
+    }
+    let Some(library) = get("x-iterm2-library-version") else {
+        return bad;
+    };
+    let parts: Vec<&str> = library.split(' ').collect();
+    if parts.len() != 2 {
+        return bad;
+    }
+    if parts[0] == "python" {
+        let mut v = parts[1].split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+        let version = (v.next().unwrap_or(0), v.next().unwrap_or(0));
+        if version < (0, 24) {
+            return Err((
+                StatusCode::NOT_ACCEPTABLE,
+                "Unacceptable (upgrade Python library)",
+            ));
+        }
+    }
+    if !peer_ok {
+        return Err((StatusCode::UNAUTHORIZED, "Unauthorized"));
+    }
+    let cookie_ok = get("x-iterm2-cookie").is_some_and(|c| state.consume_cookie(c));
+    if cookie_ok || state.options.auth == Auth::AllowAll {
+        return Ok(());
+    }
+    // No approval dialog in a fake: with or without x-iterm2-disable-auth-ui, 401.
+    Err((StatusCode::UNAUTHORIZED, "Unauthorized"))
+}
+
+fn strip_port(host: &str) -> &str {
+    if host.starts_with('[') {
+        return host.split_inclusive(']').next().unwrap_or(host);
+    }
+    host.split(':').next().unwrap_or(host)
+}
+
+async fn serve_connection<S>(state: Arc<State>, stream: S, peer_ok: bool)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let version = state.options.protocol_version.clone();
+    let check_state = state.clone();
+    // The callback's signature is tungstenite's.
+    #[allow(clippy::result_large_err)]
+    let callback =
+        move |request: &Request, mut response: Response| -> Result<Response, ErrorResponse> {
+            match check_handshake(&check_state, request, peer_ok) {
+                Ok(()) => {
+                    let h = response.headers_mut();
+                    h.insert(
+                        "sec-websocket-protocol",
+                        HeaderValue::from_static("api.iterm2.com"),
+                    );
+                    if let Ok(v) = HeaderValue::from_str(&version) {
+                        h.insert("x-iterm2-protocol-version", v);
+                    }
+                    Ok(response)
+                }
+                Err((status, text)) => {
+                    let mut reject = ErrorResponse::new(Some(text.to_string()));
+                    *reject.status_mut() = status;
+                    Err(reject)
+                }
+            }
+        };
+    let Ok(ws) = tokio_tungstenite::accept_hdr_async(stream, callback).await else {
+        return;
+    };
+    let (mut sink, mut source) = ws.split();
+    let (out, mut out_rx) = mpsc::unbounded_channel::<Message>();
+    let id = state.next_conn.fetch_add(1, Ordering::Relaxed);
+    let conn = Arc::new(Conn {
+        out,
+        subs: Mutex::new(HashMap::new()),
+        transaction: tokio::sync::Mutex::new(None),
+    });
+    lock(&state.conns).insert(id, conn.clone());
+    let writer = tokio::spawn(async move {
+        while let Some(message) = out_rx.recv().await {
+            if sink.send(message).await.is_err() {
+                break;
+            }
+        }
+        let _ = sink.close().await;
+    });
+    while let Some(frame) = source.next().await {
+        let data = match frame {
+            Ok(Message::Binary(data)) => data,
+            Ok(Message::Close(_)) | Err(_) => break,
+            // Text frames and anything else are dropped, as iTerm2 does.
+            Ok(_) => continue,
+        };
+        let Ok(request) = ClientOriginatedMessage::decode(data.as_ref()) else {
+            continue;
+        };
+        handlers::handle(&state, &conn, request).await;
+        if !lock(&state.conns).contains_key(&id) {
+            break;
+        }
+    }
+    lock(&state.conns).remove(&id);
+    // Releases a transaction left open.
+    conn.transaction.lock().await.take();
+    drop(conn);
+    writer.abort();
+}
+
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}

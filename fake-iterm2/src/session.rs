@@ -1,0 +1,260 @@
+//! A fake session: a program in a PTY, its [`Term`], its variables and profile.
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use portable_pty::{ChildKiller, CommandBuilder, MasterPty, PtySize};
+use tokio::sync::{mpsc, Notify};
+
+use crate::term::Term;
+use crate::{lock, State};
+
+/// How long screen updates are gathered before one notification (about a frame).
+const FRAME: Duration = Duration::from_millis(8);
+
+/// Input to a session's processing task.
+pub(crate) enum Feed {
+    /// Bytes the program wrote (or that were injected).
+    Output(Vec<u8>),
+    /// The program ended.
+    Exited,
+}
+
+/// One session; see the module docs.
+pub struct Session {
+    /// The session's unique identifier (an upper-case UUID).
+    pub id: String,
+    pub(crate) term: Mutex<Term>,
+    writer: Mutex<Box<dyn Write + Send>>,
+    master: Mutex<Box<dyn MasterPty + Send>>,
+    killer: Mutex<Box<dyn ChildKiller + Send + Sync>>,
+    pub(crate) pid: u32,
+    pub(crate) feed: mpsc::UnboundedSender<Feed>,
+    pub(crate) vars: Mutex<HashMap<String, String>>,
+    pub(crate) profile: Mutex<HashMap<String, String>>,
+    pub(crate) name: Mutex<String>,
+    closed: AtomicBool,
+    redraw: Arc<Notify>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("id", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a new session runs.
+pub(crate) struct Launch {
+    pub command: String,
+    pub cwd: Option<String>,
+    pub cols: u16,
+    pub rows: u16,
+    pub profile: HashMap<String, String>,
+}
+
+impl Session {
+    /// Starts the program; its output is processed once [`Session::run`] is called.
+    pub(crate) fn spawn(
+        state: &Arc<State>,
+        launch: Launch,
+    ) -> std::io::Result<(Arc<Session>, mpsc::UnboundedReceiver<Feed>)> {
+        let id = uuid::Uuid::new_v4().to_string().to_uppercase();
+        let pty = portable_pty::native_pty_system();
+        let size = PtySize {
+            rows: launch.rows,
+            cols: launch.cols,
+            pixel_width: 0,
+            pixel_height: 0,
+        };
+        let pair = pty.openpty(size).map_err(io_error)?;
+        let mut cmd = CommandBuilder::new("/bin/sh");
+        cmd.arg("-c");
+        cmd.arg(&launch.command);
+        cmd.env("TERM", "xterm-256color");
+        cmd.env("TERM_PROGRAM", "iTerm.app");
+        cmd.env("LC_TERMINAL", "iTerm2");
+        cmd.env("ITERM_SESSION_ID", format!("w0t0p0:{id}"));
+        cmd.env("TERM_SESSION_ID", format!("w0t0p0:{id}"));
+        let cwd = launch
+            .cwd
+            .clone()
+            .or_else(|| std::env::var("HOME").ok())
+            .unwrap_or_else(|| "/".into());
+        cmd.cwd(cwd);
+        let child = pair.slave.spawn_command(cmd).map_err(io_error)?;
+        drop(pair.slave);
+        let pid = child.process_id().unwrap_or(0);
+        let killer = child.clone_killer();
+        let mut reader = pair.master.try_clone_reader().map_err(io_error)?;
+        let writer = pair.master.take_writer().map_err(io_error)?;
+        let (tx, rx) = mpsc::unbounded_channel();
+        let reader_tx = tx.clone();
+        std::thread::spawn(move || {
+            let mut child = child;
+            let mut buf = vec![0u8; 16 * 1024];
+            loop {
+                match reader.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => {
+                        if reader_tx.send(Feed::Output(buf[..n].to_vec())).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+            let _ = child.wait();
+            let _ = reader_tx.send(Feed::Exited);
+        });
+        let name = launch
+            .profile
+            .get("Name")
+            .and_then(|v| serde_json::from_str::<String>(v).ok())
+            .unwrap_or_else(|| "Default".to_string());
+        let session = Arc::new(Session {
+            term: Mutex::new(Term::new(
+                &id,
+                launch.cols,
+                launch.rows,
+                state.options.scrollback,
+            )),
+            id,
+            writer: Mutex::new(writer),
+            master: Mutex::new(pair.master),
+            killer: Mutex::new(killer),
+            pid,
+            feed: tx,
+            vars: Mutex::new(HashMap::new()),
+            profile: Mutex::new(launch.profile),
+            name: Mutex::new(name),
+            closed: AtomicBool::new(false),
+            redraw: Arc::new(Notify::new()),
+        });
+        Ok((session, rx))
+    }
+
+    /// Processes output until the program ends, then closes the session.
+    pub(crate) fn run(
+        self: &Arc<Session>,
+        state: &Arc<State>,
+        mut rx: mpsc::UnboundedReceiver<Feed>,
+    ) {
+        let weak_state: Weak<State> = Arc::downgrade(state);
+        let session = self.clone();
+        tokio::spawn(async move {
+            while let Some(feed) = rx.recv().await {
+                let Some(state) = weak_state.upgrade() else {
+                    return;
+                };
+                match feed {
+                    Feed::Output(bytes) => {
+                        let events = lock(&session.term).feed(&bytes);
+                        for event in events {
+                            crate::handlers::prompt_event(&state, &session, event);
+                        }
+                        session.redraw.notify_one();
+                    }
+                    Feed::Exited => {
+                        crate::handlers::session_ended(&state, &session.id);
+                        return;
+                    }
+                }
+            }
+        });
+        let weak_state: Weak<State> = Arc::downgrade(state);
+        let weak_session = Arc::downgrade(self);
+        let redraw = self.redraw.clone();
+        tokio::spawn(async move {
+            loop {
+                redraw.notified().await;
+                tokio::time::sleep(FRAME).await;
+                let (Some(state), Some(session)) = (weak_state.upgrade(), weak_session.upgrade())
+                else {
+                    return;
+                };
+                if session.is_closed() {
+                    return;
+                }
+                crate::handlers::screen_updated(&state, &session.id);
+            }
+        });
+    }
+
+    /// Writes bytes to the program as if typed.
+    pub fn write(&self, data: &[u8]) -> std::io::Result<()> {
+        let mut writer = lock(&self.writer);
+        writer.write_all(data)?;
+        writer.flush()
+    }
+
+    /// Resizes the PTY and the screen.
+    pub fn resize(&self, cols: u16, rows: u16) {
+        let _ = lock(&self.master).resize(PtySize {
+            rows,
+            cols,
+            pixel_width: 0,
+            pixel_height: 0,
+        });
+        lock(&self.term).resize(cols, rows);
+    }
+
+    /// `(cols, rows)`.
+    pub fn size(&self) -> (u16, u16) {
+        lock(&self.term).size()
+    }
+
+    /// Pid and name of the foreground job (the shell when idle).
+    pub fn job(&self) -> (u32, String) {
+        let pid = lock(&self.master)
+            .process_group_leader()
+            .filter(|p| *p > 0)
+            .map(|p| p as u32)
+            .unwrap_or(self.pid);
+        (pid, process_name(pid).unwrap_or_default())
+    }
+
+    /// The foreground job's working directory.
+    pub fn cwd(&self) -> Option<String> {
+        let (pid, _) = self.job();
+        std::fs::read_link(format!("/proc/{pid}/cwd"))
+            .ok()
+            .map(|p| p.display().to_string())
+    }
+
+    /// Ends the program.
+    pub fn kill(&self) {
+        self.closed.store(true, Ordering::SeqCst);
+        let _ = lock(&self.killer).kill();
+    }
+
+    /// Whether the session was closed.
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::SeqCst)
+    }
+}
+
+fn process_name(pid: u32) -> Option<String> {
+    if let Ok(comm) = std::fs::read_to_string(format!("/proc/{pid}/comm")) {
+        return Some(comm.trim().to_string());
+    }
+    let out = std::process::Command::new("ps")
+        .args(["-o", "comm=", "-p", &pid.to_string()])
+        .output()
+        .ok()?;
+    let name = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    (!name.is_empty()).then(|| {
+        name.rsplit('/')
+            .next()
+            .unwrap_or(&name)
+            .trim_start_matches('-')
+            .to_string()
+    })
+}
+
+fn io_error(e: impl std::fmt::Display) -> std::io::Error {
+    std::io::Error::other(e.to_string())
+}

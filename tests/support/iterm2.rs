@@ -1,0 +1,68 @@
+//! A fake iTerm2 server per test, on a unix socket in a temporary directory, with
+//! single-use cookies handed to the backend through its credential callback.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use cohort_backends::iterm2::conn::{ConnectOptions, CredentialSource, Credentials, Endpoint};
+use cohort_backends::iterm2::{Iterm2Backend, Iterm2Config};
+use cohort_backends::Size;
+use cohort_fake_iterm2::{Auth, FakeOptions, FakeServer};
+
+/// A fake iTerm2 with its own socket and state directory.
+pub struct FakeIterm2 {
+    pub server: FakeServer,
+    pub dir: tempfile::TempDir,
+}
+
+impl FakeIterm2 {
+    pub async fn new() -> Self {
+        let dir = tempfile::Builder::new()
+            .prefix("cohort-fake-iterm2-")
+            .tempdir()
+            .expect("temp dir");
+        let socket = dir.path().join("private/socket");
+        let options = FakeOptions {
+            auth: Auth::Cookies,
+            ..FakeOptions::default()
+        };
+        let server = FakeServer::start(&socket, options)
+            .await
+            .expect("start the fake iTerm2");
+        FakeIterm2 { server, dir }
+    }
+
+    pub fn socket(&self) -> PathBuf {
+        self.dir.path().join("private/socket")
+    }
+
+    /// A backend configuration that reaches this fake with fresh cookies.
+    pub fn config(&self) -> Iterm2Config {
+        let jar = self.server.cookie_jar();
+        let mut config = Iterm2Config::new(self.dir.path().join("state"));
+        config.connect = ConnectOptions {
+            endpoint: Some(Endpoint::Unix(self.socket())),
+            credentials: CredentialSource::Custom(Arc::new(move |_fresh| {
+                Some(Credentials {
+                    cookie: Some(jar.issue()),
+                    key: None,
+                })
+            })),
+            app_name: "cohort-tests".into(),
+        };
+        config.shell = Some(PathBuf::from(crate::support::bash_path()));
+        config.default_size = Size {
+            cols: 100,
+            rows: 30,
+        };
+        config
+    }
+
+    pub async fn backend(&self) -> Iterm2Backend {
+        Iterm2Backend::connect(self.config())
+            .await
+            .expect("connect to the fake iTerm2")
+    }
+}
