@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""Checks cohort's fake iTerm2 server with the official `iterm2` client.
+
+Everything goes through the client's public API: App, Window/Tab/Session,
+send_text, get_screen_contents, ScreenStreamer, PromptMonitor, split_pane,
+create_tab, variables, profile properties, activate, inject, Transaction, tab
+titles and session names, close, and the cookie handshake.
+
+The fake must listen where the client looks, `$HOME/Library/Application
+Support/iTerm2/private/socket`, and accept the single-use cookies listed in
+`COHORT_FAKE_COOKIES` (space-separated; one per connection). Prints one line per
+check and a final `N passed, N failed` line; exits non-zero on any failure.
+"""
+
+import asyncio
+import os
+import sys
+import tempfile
+
+import iterm2
+
+COOKIES = os.environ.get("COHORT_FAKE_COOKIES", "").split()
+RESULTS = []
+
+RC = r"""
+PS1='$ \[\e]133;B\a\]'
+PS0='\e]133;C\a'
+PROMPT_COMMAND='printf "\033]133;D;%s\007\033]133;A\007" $?'
+"""
+
+
+def use_next_cookie():
+    """The client deletes ITERM2_COOKIE after each connection: set a fresh one."""
+    if COOKIES:
+        os.environ["ITERM2_COOKIE"] = COOKIES.pop(0)
+    else:
+        os.environ.pop("ITERM2_COOKIE", None)
+
+
+def check(name, ok, detail=""):
+    RESULTS.append((name, bool(ok)))
+    print(f"{'ok  ' if ok else 'FAIL'} {name}{': ' + str(detail) if detail and not ok else ''}", flush=True)
+
+
+async def eventually(predicate, timeout=10.0):
+    deadline = asyncio.get_event_loop().time() + timeout
+    while True:
+        value = await predicate()
+        if value:
+            return value
+        if asyncio.get_event_loop().time() > deadline:
+            return value
+        await asyncio.sleep(0.05)
+
+
+async def screen_text(session):
+    contents = await session.async_get_screen_contents()
+    return "\n".join(contents.line(i).string for i in range(contents.number_of_lines))
+
+
+async def guarded(name, coro):
+    try:
+        await coro
+    except Exception as e:  # a failed check, not a crash of the whole run
+        check(name, False, f"{type(e).__name__}: {e}")
+
+
+async def main(connection, rcfile):
+    app = await iterm2.async_get_app(connection)
+    check("App: starts with no windows", len(app.windows) == 0, app.windows)
+
+    command = f"/bin/bash --noprofile --rcfile {rcfile} -i"
+    window = await iterm2.Window.async_create(connection, command=command)
+    check("Window.async_create", window is not None)
+    session = window.current_tab.current_session
+    check("App knows the new session", app.get_session_by_id(session.session_id) is not None)
+
+    async def send_and_read():
+        await session.async_send_text("echo conf-$((6*7))\r")
+        text = await eventually(lambda: _contains(session, "conf-42"))
+        check("send_text + get_screen_contents", text)
+
+    await guarded("send_text + get_screen_contents", send_and_read())
+
+    async def streamer():
+        async with session.get_screen_streamer() as streamer:
+            pending = asyncio.ensure_future(streamer.async_get())
+            await asyncio.sleep(0.05)
+            await session.async_send_text("echo streamed-$((2+2))\r")
+            contents = await asyncio.wait_for(pending, 5)
+            check("ScreenStreamer delivers an update", contents is not None)
+
+    await guarded("ScreenStreamer delivers an update", streamer())
+
+    async def prompts():
+        modes = [
+            iterm2.PromptMonitor.Mode.PROMPT,
+            iterm2.PromptMonitor.Mode.COMMAND_START,
+            iterm2.PromptMonitor.Mode.COMMAND_END,
+        ]
+        async with iterm2.PromptMonitor(connection, session.session_id, modes=modes) as mon:
+            await session.async_send_text("false\r")
+            seen = {}
+            while iterm2.PromptMonitor.Mode.PROMPT not in seen or iterm2.PromptMonitor.Mode.COMMAND_END not in seen:
+                mode, info = await asyncio.wait_for(mon.async_get(), 5)
+                seen.setdefault(mode, info)
+            check("PromptMonitor COMMAND_START carries the command",
+                  seen.get(iterm2.PromptMonitor.Mode.COMMAND_START) == "false",
+                  seen.get(iterm2.PromptMonitor.Mode.COMMAND_START))
+            check("PromptMonitor COMMAND_END carries the exit status",
+                  seen.get(iterm2.PromptMonitor.Mode.COMMAND_END) == 1,
+                  seen.get(iterm2.PromptMonitor.Mode.COMMAND_END))
+            prompt = seen.get(iterm2.PromptMonitor.Mode.PROMPT)
+            check("PromptMonitor PROMPT carries a Prompt", prompt is not None)
+        last = await iterm2.async_get_last_prompt(connection, session.session_id)
+        check("async_get_last_prompt", last is not None and last.state == iterm2.PromptState.EDITING,
+              last and last.state)
+
+    await guarded("PromptMonitor", prompts())
+
+    async def variables():
+        await session.async_set_variable("user.cohort_check", "v1")
+        value = await session.async_get_variable("user.cohort_check")
+        check("session variables round-trip", value == "v1", value)
+        job = await session.async_get_variable("jobName")
+        check("jobName names the shell", job == "bash", job)
+        try:
+            await session.async_set_variable("not.user", "x")
+            check("non-user variables are refused", False)
+        except Exception:
+            check("non-user variables are refused", True)
+
+    await guarded("variables", variables())
+
+    async def profile():
+        change = iterm2.LocalWriteOnlyProfile()
+        change.set_badge_text("B1")
+        change.set_tab_color(iterm2.Color(255, 128, 0))
+        change.set_use_tab_color(True)
+        change.set_background_color(iterm2.Color(16, 16, 16))
+        await session.async_set_profile_properties(change)
+        prof = await session.async_get_profile()
+        check("profile properties round-trip", prof.badge_text == "B1" and prof.use_tab_color, prof.badge_text)
+        check("tab colour round-trips", round(prof.tab_color.red) == 255 and round(prof.tab_color.green) == 128,
+              prof.tab_color)
+
+    await guarded("profile properties", profile())
+
+    async def names():
+        await window.current_tab.async_set_title("T1")
+        title = await window.current_tab.async_get_variable("title")
+        check("tab title via invoke_function", title == "T1", title)
+        await session.async_set_name("N1")
+        await app.async_refresh()
+        check("session name via invoke_function", app.get_session_by_id(session.session_id).name == "N1")
+
+    await guarded("titles and names", names())
+
+    async def inject():
+        await session.async_inject(b"\r\ninjected-text\r\n")
+        check("inject", await eventually(lambda: _contains(session, "injected-text")))
+
+    await guarded("inject", inject())
+
+    async def transaction():
+        async with iterm2.Transaction(connection):
+            info = await session.async_get_line_info()
+            lines = await session.async_get_contents(info.overflow, info.scrollback_buffer_height + info.mutable_area_height)
+        check("Transaction + get_line_info + get_contents", len(lines) > 0 and any("conf-42" in l.string for l in lines))
+
+    await guarded("Transaction", transaction())
+
+    async def split_and_tabs():
+        new = await session.async_split_pane(vertical=True)
+        check("split_pane", new is not None and new.session_id != session.session_id)
+        await app.async_refresh()
+        check("split shows in the tab", len(window.current_tab.sessions) == 2, window.current_tab.sessions)
+        await new.async_send_text("echo in-split\r")
+        check("split pane has a live terminal", await eventually(lambda: _contains(new, "in-split")))
+        tab = await window.async_create_tab(command=command)
+        check("create_tab", tab is not None)
+        await app.async_refresh()
+        check("the window has two tabs", len(window.tabs) == 2, window.tabs)
+        await new.async_activate()
+        await app.async_refresh_focus()
+        check("activate selects the session", window.current_tab.current_session.session_id == new.session_id)
+        await new.async_close(force=True)
+        await app.async_refresh()
+        check("close removes the session", app.get_session_by_id(new.session_id) is None)
+        await tab.async_close(force=True)
+        await app.async_refresh()
+        check("close removes the tab", len(window.tabs) == 1, window.tabs)
+
+    await guarded("splits and tabs", split_and_tabs())
+
+
+async def _contains(session, needle):
+    return needle in await screen_text(session)
+
+
+async def reused_cookie(connection):
+    check("a reused single-use cookie is refused", False, "the connection was accepted")
+
+
+def run():
+    rcfile = tempfile.NamedTemporaryFile("w", suffix=".bashrc", delete=False)
+    rcfile.write(RC)
+    rcfile.close()
+
+    used = COOKIES[0] if COOKIES else None
+    use_next_cookie()
+    iterm2.run_until_complete(lambda c: main(c, rcfile.name))
+
+    # Single-use cookies: the one just used is refused (401). The client then tries
+    # AppleScript for a fresh cookie, which is not there on Linux.
+    if used:
+        os.environ["ITERM2_COOKIE"] = used
+        try:
+            iterm2.run_until_complete(reused_cookie)
+        except (Exception, SystemExit) as e:
+            check("a reused single-use cookie is refused", True, e)
+
+    # A fresh cookie connects again, and the session is still there.
+    async def again(connection):
+        app = await iterm2.async_get_app(connection)
+        check("a new connection sees the existing window", len(app.windows) == 1, app.windows)
+        for window in app.windows:
+            await window.async_close(force=True)
+
+    use_next_cookie()
+    iterm2.run_until_complete(again)
+
+    passed = sum(1 for _, ok in RESULTS if ok)
+    failed = len(RESULTS) - passed
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed or not RESULTS else 0
+
+
+if __name__ == "__main__":
+    sys.exit(run())
