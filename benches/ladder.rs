@@ -56,8 +56,7 @@ fn ended_at(text: &str) -> f64 {
                 .find(|p| !p.trim().is_empty())
                 .and_then(|p| p.trim().parse::<f64>().ok())
         })
-        .filter(|t| *t > 1.0e9)
-        .next_back()
+        .rfind(|t| *t > 1.0e9)
         .unwrap_or_else(|| panic!("no end time in {text:?}"))
 }
 

@@ -38,7 +38,44 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Serve MCP over stdio (what an MCP host runs).
-    Mcp,
+    Mcp {
+        /// Toolsets to offer: core, layout, team (comma-separated), or all.
+        #[arg(
+            long,
+            env = "COHORT_TOOLSETS",
+            default_value = "all",
+            value_name = "LIST"
+        )]
+        toolsets: String,
+    },
+    /// Serve MCP over streamable HTTP (path /mcp).
+    Serve {
+        /// Address to listen on; loopback unless a token is given.
+        #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8790")]
+        http: std::net::SocketAddr,
+        /// Bearer token required on every request (required off loopback).
+        #[arg(
+            long,
+            env = "COHORT_HTTP_TOKEN",
+            value_name = "TOKEN",
+            hide_env_values = true
+        )]
+        token: Option<String>,
+        /// Toolsets to offer: core, layout, team (comma-separated), or all.
+        #[arg(
+            long,
+            env = "COHORT_TOOLSETS",
+            default_value = "all",
+            value_name = "LIST"
+        )]
+        toolsets: String,
+    },
+    /// Print the tool reference generated from the tools' schemas.
+    Tools {
+        /// As Markdown (the README's tool reference).
+        #[arg(long)]
+        markdown: bool,
+    },
     /// List cohort's sessions: name, pane, command, state.
     Ls,
     /// Attach a human to a session (replaces this process with tmux).
@@ -94,9 +131,23 @@ pub async fn run(cli: Cli) -> ExitCode {
         }
     };
     let result = match cli.command {
-        Command::Mcp => crate::mcp::serve_stdio(&config)
-            .await
-            .map_err(|e| e.to_string()),
+        Command::Mcp { toolsets } => match crate::mcp::Toolset::parse_list(&toolsets) {
+            Ok(sets) => crate::mcp::serve_stdio(&config, &sets)
+                .await
+                .map_err(|e| e.to_string()),
+            Err(e) => Err(e),
+        },
+        Command::Serve {
+            http,
+            token,
+            toolsets,
+        } => match crate::mcp::Toolset::parse_list(&toolsets) {
+            Ok(sets) => crate::mcp::serve_http(&config, &sets, http, token)
+                .await
+                .map_err(|e| e.to_string()),
+            Err(e) => Err(e),
+        },
+        Command::Tools { markdown } => tools(markdown),
         Command::Ls => ls(&config).await,
         Command::Attach { name, print } => attach(&config, &name, print).await,
         Command::Doctor => return doctor::run(&config).await,
@@ -109,6 +160,13 @@ pub async fn run(cli: Cli) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Prints the tool reference; needs no terminal server.
+fn tools(markdown: bool) -> Result<(), String> {
+    let text = crate::mcp::offline_reference(markdown);
+    print!("{text}");
+    Ok(())
 }
 
 async fn ls(config: &Config) -> Result<(), String> {

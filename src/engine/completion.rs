@@ -183,6 +183,9 @@ fn mark_regex(nonce: &str) -> Regex {
     .expect("valid sentinel regex")
 }
 
+/// How long the output must stay still after the shell is seen back.
+const QUIESCENCE_GRACE: Duration = Duration::from_millis(50);
+
 /// Shells: in the foreground and waiting, the command they ran is over.
 const SHELLS: &[&str] = &[
     "bash", "zsh", "fish", "sh", "dash", "ksh", "mksh", "tcsh", "csh", "ash", "busybox",
@@ -402,7 +405,18 @@ pub async fn wait(
                 if shell_back {
                     // With shell integration the D mark is the answer; allow it a moment.
                     if !has_integration || now >= quiet_at + spec.quiet * 2 {
-                        return verdict(true, Layer::Quiescence, None, None, output_start..end);
+                        // The shell may have printed its last output a moment ago and
+                        // tmux not delivered it yet: the journal must stay still for a
+                        // short grace before the verdict stands.
+                        tokio::time::sleep(QUIESCENCE_GRACE).await;
+                        let settled = runtime.lock().journal.len();
+                        if settled == end {
+                            return Verdict {
+                                elapsed: Instant::now().saturating_duration_since(started.at),
+                                ..verdict(true, Layer::Quiescence, None, None, output_start..end)
+                            };
+                        }
+                        continue;
                     }
                 } else if spec.until.is_none() && spec.mark.is_none() {
                     let name = state.foreground_command.clone();

@@ -82,7 +82,7 @@ impl Journal {
         }
         for (i, _) in bytes.iter().enumerate().filter(|(_, b)| **b == b'\n') {
             self.newlines += 1;
-            if self.newlines % CHECKPOINT_EVERY == 0 {
+            if self.newlines.is_multiple_of(CHECKPOINT_EVERY) {
                 self.checkpoints.push(self.len + i as u64 + 1);
             }
         }

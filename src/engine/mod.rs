@@ -9,6 +9,8 @@
 pub mod completion;
 pub mod input;
 pub mod journal;
+pub mod layout;
+pub mod orchestrate;
 pub mod read;
 pub mod registry;
 pub mod runtime;
@@ -93,6 +95,35 @@ pub struct OpenOptions {
     pub command: Option<String>,
     /// Extra environment.
     pub env: Vec<(String, String)>,
+    /// Agent working in the session (stamped on the pane, registered).
+    pub agent: Option<String>,
+    /// Team of that agent.
+    pub team: Option<String>,
+    /// Window/tab name when it differs from the session name.
+    pub window: Option<String>,
+}
+
+/// One pane of a layout.
+#[derive(Clone, Debug, Default, serde::Deserialize, schemars::JsonSchema)]
+pub struct LayoutPane {
+    /// Session name (default: the layout's name and the pane's number).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Agent working there.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// Team of that agent.
+    #[serde(default)]
+    pub team: Option<String>,
+    /// Command instead of a shell.
+    #[serde(default)]
+    pub command: Option<String>,
+    /// Working directory.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// Extra environment.
+    #[serde(default)]
+    pub env: std::collections::BTreeMap<String, String>,
 }
 
 impl OpenOptions {
@@ -340,30 +371,76 @@ impl Engine {
         if resolve_target(&panes, &options.name).is_some() {
             return Err(EngineError::NameTaken(options.name));
         }
+        self.create(None, options).await
+    }
+
+    /// Splits `parent`, opening a new session in the new pane.
+    pub async fn split(
+        &self,
+        parent: &PaneId,
+        direction: cohort_backends::SplitDirection,
+        size: Option<cohort_backends::SplitSize>,
+        options: OpenOptions,
+    ) -> Result<PaneInfo, EngineError> {
+        validate_name(&options.name)?;
+        let panes = self.list().await?;
+        if resolve_target(&panes, &options.name).is_some() {
+            return Err(EngineError::NameTaken(options.name));
+        }
+        self.create(Some((parent, direction, size)), options).await
+    }
+
+    async fn create(
+        &self,
+        split: Option<(
+            &PaneId,
+            cohort_backends::SplitDirection,
+            Option<cohort_backends::SplitSize>,
+        )>,
+        options: OpenOptions,
+    ) -> Result<PaneInfo, EngineError> {
         let identity = Identity {
             id: uuid::Uuid::new_v4().to_string(),
             name: options.name.clone(),
-            agent: None,
-            team: None,
+            agent: options.agent.clone(),
+            team: options.team.clone(),
         };
         let mut env = options.env;
         env.push(("COHORT_SESSION".into(), options.name.clone()));
         env.push(("COHORT_SESSION_ID".into(), identity.id.clone()));
+        if let Some(agent) = &options.agent {
+            env.push(("COHORT_AGENT".into(), agent.clone()));
+        }
         let cwd = options.cwd.clone();
-        let pane = self
-            .backend
-            .spawn(SpawnOptions {
-                name: options.name.clone(),
-                cwd: options.cwd,
-                env,
-                command: options.command,
-                size: None,
-                identity: Some(identity.clone()),
-            })
-            .await?;
+        let spawn = SpawnOptions {
+            name: options
+                .window
+                .clone()
+                .unwrap_or_else(|| options.name.clone()),
+            cwd: options.cwd,
+            env,
+            command: options.command,
+            size: None,
+            identity: Some(identity.clone()),
+        };
+        let pane = match split {
+            None => self.backend.spawn(spawn).await?,
+            Some((parent, direction, size)) => {
+                self.backend
+                    .split(
+                        parent,
+                        cohort_backends::SplitOptions {
+                            direction,
+                            size,
+                            spawn,
+                        },
+                    )
+                    .await?
+            }
+        };
         self.runtimes.get(&pane.id);
         self.registry.upsert_session(&SessionRecord {
-            id: identity.id,
+            id: identity.id.clone(),
             name: options.name,
             backend: self.backend.kind().name().into(),
             server: self.server_key.clone(),
@@ -373,7 +450,171 @@ impl Engine {
             last_command: None,
             tags: Vec::new(),
         })?;
+        if let Some(agent) = &identity.agent {
+            let teams: Vec<String> = identity.team.iter().cloned().collect();
+            self.registry
+                .register_agent(agent, Some(&identity.id), None, &teams)?;
+            let title = match &identity.team {
+                Some(team) => format!("{team} :: {agent}"),
+                None => agent.clone(),
+            };
+            self.backend.set_title(&pane.id, &title).await?;
+        }
         Ok(pane)
+    }
+
+    /// Opens several sessions in one window, arranged by `tree` (see [`layout`]).
+    pub async fn create_layout(
+        &self,
+        window: &str,
+        tree: &layout::SplitTree,
+        panes: &[LayoutPane],
+    ) -> Result<Vec<PaneInfo>, EngineError> {
+        let count = tree.validate().map_err(EngineError::InvalidArgument)?;
+        if panes.len() > count {
+            return Err(EngineError::InvalidArgument(format!(
+                "{} panes described for a layout of {count}: describe at most {count}",
+                panes.len()
+            )));
+        }
+        let options: Vec<OpenOptions> = (0..count)
+            .map(|i| {
+                let spec = panes.get(i).cloned().unwrap_or_default();
+                OpenOptions {
+                    name: spec.name.unwrap_or_else(|| format!("{window}-{}", i + 1)),
+                    cwd: spec.cwd,
+                    command: spec.command,
+                    env: spec.env.into_iter().collect(),
+                    agent: spec.agent,
+                    team: spec.team,
+                    window: Some(window.to_string()),
+                }
+            })
+            .collect();
+        let existing = self.list().await?;
+        for (i, o) in options.iter().enumerate() {
+            validate_name(&o.name)?;
+            if resolve_target(&existing, &o.name).is_some()
+                || options[..i].iter().any(|p| p.name == o.name)
+            {
+                return Err(EngineError::NameTaken(o.name.clone()));
+            }
+        }
+        let mut created: Vec<Option<PaneInfo>> = vec![None; count];
+        for step in layout::plan(tree) {
+            match step {
+                layout::Step::First { pane } => {
+                    created[pane] = Some(self.create(None, options[pane].clone()).await?);
+                }
+                layout::Step::Split {
+                    from,
+                    pane,
+                    direction,
+                    size,
+                } => {
+                    let parent = created[from]
+                        .as_ref()
+                        .map(|p| p.id.clone())
+                        .ok_or_else(|| {
+                            EngineError::InvalidArgument(
+                                "the layout plan split a pane before creating it".into(),
+                            )
+                        })?;
+                    created[pane] = Some(
+                        self.create(
+                            Some((&parent, direction, Some(size))),
+                            options[pane].clone(),
+                        )
+                        .await?,
+                    );
+                }
+            }
+        }
+        Ok(created.into_iter().flatten().collect())
+    }
+
+    /// Registers `agent` as working in the session of `pane`, in `teams`; stamps the
+    /// pane and titles it `Team :: Agent`.
+    pub async fn register_agent(
+        &self,
+        agent: &str,
+        pane: &PaneInfo,
+        role: Option<&str>,
+        teams: &[String],
+    ) -> Result<(), EngineError> {
+        validate_name(agent)?;
+        let Some(mut identity) = pane.identity.clone() else {
+            return Err(EngineError::InvalidArgument(format!(
+                "pane {} is not a cohort session: open it with cohort first",
+                pane.id
+            )));
+        };
+        self.registry
+            .register_agent(agent, Some(&identity.id), role, teams)?;
+        identity.agent = Some(agent.to_string());
+        if let Some(team) = teams.first() {
+            identity.team = Some(team.clone());
+        }
+        self.backend.stamp_identity(&pane.id, &identity).await?;
+        let title = match &identity.team {
+            Some(team) => format!("{team} :: {agent}"),
+            None => agent.to_string(),
+        };
+        self.backend.set_title(&pane.id, &title).await?;
+        Ok(())
+    }
+
+    /// Expands targets (session names, ids, pane ids, agent names, team names) into
+    /// distinct panes, in the order given; a pane named twice appears once.
+    pub async fn expand_targets(
+        &self,
+        targets: &[String],
+    ) -> Result<Vec<(String, PaneInfo)>, EngineError> {
+        let panes = self.list().await?;
+        let agents = self.registry.agents()?;
+        let teams = self.registry.teams()?;
+        let mut out: Vec<(String, PaneInfo)> = Vec::new();
+        let push = |label: String, pane: &PaneInfo, out: &mut Vec<(String, PaneInfo)>| {
+            if !out.iter().any(|(_, p)| p.id == pane.id) {
+                out.push((label, pane.clone()));
+            }
+        };
+        for target in targets {
+            if let Some(pane) = resolve_target(&panes, target) {
+                push(target.clone(), pane, &mut out);
+                continue;
+            }
+            if let Some(agent) = agents.iter().find(|a| &a.name == target) {
+                if let Some(pane) = agent
+                    .session
+                    .as_deref()
+                    .and_then(|s| resolve_target(&panes, s))
+                {
+                    push(target.clone(), pane, &mut out);
+                    continue;
+                }
+                return Err(EngineError::InvalidArgument(format!(
+                    "agent {target:?} has no open session"
+                )));
+            }
+            if teams.iter().any(|t| &t.name == target) {
+                for name in orchestrate::team_agents(target, &teams) {
+                    let session = agents
+                        .iter()
+                        .find(|a| a.name == name)
+                        .and_then(|a| a.session.clone());
+                    if let Some(pane) = session.as_deref().and_then(|s| resolve_target(&panes, s)) {
+                        push(name.clone(), pane, &mut out);
+                    }
+                }
+                continue;
+            }
+            return Err(EngineError::UnknownTarget {
+                target: target.clone(),
+                known: describe_targets(&panes),
+            });
+        }
+        Ok(out)
     }
 
     /// Waits until a new shell session shows its first prompt (or `timeout`).

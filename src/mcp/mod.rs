@@ -1,29 +1,108 @@
-//! The MCP server: cohort's tools over rmcp.
+//! The MCP server: cohort's tools, resources and prompts over rmcp.
 //!
-//! Thin by design: each tool validates its arguments, resolves the target, calls
-//! the [`Engine`], and formats the answer. Failures the model should see and act on
-//! (unknown session, bad key name, pane gone) come back as tool results with
-//! `isError: true` and a message that says what to do next; protocol errors are
-//! kept for protocol faults.
+//! Thin by design: each tool validates its arguments, resolves targets, calls the
+//! [`Engine`], and formats the answer. Failures the model should see and act on
+//! (unknown session, bad key name, locked session, tripwire) come back as tool
+//! results with `isError: true` and a message that says what to do next; protocol
+//! errors are kept for protocol faults.
+//!
+//! Tools come in toolsets so a host can keep its tool list short
+//! (`--toolsets core,team`):
+//!
+//! - *core* ([`core`]): open, send, read, run, key, close, list, status;
+//! - *layout* ([`layout`]): create_layout, split, focus, set_appearance;
+//! - *team* ([`team`]): agents, teams, write_many, read_many, broadcast, locks, tags.
+
+mod core;
+mod layout;
+mod resources;
+mod team;
+mod types;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
 
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{ServerCapabilities, ServerConfig};
-use rmcp::{tool, tool_handler, tool_router, Json, ServerHandler, ServiceExt};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
-use cohort_backends::{Key, PaneInfo};
+use rmcp::model::{
+    GetPromptRequestParams, GetPromptResponse, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, PaginatedRequestParams, ReadResourceRequestParams, ReadResourceResponse,
+    ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{tool_handler, ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 
 use crate::config::Config;
-use crate::engine::completion::{Until, WaitSpec};
-use crate::engine::read::{ReadOptions, ReadWhat};
-use crate::engine::{Engine, EngineError, OpenOptions, SendOptions};
+use crate::engine::Engine;
+
+pub use types::*;
+
+/// A group of tools a host can enable.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Toolset {
+    /// open, send, read, run, key, close, list, status.
+    Core,
+    /// create_layout, split, focus, set_appearance.
+    Layout,
+    /// Agents, teams, write_many, read_many, broadcast, locks, tags.
+    Team,
+}
+
+impl Toolset {
+    /// Every toolset, in order.
+    pub const ALL: [Toolset; 3] = [Toolset::Core, Toolset::Layout, Toolset::Team];
+
+    /// The name used on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Toolset::Core => "core",
+            Toolset::Layout => "layout",
+            Toolset::Team => "team",
+        }
+    }
+
+    /// One line for documentation.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Toolset::Core => "persistent sessions: open, run, send, read, key, close, list, status",
+            Toolset::Layout => {
+                "windows of several panes: create_layout, split, focus, set_appearance"
+            }
+            Toolset::Team => {
+                "agents and teams: register, message many at once, broadcast, locks, tags"
+            }
+        }
+    }
+
+    /// Parses `core,team` (or `all`).
+    pub fn parse_list(list: &str) -> Result<Vec<Toolset>, String> {
+        let mut out = Vec::new();
+        for name in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            if name == "all" {
+                return Ok(Toolset::ALL.to_vec());
+            }
+            let set = Toolset::ALL
+                .into_iter()
+                .find(|t| t.name() == name)
+                .ok_or_else(|| {
+                    format!("unknown toolset {name:?}: choose from core, layout, team (or all)")
+                })?;
+            if !out.contains(&set) {
+                out.push(set);
+            }
+        }
+        if out.is_empty() {
+            return Err("no toolsets given: use e.g. --toolsets core,team (or all)".into());
+        }
+        out.sort();
+        Ok(out)
+    }
+}
 
 /// The MCP server; one per connection, sharing one engine.
 #[derive(Clone)]
 pub struct CohortServer {
     engine: Engine,
+    toolsets: Arc<Vec<Toolset>>,
     tool_router: ToolRouter<Self>,
 }
 
@@ -31,528 +110,300 @@ impl std::fmt::Debug for CohortServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CohortServer")
             .field("engine", &self.engine)
+            .field("toolsets", &self.toolsets)
             .finish()
     }
 }
 
+impl CohortServer {
+    /// A server over `engine` with every toolset.
+    pub fn new(engine: Engine) -> Self {
+        Self::with_toolsets(engine, &Toolset::ALL)
+    }
+
+    /// A server offering only `toolsets`.
+    pub fn with_toolsets(engine: Engine, toolsets: &[Toolset]) -> Self {
+        let mut router = ToolRouter::new();
+        for set in toolsets {
+            router.merge(match set {
+                Toolset::Core => Self::core_router(),
+                Toolset::Layout => Self::layout_router(),
+                Toolset::Team => Self::team_router(),
+            });
+        }
+        CohortServer {
+            engine,
+            toolsets: Arc::new(toolsets.to_vec()),
+            tool_router: router,
+        }
+    }
+
+    /// The tools offered, with their schemas (for documentation).
+    pub fn tools(&self) -> Vec<rmcp::model::Tool> {
+        self.tool_router.list_all()
+    }
+}
+
 /// Serves MCP on stdin/stdout until the client goes away.
-pub async fn serve_stdio(config: &Config) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+pub async fn serve_stdio(
+    config: &Config,
+    toolsets: &[Toolset],
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let engine = Engine::start(config).await?;
-    let service = CohortServer::new(engine)
+    let service = CohortServer::with_toolsets(engine, toolsets)
         .serve(rmcp::transport::stdio())
         .await?;
     service.waiting().await?;
     Ok(())
 }
 
-/// One session as listed.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub struct SessionSummary {
-    /// Session name.
-    pub name: String,
-    /// Persistent id.
-    pub id: Option<String>,
-    /// Backend pane id (`%3`).
-    pub pane: String,
-    /// Foreground command.
-    pub command: String,
-    /// Whether the session's process has exited.
-    pub exited: bool,
-    /// Agent owning the session, if any.
-    pub agent: Option<String>,
-}
-
-impl From<&PaneInfo> for SessionSummary {
-    fn from(p: &PaneInfo) -> Self {
-        SessionSummary {
-            name: p
-                .identity
-                .as_ref()
-                .map(|i| i.name.clone())
-                .unwrap_or_else(|| p.window_name.clone()),
-            id: p.identity.as_ref().map(|i| i.id.clone()),
-            pane: p.id.to_string(),
-            command: p.command.clone(),
-            exited: p.dead,
-            agent: p.identity.as_ref().and_then(|i| i.agent.clone()),
-        }
-    }
-}
-
-/// `list` result.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub struct ListResult {
-    /// Every session.
-    pub sessions: Vec<SessionSummary>,
-}
-
-/// `open` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct OpenArgs {
-    /// Unique session name, e.g. "build" or "api-server".
-    pub name: String,
-    /// Working directory (default: cohort's own).
-    #[serde(default)]
-    pub cwd: Option<String>,
-    /// A command to run instead of an interactive shell (e.g. "python3 -q").
-    #[serde(default)]
-    pub command: Option<String>,
-}
-
-/// `open` result.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub struct OpenResult {
-    /// The new session.
-    pub session: SessionSummary,
-    /// The command a human runs to watch or take over.
-    pub attach: String,
-}
-
-/// A target-only argument.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct TargetArgs {
-    /// Session name, persistent id, agent name or pane id.
-    pub target: String,
-}
-
-/// `send` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct SendArgs {
-    /// Session name, persistent id, agent name or pane id.
-    pub target: String,
-    /// Text typed literally (multi-line text is pasted as one bracketed paste).
-    pub text: String,
-    /// Press Enter afterwards (default true).
-    #[serde(default = "yes")]
-    pub enter: bool,
-    /// Type the text exactly as given: no removal of escape sequences (default false).
-    #[serde(default)]
-    pub raw: bool,
-    /// Pass cohort's tripwire for destructive commands (default false).
-    #[serde(default)]
-    pub force: bool,
-}
-
-/// `run` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct RunArgs {
-    /// Session name, persistent id, agent name or pane id.
-    pub target: String,
-    /// The command line to run.
-    pub command: String,
-    /// Give up waiting after this many milliseconds (default 30000); the command keeps running.
-    #[serde(default)]
-    pub timeout_ms: Option<u64>,
-    /// Complete when this text appears in the output (e.g. a REPL prompt ">>> ").
-    #[serde(default)]
-    pub until: Option<String>,
-    /// Treat `until` as a regular expression (default false: literal text).
-    #[serde(default)]
-    pub regex: bool,
-    /// Append an exit-status sentinel, for nested shells (ssh, docker exec) whose prompt cohort cannot see.
-    #[serde(default)]
-    pub mark: bool,
-    /// Milliseconds without output before checking whether the shell is back (default 500).
-    #[serde(default)]
-    pub quiet_ms: Option<u64>,
-    /// Return the output unreduced (escape payloads are still removed).
-    #[serde(default)]
-    pub raw: bool,
-    /// Pass cohort's tripwire for destructive commands (default false).
-    #[serde(default)]
-    pub force: bool,
-}
-
-/// The completion verdict.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub struct VerdictOut {
-    /// Whether the command finished.
-    pub complete: bool,
-    /// Which layer decided: exit, mark, until, quiescence, nested, timeout.
-    pub layer: String,
-    /// Exit status, when known.
-    pub exit_status: Option<i32>,
-    /// Milliseconds from Enter to the verdict.
-    pub elapsed_ms: u64,
-    /// What to do next, when not complete.
-    pub hint: Option<String>,
-}
-
-/// `run` result.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub struct RunResult {
-    /// Session name.
-    pub session: String,
-    /// The command's output, reduced (see meta).
-    pub output: String,
-    /// Lines and tokens shown vs raw, what was hidden and how to read it, the verdict.
-    pub meta: String,
-    /// Is it done, and who says so.
-    pub verdict: VerdictOut,
-}
-
-/// `read` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ReadArgs {
-    /// Session name, persistent id, agent name or pane id.
-    pub target: String,
-    /// What to read: "new" (output since your last read, the default), "screen" (what a human sees now;
-    /// for full-screen programs), "tail", "lines" or "all".
-    #[serde(default)]
-    pub mode: Option<String>,
-    /// For mode "lines": 1-based inclusive range such as "21-1180" (as the meta line prints it).
-    #[serde(default)]
-    pub lines: Option<String>,
-    /// For mode "tail": how many lines (default 50).
-    #[serde(default)]
-    pub tail: Option<u64>,
-    /// Return the output unreduced (escape payloads are still removed).
-    #[serde(default)]
-    pub raw: bool,
-}
-
-/// `read` result.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub struct ReadResult {
-    /// Session name.
-    pub session: String,
-    /// The text read.
-    pub output: String,
-    /// What was read, shown vs raw, what was hidden and how to get it.
-    pub meta: String,
-}
-
-fn yes() -> bool {
-    true
-}
-
-/// `key` arguments.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct KeyArgs {
-    /// Session name, persistent id, agent name or pane id.
-    pub target: String,
-    /// Keys in order, e.g. ["C-c"] or ["Up", "Enter"]. Names: Enter, Escape, Tab, BSpace,
-    /// Up, Down, Left, Right, Home, End, PPage, NPage, F1–F12, and C-x, M-x, S-x for
-    /// Ctrl, Alt and Shift combinations. Text is not a key: use send for text.
-    pub keys: Vec<String>,
-}
-
-/// Acknowledgement with the session it concerned.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub struct Done {
-    /// Session name.
-    pub session: String,
-    /// Pane id.
-    pub pane: String,
-}
-
-/// `read` result.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub struct ScreenResult {
-    /// Session name.
-    pub session: String,
-    /// The visible screen, one line per row, trailing blank rows dropped.
-    pub screen: String,
-    /// Cursor row and column.
-    pub cursor: [u16; 2],
-    /// Whether a full-screen program (alternate screen) is showing.
-    pub alternate_screen: bool,
-}
-
-fn name_of(p: &PaneInfo) -> String {
-    p.identity
-        .as_ref()
-        .map(|i| i.name.clone())
-        .unwrap_or_else(|| p.window_name.clone())
-}
-
-fn err(e: EngineError) -> String {
-    e.to_string()
-}
-
-/// Parses "21-1180" or "7" (1-based, inclusive) into a 0-based half-open range.
-fn parse_lines(spec: Option<&str>) -> Result<std::ops::Range<u64>, String> {
-    let bad = || {
-        "lines must look like \"21-1180\" or \"7\" (1-based, inclusive), as the meta line prints them".to_string()
+/// Serves MCP over streamable HTTP at `addr` (path `/mcp`) until interrupted.
+/// Binding anywhere but loopback requires a bearer token, checked on every request.
+pub async fn serve_http(
+    config: &Config,
+    toolsets: &[Toolset],
+    addr: SocketAddr,
+    token: Option<String>,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
     };
-    let spec = spec.ok_or_else(bad)?.trim();
-    let (a, b) = match spec.split_once('-') {
-        Some((a, b)) => (
-            a.trim().parse::<u64>().map_err(|_| bad())?,
-            b.trim().parse::<u64>().map_err(|_| bad())?,
-        ),
-        None => {
-            let n = spec.parse::<u64>().map_err(|_| bad())?;
-            (n, n)
-        }
-    };
-    if a == 0 || b < a {
-        return Err(bad());
-    }
-    Ok(a - 1..b)
-}
 
-#[tool_router]
-impl CohortServer {
-    /// A server over `engine`.
-    pub fn new(engine: Engine) -> Self {
-        CohortServer {
-            engine,
-            tool_router: Self::tool_router(),
-        }
-    }
-
-    #[tool(
-        description = "List cohort's terminal sessions: name, persistent id, pane, foreground command, whether it exited.",
-        annotations(
-            title = "List sessions",
-            read_only_hint = true,
-            idempotent_hint = true,
-            open_world_hint = false
+    if !addr.ip().is_loopback() && token.as_deref().is_none_or(str::is_empty) {
+        return Err(format!(
+            "refusing to serve on {addr} without a bearer token: pass --token (or COHORT_HTTP_TOKEN), or bind to 127.0.0.1"
         )
-    )]
-    async fn list(&self) -> Result<Json<ListResult>, String> {
-        let panes = self.engine.list().await.map_err(err)?;
-        Ok(Json(ListResult {
-            sessions: panes.iter().map(SessionSummary::from).collect(),
-        }))
+        .into());
     }
-
-    #[tool(
-        description = "Open a persistent terminal session running your shell (or a command). It stays open across calls: logins, REPLs and servers keep running. Returns the command a human uses to watch it.",
-        annotations(
-            title = "Open a session",
-            read_only_hint = false,
-            destructive_hint = false,
-            idempotent_hint = false,
-            open_world_hint = true
-        )
-    )]
-    async fn open(
-        &self,
-        Parameters(args): Parameters<OpenArgs>,
-    ) -> Result<Json<OpenResult>, String> {
-        let pane = self
-            .engine
-            .open(OpenOptions {
-                name: args.name,
-                cwd: args.cwd,
-                command: args.command,
-                env: Vec::new(),
-            })
-            .await
-            .map_err(err)?;
-        let attach = self.engine.backend().attach_hint(&pane.id).command_line;
-        Ok(Json(OpenResult {
-            session: SessionSummary::from(&pane),
-            attach,
-        }))
+    let engine = Engine::start(config).await?;
+    let toolsets = toolsets.to_vec();
+    let ct = tokio_util_token();
+    let mut http_config =
+        StreamableHttpServerConfig::default().with_cancellation_token(ct.child_token());
+    if !addr.ip().is_loopback() {
+        // The token is the protection; the default allow-list only admits loopback names.
+        http_config = http_config.disable_allowed_hosts();
     }
-
-    #[tool(
-        description = "Type text into a session, then press Enter unless enter=false. Text is typed literally; multi-line text is pasted whole and runs only on Enter.",
-        annotations(
-            title = "Send text",
-            read_only_hint = false,
-            destructive_hint = true,
-            idempotent_hint = false,
-            open_world_hint = true
-        )
-    )]
-    async fn send(&self, Parameters(args): Parameters<SendArgs>) -> Result<Json<Done>, String> {
-        let pane = self.engine.resolve(&args.target).await.map_err(err)?;
-        let options = SendOptions {
-            enter: args.enter,
-            raw: args.raw,
-            force: args.force,
-            mark: None,
-            owner: None,
-        };
-        self.engine
-            .send(&pane.id, &args.text, &options)
-            .await
-            .map_err(err)?;
-        Ok(Json(Done {
-            session: name_of(&pane),
-            pane: pane.id.to_string(),
-        }))
-    }
-
-    #[tool(
-        description = "Press keys in a session, e.g. [\"C-c\"] to interrupt, [\"Up\", \"Enter\"], [\"Escape\"]. Unknown key names are refused, never typed as text.",
-        annotations(
-            title = "Press keys",
-            read_only_hint = false,
-            destructive_hint = true,
-            idempotent_hint = false,
-            open_world_hint = true
-        )
-    )]
-    async fn key(&self, Parameters(args): Parameters<KeyArgs>) -> Result<Json<Done>, String> {
-        if args.keys.is_empty() {
-            return Err("no keys given: pass e.g. [\"Enter\"] or [\"C-c\"]".into());
-        }
-        let keys = args
-            .keys
-            .iter()
-            .map(|k| k.parse::<Key>())
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| e.to_string())?;
-        let pane = self.engine.resolve(&args.target).await.map_err(err)?;
-        self.engine.keys(&pane.id, &keys).await.map_err(err)?;
-        Ok(Json(Done {
-            session: name_of(&pane),
-            pane: pane.id.to_string(),
-        }))
-    }
-
-    #[tool(
-        description = "Run a command in a session and wait until it is done: returns its output (reduced to save tokens, with a meta line saying what was hidden and how to read it) and a verdict: complete or not, the exit status, and which layer decided (exit, mark, until, quiescence, nested, timeout). For a REPL or any program that keeps running, pass until (its prompt); for ssh or docker exec shells, pass mark: true.",
-        annotations(
-            title = "Run a command",
-            read_only_hint = false,
-            destructive_hint = true,
-            idempotent_hint = false,
-            open_world_hint = true
-        )
-    )]
-    async fn run(&self, Parameters(args): Parameters<RunArgs>) -> Result<Json<RunResult>, String> {
-        let pane = self.engine.resolve(&args.target).await.map_err(err)?;
-        let until = args
-            .until
-            .as_deref()
-            .map(|u| Until::new(u, args.regex))
-            .transpose()?;
-        let mut spec = WaitSpec {
-            until,
-            ..WaitSpec::default()
-        };
-        if let Some(ms) = args.timeout_ms {
-            spec.timeout = std::time::Duration::from_millis(ms.clamp(1, 24 * 3600 * 1000));
-        }
-        if let Some(ms) = args.quiet_ms {
-            spec.quiet = std::time::Duration::from_millis(ms.clamp(10, 600_000));
-        }
-        let send = SendOptions {
-            enter: true,
-            raw: false,
-            force: args.force,
-            mark: args
-                .mark
-                .then(|| uuid::Uuid::new_v4().simple().to_string()[..12].to_string()),
-            owner: None,
-        };
-        let out = self
-            .engine
-            .run(&pane.id, &args.command, &send, spec, args.raw)
-            .await
-            .map_err(err)?;
-        Ok(Json(RunResult {
-            session: name_of(&pane),
-            output: out.output.text,
-            meta: out.output.meta,
-            verdict: VerdictOut {
-                complete: out.verdict.complete,
-                layer: out.verdict.layer.as_str().to_string(),
-                exit_status: out.verdict.exit_status,
-                elapsed_ms: out.verdict.elapsed.as_millis() as u64,
-                hint: out.verdict.hint,
-            },
-        }))
-    }
-
-    #[tool(
-        description = "Read a session's output: by default what is new since your last read (reduced, with a meta line saying what was hidden and the lines= read that returns it); mode \"screen\" for what a human sees now (full-screen programs), \"tail\", \"lines\" (e.g. lines: \"21-1180\") or \"all\".",
-        annotations(
-            title = "Read output",
-            read_only_hint = true,
-            idempotent_hint = false,
-            open_world_hint = false
-        )
-    )]
-    async fn read(
-        &self,
-        Parameters(args): Parameters<ReadArgs>,
-    ) -> Result<Json<ReadResult>, String> {
-        let pane = self.engine.resolve(&args.target).await.map_err(err)?;
-        let mode = args.mode.as_deref().unwrap_or("new");
-        let what = match mode {
-            "screen" => {
-                let screen = self.engine.screen(&pane.id).await.map_err(err)?;
-                let mut rows = screen.rows;
-                while rows.last().is_some_and(|r| r.trim().is_empty()) {
-                    rows.pop();
-                }
-                let meta = format!(
-                    "[screen {}x{}, cursor row {} col {}{}]",
-                    screen.size.cols,
-                    screen.size.rows,
-                    screen.cursor.y + 1,
-                    screen.cursor.x + 1,
-                    if screen.alternate {
-                        ", full-screen program"
+    let service = StreamableHttpService::new(
+        move || Ok(CohortServer::with_toolsets(engine.clone(), &toolsets)),
+        LocalSessionManager::default().into(),
+        http_config,
+    );
+    let mut app = axum::Router::new().nest_service("/mcp", service);
+    if let Some(token) = token.filter(|t| !t.is_empty()) {
+        let expected = format!("Bearer {token}");
+        app = app.layer(axum::middleware::from_fn(
+            move |req: axum::extract::Request, next: axum::middleware::Next| {
+                let ok = req
+                    .headers()
+                    .get(axum::http::header::AUTHORIZATION)
+                    .and_then(|v| v.to_str().ok())
+                    .is_some_and(|v| constant_time_eq(v.as_bytes(), expected.as_bytes()));
+                async move {
+                    if ok {
+                        next.run(req).await
                     } else {
-                        ""
+                        axum::response::IntoResponse::into_response((
+                            axum::http::StatusCode::UNAUTHORIZED,
+                            "missing or wrong bearer token",
+                        ))
                     }
-                );
-                return Ok(Json(ReadResult {
-                    session: name_of(&pane),
-                    output: rows.join("\n"),
-                    meta,
-                }));
-            }
-            "new" => ReadWhat::New,
-            "all" => ReadWhat::All,
-            "tail" => ReadWhat::Tail(args.tail.unwrap_or(50).max(1)),
-            "lines" => ReadWhat::Lines(parse_lines(args.lines.as_deref())?),
-            other => {
-                return Err(format!(
-                "unknown mode {other:?}: use \"new\", \"screen\", \"tail\", \"lines\" or \"all\""
-            ))
-            }
-        };
-        let out = self.engine.read(
-            &pane.id,
-            &ReadOptions {
-                what,
-                caller: "mcp".into(),
-                raw: args.raw,
-                max_lines: None,
+                }
             },
-        );
-        Ok(Json(ReadResult {
-            session: name_of(&pane),
-            output: out.text,
-            meta: out.meta,
-        }))
+        ));
     }
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    eprintln!(
+        "cohort: serving MCP at http://{}/mcp",
+        listener.local_addr()?
+    );
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            let _ = tokio::signal::ctrl_c().await;
+            ct.cancel();
+        })
+        .await?;
+    Ok(())
+}
 
-    #[tool(
-        description = "Close a session: its processes are ended and its pane removed.",
-        annotations(
-            title = "Close a session",
-            read_only_hint = false,
-            destructive_hint = true,
-            idempotent_hint = false,
-            open_world_hint = false
-        )
-    )]
-    async fn close(&self, Parameters(args): Parameters<TargetArgs>) -> Result<Json<Done>, String> {
-        let pane = self.engine.resolve(&args.target).await.map_err(err)?;
-        self.engine.close(&pane.id).await.map_err(err)?;
-        Ok(Json(Done {
-            session: name_of(&pane),
-            pane: pane.id.to_string(),
-        }))
-    }
+fn tokio_util_token() -> tokio_util::sync::CancellationToken {
+    tokio_util::sync::CancellationToken::new()
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for CohortServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build()).with_instructions(
-            "cohort gives you persistent terminal sessions. `open` a session once, then `send` commands to it and \
-             `read` its screen; `key` sends keys such as C-c. Sessions survive between calls and a human can attach.",
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_prompts()
+                .build(),
+        )
+        .with_instructions(
+            "cohort gives you persistent terminal sessions. `open` a session once, then `run` commands in it: each \
+             call returns the output (reduced to save tokens, with a meta line saying what was hidden and how to read \
+             it) and a verdict saying whether the command finished, with its exit status. For REPLs pass `until` (the \
+             prompt); for ssh or docker exec shells pass `mark: true`. `read` returns what is new; `key` sends keys \
+             such as C-c. Sessions survive between calls, and a human can attach to watch or take over.",
         )
     }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        resources::list(&self.engine).await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(resources::templates())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        resources::read(&self.engine, &request.uri)
+            .await
+            .map(Into::into)
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Ok(resources::prompts())
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        resources::prompt(&self.engine, &request)
+            .await
+            .map(Into::into)
+    }
+}
+
+/// The tools of one toolset, with their schemas (no engine needed).
+pub fn toolset_tools(set: Toolset) -> Vec<rmcp::model::Tool> {
+    let mut tools = match set {
+        Toolset::Core => CohortServer::core_router(),
+        Toolset::Layout => CohortServer::layout_router(),
+        Toolset::Team => CohortServer::team_router(),
+    }
+    .list_all();
+    tools.sort_by(|a, b| a.name.cmp(&b.name));
+    tools
+}
+
+/// The tool reference, as Markdown or as JSON (every tool with its schemas).
+pub fn offline_reference(markdown: bool) -> String {
+    if markdown {
+        return tool_reference_markdown();
+    }
+    let all: Vec<serde_json::Value> = Toolset::ALL
+        .into_iter()
+        .flat_map(|set| {
+            toolset_tools(set).into_iter().map(move |t| {
+                let mut v = serde_json::to_value(&t).unwrap_or_default();
+                v["toolset"] = serde_json::Value::String(set.name().into());
+                v
+            })
+        })
+        .collect();
+    format!(
+        "{}\n",
+        serde_json::to_string_pretty(&all).unwrap_or_default()
+    )
+}
+
+/// The tool reference in Markdown, generated from the tools' schemas.
+pub fn tool_reference_markdown() -> String {
+    let mut out =
+        String::from("<!-- generated by `cohort tools --markdown`; do not edit by hand -->\n");
+    for set in Toolset::ALL {
+        out.push_str(&format!(
+            "\n### Toolset `{}`\n\n{}.\n",
+            set.name(),
+            set.describe()
+        ));
+        for tool in toolset_tools(set) {
+            out.push_str(&format!("\n#### `{}`\n\n", tool.name));
+            if let Some(d) = &tool.description {
+                out.push_str(d);
+                out.push_str("\n\n");
+            }
+            let hints = tool.annotations.as_ref().map(|a| {
+                let mut h = Vec::new();
+                if a.read_only_hint == Some(true) {
+                    h.push("read-only");
+                }
+                if a.destructive_hint == Some(true) {
+                    h.push("destructive");
+                }
+                if a.idempotent_hint == Some(true) {
+                    h.push("idempotent");
+                }
+                if a.open_world_hint == Some(true) {
+                    h.push("open-world");
+                }
+                h.join(", ")
+            });
+            if let Some(h) = hints.filter(|h| !h.is_empty()) {
+                out.push_str(&format!("*{h}*\n\n"));
+            }
+            let schema = serde_json::Value::Object((*tool.input_schema).clone());
+            let required: Vec<String> = schema["required"]
+                .as_array()
+                .map(|r| {
+                    r.iter()
+                        .filter_map(|v| v.as_str().map(String::from))
+                        .collect()
+                })
+                .unwrap_or_default();
+            if let Some(props) = schema["properties"].as_object().filter(|p| !p.is_empty()) {
+                out.push_str("| argument | type | required | description |\n|---|---|---|---|\n");
+                for (name, prop) in props {
+                    let ty = prop["type"]
+                        .as_str()
+                        .map(String::from)
+                        .or_else(|| {
+                            prop["type"].as_array().map(|a| {
+                                a.iter()
+                                    .filter_map(|v| v.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(" or ")
+                            })
+                        })
+                        .unwrap_or_else(|| "object".into());
+                    let desc = prop["description"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .replace('\n', " ")
+                        .replace('|', "\\|");
+                    let req = if required.contains(name) { "yes" } else { "" };
+                    out.push_str(&format!("| `{name}` | {ty} | {req} | {desc} |\n"));
+                }
+                out.push('\n');
+            } else {
+                out.push_str("No arguments.\n\n");
+            }
+        }
+    }
+    out
 }

@@ -1,0 +1,373 @@
+//! The *core* toolset: open, send, read, run, key, close, list, status.
+
+use std::time::Duration;
+
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::ProgressNotificationParam;
+use rmcp::service::RequestContext;
+use rmcp::{tool, tool_router, Json, RoleServer};
+
+use cohort_backends::Key;
+
+use super::types::*;
+use super::CohortServer;
+use crate::engine::completion::{Until, WaitSpec};
+use crate::engine::read::{ReadOptions, ReadWhat};
+use crate::engine::{OpenOptions, SendOptions};
+
+#[tool_router(router = core_router, vis = "pub(crate)")]
+impl CohortServer {
+    #[tool(
+        description = "List cohort's terminal sessions: name, persistent id, pane, foreground command, whether it exited.",
+        annotations(
+            title = "List sessions",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn list(&self) -> Result<Json<ListResult>, String> {
+        let panes = self.engine.list().await.map_err(err)?;
+        Ok(Json(ListResult {
+            sessions: panes.iter().map(SessionSummary::from).collect(),
+        }))
+    }
+
+    #[tool(
+        description = "Open a persistent terminal session running your shell (or a command). It stays open across calls: logins, REPLs and servers keep running. Returns the command a human uses to watch it.",
+        annotations(
+            title = "Open a session",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    async fn open(
+        &self,
+        Parameters(args): Parameters<OpenArgs>,
+    ) -> Result<Json<OpenResult>, String> {
+        let pane = self
+            .engine
+            .open(OpenOptions {
+                name: args.name,
+                cwd: args.cwd,
+                command: args.command.clone(),
+                env: args.env.into_iter().collect(),
+                ..Default::default()
+            })
+            .await
+            .map_err(err)?;
+        if args.command.is_none() {
+            // Typing before the shell's line editor is up risks the kernel's line buffer.
+            self.engine
+                .wait_ready(&pane.id, Duration::from_secs(10))
+                .await;
+            self.engine
+                .wait_reading(&pane.id, Duration::from_secs(2))
+                .await;
+        }
+        let attach = self.engine.backend().attach_hint(&pane.id).command_line;
+        Ok(Json(OpenResult {
+            session: SessionSummary::from(&pane),
+            attach,
+        }))
+    }
+
+    #[tool(
+        description = "Type text into a session, then press Enter unless enter=false. Text is typed literally; multi-line text is pasted whole and runs only on Enter.",
+        annotations(
+            title = "Send text",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    async fn send(&self, Parameters(args): Parameters<SendArgs>) -> Result<Json<Done>, String> {
+        let pane = self.engine.resolve(&args.target).await.map_err(err)?;
+        let options = SendOptions {
+            enter: args.enter,
+            raw: args.raw,
+            force: args.force,
+            mark: None,
+            owner: args.owner.clone(),
+        };
+        self.engine
+            .send(&pane.id, &args.text, &options)
+            .await
+            .map_err(err)?;
+        Ok(Json(Done {
+            session: name_of(&pane),
+            pane: pane.id.to_string(),
+        }))
+    }
+
+    #[tool(
+        description = "Press keys in a session, e.g. [\"C-c\"] to interrupt, [\"Up\", \"Enter\"], [\"Escape\"]. Unknown key names are refused, never typed as text.",
+        annotations(
+            title = "Press keys",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    async fn key(&self, Parameters(args): Parameters<KeyArgs>) -> Result<Json<Done>, String> {
+        if args.keys.is_empty() {
+            return Err("no keys given: pass e.g. [\"Enter\"] or [\"C-c\"]".into());
+        }
+        let keys = args
+            .keys
+            .iter()
+            .map(|k| k.parse::<Key>())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())?;
+        let pane = self.engine.resolve(&args.target).await.map_err(err)?;
+        self.engine
+            .keys_as(&pane.id, &keys, args.owner.as_deref())
+            .await
+            .map_err(err)?;
+        Ok(Json(Done {
+            session: name_of(&pane),
+            pane: pane.id.to_string(),
+        }))
+    }
+
+    #[tool(
+        description = "Run a command in a session and wait until it is done: returns its output (reduced to save tokens, with a meta line saying what was hidden and how to read it) and a verdict: complete or not, the exit status, and which layer decided (exit, mark, until, quiescence, nested, timeout). For a REPL or any program that keeps running, pass until (its prompt); for ssh or docker exec shells, pass mark: true.",
+        annotations(
+            title = "Run a command",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    async fn run(
+        &self,
+        Parameters(args): Parameters<RunArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<Json<RunResult>, String> {
+        let pane = self.engine.resolve(&args.target).await.map_err(err)?;
+        let until = args
+            .until
+            .as_deref()
+            .map(|u| Until::new(u, args.regex))
+            .transpose()?;
+        let mut spec = WaitSpec {
+            until,
+            ..WaitSpec::default()
+        };
+        if let Some(ms) = args.timeout_ms {
+            spec.timeout = std::time::Duration::from_millis(ms.clamp(1, 24 * 3600 * 1000));
+        }
+        if let Some(ms) = args.quiet_ms {
+            spec.quiet = std::time::Duration::from_millis(ms.clamp(10, 600_000));
+        }
+        let send = SendOptions {
+            enter: true,
+            raw: false,
+            force: args.force,
+            mark: args
+                .mark
+                .then(|| uuid::Uuid::new_v4().simple().to_string()[..12].to_string()),
+            owner: args.owner.clone(),
+        };
+        let run = self
+            .engine
+            .run(&pane.id, &args.command, &send, spec, args.raw);
+        let out = with_progress(run, &ctx).await?.map_err(err)?;
+        Ok(Json(RunResult {
+            session: name_of(&pane),
+            output: out.output.text,
+            meta: out.output.meta,
+            verdict: VerdictOut {
+                complete: out.verdict.complete,
+                layer: out.verdict.layer.as_str().to_string(),
+                exit_status: out.verdict.exit_status,
+                elapsed_ms: out.verdict.elapsed.as_millis() as u64,
+                hint: out.verdict.hint,
+            },
+        }))
+    }
+
+    #[tool(
+        description = "Read a session's output: by default what is new since your last read (reduced, with a meta line saying what was hidden and the lines= read that returns it); mode \"screen\" for what a human sees now (full-screen programs), \"tail\", \"lines\" (e.g. lines: \"21-1180\") or \"all\".",
+        annotations(
+            title = "Read output",
+            read_only_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn read(
+        &self,
+        Parameters(args): Parameters<ReadArgs>,
+    ) -> Result<Json<ReadResult>, String> {
+        let pane = self.engine.resolve(&args.target).await.map_err(err)?;
+        let mode = args.mode.as_deref().unwrap_or("new");
+        let what = match mode {
+            "screen" => {
+                let screen = self.engine.screen(&pane.id).await.map_err(err)?;
+                let mut rows = screen.rows;
+                while rows.last().is_some_and(|r| r.trim().is_empty()) {
+                    rows.pop();
+                }
+                let meta = format!(
+                    "[screen {}x{}, cursor row {} col {}{}]",
+                    screen.size.cols,
+                    screen.size.rows,
+                    screen.cursor.y + 1,
+                    screen.cursor.x + 1,
+                    if screen.alternate {
+                        ", full-screen program"
+                    } else {
+                        ""
+                    }
+                );
+                return Ok(Json(ReadResult {
+                    session: name_of(&pane),
+                    output: rows.join("\n"),
+                    meta,
+                }));
+            }
+            "new" => ReadWhat::New,
+            "all" => ReadWhat::All,
+            "tail" => ReadWhat::Tail(args.tail.unwrap_or(50).max(1)),
+            "lines" => ReadWhat::Lines(parse_lines(args.lines.as_deref())?),
+            other => {
+                return Err(format!(
+                "unknown mode {other:?}: use \"new\", \"screen\", \"tail\", \"lines\" or \"all\""
+            ))
+            }
+        };
+        let out = self.engine.read(
+            &pane.id,
+            &ReadOptions {
+                what,
+                caller: "mcp".into(),
+                raw: args.raw,
+                max_lines: None,
+            },
+        );
+        Ok(Json(ReadResult {
+            session: name_of(&pane),
+            output: out.text,
+            meta: out.meta,
+        }))
+    }
+
+    #[tool(
+        description = "Close a session: its processes are ended and its pane removed.",
+        annotations(
+            title = "Close a session",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn close(&self, Parameters(args): Parameters<TargetArgs>) -> Result<Json<Done>, String> {
+        let pane = self.engine.resolve(&args.target).await.map_err(err)?;
+        self.engine.close(&pane.id).await.map_err(err)?;
+        Ok(Json(Done {
+            session: name_of(&pane),
+            pane: pane.id.to_string(),
+        }))
+    }
+
+    #[tool(
+        description = "Health and state: without a target, the backend, its capabilities, the registry and the enabled toolsets; with a target, that session's live state (foreground program, exited or not, exit status, cursor, size, full-screen program, copy mode), its registry record and its lock.",
+        annotations(
+            title = "Status",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn status(
+        &self,
+        Parameters(args): Parameters<StatusArgs>,
+    ) -> Result<Json<StatusResult>, String> {
+        let engine = &self.engine;
+        let mut result = StatusResult {
+            backend: engine.backend().kind().name().to_string(),
+            capabilities: serde_json::to_value(engine.backend().capabilities()).unwrap_or_default(),
+            registry: engine.registry().path().display().to_string(),
+            registry_warning: engine.registry().recovered().map(str::to_string),
+            toolsets: self.toolsets.iter().map(|t| t.name().to_string()).collect(),
+            sessions: engine.list().await.map_err(err)?.len(),
+            journal_memory_kib: (engine.stats().journal_memory / 1024) as u64,
+            session: None,
+        };
+        if let Some(target) = &args.target {
+            let pane = engine.resolve(target).await.map_err(err)?;
+            let state = engine
+                .backend()
+                .pane_state(&pane.id)
+                .await
+                .map_err(|e| e.to_string())?;
+            let record = engine.session_record(&pane.id).map_err(err)?;
+            let lock = match &record {
+                Some(r) => engine
+                    .registry()
+                    .lock_of(&r.id)
+                    .map_err(|e| e.to_string())?,
+                None => None,
+            };
+            result.session = Some(SessionStatus {
+                name: name_of(&pane),
+                pane: pane.id.to_string(),
+                foreground: state.foreground_command.clone(),
+                at_shell: state.at_shell(),
+                exited: state.dead,
+                exit_status: state.exit_status,
+                cursor: [state.cursor.y, state.cursor.x],
+                size: [state.size.cols, state.size.rows],
+                full_screen: state.alternate_screen,
+                copy_mode: state.copy_mode,
+                cwd: state.cwd.clone(),
+                last_command: record.as_ref().and_then(|r| r.last_command.clone()),
+                tags: record.map(|r| r.tags).unwrap_or_default(),
+                locked_by: lock.map(|l| l.owner),
+                attach: engine.backend().attach_hint(&pane.id).command_line,
+            });
+        }
+        Ok(Json(result))
+    }
+}
+
+/// Runs `work`, sending a progress notification every second while it waits (when
+/// the client asked for progress), and giving up promptly when the client cancels.
+/// Cancelling leaves the session as it was: the command keeps running.
+pub(crate) async fn with_progress<T>(
+    work: impl std::future::Future<Output = T>,
+    ctx: &RequestContext<RoleServer>,
+) -> Result<T, String> {
+    let token = ctx.meta.get_progress_token();
+    let start = tokio::time::Instant::now();
+    let mut ticker =
+        tokio::time::interval_at(start + Duration::from_secs(1), Duration::from_secs(1));
+    tokio::pin!(work);
+    loop {
+        tokio::select! {
+            out = &mut work => return Ok(out),
+            _ = ctx.ct.cancelled() => {
+                return Err("cancelled by the client; the command keeps running in the session: read it or run again later".into())
+            }
+            _ = ticker.tick() => {
+                if let Some(token) = &token {
+                    let secs = start.elapsed().as_secs_f64();
+                    let _ = ctx
+                        .peer
+                        .notify_progress(
+                            ProgressNotificationParam::new(token.clone(), secs.floor())
+                                .with_message(format!("waiting for the command: {secs:.0} s")),
+                        )
+                        .await;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,277 @@
+//! The *layout* toolset: create_layout, split, focus, set_appearance.
+
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::{tool, tool_router, Json};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use cohort_backends::{Appearance, SplitDirection, SplitSize};
+
+use super::types::*;
+use super::CohortServer;
+use crate::engine::layout::SplitTree;
+use crate::engine::{LayoutPane, OpenOptions};
+
+/// `create_layout` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct CreateLayoutArgs {
+    /// Window name (also the prefix of unnamed sessions: "web-1", "web-2"…).
+    pub name: String,
+    /// A preset: single, horizontal (side by side), vertical (stacked), quad, triple_vertical
+    /// (three side by side), triple_bottom (one on top, two below), grid (with rows and cols).
+    /// Omit it to give `tree` instead.
+    #[serde(default)]
+    pub layout: Option<String>,
+    /// For grid: rows (1-8).
+    #[serde(default)]
+    pub rows: Option<u16>,
+    /// For grid: columns (1-8).
+    #[serde(default)]
+    pub cols: Option<u16>,
+    /// A split tree instead of a preset, e.g. {"split": "horizontal", "children": [{"pane": 0, "size": 30},
+    /// {"split": "vertical", "children": [{"pane": 1}, {"pane": 2}]}]}; panes are numbered in reading order.
+    #[serde(default)]
+    pub tree: Option<SplitTree>,
+    /// The panes in reading order: name, agent, team, command, cwd, env (all optional).
+    #[serde(default)]
+    pub panes: Vec<LayoutPane>,
+}
+
+/// `create_layout` result.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct CreateLayoutResult {
+    /// The sessions created, in reading order.
+    pub sessions: Vec<SessionSummary>,
+    /// How a human watches the window.
+    pub attach: String,
+}
+
+/// `split` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SplitArgs {
+    /// The session whose pane is split (name, persistent id, agent name or pane id).
+    pub target: String,
+    /// Name of the new session.
+    pub name: String,
+    /// "horizontal" (new pane to the right, the default) or "vertical" (new pane below).
+    #[serde(default)]
+    pub direction: Option<String>,
+    /// Size of the new pane in percent of the split pane (1-99; default 50).
+    #[serde(default)]
+    pub percent: Option<u8>,
+    /// Command instead of a shell.
+    #[serde(default)]
+    pub command: Option<String>,
+    /// Working directory.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// Agent working in the new session.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// Team of that agent.
+    #[serde(default)]
+    pub team: Option<String>,
+}
+
+/// `set_appearance` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct AppearanceArgs {
+    /// Session name, persistent id, agent name or pane id.
+    pub target: String,
+    /// Pane title.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// Badge text (iTerm2).
+    #[serde(default)]
+    pub badge: Option<String>,
+    /// Tab colour as #rrggbb (iTerm2).
+    #[serde(default)]
+    pub tab_color: Option<String>,
+    /// Background colour as #rrggbb (iTerm2).
+    #[serde(default)]
+    pub background: Option<String>,
+}
+
+fn check_color(name: &str, value: &Option<String>) -> Result<(), String> {
+    match value {
+        Some(v)
+            if !(v.len() == 7
+                && v.starts_with('#')
+                && v[1..].chars().all(|c| c.is_ascii_hexdigit())) =>
+        {
+            Err(format!(
+                "{name} {v:?} is not a colour: use #rrggbb, e.g. #1e90ff"
+            ))
+        }
+        _ => Ok(()),
+    }
+}
+
+#[tool_router(router = layout_router, vis = "pub(crate)")]
+impl CohortServer {
+    #[tool(
+        description = "Open several sessions in one window, arranged by a preset (single, horizontal, vertical, quad, triple_vertical, triple_bottom, grid) or a split tree with sizes. Each pane can be named and given an agent, team, command, cwd and env; panes with an agent are titled \"Team :: Agent\".",
+        annotations(
+            title = "Create a layout",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    async fn create_layout(
+        &self,
+        Parameters(args): Parameters<CreateLayoutArgs>,
+    ) -> Result<Json<CreateLayoutResult>, String> {
+        let tree = match (&args.layout, args.tree) {
+            (Some(preset), None) => SplitTree::preset(preset, args.rows, args.cols)?,
+            (None, Some(tree)) => tree,
+            (Some(_), Some(_)) => {
+                return Err("give either layout (a preset) or tree, not both".into())
+            }
+            (None, None) if args.panes.len() <= 1 => SplitTree::preset("single", None, None)?,
+            (None, None) => return Err("give a layout preset (e.g. \"quad\") or a tree".into()),
+        };
+        let panes = self
+            .engine
+            .create_layout(&args.name, &tree, &args.panes)
+            .await
+            .map_err(err)?;
+        let attach = panes
+            .first()
+            .map(|p| self.engine.backend().attach_hint(&p.id).command_line)
+            .unwrap_or_default();
+        Ok(Json(CreateLayoutResult {
+            sessions: panes.iter().map(SessionSummary::from).collect(),
+            attach,
+        }))
+    }
+
+    #[tool(
+        description = "Split a session's pane and open a new session in the new pane (to the right by default, or below).",
+        annotations(
+            title = "Split a pane",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    async fn split(
+        &self,
+        Parameters(args): Parameters<SplitArgs>,
+    ) -> Result<Json<OpenResult>, String> {
+        let direction = match args.direction.as_deref() {
+            None | Some("horizontal") | Some("right") => SplitDirection::Horizontal,
+            Some("vertical") | Some("below") | Some("down") => SplitDirection::Vertical,
+            Some(other) => {
+                return Err(format!(
+                    "direction {other:?}: use \"horizontal\" (right) or \"vertical\" (below)"
+                ))
+            }
+        };
+        let size = match args.percent {
+            None => None,
+            Some(p @ 1..=99) => Some(SplitSize::Percent(p)),
+            Some(p) => return Err(format!("percent {p} is out of range: use 1 to 99")),
+        };
+        let parent = self.engine.resolve(&args.target).await.map_err(err)?;
+        let pane = self
+            .engine
+            .split(
+                &parent.id,
+                direction,
+                size,
+                OpenOptions {
+                    name: args.name,
+                    cwd: args.cwd,
+                    command: args.command,
+                    agent: args.agent,
+                    team: args.team,
+                    window: Some(parent.window_name.clone()),
+                    ..Default::default()
+                },
+            )
+            .await
+            .map_err(err)?;
+        Ok(Json(OpenResult {
+            attach: self.engine.backend().attach_hint(&pane.id).command_line,
+            session: SessionSummary::from(&pane),
+        }))
+    }
+
+    #[tool(
+        description = "Bring a session to the front for a human watching (selects its window and pane).",
+        annotations(
+            title = "Focus a session",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn focus(&self, Parameters(args): Parameters<TargetArgs>) -> Result<Json<Done>, String> {
+        let pane = self.engine.resolve(&args.target).await.map_err(err)?;
+        self.engine
+            .backend()
+            .focus(&pane.id)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(Json(Done {
+            session: name_of(&pane),
+            pane: pane.id.to_string(),
+        }))
+    }
+
+    #[tool(
+        description = "Set a session's title, badge, tab colour or background. What the backend cannot show is refused with a clear answer (tmux shows titles; badges and colours need iTerm2).",
+        annotations(
+            title = "Set appearance",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn set_appearance(
+        &self,
+        Parameters(args): Parameters<AppearanceArgs>,
+    ) -> Result<Json<Done>, String> {
+        check_color("tab_color", &args.tab_color)?;
+        check_color("background", &args.background)?;
+        let pane = self.engine.resolve(&args.target).await.map_err(err)?;
+        let caps = self.engine.backend().capabilities();
+        let kind = self.engine.backend().kind().name();
+        for (asked, able, what) in [
+            (args.badge.is_some(), caps.badges, "badges"),
+            (args.tab_color.is_some(), caps.tab_colors, "tab colours"),
+            (
+                args.background.is_some(),
+                caps.background_colors,
+                "background colours",
+            ),
+            (args.title.is_some(), caps.titles, "titles"),
+        ] {
+            if asked && !able {
+                return Err(format!("the {kind} backend cannot show {what}; nothing was changed (titles work everywhere; use the iTerm2 backend for {what})"));
+            }
+        }
+        self.engine
+            .backend()
+            .set_appearance(
+                &pane.id,
+                &Appearance {
+                    title: args.title,
+                    badge: args.badge,
+                    tab_color: args.tab_color,
+                    background: args.background,
+                },
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(Json(Done {
+            session: name_of(&pane),
+            pane: pane.id.to_string(),
+        }))
+    }
+}

@@ -1,0 +1,331 @@
+//! Shared argument and result types of the tools, and small helpers.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use cohort_backends::PaneInfo;
+
+use crate::engine::EngineError;
+
+/// One session as listed.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct SessionSummary {
+    /// Session name.
+    pub name: String,
+    /// Persistent id.
+    pub id: Option<String>,
+    /// Backend pane id (`%3`).
+    pub pane: String,
+    /// Foreground command.
+    pub command: String,
+    /// Whether the session's process has exited.
+    pub exited: bool,
+    /// Agent owning the session, if any.
+    pub agent: Option<String>,
+}
+
+impl From<&PaneInfo> for SessionSummary {
+    fn from(p: &PaneInfo) -> Self {
+        SessionSummary {
+            name: p
+                .identity
+                .as_ref()
+                .map(|i| i.name.clone())
+                .unwrap_or_else(|| p.window_name.clone()),
+            id: p.identity.as_ref().map(|i| i.id.clone()),
+            pane: p.id.to_string(),
+            command: p.command.clone(),
+            exited: p.dead,
+            agent: p.identity.as_ref().and_then(|i| i.agent.clone()),
+        }
+    }
+}
+
+/// `list` result.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct ListResult {
+    /// Every session.
+    pub sessions: Vec<SessionSummary>,
+}
+
+/// `open` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct OpenArgs {
+    /// Unique session name, e.g. "build" or "api-server".
+    pub name: String,
+    /// Working directory (default: cohort's own).
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// A command to run instead of an interactive shell (e.g. "python3 -q").
+    #[serde(default)]
+    pub command: Option<String>,
+    /// Extra environment variables.
+    #[serde(default)]
+    pub env: std::collections::BTreeMap<String, String>,
+}
+
+/// `open` result.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct OpenResult {
+    /// The new session.
+    pub session: SessionSummary,
+    /// The command a human runs to watch or take over.
+    pub attach: String,
+}
+
+/// A target-only argument.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct TargetArgs {
+    /// Session name, persistent id, agent name or pane id.
+    pub target: String,
+}
+
+/// `send` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SendArgs {
+    /// Session name, persistent id, agent name or pane id.
+    pub target: String,
+    /// Text typed literally (multi-line text is pasted as one bracketed paste).
+    pub text: String,
+    /// Press Enter afterwards (default true).
+    #[serde(default = "yes")]
+    pub enter: bool,
+    /// Type the text exactly as given: no removal of escape sequences (default false).
+    #[serde(default)]
+    pub raw: bool,
+    /// Pass cohort's tripwire for destructive commands (default false).
+    #[serde(default)]
+    pub force: bool,
+    /// Who is typing (your agent name); a locked session accepts input only from its holder.
+    #[serde(default)]
+    pub owner: Option<String>,
+}
+
+/// `run` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct RunArgs {
+    /// Session name, persistent id, agent name or pane id.
+    pub target: String,
+    /// The command line to run.
+    pub command: String,
+    /// Give up waiting after this many milliseconds (default 30000); the command keeps running.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// Complete when this text appears in the output (e.g. a REPL prompt ">>> ").
+    #[serde(default)]
+    pub until: Option<String>,
+    /// Treat `until` as a regular expression (default false: literal text).
+    #[serde(default)]
+    pub regex: bool,
+    /// Append an exit-status sentinel, for nested shells (ssh, docker exec) whose prompt cohort cannot see.
+    #[serde(default)]
+    pub mark: bool,
+    /// Milliseconds without output before checking whether the shell is back (default 500).
+    #[serde(default)]
+    pub quiet_ms: Option<u64>,
+    /// Return the output unreduced (escape payloads are still removed).
+    #[serde(default)]
+    pub raw: bool,
+    /// Pass cohort's tripwire for destructive commands (default false).
+    #[serde(default)]
+    pub force: bool,
+    /// Who is typing (your agent name); a locked session accepts input only from its holder.
+    #[serde(default)]
+    pub owner: Option<String>,
+}
+
+/// The completion verdict.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct VerdictOut {
+    /// Whether the command finished.
+    pub complete: bool,
+    /// Which layer decided: exit, mark, until, quiescence, nested, timeout.
+    pub layer: String,
+    /// Exit status, when known.
+    pub exit_status: Option<i32>,
+    /// Milliseconds from Enter to the verdict.
+    pub elapsed_ms: u64,
+    /// What to do next, when not complete.
+    pub hint: Option<String>,
+}
+
+/// `run` result.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct RunResult {
+    /// Session name.
+    pub session: String,
+    /// The command's output, reduced (see meta).
+    pub output: String,
+    /// Lines and tokens shown vs raw, what was hidden and how to read it, the verdict.
+    pub meta: String,
+    /// Is it done, and who says so.
+    pub verdict: VerdictOut,
+}
+
+/// `read` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct ReadArgs {
+    /// Session name, persistent id, agent name or pane id.
+    pub target: String,
+    /// What to read: "new" (output since your last read, the default), "screen" (what a human sees now;
+    /// for full-screen programs), "tail", "lines" or "all".
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// For mode "lines": 1-based inclusive range such as "21-1180" (as the meta line prints it).
+    #[serde(default)]
+    pub lines: Option<String>,
+    /// For mode "tail": how many lines (default 50).
+    #[serde(default)]
+    pub tail: Option<u64>,
+    /// Return the output unreduced (escape payloads are still removed).
+    #[serde(default)]
+    pub raw: bool,
+}
+
+/// `read` result.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct ReadResult {
+    /// Session name.
+    pub session: String,
+    /// The text read.
+    pub output: String,
+    /// What was read, shown vs raw, what was hidden and how to get it.
+    pub meta: String,
+}
+
+pub(crate) fn yes() -> bool {
+    true
+}
+
+/// `key` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct KeyArgs {
+    /// Session name, persistent id, agent name or pane id.
+    pub target: String,
+    /// Keys in order, e.g. ["C-c"] or ["Up", "Enter"]. Names: Enter, Escape, Tab, BSpace,
+    /// Up, Down, Left, Right, Home, End, PPage, NPage, F1–F12, and C-x, M-x, S-x for
+    /// Ctrl, Alt and Shift combinations. Text is not a key: use send for text.
+    pub keys: Vec<String>,
+    /// Who is pressing them (your agent name); a locked session accepts input only from its holder.
+    #[serde(default)]
+    pub owner: Option<String>,
+}
+
+/// `status` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct StatusArgs {
+    /// A session to report on (name, persistent id, agent name or pane id); omit for the server.
+    #[serde(default)]
+    pub target: Option<String>,
+}
+
+/// One session's live state.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct SessionStatus {
+    /// Session name.
+    pub name: String,
+    /// Pane id.
+    pub pane: String,
+    /// Foreground program.
+    pub foreground: String,
+    /// Whether the shell itself is in the foreground (nothing running).
+    pub at_shell: bool,
+    /// Whether the session's process exited.
+    pub exited: bool,
+    /// Its exit status, when it exited.
+    pub exit_status: Option<i32>,
+    /// Cursor row and column (0-based).
+    pub cursor: [u16; 2],
+    /// Columns and rows.
+    pub size: [u16; 2],
+    /// Whether a full-screen program is showing.
+    pub full_screen: bool,
+    /// Whether the pane is in copy mode (cohort leaves it before typing).
+    pub copy_mode: bool,
+    /// Current directory of the foreground program.
+    pub cwd: Option<String>,
+    /// Last command cohort ran there.
+    pub last_command: Option<String>,
+    /// Tags.
+    pub tags: Vec<String>,
+    /// Who holds the session's lock, if anyone.
+    pub locked_by: Option<String>,
+    /// How a human attaches.
+    pub attach: String,
+}
+
+/// `status` result.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct StatusResult {
+    /// Backend in use.
+    pub backend: String,
+    /// What the backend can do.
+    pub capabilities: serde_json::Value,
+    /// Registry database.
+    pub registry: String,
+    /// Set when the registry had to be recovered.
+    pub registry_warning: Option<String>,
+    /// Enabled toolsets.
+    pub toolsets: Vec<String>,
+    /// Number of sessions.
+    pub sessions: usize,
+    /// Output journal memory in use.
+    pub journal_memory_kib: u64,
+    /// The requested session's state.
+    pub session: Option<SessionStatus>,
+}
+
+/// Acknowledgement with the session it concerned.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Done {
+    /// Session name.
+    pub session: String,
+    /// Pane id.
+    pub pane: String,
+}
+
+/// `read` result.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct ScreenResult {
+    /// Session name.
+    pub session: String,
+    /// The visible screen, one line per row, trailing blank rows dropped.
+    pub screen: String,
+    /// Cursor row and column.
+    pub cursor: [u16; 2],
+    /// Whether a full-screen program (alternate screen) is showing.
+    pub alternate_screen: bool,
+}
+
+pub(crate) fn name_of(p: &PaneInfo) -> String {
+    p.identity
+        .as_ref()
+        .map(|i| i.name.clone())
+        .unwrap_or_else(|| p.window_name.clone())
+}
+
+pub(crate) fn err(e: EngineError) -> String {
+    e.to_string()
+}
+
+/// Parses "21-1180" or "7" (1-based, inclusive) into a 0-based half-open range.
+pub(crate) fn parse_lines(spec: Option<&str>) -> Result<std::ops::Range<u64>, String> {
+    let bad = || {
+        "lines must look like \"21-1180\" or \"7\" (1-based, inclusive), as the meta line prints them".to_string()
+    };
+    let spec = spec.ok_or_else(bad)?.trim();
+    let (a, b) = match spec.split_once('-') {
+        Some((a, b)) => (
+            a.trim().parse::<u64>().map_err(|_| bad())?,
+            b.trim().parse::<u64>().map_err(|_| bad())?,
+        ),
+        None => {
+            let n = spec.parse::<u64>().map_err(|_| bad())?;
+            (n, n)
+        }
+    };
+    if a == 0 || b < a {
+        return Err(bad());
+    }
+    Ok(a - 1..b)
+}
