@@ -5,6 +5,8 @@
 
 use std::path::PathBuf;
 
+use cohort_backends::iterm2::conn::Endpoint;
+use cohort_backends::iterm2::{AutoChoice, Iterm2Config};
 use cohort_backends::tmux::config::{Socket, TmuxConfig};
 
 /// cohort's configuration.
@@ -16,6 +18,10 @@ pub struct Config {
     pub tmux_program: PathBuf,
     /// tmux server socket.
     pub tmux_socket: Socket,
+    /// Which backend: tmux (default), iterm2, or auto.
+    pub backend: AutoChoice,
+    /// iTerm2's API socket, when not the default one.
+    pub iterm2_socket: Option<PathBuf>,
 }
 
 impl Config {
@@ -33,11 +39,29 @@ impl Config {
             .ok()
             .and_then(|s| s.parse().ok())
             .unwrap_or_default();
+        let backend = std::env::var("COHORT_BACKEND")
+            .ok()
+            .and_then(|b| b.parse().ok())
+            .unwrap_or(AutoChoice::Tmux);
+        let iterm2_socket = std::env::var_os("COHORT_ITERM2_SOCKET")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from);
         Config {
             state_dir,
             tmux_program,
             tmux_socket,
+            backend,
+            iterm2_socket,
         }
+    }
+
+    /// The iTerm2 backend's configuration.
+    pub fn iterm2(&self) -> Iterm2Config {
+        let mut config = Iterm2Config::new(self.state_dir.join("iterm2"));
+        if let Some(socket) = &self.iterm2_socket {
+            config.connect.endpoint = Some(Endpoint::Unix(socket.clone()));
+        }
+        config
     }
 
     /// The tmux backend's configuration.

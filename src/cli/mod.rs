@@ -26,6 +26,17 @@ pub struct Cli {
     /// Directory for cohort's state (default: the platform state directory).
     #[arg(long, global = true, env = "COHORT_STATE_DIR", value_name = "DIR")]
     pub state_dir: Option<PathBuf>,
+    /// Terminal backend: tmux (default), iterm2, or auto (iTerm2 when running inside it and it answers, else tmux).
+    #[arg(
+        long,
+        global = true,
+        env = "COHORT_BACKEND",
+        value_name = "tmux|iterm2|auto"
+    )]
+    pub backend: Option<String>,
+    /// iTerm2's API socket (default: iTerm2's own), e.g. a fake server's.
+    #[arg(long, global = true, env = "COHORT_ITERM2_SOCKET", value_name = "PATH")]
+    pub iterm2_socket: Option<PathBuf>,
     /// More logging on stderr (repeat for more).
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     pub verbose: u8,
@@ -70,6 +81,9 @@ pub enum Command {
         )]
         toolsets: String,
     },
+    /// Developer tools.
+    #[command(subcommand)]
+    Dev(DevCommand),
     /// Print the tool reference generated from the tools' schemas.
     Tools {
         /// As Markdown (the README's tool reference).
@@ -91,6 +105,19 @@ pub enum Command {
     /// Reduce a command's output to fewer tokens: `--command "git log" < file`, or
     /// `-- git log -n 30` to run it (its exit status passes through).
     Reduce(reduce::ReduceArgs),
+}
+
+/// Developer subcommands.
+#[derive(Debug, Subcommand)]
+pub enum DevCommand {
+    /// Run a fake iTerm2 API server (real terminals behind it), so the iTerm2 backend
+    /// can be tried anywhere: `cohort dev fake-iterm2 --listen PATH`, then
+    /// `cohort --backend iterm2 --iterm2-socket PATH mcp`.
+    FakeIterm2 {
+        /// Unix socket to listen on.
+        #[arg(long, value_name = "PATH")]
+        listen: PathBuf,
+    },
 }
 
 /// Sends logs to stderr (stdout is the MCP channel). `COHORT_LOG`/`RUST_LOG` override.
@@ -117,6 +144,14 @@ fn config(cli: &Cli) -> Result<Config, String> {
     }
     if let Some(dir) = &cli.state_dir {
         config.state_dir = dir.clone();
+    }
+    if let Some(backend) = &cli.backend {
+        config.backend = backend
+            .parse()
+            .map_err(|e: cohort_backends::BackendError| e.to_string())?;
+    }
+    if let Some(socket) = &cli.iterm2_socket {
+        config.iterm2_socket = Some(socket.clone());
     }
     Ok(config)
 }
@@ -148,6 +183,16 @@ pub async fn run(cli: Cli) -> ExitCode {
             Err(e) => Err(e),
         },
         Command::Tools { markdown } => tools(markdown),
+        Command::Dev(DevCommand::FakeIterm2 { listen }) => {
+            eprintln!(
+                "cohort: fake iTerm2 API on {} (Ctrl-C to stop)",
+                listen.display()
+            );
+            tokio::select! {
+                r = cohort_fake_iterm2::serve(&listen, cohort_fake_iterm2::FakeOptions::default()) => r.map_err(|e| format!("fake iTerm2 server: {e}")),
+                _ = tokio::signal::ctrl_c() => Ok(()),
+            }
+        }
         Command::Ls => ls(&config).await,
         Command::Attach { name, print } => attach(&config, &name, print).await,
         Command::Doctor => return doctor::run(&config).await,
@@ -231,7 +276,11 @@ async fn attach(config: &Config, name: &str, print: bool) -> Result<(), String> 
     let engine = Engine::start(config).await.map_err(|e| e.to_string())?;
     let pane = engine.resolve(name).await.map_err(|e| e.to_string())?;
     let hint = engine.backend().attach_hint(&pane.id);
-    if print {
+    if print || hint.argv.is_empty() {
+        if hint.argv.is_empty() {
+            println!("{}", hint.description);
+            return Ok(());
+        }
         println!("{}", hint.command_line);
         return Ok(());
     }
@@ -241,4 +290,13 @@ async fn attach(config: &Config, name: &str, print: bool) -> Result<(), String> 
         .env_remove("TMUX")
         .exec();
     Err(format!("could not run {}: {error}", hint.argv[0]))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_command_line_definition_is_consistent() {
+        use clap::CommandFactory;
+        super::Cli::command().debug_assert();
+    }
 }

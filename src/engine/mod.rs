@@ -21,7 +21,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cohort_backends::tmux::TmuxBackend;
 use cohort_backends::{
     BackendError, Identity, Key, PaneId, PaneInfo, Screen, SpawnOptions, TerminalBackend,
 };
@@ -222,9 +221,21 @@ impl Drop for Engine {
 impl Engine {
     /// Starts the engine on the tmux backend.
     pub async fn start(config: &Config) -> Result<Engine, EngineError> {
-        let backend = TmuxBackend::connect(config.tmux()).await?;
-        let key = backend.config().socket.to_string();
-        let mut engine = Engine::with_backend(Arc::new(backend), &config.state_dir, &key)?;
+        let backend =
+            cohort_backends::iterm2::connect_auto(config.backend, config.tmux(), config.iterm2())
+                .await?;
+        let key = match backend.kind() {
+            cohort_backends::BackendKind::Tmux => config.tmux_socket.to_string(),
+            cohort_backends::BackendKind::Iterm2 => format!(
+                "iterm2 {}",
+                config
+                    .iterm2_socket
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|| "default".into())
+            ),
+        };
+        let mut engine = Engine::with_backend(backend, &config.state_dir, &key)?;
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
         match crate::rules::load(&cwd) {
             Ok(rules) => engine.rules = rules.map(Arc::new),

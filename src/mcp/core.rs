@@ -67,7 +67,7 @@ impl CohortServer {
                 .wait_reading(&pane.id, Duration::from_secs(2))
                 .await;
         }
-        let attach = self.engine.backend().attach_hint(&pane.id).command_line;
+        let attach = attach_text(&self.engine, &pane.id);
         Ok(Json(OpenResult {
             session: SessionSummary::from(&pane),
             attach,
@@ -331,7 +331,7 @@ impl CohortServer {
                 last_command: record.as_ref().and_then(|r| r.last_command.clone()),
                 tags: record.map(|r| r.tags).unwrap_or_default(),
                 locked_by: lock.map(|l| l.owner),
-                attach: engine.backend().attach_hint(&pane.id).command_line,
+                attach: attach_text(engine, &pane.id),
             });
         }
         Ok(Json(result))

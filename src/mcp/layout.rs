@@ -139,7 +139,7 @@ impl CohortServer {
             .map_err(err)?;
         let attach = panes
             .first()
-            .map(|p| self.engine.backend().attach_hint(&p.id).command_line)
+            .map(|p| attach_text(&self.engine, &p.id))
             .unwrap_or_default();
         Ok(Json(CreateLayoutResult {
             sessions: panes.iter().map(SessionSummary::from).collect(),
@@ -195,7 +195,7 @@ impl CohortServer {
             .await
             .map_err(err)?;
         Ok(Json(OpenResult {
-            attach: self.engine.backend().attach_hint(&pane.id).command_line,
+            attach: attach_text(&self.engine, &pane.id),
             session: SessionSummary::from(&pane),
         }))
     }

@@ -329,3 +329,16 @@ pub(crate) fn parse_lines(spec: Option<&str>) -> Result<std::ops::Range<u64>, St
     }
     Ok(a - 1..b)
 }
+
+/// How a human attaches: the command to run, or what to do when it is not a command.
+pub(crate) fn attach_text(
+    engine: &crate::engine::Engine,
+    pane: &cohort_backends::PaneId,
+) -> String {
+    let hint = engine.backend().attach_hint(pane);
+    if hint.command_line.is_empty() {
+        hint.description
+    } else {
+        hint.command_line
+    }
+}
