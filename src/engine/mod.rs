@@ -367,12 +367,28 @@ impl Engine {
     /// Finds a session by name, persistent id, agent name or pane id.
     pub async fn resolve(&self, target: &str) -> Result<PaneInfo, EngineError> {
         let panes = self.list().await?;
-        resolve_target(&panes, target)
-            .cloned()
-            .ok_or_else(|| EngineError::UnknownTarget {
-                target: target.to_string(),
-                known: describe_targets(&panes),
-            })
+        if let Some(found) = resolve_target(&panes, target) {
+            return Ok(found.clone());
+        }
+        // An agent known to the registry (possibly registered by another process).
+        if let Some(agent) = self
+            .registry
+            .agents()?
+            .into_iter()
+            .find(|a| a.name == target.trim())
+        {
+            if let Some(found) = agent
+                .session
+                .as_deref()
+                .and_then(|s| resolve_target(&panes, s))
+            {
+                return Ok(found.clone());
+            }
+        }
+        Err(EngineError::UnknownTarget {
+            target: target.to_string(),
+            known: describe_targets(&panes),
+        })
     }
 
     /// Opens a new session.
@@ -686,6 +702,7 @@ impl Engine {
         text: &str,
         options: &SendOptions,
     ) -> Result<Sent, EngineError> {
+        self.check_lock(pane, options.owner.as_deref())?;
         let mut text = if options.raw {
             text.to_string()
         } else {

@@ -1,0 +1,583 @@
+//! The MCP tools in-process: a real rmcp client talks to the server over a duplex
+//! pipe; the server drives a real tmux on a private socket.
+
+mod support;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use cohort::engine::Engine;
+use cohort::mcp::{CohortServer, Toolset};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResult, ClientRequest, GetPromptRequestParams,
+    ProgressNotificationParam, ReadResourceRequestParams,
+};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RunningService};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use serde_json::{json, Value};
+use support::*;
+
+#[derive(Clone, Default)]
+struct Client {
+    progress: Arc<AtomicUsize>,
+}
+
+impl ClientHandler for Client {
+    async fn on_progress(
+        &self,
+        _params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+struct Harness {
+    client: RunningService<RoleClient, Client>,
+    progress: Arc<AtomicUsize>,
+    _server: TestServer,
+}
+
+async fn harness(toolsets: &[Toolset]) -> Harness {
+    isolate_home();
+    let server = TestServer::new();
+    let backend = server.backend().await;
+    let engine =
+        Engine::with_backend(Arc::new(backend), server.state_dir(), &server.socket).unwrap();
+    let (a, b) = tokio::io::duplex(1 << 20);
+    let mcp = CohortServer::with_toolsets(engine, toolsets);
+    tokio::spawn(async move {
+        if let Ok(running) = mcp.serve(a).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let handler = Client::default();
+    let progress = handler.progress.clone();
+    let client = handler.serve(b).await.expect("initialize");
+    Harness {
+        client,
+        progress,
+        _server: server,
+    }
+}
+
+fn params(name: &str, args: Value) -> CallToolRequestParams {
+    CallToolRequestParams::new(name.to_string())
+        .with_arguments(args.as_object().cloned().unwrap_or_default())
+}
+
+impl Harness {
+    async fn call(&self, name: &str, args: Value) -> CallToolResult {
+        self.client
+            .call_tool(params(name, args))
+            .await
+            .unwrap_or_else(|e| panic!("{name}: protocol error {e}"))
+    }
+
+    async fn ok(&self, name: &str, args: Value) -> Value {
+        let r = self.call(name, args.clone()).await;
+        assert_ne!(r.is_error, Some(true), "{name} {args}: {r:?}");
+        r.structured_content.unwrap_or(Value::Null)
+    }
+
+    async fn error(&self, name: &str, args: Value) -> String {
+        let r = self.call(name, args.clone()).await;
+        assert_eq!(r.is_error, Some(true), "{name} {args} should fail: {r:?}");
+        r.content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    /// Polls `read` (mode new for `caller`-less reads) until `pred` holds.
+    async fn screen_until(&self, target: &str, pred: impl Fn(&str) -> bool) -> String {
+        let deadline = std::time::Instant::now() + WAIT;
+        loop {
+            let v = self
+                .ok("read", json!({"target": target, "mode": "screen"}))
+                .await;
+            let text = v["output"].as_str().unwrap_or_default().to_string();
+            if pred(&text) {
+                return text;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{target}: never matched; screen:\n{text}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+}
+
+#[tokio::test]
+async fn toolsets_choose_the_tools_and_every_tool_is_described() {
+    let h = harness(&[Toolset::Core]).await;
+    let names: Vec<String> = h
+        .client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert!(
+        names.contains(&"run".to_string()) && !names.contains(&"broadcast".to_string()),
+        "{names:?}"
+    );
+    let h = harness(&Toolset::ALL).await;
+    let tools = h.client.list_all_tools().await.unwrap();
+    assert_eq!(
+        tools.len(),
+        26,
+        "{:?}",
+        tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>()
+    );
+    for tool in &tools {
+        assert!(
+            tool.output_schema.is_some(),
+            "{} has no output schema",
+            tool.name
+        );
+        assert!(
+            tool.annotations.is_some(),
+            "{} has no annotations",
+            tool.name
+        );
+        assert!(
+            tool.description.as_deref().is_some_and(|d| d.len() > 30),
+            "{} is not described",
+            tool.name
+        );
+    }
+    assert_eq!(
+        Toolset::parse_list("core,team").unwrap(),
+        vec![Toolset::Core, Toolset::Team]
+    );
+    assert!(Toolset::parse_list("core,teams")
+        .unwrap_err()
+        .contains("unknown toolset"));
+}
+
+#[tokio::test]
+async fn teams_broadcast_with_a_cascade_and_many_at_once() {
+    let h = harness(&Toolset::ALL).await;
+    for s in ["a", "b", "c"] {
+        h.ok("open", json!({"name": s})).await;
+    }
+    h.ok("create_team", json!({"name": "org"})).await;
+    h.ok("create_team", json!({"name": "web", "parent": "org"}))
+        .await;
+    h.ok("create_team", json!({"name": "ops", "parent": "org"}))
+        .await;
+    h.ok(
+        "register_agent",
+        json!({"name": "alice", "session": "a", "teams": ["web"], "role": "builder"}),
+    )
+    .await;
+    h.ok(
+        "register_agent",
+        json!({"name": "bob", "session": "b", "teams": ["web"]}),
+    )
+    .await;
+    h.ok(
+        "register_agent",
+        json!({"name": "carol", "session": "c", "teams": ["ops"]}),
+    )
+    .await;
+    let teams = h.ok("list_teams", json!({})).await;
+    let web = teams["teams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "web")
+        .unwrap()
+        .clone();
+    assert_eq!(web["members"], json!(["alice", "bob"]));
+    assert_eq!(web["parent"], "org");
+
+    let sent = h
+        .ok(
+            "broadcast",
+            json!({"message": "echo to-all", "teams": {"web": "echo to-web"}, "agents": {"alice": "echo to-alice"}}),
+        )
+        .await;
+    let by_agent = |name: &str| {
+        sent["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["target"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(
+        (
+            by_agent("alice")["text"].clone(),
+            by_agent("alice")["meta"].clone()
+        ),
+        (json!("echo to-alice"), json!("agent"))
+    );
+    assert_eq!(by_agent("bob")["meta"], "team");
+    assert_eq!(by_agent("carol")["meta"], "broadcast");
+    h.screen_until("alice", |s| s.lines().any(|l| l == "to-alice"))
+        .await;
+    h.screen_until("bob", |s| s.lines().any(|l| l == "to-web"))
+        .await;
+    h.screen_until("carol", |s| s.lines().any(|l| l == "to-all"))
+        .await;
+
+    // A session named several ways is written once.
+    let wrote = h
+        .ok(
+            "write_many",
+            json!({"targets": ["a", "alice", "web", "c"], "text": "echo many-$((2*21))"}),
+        )
+        .await;
+    let sessions: Vec<&str> = wrote["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["session"].as_str().unwrap())
+        .collect();
+    assert_eq!(sessions, ["a", "b", "c"]);
+    for s in ["a", "b", "c"] {
+        h.screen_until(s, |t| t.lines().any(|l| l == "many-42"))
+            .await;
+    }
+    let read = h
+        .ok(
+            "read_many",
+            json!({"targets": ["org"], "filter": "^many-", "limit": 5}),
+        )
+        .await;
+    let results = read["results"].as_array().unwrap();
+    assert_eq!(results.len(), 3, "org reaches web and ops: {read}");
+    for r in results {
+        assert_eq!(r["text"], "many-42", "{r}");
+    }
+    assert!(h
+        .error("read_many", json!({"targets": ["a"], "filter": "("}))
+        .await
+        .contains("not a valid regex"));
+    assert!(h
+        .error("write_many", json!({"targets": ["nobody"], "text": "x"}))
+        .await
+        .contains("no session named"));
+
+    h.ok("assign_team", json!({"agent": "carol", "team": "web"}))
+        .await;
+    h.ok("remove_agent", json!({"name": "carol"})).await;
+    let agents = h.ok("list_agents", json!({})).await;
+    assert_eq!(agents["agents"].as_array().unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn a_lock_refuses_a_second_owner() {
+    let h = harness(&Toolset::ALL).await;
+    h.ok("open", json!({"name": "shared"})).await;
+    h.ok("lock", json!({"target": "shared", "owner": "alice"}))
+        .await;
+    let refused = h
+        .error("lock", json!({"target": "shared", "owner": "bob"}))
+        .await;
+    assert!(refused.contains("locked by \"alice\""), "{refused}");
+    let refused = h
+        .error(
+            "send",
+            json!({"target": "shared", "text": "echo bob", "owner": "bob"}),
+        )
+        .await;
+    assert!(
+        refused.contains("locked by \"alice\"") && refused.contains("request_access"),
+        "{refused}"
+    );
+    h.error("run", json!({"target": "shared", "command": "true"}))
+        .await;
+    h.error(
+        "key",
+        json!({"target": "shared", "keys": ["C-c"], "owner": "bob"}),
+    )
+    .await;
+    h.ok(
+        "run",
+        json!({"target": "shared", "command": "true", "owner": "alice"}),
+    )
+    .await;
+    let asked = h
+        .ok(
+            "request_access",
+            json!({"target": "shared", "requester": "bob", "reason": "deploy"}),
+        )
+        .await;
+    assert_eq!(asked["holder"]["owner"], "alice");
+    assert!(h
+        .error("unlock", json!({"target": "shared", "owner": "bob"}))
+        .await
+        .contains("held by \"alice\""));
+    h.ok("unlock", json!({"target": "shared", "owner": "alice"}))
+        .await;
+    h.ok(
+        "send",
+        json!({"target": "shared", "text": "echo free", "owner": "bob"}),
+    )
+    .await;
+    let tagged = h
+        .ok(
+            "tag",
+            json!({"target": "shared", "add": ["deploy", "prod"], "remove": ["prod"]}),
+        )
+        .await;
+    assert_eq!(tagged["tags"], json!(["deploy"]));
+    let status = h.ok("status", json!({"target": "shared"})).await;
+    assert_eq!(status["session"]["tags"], json!(["deploy"]));
+    assert_eq!(status["session"]["locked_by"], Value::Null);
+}
+
+#[tokio::test]
+async fn layouts_split_and_appearance() {
+    let h = harness(&Toolset::ALL).await;
+    let made = h
+        .ok(
+            "create_layout",
+            json!({"name": "squad", "layout": "quad", "panes": [
+                {"name": "lead", "agent": "ann", "team": "core"},
+                {"name": "w1", "agent": "ben", "team": "core"},
+                {"name": "w2"},
+                {"name": "w3", "command": "sh -c 'echo ready; exec sleep 60'"}
+            ]}),
+        )
+        .await;
+    let names: Vec<&str> = made["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["lead", "w1", "w2", "w3"]);
+    let agents = h.ok("list_agents", json!({})).await;
+    assert_eq!(agents["agents"].as_array().unwrap().len(), 2);
+    h.screen_until("w3", |s| s.contains("ready")).await;
+    let split = h
+        .ok(
+            "split",
+            json!({"target": "w2", "name": "w2b", "direction": "vertical", "percent": 30}),
+        )
+        .await;
+    assert_eq!(split["session"]["name"], "w2b");
+    assert!(h
+        .error("create_layout", json!({"name": "x", "layout": "hexagon"}))
+        .await
+        .contains("unknown layout"));
+    assert!(h
+        .error(
+            "create_layout",
+            json!({"name": "x", "layout": "quad", "panes": [{"name": "lead"}]})
+        )
+        .await
+        .contains("already exists"));
+    let refused = h
+        .error("set_appearance", json!({"target": "lead", "badge": "LEAD"}))
+        .await;
+    assert!(refused.contains("cannot show badges"), "{refused}");
+    assert!(h
+        .error(
+            "set_appearance",
+            json!({"target": "lead", "tab_color": "red"})
+        )
+        .await
+        .contains("#rrggbb"));
+    h.ok(
+        "set_appearance",
+        json!({"target": "lead", "title": "the lead"}),
+    )
+    .await;
+    h.ok("focus", json!({"target": "w1"})).await;
+}
+
+#[tokio::test]
+async fn resources_and_prompts() {
+    let h = harness(&Toolset::ALL).await;
+    h.ok("open", json!({"name": "res"})).await;
+    h.ok(
+        "run",
+        json!({"target": "res", "command": "echo resource-text"}),
+    )
+    .await;
+    let listed = h.client.list_all_resources().await.unwrap();
+    let uris: Vec<String> = listed.iter().map(|r| r.uri.clone()).collect();
+    for uri in [
+        "terminal://sessions",
+        "agents://all",
+        "teams://all",
+        "terminal://res/screen",
+        "terminal://res/output",
+    ] {
+        assert!(
+            uris.contains(&uri.to_string()),
+            "{uri} missing from {uris:?}"
+        );
+    }
+    let read = |uri: &str| ReadResourceRequestParams::new(uri.to_string());
+    let sessions = h
+        .client
+        .read_resource(read("terminal://sessions"))
+        .await
+        .unwrap();
+    assert!(format!("{sessions:?}").contains("\\\"res\\\""));
+    let output = h
+        .client
+        .read_resource(read("terminal://res/output"))
+        .await
+        .unwrap();
+    assert!(format!("{output:?}").contains("resource-text"));
+    assert!(h
+        .client
+        .read_resource(read("terminal://ghost/screen"))
+        .await
+        .is_err());
+    let prompts = h.client.list_all_prompts().await.unwrap();
+    assert_eq!(prompts.len(), 2);
+    h.ok("create_team", json!({"name": "crew"})).await;
+    let mut args = serde_json::Map::new();
+    args.insert("team".into(), json!("crew"));
+    let prompt = h
+        .client
+        .get_prompt(GetPromptRequestParams::new("monitor_team").with_arguments(args))
+        .await
+        .unwrap();
+    assert!(format!("{prompt:?}").contains("read_many"));
+}
+
+#[tokio::test]
+async fn long_runs_report_progress_and_cancelling_leaves_the_pane_alone() {
+    let h = harness(&Toolset::ALL).await;
+    h.ok("open", json!({"name": "slow"})).await;
+    let out = h
+        .ok(
+            "run",
+            json!({"target": "slow", "command": "sleep 2.5; echo slept"}),
+        )
+        .await;
+    assert_eq!(out["verdict"]["layer"], "exit");
+    assert!(
+        h.progress.load(Ordering::SeqCst) >= 2,
+        "progress notifications: {}",
+        h.progress.load(Ordering::SeqCst)
+    );
+
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params(
+        "run",
+        json!({"target": "slow", "command": "sleep 30"}),
+    )));
+    let handle = h
+        .client
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let status = h.ok("status", json!({"target": "slow"})).await;
+        if status["session"]["foreground"] == "sleep" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "sleep never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    handle.cancel(Some("changed my mind".into())).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The command was not interrupted: the pane is as it was.
+    let status = h.ok("status", json!({"target": "slow"})).await;
+    assert_eq!(status["session"]["foreground"], "sleep");
+    h.ok("key", json!({"target": "slow", "keys": ["C-c"]}))
+        .await;
+}
+
+/// A small deterministic generator for argument fuzzing.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn value(&mut self, depth: u32) -> Value {
+        match self.next() % if depth > 2 { 7 } else { 9 } {
+            0 => Value::Null,
+            1 => json!(self.next() % 2 == 0),
+            2 => json!(self.next() as i64),
+            3 => json!(-(self.next() as i64 % 1000)),
+            4 => json!(1.5e300),
+            5 => json!(
+                ["é", "日本", "\u{0}", "\u{1b}[201~", "%9999", "../../etc"]
+                    [self.next() as usize % 6]
+            ),
+            6 => json!("x".repeat((self.next() % 5000) as usize)),
+            7 => Value::Array(
+                (0..self.next() % 4)
+                    .map(|_| self.value(depth + 1))
+                    .collect(),
+            ),
+            _ => Value::Object(
+                (0..self.next() % 4)
+                    .map(|i| (format!("k{i}"), self.value(depth + 1)))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+#[tokio::test]
+async fn argument_decoding_never_breaks_the_server() {
+    let h = harness(&Toolset::ALL).await;
+    let tools = h.client.list_all_tools().await.unwrap();
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut calls = 0;
+    for tool in &tools {
+        // Tools that create sessions are left out so no fuzzed text reaches a shell.
+        if ["open", "create_layout", "split"].contains(&tool.name.as_ref()) {
+            continue;
+        }
+        let props: Vec<String> = tool
+            .input_schema
+            .get("properties")
+            .and_then(|p| p.as_object())
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default();
+        for _ in 0..12 {
+            let mut args = serde_json::Map::new();
+            for p in &props {
+                if rng.next() % 3 != 0 {
+                    args.insert(p.clone(), rng.value(0));
+                }
+            }
+            if rng.next() % 5 == 0 {
+                args.insert("unexpected".into(), rng.value(0));
+            }
+            let result = h
+                .client
+                .call_tool(
+                    CallToolRequestParams::new(tool.name.clone()).with_arguments(args.clone()),
+                )
+                .await;
+            match result {
+                Ok(r) => assert!(
+                    r.is_error == Some(true) || r.structured_content.is_some(),
+                    "{}: {r:?}",
+                    tool.name
+                ),
+                Err(e) => panic!(
+                    "{} {:?}: protocol error {e}",
+                    tool.name,
+                    Value::Object(args)
+                ),
+            }
+            calls += 1;
+        }
+    }
+    assert!(calls > 200);
+    // Still answering.
+    h.ok("list", json!({})).await;
+}
