@@ -1,0 +1,145 @@
+//! `cohort serve --http`: streamable HTTP through rmcp's client, the loopback
+//! default, and the bearer token.
+
+mod support;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, Command, Stdio};
+
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::StreamableHttpClientTransport;
+use rmcp::ServiceExt;
+use support::*;
+
+struct Served {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(server: &TestServer, extra: &[&str]) -> Served {
+    let child = Command::new(env!("CARGO_BIN_EXE_cohort"))
+        .args(["serve", "--http", "127.0.0.1:0"])
+        .args(extra)
+        .env("COHORT_TMUX_SOCKET", &server.socket)
+        .env("COHORT_STATE_DIR", server.state_dir())
+        .env("SHELL", bash_path())
+        .env_remove("COHORT_HTTP_TOKEN")
+        .env_remove("TMUX")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Owned from here on: dropped (killed and reaped) even if a check below fails.
+    let mut served = Served {
+        child,
+        url: String::new(),
+    };
+    let mut stderr = BufReader::new(served.child.stderr.take().unwrap());
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "the server exited before listening"
+        );
+        if let Some(url) = line.trim().strip_prefix("cohort: serving MCP at ") {
+            served.url = url.to_string();
+            std::thread::spawn(move || {
+                let mut sink = String::new();
+                let _ = stderr.read_to_string(&mut sink);
+            });
+            return served;
+        }
+    }
+}
+
+#[tokio::test]
+async fn tools_answer_over_streamable_http() {
+    isolate_home();
+    let server = TestServer::new();
+    let served = serve(&server, &[]);
+    let transport = StreamableHttpClientTransport::from_uri(served.url.clone());
+    let client = ().serve(transport).await.expect("initialize over HTTP");
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "run"));
+    let args = serde_json::json!({"name": "over-http"});
+    let opened = client
+        .call_tool(
+            CallToolRequestParams::new("open").with_arguments(args.as_object().unwrap().clone()),
+        )
+        .await
+        .unwrap();
+    assert_ne!(opened.is_error, Some(true), "{opened:?}");
+    let args = serde_json::json!({"target": "over-http", "command": "echo via-http"});
+    let ran = client
+        .call_tool(
+            CallToolRequestParams::new("run").with_arguments(args.as_object().unwrap().clone()),
+        )
+        .await
+        .unwrap();
+    let result = ran.structured_content.unwrap();
+    assert_eq!(
+        result["output"].as_str().unwrap().trim(),
+        "via-http",
+        "{result}"
+    );
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test]
+async fn a_token_is_required_when_given_and_off_loopback() {
+    isolate_home();
+    let server = TestServer::new();
+    // Off loopback without a token: refused before listening.
+    let out = Command::new(env!("CARGO_BIN_EXE_cohort"))
+        .args(["serve", "--http", "0.0.0.0:0"])
+        .env("COHORT_TMUX_SOCKET", &server.socket)
+        .env("COHORT_STATE_DIR", server.state_dir())
+        .env_remove("COHORT_HTTP_TOKEN")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("bearer token"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let served = serve(&server, &["--token", "s3cret"]);
+    // Without the token: 401.
+    let addr = served
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_string();
+    let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+    let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    assert!(response.starts_with("HTTP/1.1 401"), "{response}");
+
+    // With it: a working session.
+    let config =
+        StreamableHttpClientTransportConfig::with_uri(served.url.clone()).auth_header("s3cret");
+    let client =
+        ().serve(StreamableHttpClientTransport::from_config(config))
+            .await
+            .expect("initialize with the token");
+    assert!(!client.list_all_tools().await.unwrap().is_empty());
+    client.cancel().await.unwrap();
+}
