@@ -150,6 +150,12 @@ async fn toolsets_choose_the_tools_and_every_tool_is_described() {
             "{} is not described",
             tool.name
         );
+        let schemas = format!("{:?} {:?}", tool.input_schema, tool.output_schema);
+        assert!(
+            !schemas.contains("\"uint"),
+            "{}: non-standard format in {schemas}",
+            tool.name
+        );
     }
     assert_eq!(
         Toolset::parse_list("core,team").unwrap(),

@@ -131,6 +131,7 @@ impl CohortServer {
                 Toolset::Team => Self::team_router(),
             });
         }
+        portable_schemas(&mut router);
         CohortServer {
             engine,
             toolsets: Arc::new(toolsets.to_vec()),
@@ -299,14 +300,79 @@ impl ServerHandler for CohortServer {
     }
 }
 
+/// Formats JSON Schema validators know (plus OpenAPI's numeric ones). schemars also
+/// writes `uint16`, `uint` and the like for unsigned integers, which validators such
+/// as ajv warn about; those are dropped (the `minimum: 0` next to them stays).
+const KNOWN_FORMATS: &[&str] = &[
+    "date-time",
+    "date",
+    "time",
+    "duration",
+    "email",
+    "idn-email",
+    "hostname",
+    "idn-hostname",
+    "ipv4",
+    "ipv6",
+    "uri",
+    "uri-reference",
+    "iri",
+    "iri-reference",
+    "uuid",
+    "uri-template",
+    "json-pointer",
+    "relative-json-pointer",
+    "regex",
+    "int32",
+    "int64",
+    "float",
+    "double",
+];
+
+fn strip_unknown_formats(value: &mut serde_json::Value) {
+    match value {
+        serde_json::Value::Object(map) => {
+            if map
+                .get("format")
+                .and_then(|f| f.as_str())
+                .is_some_and(|f| !KNOWN_FORMATS.contains(&f))
+            {
+                map.remove("format");
+            }
+            map.values_mut().for_each(strip_unknown_formats);
+        }
+        serde_json::Value::Array(items) => items.iter_mut().for_each(strip_unknown_formats),
+        _ => {}
+    }
+}
+
+/// Makes every tool's schemas portable (see [`KNOWN_FORMATS`]).
+fn portable_schemas(router: &mut ToolRouter<CohortServer>) {
+    let fix = |schema: &Arc<rmcp::model::JsonObject>| {
+        let mut value = serde_json::Value::Object((**schema).clone());
+        strip_unknown_formats(&mut value);
+        match value {
+            serde_json::Value::Object(map) => Arc::new(map),
+            _ => schema.clone(),
+        }
+    };
+    for route in router.map.values_mut() {
+        route.attr.input_schema = fix(&route.attr.input_schema);
+        if let Some(output) = &route.attr.output_schema {
+            route.attr.output_schema = Some(fix(output));
+        }
+    }
+}
+
 /// The tools of one toolset, with their schemas (no engine needed).
 pub fn toolset_tools(set: Toolset) -> Vec<rmcp::model::Tool> {
-    let mut tools = match set {
+    let mut router = match set {
         Toolset::Core => CohortServer::core_router(),
         Toolset::Layout => CohortServer::layout_router(),
         Toolset::Team => CohortServer::team_router(),
-    }
-    .list_all();
+    };
+    portable_schemas(&mut router);
+    let mut tools = router.list_all();
     tools.sort_by(|a, b| a.name.cmp(&b.name));
     tools
 }
