@@ -436,3 +436,40 @@ async fn typing_into_a_pane_in_copy_mode_leaves_copy_mode_first() {
     assert_eq!(out.verdict.exit_status, Some(0));
     assert_eq!(out.output.text.trim(), "typed-after-copy-mode");
 }
+
+#[tokio::test]
+async fn sessions_the_registry_lost_are_adopted_again() {
+    isolate_home();
+    let server = TestServer::new();
+    let pane = {
+        let engine = engine(&server).await;
+        let pane = engine
+            .open(OpenOptions {
+                name: "survivor".into(),
+                agent: Some("sam".into()),
+                team: Some("ops".into()),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        pane.id
+    };
+    // The registry is lost (deleted, or replaced after corruption).
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(server.state_dir().join(format!("registry.db{suffix}")));
+    }
+    let engine = engine(&server).await;
+    assert!(engine.registry().sessions().unwrap().is_empty());
+    engine.adopt().await.unwrap();
+    let sessions = engine.registry().sessions().unwrap();
+    assert_eq!(sessions.len(), 1);
+    assert_eq!(
+        (sessions[0].name.as_str(), sessions[0].pane.as_str()),
+        ("survivor", pane.as_str())
+    );
+    let agents = engine.registry().agents().unwrap();
+    assert_eq!(agents[0].name, "sam");
+    assert_eq!(agents[0].teams, vec!["ops".to_string()]);
+    // And the agent's name works as a target again.
+    assert_eq!(engine.resolve("sam").await.unwrap().id, pane);
+}
