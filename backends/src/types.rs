@@ -86,6 +86,10 @@ pub struct Capabilities {
     pub arrangements: bool,
     /// Line numbers in [`crate::Lines`] count every line ever scrolled, not just the retained ones.
     pub absolute_line_numbers: bool,
+    /// A split honours [`SplitOptions::size`]; without it the new pane takes the
+    /// terminal's default share and the size is ignored.
+    #[serde(default)]
+    pub split_sizes: bool,
 }
 
 /// A size in character cells.

@@ -1108,6 +1108,8 @@ impl TerminalBackend for Iterm2Backend {
             foreground_process: true,
             arrangements: false,
             absolute_line_numbers: false,
+            // SplitPane has no size: iTerm2 gives the new pane half of the pane split.
+            split_sizes: false,
         }
     }
 

@@ -716,6 +716,7 @@ impl TerminalBackend for TmuxBackend {
             foreground_process: true,
             arrangements: false,
             absolute_line_numbers: false,
+            split_sizes: true,
         }
     }
 
