@@ -1,6 +1,8 @@
-//! git status (hints dropped, files grouped and counted, detached HEAD kept), git log
-//! (medium format: one line per commit with every subject; other formats untouched) and
-//! git diff (headers, hunk headers and changed lines kept, context folded).
+//! git status (hints dropped, files grouped and counted, detached HEAD kept; short,
+//! porcelain and porcelain v2 forms grouped by state and directory with every path kept),
+//! git log (medium format: one line per commit with every subject; other formats keep every
+//! line, with only columns that are the same on every commit line shown once) and git diff
+//! (headers, hunk headers and changed lines kept, context folded).
 
 use super::re;
 use crate::doc::{Out, Post, Src};
@@ -30,7 +32,7 @@ pub(crate) fn status<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
         .iter()
         .any(|l| STATUS_HEAD.is_match(l) || SECTION.is_match(l))
     {
-        return None; // porcelain, short form or an error: the generic pipeline keeps it all
+        return short_status(src, post);
     }
     let mut out = Out::new(post);
     let n = src.len();
@@ -135,6 +137,164 @@ fn group_paths<'a>(out: &mut Out<'a>, src: &Src<'a>, entries: &[(usize, &str, &s
     }
 }
 
+re!(SHORT_ENTRY, r"^([ MTADRCU?!]{2}) (.+)$");
+re!(
+    V2_CHANGED,
+    r"^1 (\S\S) (\S{4}) (\d{6}) (\d{6}) (\d{6}) [0-9a-f]{7,64} [0-9a-f]{7,64} (.+)$"
+);
+re!(
+    V2_RENAMED,
+    r"^2 (\S\S) (\S{4}) (\d{6}) (\d{6}) (\d{6}) [0-9a-f]{7,64} [0-9a-f]{7,64} ([RC]\d{1,3}) ([^\t]+)\t(.+)$"
+);
+re!(
+    V2_UNMERGED,
+    r"^u (\S\S) (\S{4}) (\d{6}) (\d{6}) (\d{6}) (\d{6}) [0-9a-f]{7,64} [0-9a-f]{7,64} [0-9a-f]{7,64} (.+)$"
+);
+re!(V2_OTHER, r"^([?!]) (.+)$");
+
+/// One entry of short or porcelain status: its state code as git printed it, its path, and
+/// what else the line says that must stay next to the path (a rename's origin, a mode
+/// change, a submodule state).
+struct StatusEntry<'t> {
+    raw: usize,
+    code: &'t str,
+    path: &'t str,
+    extra: String,
+}
+
+/// The modes of a porcelain v2 line, shown only when they say more than the state does:
+/// `000000` (absent) follows from an addition or deletion.
+fn v2_modes(modes: &[&str]) -> String {
+    let mut present: Vec<&str> = modes.iter().copied().filter(|m| *m != "000000").collect();
+    present.dedup();
+    if present.len() > 1 {
+        format!(" [modes {}]", modes.join(" "))
+    } else {
+        String::new()
+    }
+}
+
+fn v2_sub(sub: &str) -> String {
+    if sub == "N..." {
+        String::new()
+    } else {
+        format!(" [submodule {sub}]")
+    }
+}
+
+/// `git status -s`, `--porcelain` and `--porcelain=v2`: branch lines kept, entries of the
+/// same state in the same directory written as one line with brace ranges only where they
+/// are exact; porcelain v2's object names are left out (said once in a note). Declines
+/// output with no status entry.
+fn short_status<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
+    let mut out = Out::new(post);
+    out.post.fold_similar = false;
+    let n = src.len();
+    let mut found = false;
+    let mut v2_noted = false;
+    let mut run: Vec<StatusEntry<'_>> = Vec::new();
+    for i in 0..n {
+        let line = src.line(i);
+        let entry = if let Some(c) = V2_CHANGED.captures(line) {
+            let extra = v2_sub(&c[2]) + &v2_modes(&[&c[3], &c[4], &c[5]]);
+            Some((c.get(1), c.get(6), extra, true))
+        } else if let Some(c) = V2_RENAMED.captures(line) {
+            let extra = format!(" <- {} ({})", &c[8], &c[6])
+                + &v2_sub(&c[2])
+                + &v2_modes(&[&c[3], &c[4], &c[5]]);
+            Some((c.get(1), c.get(7), extra, true))
+        } else if let Some(c) = V2_UNMERGED.captures(line) {
+            let extra = v2_sub(&c[2]) + &v2_modes(&[&c[3], &c[4], &c[5], &c[6]]);
+            Some((c.get(1), c.get(7), extra, true))
+        } else if let Some(c) = V2_OTHER.captures(line) {
+            Some((c.get(1), c.get(2), String::new(), false))
+        } else {
+            SHORT_ENTRY
+                .captures(line)
+                .filter(|c| &c[1] != "  ")
+                .map(|c| (c.get(1), c.get(2), String::new(), false))
+        };
+        match entry {
+            Some((Some(code), Some(path), extra, v2)) => {
+                found = true;
+                if v2 && !v2_noted {
+                    flush_status_run(&mut out, src, &mut run);
+                    out.note(
+                        "(porcelain v2: object names left out, modes shown only where they change)"
+                            .to_owned(),
+                        i,
+                    );
+                    v2_noted = true;
+                }
+                run.push(StatusEntry {
+                    raw: i,
+                    code: code.as_str(),
+                    path: path.as_str(),
+                    extra,
+                });
+            }
+            _ => {
+                flush_status_run(&mut out, src, &mut run);
+                out.keep(src, i);
+            }
+        }
+    }
+    flush_status_run(&mut out, src, &mut run);
+    found.then_some(out)
+}
+
+/// Writes consecutive status entries, grouped by state and directory.
+fn flush_status_run<'a>(out: &mut Out<'a>, src: &Src<'a>, run: &mut Vec<StatusEntry<'_>>) {
+    // A path that can be grouped: no rename arrow, no quotes (git quotes unusual names).
+    let split = |e: &StatusEntry<'_>| -> Option<(usize, bool)> {
+        if !e.extra.is_empty() || e.path.contains(" -> ") || e.path.starts_with('"') {
+            return None;
+        }
+        let p = e.path.trim_end_matches('/');
+        Some((p.rfind('/').map_or(0, |at| at + 1), e.path.ends_with('/')))
+    };
+    let mut k = 0;
+    while k < run.len() {
+        let first = &run[k];
+        let Some((cut, _)) = split(first) else {
+            out.rewrite(
+                src,
+                format!("{} {}{}", first.code, first.path, first.extra),
+                first.raw,
+                1,
+            );
+            k += 1;
+            continue;
+        };
+        let dir = &first.path[..cut];
+        let mut m = k + 1;
+        while m < run.len()
+            && run[m].code == first.code
+            && run[m].raw == first.raw + (m - k)
+            && split(&run[m]).is_some_and(|(c, _)| &run[m].path[..c] == dir)
+        {
+            m += 1;
+        }
+        if m - k == 1 {
+            out.rewrite(src, format!("{} {}", first.code, first.path), first.raw, 1);
+        } else {
+            let names: Vec<String> = run[k..m]
+                .iter()
+                .map(|e| e.path[dir.len()..].to_owned())
+                .collect();
+            let names = super::brace_runs(&names).join(" ");
+            let text = if dir.is_empty() {
+                format!("{} {names}", first.code)
+            } else {
+                format!("{} {dir}: {names}", first.code)
+            };
+            out.rewrite(src, text, first.raw, m - k);
+        }
+        k = m;
+    }
+    run.clear();
+}
+
 re!(COMMIT, r"^commit ([0-9a-f]{7,64})( \(.*\))?$");
 re!(DIFF_GIT, r"^diff --(git|cc|combined) ");
 re!(
@@ -147,7 +307,7 @@ re!(
 /// hidden as detail, with their ranges. Any other layout is left to the generic pipeline.
 pub(crate) fn log<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
     if !src.lines.first().is_some_and(|l| COMMIT.is_match(l)) {
-        return None;
+        return log_lines(src, post);
     }
     let mut out = Out::new(wide(post));
     let n = src.len();
@@ -202,6 +362,126 @@ pub(crate) fn log<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
         i = k;
     }
     Some(out)
+}
+
+/// The graph drawn before a commit line by `--graph`.
+fn graph_prefix(line: &str) -> usize {
+    line.len()
+        - line
+            .trim_start_matches(['*', '|', '/', '\\', '_', ' '])
+            .len()
+}
+
+/// A field that varies by nature from commit to commit (an abbreviated hash, a date or
+/// time, a time zone, a number, an e-mail address): a column of these may stand between a
+/// column that repeats and the subject.
+fn atomic(field: &str) -> bool {
+    let b = field.as_bytes();
+    (b.len() >= 7 && b.iter().all(u8::is_ascii_hexdigit))
+        || (!b.is_empty()
+            && b.iter().any(u8::is_ascii_digit)
+            && b.iter().all(|c| {
+                c.is_ascii_digit() || matches!(c, b'-' | b':' | b'.' | b'/' | b'+' | b'T' | b'Z')
+            }))
+        || (field.starts_with('<') && field.ends_with('>') && field.contains('@'))
+}
+
+/// git log in any layout but the default one (`--oneline`, `--format`, `--graph`): every
+/// line is kept, in order, never folded as similar. Only a column that is the same on every
+/// commit line (one author, one time zone) is shown once in a note and left out of the
+/// lines; such a column must lie before the first field that varies freely (the subject)
+/// and either be followed by a field such as a date, be made of such fields, or end in
+/// punctuation (`Ada Demo:`), so that a subject's first words are never taken for one.
+fn log_lines<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
+    let mut out = Out::new(wide(post));
+    out.post.fold_similar = false;
+    let n = src.len();
+    // The fields of each commit line, after its graph.
+    let rows: Vec<(usize, Vec<&str>)> = (0..n)
+        .filter_map(|i| {
+            let line = src.line(i);
+            let rest = &line[graph_prefix(line)..];
+            (!rest.is_empty()).then(|| (i, rest.split(' ').collect()))
+        })
+        .collect();
+    let fold = if rows.len() >= 5 {
+        repeated_columns(&rows.iter().map(|(_, f)| f.as_slice()).collect::<Vec<_>>())
+    } else {
+        Vec::new()
+    };
+    if fold.is_empty() {
+        for i in 0..n {
+            out.keep(src, i);
+        }
+        return Some(out);
+    }
+    let first = &rows[0].1;
+    let said: Vec<String> = fold
+        .iter()
+        .map(|r| {
+            let what = first[r.clone()].join(" ");
+            match r.start {
+                0 => format!("\"{what}\" first"),
+                k => format!("\"{what}\" after field {k}"),
+            }
+        })
+        .collect();
+    out.note(format!("(every commit line: {})", said.join(", ")), 0);
+    let mut rows = rows.into_iter().peekable();
+    for i in 0..n {
+        match rows.peek() {
+            Some((at, fields)) if *at == i => {
+                let line = src.line(i);
+                let graph = &line[..graph_prefix(line)];
+                let kept: Vec<&str> = fields
+                    .iter()
+                    .enumerate()
+                    .filter(|(k, _)| !fold.iter().any(|r| r.contains(k)))
+                    .map(|(_, f)| *f)
+                    .collect();
+                out.rewrite(src, format!("{graph}{}", kept.join(" ")), i, 1);
+                rows.next();
+            }
+            _ => out.keep(src, i),
+        }
+    }
+    Some(out)
+}
+
+/// The runs of columns (field index ranges) that hold the same text on every row and may be
+/// shown once; see [`log_lines`].
+fn repeated_columns(rows: &[&[&str]]) -> Vec<std::ops::Range<usize>> {
+    let width = rows.iter().map(|r| r.len()).min().unwrap_or(0);
+    let mut kinds = Vec::new(); // (same on every row, atomic on every row)
+    for k in 0..width.saturating_sub(1) {
+        let same = rows.iter().all(|r| r[k] == rows[0][k]) && !rows[0][k].is_empty();
+        let atom = rows.iter().all(|r| atomic(r[k]));
+        if !same && !atom {
+            break;
+        }
+        kinds.push((same, atom));
+    }
+    let mut out = Vec::new();
+    let mut k = 0;
+    while k < kinds.len() {
+        if !kinds[k].0 {
+            k += 1;
+            continue;
+        }
+        let start = k;
+        while k < kinds.len() && kinds[k].0 {
+            k += 1;
+        }
+        let run = start..k;
+        let followed_by_field = k < kinds.len() && kinds[k].1;
+        let all_atomic = kinds[run.clone()].iter().all(|(_, a)| *a);
+        let punctuated = rows[0][k - 1].ends_with([':', ',', '|', ')', ']', '>', ';']);
+        let text_len: usize = rows[0][run.clone()].iter().map(|f| f.len() + 1).sum();
+        if (followed_by_field || all_atomic || punctuated) && text_len >= 4 {
+            out.push(run);
+        }
+    }
+    out
 }
 
 /// Diffs and logs are read whole more often than other output: elide only when they are
@@ -271,4 +551,51 @@ fn diff_section<'a>(out: &mut Out<'a>, src: &Src<'a>, start: usize) -> usize {
         i += 1;
     }
     i
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{reduce, Options};
+
+    fn text(command: &str, raw: &str) -> String {
+        reduce(command, raw.as_bytes(), &Options::default()).text
+    }
+
+    #[test]
+    fn short_status_keeps_every_path_grouped_by_state_and_directory() {
+        let raw = "## main\nM  src/a.py\nM  src/b.py\n M src/m01.py\n M src/m02.py\n M src/m03.py\n M src/m05.py\nR  x.py -> y.py\n?? \"odd name.txt\"\n?? t1.log\n";
+        assert_eq!(
+            text("git status -sb", raw),
+            "## main\nM  src/: a.py b.py\n M src/: m{01..03}.py m05.py\nR  x.py -> y.py\n?? \"odd name.txt\"\n?? t1.log"
+        );
+    }
+
+    #[test]
+    fn porcelain_v2_drops_object_names_keeps_renames_and_mode_changes() {
+        let raw = "# branch.head main\n1 .M N... 100644 100644 100755 aaaaaaa aaaaaaa run.sh\n2 R. N... 100644 100644 100644 bbbbbbb bbbbbbb R100 new.py\told.py\nu UU N... 100644 100644 100644 100644 c1c1c1c c2c2c2c c3c3c3c both.py\n? tmp/\n";
+        assert_eq!(
+            text("git status --porcelain=v2 --branch", raw),
+            "# branch.head main\n(porcelain v2: object names left out, modes shown only where they change)\n.M run.sh [modes 100644 100644 100755]\nR. new.py <- old.py (R100)\nUU both.py\n? tmp/"
+        );
+    }
+
+    #[test]
+    fn log_columns_fold_only_before_the_subject() {
+        let raw: String = (1..=6)
+            .map(|i| format!("abc{i:04} Ada Demo 2026-03-0{i} Add module {i}\n"))
+            .collect();
+        let out = text("git log --format='%h %an %ad %s'", &raw);
+        assert!(out.starts_with("(every commit line: \"Ada Demo\" after field 1)\n"));
+        for i in 1..=6 {
+            assert!(
+                out.contains(&format!("abc{i:04} 2026-03-0{i} Add module {i}\n"))
+                    || out.ends_with(&format!("Add module {i}"))
+            );
+        }
+        // Subjects that all start alike are not a column: nothing folds.
+        let raw: String = (1..=6)
+            .map(|i| format!("abc{i:04} Add module {i}\n"))
+            .collect();
+        assert_eq!(text("git log --oneline", &raw), raw.trim_end());
+    }
 }

@@ -77,16 +77,93 @@ pub(crate) fn test<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
 re!(TSC_FRAME_CODE, r"^\d+\s");
 re!(TSC_TILDES, r"^\s*~+\s*$");
 re!(TSC_DIAG, r"^\S+:\d+:\d+ - (error|warning) TS\d+:");
+re!(
+    TSC_LINE,
+    r"^(\S.*?)\((\d+),(\d+)\): (error|warning) (TS\d+): (.*)$"
+);
+re!(
+    ESLINT_LINE,
+    r"^\s+(\d+:\d+)\s+(error|warning)\s+(.*?)(?:\s{2,}(\S+))?$"
+);
 
-/// tsc, eslint and other linters: every line kept except tsc's pretty code frames.
-/// Lint output has no progress noise; the generic pipeline and the error budget (all of
-/// them) do the rest.
+/// One diagnostic of a file: raw line, location, severity, rule and message.
+struct Diag<'t> {
+    raw: usize,
+    at: String,
+    severity: &'t str,
+    rule: &'t str,
+    message: &'t str,
+}
+
+/// tsc, eslint and other linters: every diagnostic kept with its location. Consecutive
+/// diagnostics of one file are written under one line naming the file and counting them;
+/// when they all break the same rule with the same severity, the rule is said there once
+/// instead of on every line. eslint's column padding is collapsed; tsc's pretty code frames
+/// are folded. Anything else is kept as it is.
 pub(crate) fn lint<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
     let mut out = Out::new(diagnostics(post));
     out.post.fold_similar = false;
     let mut in_frame = false;
-    for i in 0..src.len() {
+    let n = src.len();
+    let mut i = 0;
+    while i < n {
         let line = src.line(i);
+        if let Some(c) = TSC_LINE.captures(line) {
+            // A run of one file's plain tsc diagnostics.
+            let file = c.get(1).expect("file").as_str();
+            let mut diags = Vec::new();
+            let mut j = i;
+            while let Some(c) = (j < n).then(|| TSC_LINE.captures(src.line(j))).flatten() {
+                if c.get(1).expect("file").as_str() != file {
+                    break;
+                }
+                diags.push(Diag {
+                    raw: j,
+                    at: format!("{}:{}", &c[2], &c[3]),
+                    severity: c.get(4).expect("severity").as_str(),
+                    rule: c.get(5).expect("code").as_str(),
+                    message: c.get(6).expect("message").as_str(),
+                });
+                j += 1;
+            }
+            if diags.len() == 1 {
+                out.keep(src, i);
+            } else {
+                out.note(format!("{file}: {}", tally(&diags)), i);
+                write_diags(&mut out, src, &diags, ": ");
+            }
+            in_frame = false;
+            i = j;
+            continue;
+        }
+        if ESLINT_LINE.is_match(line) && i > 0 && !src.line(i - 1).starts_with(' ') {
+            // eslint's stylish layout: the file's line, then its diagnostics.
+            let mut diags = Vec::new();
+            let mut j = i;
+            while let Some(c) = (j < n).then(|| ESLINT_LINE.captures(src.line(j))).flatten() {
+                diags.push(Diag {
+                    raw: j,
+                    at: c[1].to_owned(),
+                    severity: c.get(2).expect("severity").as_str(),
+                    rule: c.get(4).map_or("", |m| m.as_str()),
+                    message: c.get(3).expect("message").as_str(),
+                });
+                j += 1;
+            }
+            if !src.line(i - 1).is_empty() && diags.len() > 1 {
+                // The file line was kept just before: say the count on it.
+                if let Some(last) = out.entries.last_mut() {
+                    if last.raw == i - 1 && last.nraw == 1 {
+                        last.text = format!("{} ({})", last.text, tally(&diags)).into();
+                        last.verbatim = false;
+                    }
+                }
+            }
+            write_diags(&mut out, src, &diags, "  ");
+            in_frame = false;
+            i = j;
+            continue;
+        }
         if TSC_DIAG.is_match(line) {
             in_frame = true;
             out.keep(src, i);
@@ -98,6 +175,74 @@ pub(crate) fn lint<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
             }
             out.keep(src, i);
         }
+        i += 1;
     }
     Some(out)
+}
+
+/// `3 errors, 2 warnings`, and `all no-undef` when one rule and severity covers them all.
+fn tally(diags: &[Diag<'_>]) -> String {
+    let errors = diags.iter().filter(|d| d.severity == "error").count();
+    let warnings = diags.len() - errors;
+    let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+    let mut parts = Vec::new();
+    if errors > 0 {
+        parts.push(plural(errors, "error"));
+    }
+    if warnings > 0 {
+        parts.push(plural(warnings, "warning"));
+    }
+    let mut text = parts.join(", ");
+    if let Some(rule) = one_rule(diags) {
+        text.push_str(&format!(", all {rule}"));
+    }
+    text
+}
+
+/// The rule every diagnostic breaks, when they all break the same one with the same
+/// severity.
+fn one_rule<'t>(diags: &[Diag<'t>]) -> Option<&'t str> {
+    let first = diags.first()?;
+    (!first.rule.is_empty()
+        && diags.len() > 1
+        && diags
+            .iter()
+            .all(|d| d.rule == first.rule && d.severity == first.severity))
+    .then_some(first.rule)
+}
+
+fn write_diags<'a>(out: &mut Out<'a>, src: &Src<'a>, diags: &[Diag<'_>], sep: &str) {
+    let shared = one_rule(diags).is_some();
+    for d in diags {
+        let text = if shared {
+            // The file's line names the rule and severity.
+            format!("  {} {}", d.at, d.message)
+        } else if d.rule.is_empty() {
+            format!("  {} {}{sep}{}", d.at, d.severity, d.message)
+        } else if sep == ": " {
+            format!("  {} {} {}: {}", d.at, d.severity, d.rule, d.message)
+        } else {
+            format!("  {} {}  {}  {}", d.at, d.severity, d.message, d.rule)
+        };
+        out.rewrite(src, text, d.raw, 1);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{reduce, Options};
+
+    #[test]
+    fn lint_groups_by_file_and_keeps_every_diagnostic() {
+        let raw = "a.ts(1,2): error TS2322: Type A.\na.ts(3,4): error TS2322: Type B.\nb.ts(5,6): error TS2345: Arg.\n";
+        assert_eq!(
+            reduce("tsc", raw.as_bytes(), &Options::default()).text,
+            "a.ts: 2 errors, all TS2322\n  1:2 Type A.\n  3:4 Type B.\nb.ts(5,6): error TS2345: Arg."
+        );
+        let raw = "\n/p/x.js\n  1:1   warning  Unexpected var                        no-var\n  2:5   error    'y' is not defined                    no-undef\n\n✖ 2 problems (1 error, 1 warning)\n";
+        assert_eq!(
+            reduce("eslint .", raw.as_bytes(), &Options::default()).text,
+            "/p/x.js (1 error, 1 warning)\n  1:1 warning  Unexpected var  no-var\n  2:5 error  'y' is not defined  no-undef\n\n✖ 2 problems (1 error, 1 warning)"
+        );
+    }
 }
