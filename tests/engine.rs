@@ -473,3 +473,20 @@ async fn sessions_the_registry_lost_are_adopted_again() {
     // And the agent's name works as a target again.
     assert_eq!(engine.resolve("sam").await.unwrap().id, pane);
 }
+
+#[tokio::test]
+async fn cjk_and_emoji_come_back_exactly() {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let pane = shell(&engine, "unicode").await;
+    for text in ["héllo 世界 🎉", "日本語テキスト ✓ 🧪 👩‍💻 ünïcödé"] {
+        let out = run(&engine, &pane, &format!("echo '{text}'"), spec(10_000)).await;
+        assert_eq!(out.output.text.trim(), text, "{}", out.output.meta);
+        assert!(
+            !out.output.meta.contains("not valid UTF-8"),
+            "{}",
+            out.output.meta
+        );
+    }
+}

@@ -425,7 +425,22 @@ async fn layout(ctx: &Ctx, window: &str, tree: &SplitTree) -> (LayoutNode, Vec<P
     }
     let last = panes.last().unwrap();
     let out = ctx.run(last, "echo in-layout-$((3*3))", spec(10_000)).await;
-    assert_eq!(decided(&out), (true, Layer::Exit, Some(0)), "{window}");
+    assert_eq!(
+        decided(&out),
+        (true, Layer::Exit, Some(0)),
+        "{window}: {:?}\n{:?}",
+        out.output.text,
+        ctx.engine
+            .read(
+                last,
+                &ReadOptions {
+                    what: ReadWhat::All,
+                    raw: true,
+                    ..Default::default()
+                }
+            )
+            .text
+    );
     assert!(out.output.text.contains("in-layout-9"), "{window}");
     (info.layout, panes)
 }

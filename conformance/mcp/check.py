@@ -106,6 +106,9 @@ async def main(binary):
             check("run completes with the exit status", verdict["complete"] and verdict["exit_status"] == 1
                   and verdict["layer"] == "exit", verdict)
             check("run returns the output without the echo", ran["output"].strip() == "conformance-42", ran["output"])
+            text = "héllo 世界 🎉"
+            ran = await c.call("run", {"target": "conf", "command": f"echo '{text}'"})
+            check("unicode round-trips exactly", ran["output"].strip() == text, repr(ran["output"]))
             await c.call("send", {"target": "conf", "text": "echo sent-text"})
             check("send reaches the shell", await c.screen_shows("conf", "sent-text"))
             read = await c.call("read", {"target": "conf"})

@@ -353,7 +353,8 @@ pub fn sanitize_output(bytes: &[u8]) -> Vec<u8> {
             {
                 Some(i + 2)
             }
-            0x9d | 0x90 | 0x9f | 0x9e | 0x98 => Some(i + 1),
+            // Only 7-bit forms: in UTF-8 the bytes 0x80-0x9f are continuation bytes
+            // (an emoji such as F0 9F 8E 89 holds one), never C1 controls.
             _ => None,
         };
         let Some(mut j) = string_start else {
@@ -361,14 +362,14 @@ pub fn sanitize_output(bytes: &[u8]) -> Vec<u8> {
             i += 1;
             continue;
         };
-        // Skip the payload up to BEL, ST (ESC \ or 0x9c), or the end.
+        // Skip the payload up to BEL, ST (ESC \), or the end.
         loop {
             if j >= bytes.len() {
                 i = j;
                 break;
             }
             match bytes[j] {
-                0x07 | 0x9c => {
+                0x07 => {
                     i = j + 1;
                     break;
                 }
@@ -508,6 +509,14 @@ mod tests {
         assert_eq!(sanitize_output(raw), b"ablinkc\x1b[31mred\x1b[0m");
         assert_eq!(sanitize_output(b"x\x1bPq#0;1;2\x1b\\y"), b"xy");
         assert_eq!(sanitize_output(b"unterminated\x1b]0;ti"), b"unterminated");
+    }
+
+    #[test]
+    fn utf8_continuation_bytes_are_not_controls() {
+        let text = "héllo 世界 🎉 ✓ 🧪 \u{9f}";
+        assert_eq!(sanitize_output(text.as_bytes()), text.as_bytes());
+        let osc = "\x1b]0;títle 🎉\x07after 🎉";
+        assert_eq!(sanitize_output(osc.as_bytes()), "after 🎉".as_bytes());
     }
 
     #[test]
