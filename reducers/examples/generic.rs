@@ -16,10 +16,10 @@ fn main() {
         .filter(|p| p.extension().and_then(|e| e.to_str()) == Some("out"))
         .collect();
     names.sort();
-    let all: Vec<u8> = names
-        .iter()
-        .flat_map(|p| std::fs::read(p).expect("read"))
-        .collect();
+    let mut all: Vec<u8> = Vec::new();
+    for p in &names {
+        all.extend_from_slice(&std::fs::read(p).expect("read"));
+    }
     let mut input = Vec::with_capacity(mb << 20);
     while input.len() < mb << 20 {
         input.extend_from_slice(&all);

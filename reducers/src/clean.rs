@@ -32,13 +32,23 @@ impl<'a> Iterator for RawLines<'a> {
     }
 }
 
-/// Whether a line holds anything beyond printable text and tabs.
-fn needs_cleaning(line: &str, binary: bool) -> bool {
-    let bytes = line.as_bytes();
-    // A cheap test first (it vectorises); the C1 check only when a 0xC2 lead byte is there.
+/// What one pass over a raw line's bytes tells: whether it may hold anything beyond
+/// printable text and tabs (a cheap test that vectorises; [`needs_cleaning`] confirms),
+/// and whether it holds a digit (for the similar-line folding, which then need not look
+/// again).
+fn scan(bytes: &[u8]) -> (bool, bool) {
+    // Two plain OR-folds: each vectorises, where one fold with two flags does not.
     let suspect = bytes.iter().fold(false, |acc, &b| {
         acc | ((b < 0x20 && b != b'\t') || b == 0x7f || b == 0xc2)
     });
+    let digits = bytes.iter().fold(false, |acc, &b| acc | b.is_ascii_digit());
+    (suspect, digits)
+}
+
+/// Whether a line holds anything beyond printable text and tabs, given [`scan`]'s first
+/// answer; the C1 check only when a 0xC2 lead byte is there.
+fn needs_cleaning(line: &str, suspect: bool, binary: bool) -> bool {
+    let bytes = line.as_bytes();
     (suspect
         && bytes.iter().enumerate().any(|(i, &b)| {
             (b < 0x20 && b != b'\t')
@@ -57,10 +67,17 @@ fn needs_cleaning(line: &str, binary: bool) -> bool {
 ///   because it drops tabs), then every remaining C0/C1 control except tab;
 /// - in binary output, runs of U+FFFD shrink to one;
 /// - trailing whitespace goes.
+#[cfg(test)]
 pub(crate) fn clean_line(line: &str, binary: bool) -> Cow<'_, str> {
+    clean_line_digits(line, binary).0
+}
+
+/// [`clean_line`], and whether the cleaned line holds an ASCII digit.
+pub(crate) fn clean_line_digits(line: &str, binary: bool) -> (Cow<'_, str>, bool) {
     let line = line.strip_suffix('\r').unwrap_or(line);
-    if !needs_cleaning(line, binary) {
-        return Cow::Borrowed(line.trim_end());
+    let (suspect, digits) = scan(line.as_bytes());
+    if !needs_cleaning(line, suspect, binary) {
+        return (Cow::Borrowed(line.trim_end()), digits);
     }
     let cleaned = if line.contains('\r') {
         line.split('\r')
@@ -73,7 +90,8 @@ pub(crate) fn clean_line(line: &str, binary: bool) -> Cow<'_, str> {
     let trimmed = cleaned.trim_end().len();
     let mut cleaned = cleaned;
     cleaned.truncate(trimmed);
-    Cow::Owned(cleaned)
+    let digits = cleaned.bytes().any(|b| b.is_ascii_digit());
+    (Cow::Owned(cleaned), digits)
 }
 
 fn clean_segment(segment: &str, binary: bool) -> String {

@@ -17,26 +17,14 @@ pub(crate) struct Decoded<'a> {
 pub(crate) fn decode(raw: &[u8]) -> Decoded<'_> {
     let mut notices = Vec::new();
     let (text, invalid_seqs, invalid_bytes) = match std::str::from_utf8(raw) {
+        // Valid input (the usual case) is borrowed as it is: one validation pass, no copy.
         Ok(s) => (Cow::Borrowed(s), 0, 0),
         Err(_) => {
-            let mut s = String::with_capacity(raw.len() + 16);
-            let (mut seqs, mut bytes) = (0, 0);
-            for chunk in raw.utf8_chunks() {
-                s.push_str(chunk.valid());
-                if !chunk.invalid().is_empty() {
-                    seqs += 1;
-                    bytes += chunk.invalid().len();
-                    s.push(char::REPLACEMENT_CHARACTER);
-                }
-            }
+            let (s, seqs, bytes) = lossy(raw);
             (Cow::Owned(s), seqs, bytes)
         }
     };
-    let nul = if raw.contains(&0) {
-        raw.iter().filter(|&&b| b == 0).count()
-    } else {
-        0
-    };
+    let nul = if raw.contains(&0) { count_nul(raw) } else { 0 };
     let binary = nul > 0 || (raw.len() >= 64 && invalid_bytes * 10 > raw.len());
     if binary {
         notices.push(format!(
@@ -57,6 +45,46 @@ pub(crate) fn decode(raw: &[u8]) -> Decoded<'_> {
     }
 }
 
+/// Lossy UTF-8: valid stretches are validated by the standard library's fast path and
+/// copied whole; each invalid sequence becomes one U+FFFD. Returns the text, the number of
+/// invalid sequences and of invalid bytes.
+fn lossy(raw: &[u8]) -> (String, usize, usize) {
+    let mut s = String::with_capacity(raw.len() + 16);
+    let (mut seqs, mut bytes) = (0, 0);
+    let mut rest = raw;
+    loop {
+        match std::str::from_utf8(rest) {
+            Ok(valid) => {
+                s.push_str(valid);
+                return (s, seqs, bytes);
+            }
+            Err(e) => {
+                let (valid, after) = rest.split_at(e.valid_up_to());
+                s.push_str(std::str::from_utf8(valid).unwrap_or_default());
+                // An incomplete sequence at the very end has no error length: all of it.
+                let bad = e.error_len().unwrap_or(after.len());
+                seqs += 1;
+                bytes += bad;
+                s.push(char::REPLACEMENT_CHARACTER);
+                rest = &after[bad..];
+            }
+        }
+    }
+}
+
+/// Counts NUL bytes in blocks whose per-block sum fits a byte, so the loop vectorises.
+fn count_nul(raw: &[u8]) -> usize {
+    raw.chunks(255)
+        .map(|block| {
+            usize::from(
+                block
+                    .iter()
+                    .fold(0u8, |n, &b| n.wrapping_add(u8::from(b == 0))),
+            )
+        })
+        .sum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,6 +102,29 @@ mod tests {
         assert_eq!(d.text, "caf\u{fffd} cr\u{fffd}me\n");
         assert!(!d.binary);
         assert!(d.notices[0].contains("2 invalid"));
+    }
+
+    #[test]
+    fn lossy_matches_the_standard_library() {
+        for raw in [
+            &b"caf\xe9 cr\xe8me\n"[..],
+            b"\xff\xfe\x00abc\xe2\x82",
+            b"ok \xf0\x9f\x8e",
+            b"\xc0\xafx\xed\xa0\x80y",
+        ] {
+            let (s, seqs, bytes) = lossy(raw);
+            assert_eq!(s, String::from_utf8_lossy(raw));
+            let chunks: Vec<_> = raw
+                .utf8_chunks()
+                .filter(|c| !c.invalid().is_empty())
+                .collect();
+            assert_eq!(seqs, chunks.len());
+            assert_eq!(
+                bytes,
+                chunks.iter().map(|c| c.invalid().len()).sum::<usize>()
+            );
+        }
+        assert_eq!(count_nul(&[0u8; 1000]), 1000);
     }
 
     #[test]

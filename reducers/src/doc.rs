@@ -1,7 +1,7 @@
 //! The working representation between the stages: cleaned source lines in, entries and
 //! hidden ranges out.
 
-use crate::clean::{clean_line, raw_lines};
+use crate::clean::{clean_line_digits, raw_lines};
 use crate::model::{Hidden, HiddenReason};
 use crate::options::Options;
 use crate::signal::{is_signal, marks_signal, signal_offsets};
@@ -13,6 +13,8 @@ pub(crate) struct Src<'a> {
     pub lines: Vec<Cow<'a, str>>,
     /// Whether each cleaned line reads as an error, failure, panic, traceback or warning.
     pub signal: Vec<bool>,
+    /// Whether each cleaned line holds an ASCII digit (found while cleaning it).
+    pub digits: Vec<bool>,
 }
 
 impl<'a> Src<'a> {
@@ -20,6 +22,7 @@ impl<'a> Src<'a> {
     pub fn new(text: &'a str, binary: bool) -> Self {
         let mut lines = Vec::with_capacity(text.len() / 40 + 1);
         let mut signal = Vec::with_capacity(text.len() / 40 + 1);
+        let mut digits = Vec::with_capacity(text.len() / 40 + 1);
         let mut hits = signal_offsets(text).peekable();
         let mut start = 0;
         for line in raw_lines(text) {
@@ -33,7 +36,8 @@ impl<'a> Src<'a> {
                     break;
                 }
             }
-            let cleaned = clean_line(line, binary);
+            let (cleaned, has_digit) = clean_line_digits(line, binary);
+            digits.push(has_digit);
             // The whole-text scan is exact for lines that only lost trailing blanks; lines
             // that were rewritten are classified again as shown.
             let rewritten = matches!(cleaned, Cow::Owned(_));
@@ -45,7 +49,11 @@ impl<'a> Src<'a> {
             lines.push(cleaned);
             start = end + 1;
         }
-        Src { lines, signal }
+        Src {
+            lines,
+            signal,
+            digits,
+        }
     }
 
     /// Number of raw lines.
@@ -74,6 +82,8 @@ pub(crate) struct Entry<'a> {
     pub signal: bool,
     /// The text is the cleaned raw line, unchanged.
     pub verbatim: bool,
+    /// For a verbatim entry, whether the text holds an ASCII digit (false otherwise).
+    pub digits: bool,
 }
 
 impl<'a> Entry<'a> {
@@ -86,6 +96,7 @@ impl<'a> Entry<'a> {
             pinned: false,
             signal: false,
             verbatim: false,
+            digits: false,
         }
     }
 
@@ -157,6 +168,7 @@ impl<'a> Out<'a> {
             pinned,
             signal: src.signal[i],
             verbatim: true,
+            digits: src.digits[i],
         });
     }
 
@@ -171,6 +183,7 @@ impl<'a> Out<'a> {
             pinned: signal,
             signal,
             verbatim: false,
+            digits: false,
         });
     }
 

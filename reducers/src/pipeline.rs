@@ -112,7 +112,7 @@ fn fold_identical<'a>(entries: Vec<Entry<'a>>, hidden: &mut Vec<Hidden>) -> Vec<
 }
 
 fn similar_candidate(e: &Entry<'_>) -> bool {
-    e.verbatim && !e.pinned && e.nraw == 1 && e.text.bytes().any(|b| b.is_ascii_digit())
+    e.verbatim && !e.pinned && e.nraw == 1 && e.digits
 }
 
 /// Whether two lines are the same once every number is ignored.

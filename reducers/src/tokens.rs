@@ -17,11 +17,8 @@ pub fn estimate_tokens(text: &str) -> usize {
     char_count(text).div_ceil(4)
 }
 
-/// Counts Unicode scalar values without decoding: every byte that does not continue a
-/// multi-byte sequence starts one.
+/// Counts Unicode scalar values without decoding (the standard library counts the bytes
+/// that do not continue a multi-byte sequence, a word at a time).
 pub(crate) fn char_count(text: &str) -> usize {
-    text.as_bytes()
-        .iter()
-        .filter(|&&b| (b as i8) >= -0x40)
-        .count()
+    text.chars().count()
 }
