@@ -167,6 +167,8 @@ fn main() {
     );
     let mut savings = Vec::new();
     let mut sizeable = Vec::new();
+    // Outputs of a few lines: a one-line failure, a version string, a short table.
+    let mut tiny: Vec<(&str, usize)> = Vec::new();
     let (mut raw_total, mut shown_total) = (0, 0);
     for f in &fixtures {
         let r = reduce(&f.command, &f.raw, &options);
@@ -180,6 +182,9 @@ fn main() {
             if r.raw_lines >= 20 {
                 sizeable.push(saved);
             }
+        }
+        if r.raw_tokens > 0 && r.raw_lines < 5 && saved < 10.0 {
+            tiny.push((&f.name, r.raw_lines));
         }
         raw_total += r.raw_tokens;
         shown_total += r.shown_tokens;
@@ -198,6 +203,16 @@ fn main() {
         savings.len(),
         median(&mut sizeable),
         sizeable.len()
+    );
+    println!(
+        "{} fixtures are under 5 lines and save under 10%: they cannot shrink without hiding their message (one-line \
+         failures such as 'fatal: not a git repository', version strings, two-row df tables, \
+         single-file diagnostics); they hold the whole-suite median down:\n  {}",
+        tiny.len(),
+        tiny.iter()
+            .map(|(n, l)| format!("{n} ({l})"))
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     println!(
         "all fixtures together: {raw_total} -> {shown_total} tokens ({:.1}% saved)",

@@ -184,13 +184,20 @@ pub(crate) fn lint<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
 fn tally(diags: &[Diag<'_>]) -> String {
     let errors = diags.iter().filter(|d| d.severity == "error").count();
     let warnings = diags.len() - errors;
-    let plural = |n: usize, w: &str| format!("{n} {w}{}", if n == 1 { "" } else { "s" });
+    let by_rule = rules_by_severity(diags);
+    let plural = |n: usize, w: &str, rules: Option<&Vec<&str>>| {
+        let s = if n == 1 { "" } else { "s" };
+        match rules {
+            Some(rules) => format!("{n} {w}{s} ({})", rules.join(", ")),
+            None => format!("{n} {w}{s}"),
+        }
+    };
     let mut parts = Vec::new();
     if errors > 0 {
-        parts.push(plural(errors, "error"));
+        parts.push(plural(errors, "error", by_rule.as_ref().map(|r| &r.0)));
     }
     if warnings > 0 {
-        parts.push(plural(warnings, "warning"));
+        parts.push(plural(warnings, "warning", by_rule.as_ref().map(|r| &r.1)));
     }
     let mut text = parts.join(", ");
     if let Some(rule) = one_rule(diags) {
@@ -211,14 +218,48 @@ fn one_rule<'t>(diags: &[Diag<'t>]) -> Option<&'t str> {
     .then_some(first.rule)
 }
 
+/// When each of several rules is reported with one severity only (as a lint configuration
+/// does), the rules reported as errors and those reported as warnings, in order of first
+/// appearance: the file's line then names them, and each line keeps its rule but not the
+/// severity, which the rule determines.
+fn rules_by_severity<'t>(diags: &[Diag<'t>]) -> Option<(Vec<&'t str>, Vec<&'t str>)> {
+    if diags.len() < 4 || one_rule(diags).is_some() {
+        return None;
+    }
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    for d in diags {
+        if d.rule.is_empty() {
+            return None;
+        }
+        match seen.iter().find(|(r, _)| *r == d.rule) {
+            Some((_, sev)) if *sev != d.severity => return None,
+            Some(_) => {}
+            None => seen.push((d.rule, d.severity)),
+        }
+    }
+    let pick = |sev: &str| {
+        seen.iter()
+            .filter(|(_, s)| *s == sev)
+            .map(|(r, _)| *r)
+            .collect()
+    };
+    Some((pick("error"), pick("warning")))
+}
+
 fn write_diags<'a>(out: &mut Out<'a>, src: &Src<'a>, diags: &[Diag<'_>], sep: &str) {
     let shared = one_rule(diags).is_some();
+    let by_rule = rules_by_severity(diags).is_some();
     for d in diags {
         let text = if shared {
             // The file's line names the rule and severity.
             format!("  {} {}", d.at, d.message)
         } else if d.rule.is_empty() {
             format!("  {} {}{sep}{}", d.at, d.severity, d.message)
+        } else if by_rule && sep == ": " {
+            // The file's line says which rules are errors and which warnings.
+            format!("  {} {}: {}", d.at, d.rule, d.message)
+        } else if by_rule {
+            format!("  {} {}  {}", d.at, d.message, d.rule)
         } else if sep == ": " {
             format!("  {} {} {}: {}", d.at, d.severity, d.rule, d.message)
         } else {
@@ -243,6 +284,12 @@ mod tests {
         assert_eq!(
             reduce("eslint .", raw.as_bytes(), &Options::default()).text,
             "/p/x.js (1 error, 1 warning)\n  1:1 warning  Unexpected var  no-var\n  2:5 error  'y' is not defined  no-undef\n\n✖ 2 problems (1 error, 1 warning)"
+        );
+        // Each rule with one severity: the file's line names them, the lines keep the rule.
+        let raw = "\n/p/x.js\n  1:1   warning  Unexpected var                        no-var\n  2:5   error    'y' is not defined                    no-undef\n  3:1   warning  Unexpected var                        no-var\n  4:5   error    'z' is not defined                    no-undef\n";
+        assert_eq!(
+            reduce("eslint .", raw.as_bytes(), &Options::default()).text,
+            "/p/x.js (2 errors (no-undef), 2 warnings (no-var))\n  1:1 Unexpected var  no-var\n  2:5 'y' is not defined  no-undef\n  3:1 Unexpected var  no-var\n  4:5 'z' is not defined  no-undef"
         );
     }
 }
