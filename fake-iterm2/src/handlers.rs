@@ -582,6 +582,7 @@ fn handle_now(state: &Arc<State>, conn: &Conn, request: Req) -> Option<Rep> {
                 }),
             })
         }
+        Req::SetTabLayoutRequest(r) => Rep::SetTabLayoutResponse(set_tab_layout(state, r)),
         Req::TransactionRequest(_) | Req::CreateTabRequest(_) | Req::SplitPaneRequest(_) => {
             return None
         }
@@ -1534,6 +1535,108 @@ fn create_tab(state: &Arc<State>, r: CreateTabRequest) -> Option<Rep> {
         tab_id: Some(tab_id),
         session_id: Some(session.id.clone()),
     }))
+}
+
+/// Matches a SetTabLayout tree against the tab's tree and collects the sizes asked
+/// for each session; returns the extent `(cols, rows)` of `node` with those sizes, or
+/// the status to answer.
+fn requested_extent(
+    world: &World,
+    node: &Node,
+    asked: &SplitTreeNode,
+    sizes: &mut Vec<(String, (u16, u16))>,
+) -> Result<(u16, u16), set_tab_layout_response::Status> {
+    use set_tab_layout_response::Status;
+    use split_tree_node::split_tree_link::Child;
+    let (vertical, children): (bool, Vec<&Node>) = match node {
+        // A tab with one session is a node with one link.
+        Node::Leaf(_) => (false, vec![node]),
+        Node::Split { vertical, children } => (*vertical, children.iter().collect()),
+    };
+    if asked.vertical.unwrap_or(false) != vertical || asked.links.len() != children.len() {
+        return Err(Status::WrongTree);
+    }
+    let mut extents = Vec::new();
+    for (child, link) in children.into_iter().zip(&asked.links) {
+        let extent = match (child, &link.child) {
+            (Node::Leaf(id), Some(Child::Session(s)))
+                if s.unique_identifier.as_deref() == Some(id.as_str()) =>
+            {
+                let current = world.sessions.get(id).map(|s| s.size()).unwrap_or((0, 0));
+                let size = s.grid_size.unwrap_or_default();
+                let dim = |v: Option<i32>, current: u16| match v {
+                    None => Ok(current),
+                    Some(v) if (2..=10_000).contains(&v) => Ok(v as u16),
+                    Some(_) => Err(Status::InvalidSize),
+                };
+                let extent = (dim(size.width, current.0)?, dim(size.height, current.1)?);
+                sizes.push((id.clone(), extent));
+                extent
+            }
+            (split @ Node::Split { .. }, Some(Child::Node(n))) => {
+                requested_extent(world, split, n, sizes)?
+            }
+            _ => return Err(Status::WrongTree),
+        };
+        extents.push(extent);
+    }
+    // Along the divider the children add up (one cell per divider); across it they
+    // must all be the same.
+    let along = |e: &(u16, u16)| if vertical { e.0 } else { e.1 };
+    let across = |e: &(u16, u16)| if vertical { e.1 } else { e.0 };
+    if extents.iter().any(|e| across(e) != across(&extents[0])) {
+        return Err(Status::InvalidSize);
+    }
+    let sum = extents.iter().map(|e| along(e) as u32 + 1).sum::<u32>() - 1;
+    let sum = sum.min(u16::MAX as u32) as u16;
+    Ok(if vertical {
+        (sum, across(&extents[0]))
+    } else {
+        (across(&extents[0]), sum)
+    })
+}
+
+/// Resizes a tab's sessions: only grid sizes may change, and they must add up to
+/// the tab's current size.
+fn set_tab_layout(state: &State, r: SetTabLayoutRequest) -> SetTabLayoutResponse {
+    use set_tab_layout_response::Status;
+    let answer = |s: Status| SetTabLayoutResponse {
+        status: Some(s as i32),
+    };
+    let resized = {
+        let world = lock(&state.world);
+        let Some((w, t)) = world.find_tab(r.tab_id.as_deref().unwrap_or("")) else {
+            return answer(Status::BadTabId);
+        };
+        let Some(root) = &r.root else {
+            return answer(Status::WrongTree);
+        };
+        let node = &world.windows[w].tabs[t].root;
+        let mut current = Vec::new();
+        let mut asked = Vec::new();
+        let now = requested_extent(&world, node, &world.tree(node), &mut current);
+        let wanted = match requested_extent(&world, node, root, &mut asked) {
+            Ok(e) => e,
+            Err(s) => return answer(s),
+        };
+        if now != Ok(wanted) {
+            return answer(Status::InvalidSize);
+        }
+        asked
+            .into_iter()
+            .filter_map(|(id, size)| {
+                let session = world.sessions.get(&id)?.clone();
+                (session.size() != size).then_some((session, size))
+            })
+            .collect::<Vec<_>>()
+    };
+    if !resized.is_empty() {
+        for (session, (cols, rows)) in resized {
+            session.resize(cols, rows);
+        }
+        layout_changed(state);
+    }
+    answer(Status::Ok)
 }
 
 fn split_pane(state: &Arc<State>, r: SplitPaneRequest) -> Option<Rep> {

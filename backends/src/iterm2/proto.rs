@@ -24,7 +24,7 @@ pub struct ClientOriginatedMessage {
     pub id: Option<i64>,
     #[prost(
         oneof = "client_originated_message::Submessage",
-        tags = "100, 101, 102, 103, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 117, 118, 120, 123, 131, 132, 133"
+        tags = "100, 101, 102, 103, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 117, 118, 120, 122, 123, 131, 132, 133"
     )]
     pub submessage: Option<client_originated_message::Submessage>,
 }
@@ -71,6 +71,8 @@ pub mod client_originated_message {
         ListProfilesRequest(ListProfilesRequest),
         #[prost(message, tag = "120")]
         RestartSessionRequest(RestartSessionRequest),
+        #[prost(message, tag = "122")]
+        SetTabLayoutRequest(SetTabLayoutRequest),
         #[prost(message, tag = "123")]
         GetBroadcastDomainsRequest(GetBroadcastDomainsRequest),
         #[prost(message, tag = "131")]
@@ -90,7 +92,7 @@ pub struct ServerOriginatedMessage {
     pub id: Option<i64>,
     #[prost(
         oneof = "server_originated_message::Submessage",
-        tags = "2, 100, 101, 102, 103, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 117, 118, 120, 123, 131, 132, 133, 1000"
+        tags = "2, 100, 101, 102, 103, 105, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 117, 118, 120, 122, 123, 131, 132, 133, 1000"
     )]
     pub submessage: Option<server_originated_message::Submessage>,
 }
@@ -139,6 +141,8 @@ pub mod server_originated_message {
         ListProfilesResponse(ListProfilesResponse),
         #[prost(message, tag = "120")]
         RestartSessionResponse(RestartSessionResponse),
+        #[prost(message, tag = "122")]
+        SetTabLayoutResponse(SetTabLayoutResponse),
         #[prost(message, tag = "123")]
         GetBroadcastDomainsResponse(GetBroadcastDomainsResponse),
         #[prost(message, tag = "131")]
@@ -238,6 +242,36 @@ pub mod split_tree_node {
             #[prost(message, tag = "2")]
             Node(SplitTreeNode),
         }
+    }
+}
+
+/// Resizes the sessions of a tab: the tree must match the tab's tree exactly
+/// (`vertical` included); only the sessions' `grid_size` may change, and the sizes
+/// must still add up to the same totals in every dimension.
+#[derive(Clone, PartialEq, Message)]
+pub struct SetTabLayoutRequest {
+    #[prost(message, optional, tag = "1")]
+    pub root: Option<SplitTreeNode>,
+    #[prost(string, optional, tag = "2")]
+    pub tab_id: Option<String>,
+}
+
+#[derive(Clone, PartialEq, Message)]
+pub struct SetTabLayoutResponse {
+    #[prost(enumeration = "set_tab_layout_response::Status", optional, tag = "1")]
+    pub status: Option<i32>,
+}
+
+pub mod set_tab_layout_response {
+    use super::*;
+
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Enumeration)]
+    #[repr(i32)]
+    pub enum Status {
+        Ok = 0,
+        BadTabId = 1,
+        WrongTree = 2,
+        InvalidSize = 3,
     }
 }
 
