@@ -184,6 +184,34 @@ async fn ladder_exit(ctx: Ctx) {
 }
 parity!(ladder_exit_, ladder_exit);
 
+async fn ladder_exit_full_row(ctx: Ctx) {
+    // A command line that exactly fills its row: the terminal wraps it softly into
+    // the row its output starts on.
+    let pane = ctx.shell("full-row").await;
+    let screen = ctx.engine.screen(&pane).await.unwrap();
+    let prompt = screen
+        .rows
+        .iter()
+        .rev()
+        .find(|r| !r.is_empty())
+        .map(|r| r.chars().count() + 1)
+        .unwrap_or(2);
+    let cols = screen.size.cols as usize;
+    let base = "echo full-row-";
+    let pad = cols - prompt - base.len();
+    let command = format!("{base}{}", "x".repeat(pad));
+    let out = ctx.run(&pane, &command, spec(10_000)).await;
+    assert_eq!(
+        decided(&out),
+        (true, Layer::Exit, Some(0)),
+        "{:?} ({})",
+        out.verdict,
+        out.output.meta
+    );
+    assert_eq!(out.output.text.trim(), &command[5..], "{}", out.output.meta);
+}
+parity!(ladder_exit_full_row_, ladder_exit_full_row);
+
 async fn ladder_dead_pane(ctx: Ctx) {
     let pane = ctx
         .engine
