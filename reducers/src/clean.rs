@@ -25,7 +25,7 @@ impl<'a> Iterator for RawLines<'a> {
             .as_bytes()
             .get(self.at..)
             .filter(|r| !r.is_empty())?;
-        let len = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+        let len = find_newline(rest).unwrap_or(rest.len());
         let line = &self.text[self.at..self.at + len];
         self.at += len + 1;
         Some(line)
@@ -43,6 +43,25 @@ fn scan(bytes: &[u8]) -> (bool, bool) {
     });
     let digits = bytes.iter().fold(false, |acc, &b| acc | b.is_ascii_digit());
     (suspect, digits)
+}
+
+/// The first `\n` in `bytes`, eight bytes at a time: a word holds a newline byte when
+/// XOR with a word of newlines leaves a zero byte (the classic SWAR test, exact for the first
+/// match because only the lowest flagged byte is used).
+fn find_newline(bytes: &[u8]) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    const NL: u64 = LO * b'\n' as u64;
+    let mut k = 0;
+    while k + 8 <= bytes.len() {
+        let w = u64::from_le_bytes(bytes[k..k + 8].try_into().expect("8 bytes")) ^ NL;
+        let zero = w.wrapping_sub(LO) & !w & HI;
+        if zero != 0 {
+            return Some(k + (zero.trailing_zeros() / 8) as usize);
+        }
+        k += 8;
+    }
+    bytes[k..].iter().position(|&b| b == b'\n').map(|p| k + p)
 }
 
 /// Whether a line holds anything beyond printable text and tabs, given [`scan`]'s first
@@ -77,7 +96,12 @@ pub(crate) fn clean_line_digits(line: &str, binary: bool) -> (Cow<'_, str>, bool
     let line = line.strip_suffix('\r').unwrap_or(line);
     let (suspect, digits) = scan(line.as_bytes());
     if !needs_cleaning(line, suspect, binary) {
-        return (Cow::Borrowed(line.trim_end()), digits);
+        // Most lines end in a printable ASCII byte: nothing to trim, no need to look.
+        let trimmed = match line.as_bytes().last() {
+            Some(&b) if b.is_ascii_graphic() => line,
+            _ => line.trim_end(),
+        };
+        return (Cow::Borrowed(trimmed), digits);
     }
     let cleaned = if line.contains('\r') {
         line.split('\r')
@@ -186,6 +210,22 @@ mod tests {
             clean_line("a\u{fffd}\u{fffd}\u{fffd}b\u{0}", true),
             "a\u{fffd}b"
         );
+    }
+
+    #[test]
+    fn newline_search_finds_the_first() {
+        for text in [
+            "",
+            "a",
+            "\n",
+            "abcdefgh\n",
+            "abcdefghij\nk\n",
+            "\u{e9}\u{e9}\u{e9}\u{e9}x\ny",
+        ] {
+            assert_eq!(find_newline(text.as_bytes()), text.find('\n'), "{text:?}");
+        }
+        let long: String = "x".repeat(37) + "\n\n";
+        assert_eq!(find_newline(long.as_bytes()), Some(37));
     }
 
     #[test]

@@ -28,9 +28,10 @@ pub(crate) fn finish<'a>(out: Out<'a>, signal: &[bool]) -> (Vec<Entry<'a>>, Vec<
         mut hidden,
         post,
     } = out;
-    let mut entries = collapse_blanks(entries);
+    let mut entries = entries;
+    collapse_blanks(&mut entries);
     if post.fold_identical {
-        entries = fold_identical(entries, &mut hidden);
+        fold_identical(&mut entries, &mut hidden);
     }
     if post.fold_similar {
         entries = fold_similar(entries, post.similar_run, &mut hidden);
@@ -71,44 +72,49 @@ pub(crate) fn marker(count: usize, what: &str, lines: &Range<usize>, signal: usi
     }
 }
 
-fn collapse_blanks(entries: Vec<Entry<'_>>) -> Vec<Entry<'_>> {
-    let mut out: Vec<Entry<'_>> = Vec::with_capacity(entries.len());
-    for e in entries {
-        if e.is_blank() && out.last().is_none_or(Entry::is_blank) {
-            continue;
+/// Drops blank lines that follow a blank line or start the output, and trailing blanks; in
+/// place.
+fn collapse_blanks(entries: &mut Vec<Entry<'_>>) {
+    let mut after_blank = true;
+    entries.retain(|e| {
+        let keep = !(e.is_blank() && after_blank);
+        if keep {
+            after_blank = e.is_blank();
         }
-        out.push(e);
+        keep
+    });
+    while entries.last().is_some_and(Entry::is_blank) {
+        entries.pop();
     }
-    while out.last().is_some_and(Entry::is_blank) {
-        out.pop();
-    }
-    out
 }
 
-fn fold_identical<'a>(entries: Vec<Entry<'a>>, hidden: &mut Vec<Hidden>) -> Vec<Entry<'a>> {
-    let mut out: Vec<Entry<'a>> = Vec::with_capacity(entries.len());
-    let mut iter = entries.into_iter().peekable();
-    while let Some(mut first) = iter.next() {
-        let mut n = 1;
-        if first.nraw > 0 && !first.is_blank() {
-            while let Some(next) = iter.peek() {
-                if next.nraw == 0 || next.text != first.text {
-                    break;
-                }
-                let next = iter.next().expect("peeked");
+/// Folds runs of identical lines into the first, marked `×N`; in place: entries move down
+/// over the ones folded away, nothing is copied into a new vector.
+fn fold_identical(entries: &mut Vec<Entry<'_>>, hidden: &mut Vec<Hidden>) {
+    let n = entries.len();
+    let (mut w, mut r) = (0, 0);
+    while r < n {
+        entries.swap(w, r); // the slots between `w` and `r` hold folded-away entries
+        r += 1;
+        let mut count = 1;
+        if entries[w].nraw > 0 && !entries[w].is_blank() {
+            while r < n && entries[r].nraw != 0 && entries[r].text == entries[w].text {
+                let next = &entries[r];
                 for raw in next.raw..next.raw + next.nraw {
                     record(hidden, raw, HiddenReason::Duplicate, next.signal);
                 }
-                n += 1;
+                count += 1;
+                r += 1;
             }
         }
-        if n > 1 {
-            first.text = Cow::Owned(format!("{} ×{n}", first.text));
-            first.verbatim = false;
+        if count > 1 {
+            let head = &mut entries[w];
+            head.text = Cow::Owned(format!("{} ×{count}", head.text));
+            head.verbatim = false;
         }
-        out.push(first);
+        w += 1;
     }
-    out
+    entries.truncate(w);
 }
 
 fn similar_candidate(e: &Entry<'_>) -> bool {

@@ -21,6 +21,14 @@ static SIGNAL: LazyLock<Regex> = LazyLock::new(|| {
 /// Line-start markers of failure: pytest's `E   ` detail lines and the crosses test runners
 /// print before a failing test (`× name`, `✕ name`).
 pub(crate) fn marks_signal(line: &str) -> bool {
+    // Every marker starts with `E`, a blank, or the lead byte of `×` (C3) or of the other
+    // crosses (E2): one byte tells most lines apart.
+    if !matches!(
+        line.as_bytes().first(),
+        Some(b'E' | b' ' | b'\t' | 0xc3 | 0xe2)
+    ) {
+        return false;
+    }
     if line.starts_with("E  ") {
         return true;
     }
