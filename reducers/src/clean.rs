@@ -154,6 +154,9 @@ fn apply_backspaces(segment: &str) -> String {
 }
 
 fn strip_escapes(s: &str) -> String {
+    if let Some(out) = strip_csi(s) {
+        return out;
+    }
     let mut out = String::with_capacity(s.len());
     for (i, piece) in s.split('\t').enumerate() {
         if i > 0 {
@@ -167,6 +170,33 @@ fn strip_escapes(s: &str) -> String {
         }
     }
     out
+}
+
+/// The common case of colour output, without the terminal parser: when every escape in `s`
+/// is a well-formed CSI sequence (`ESC [`, parameter and intermediate bytes, one final
+/// byte), those sequences go and everything else stays, which is what the parser does with
+/// them too (it prints nothing for any CSI sequence). Anything else (OSC, DCS, a lone or
+/// cut-off escape, a control byte inside a sequence) returns `None`: the parser handles it.
+fn strip_csi(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = String::with_capacity(s.len());
+    let mut at = 0;
+    while let Some(esc) = b[at..].iter().position(|&c| c == 0x1b).map(|p| at + p) {
+        out.push_str(&s[at..esc]);
+        if b.get(esc + 1) != Some(&b'[') {
+            return None;
+        }
+        let mut k = esc + 2;
+        while b.get(k).is_some_and(|c| (0x20..=0x3f).contains(c)) {
+            k += 1;
+        }
+        if !b.get(k).is_some_and(|c| (0x40..=0x7e).contains(c)) {
+            return None;
+        }
+        at = k + 1;
+    }
+    out.push_str(&s[at..]);
+    Some(out)
 }
 
 #[cfg(test)]
@@ -202,6 +232,54 @@ mod tests {
         assert_eq!(clean("bell\u{7} and \u{1}soh"), "bell and soh");
         assert_eq!(clean("_\u{8}Ab\u{8}B"), "AB");
         assert_eq!(clean("c1\u{9b}x"), "c1x");
+    }
+
+    #[test]
+    fn csi_fast_path_agrees_with_the_parser() {
+        for s in [
+            "\u{1b}[1;31merror\u{1b}[0m: bad",
+            "\u{1b}[38;5;196mred\u{1b}[m and \u{1b}[?25lhidden cursor\u{1b}[2K",
+            "a\u{1b}[1 qb",
+            "\u{1b}[31m世界\u{1b}[0m🎉",
+            "plain \u{1b}[Kend",
+        ] {
+            let fast = strip_csi(s).expect("only CSI here");
+            let parser = String::from_utf8(strip_ansi_escapes::strip(s.as_bytes())).unwrap();
+            assert_eq!(fast, parser, "{s:?}");
+        }
+        for s in [
+            "\u{1b}]0;t\u{7}x",
+            "\u{1b}Px\u{1b}\\",
+            "cut \u{1b}[31",
+            "lone \u{1b}",
+            "\u{1b}[3\u{1}m",
+        ] {
+            assert_eq!(strip_csi(s), None, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn csi_fast_path_agrees_on_every_recorded_line() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/reducers");
+        let mut checked = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().and_then(|e| e.to_str()) != Some("out") {
+                continue;
+            }
+            let text = String::from_utf8_lossy(&std::fs::read(&path).unwrap()).into_owned();
+            for line in text
+                .lines()
+                .filter(|l| l.contains('\u{1b}') && !l.contains('\t'))
+            {
+                if let Some(fast) = strip_csi(line) {
+                    let parser = strip_ansi_escapes::strip(line.as_bytes());
+                    assert_eq!(fast, String::from_utf8_lossy(&parser), "{path:?}: {line:?}");
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 100, "{checked}");
     }
 
     #[test]
