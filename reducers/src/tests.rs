@@ -329,6 +329,7 @@ const GOLDEN: &[&str] = &[
     "git-status-detached",
     "git-status-v2",
     "git-status-conflict",
+    "git-status-conflict-human",
     "git-log-author",
     "git-log-graph-author",
     "eslint-many",

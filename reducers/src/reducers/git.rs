@@ -107,11 +107,24 @@ fn group_paths<'a>(out: &mut Out<'a>, src: &Src<'a>, entries: &[(usize, &str, &s
     let mut k = 0;
     while k < entries.len() {
         let (first, kind, path) = entries[k];
+        if path.contains(" -> ") {
+            // A rename or copy names two paths: it stays a line of its own.
+            let code = short_code(kind);
+            let text = if code.is_empty() {
+                format!("  {path}")
+            } else {
+                format!("  {code} {path}")
+            };
+            out.rewrite(src, text, first, 1);
+            k += 1;
+            continue;
+        }
         let (dir, _) = dir_of(path);
         let mut names = Vec::new();
         let mut m = k;
         while m < entries.len()
             && entries[m].1 == kind
+            && !entries[m].2.contains(" -> ")
             && dir_of(entries[m].2).0 == dir
             && entries[m].0 == first + (m - k)
         {
@@ -125,7 +138,7 @@ fn group_paths<'a>(out: &mut Out<'a>, src: &Src<'a>, entries: &[(usize, &str, &s
             code => format!("{code} "),
         };
         let names = super::brace_runs(&names);
-        let text = if m - k == 1 && !path.contains(" -> ") {
+        let text = if m - k == 1 {
             format!("  {kind}{path}")
         } else if dir.is_empty() {
             format!("  {kind}{}", names.join(" "))
