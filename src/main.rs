@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    cohort::cli::tune_allocator();
     let cli = cohort::cli::Cli::parse();
     cohort::cli::init_logging(cli.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()

@@ -120,6 +120,18 @@ pub enum DevCommand {
     },
 }
 
+/// Keeps the resident set small: glibc gives every thread that allocates its own
+/// arena (up to 8 per core), and memory freed in one arena cannot serve another, so a
+/// burst of output handled on several runtime threads leaves each arena at its peak.
+/// Two arenas are plenty for cohort's few threads.
+pub fn tune_allocator() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only adjusts allocator parameters; called before any thread starts.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 2);
+    }
+}
+
 /// Sends logs to stderr (stdout is the MCP channel). `COHORT_LOG`/`RUST_LOG` override.
 pub fn init_logging(verbose: u8) {
     let default = match verbose {

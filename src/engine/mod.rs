@@ -806,6 +806,7 @@ impl Engine {
             read::read(&mut data, &options, self.rules.as_deref())
         };
         append_verdict(&mut output, &verdict);
+        release_memory_after(output.raw_tokens);
         Ok(RunOutput { verdict, output })
     }
 
@@ -826,8 +827,12 @@ impl Engine {
     /// Reads output from the journal.
     pub fn read(&self, pane: &PaneId, options: &ReadOptions) -> ReadOutput {
         let runtime = self.runtimes.get(pane);
-        let mut data = runtime.lock();
-        read::read(&mut data, options, self.rules.as_deref())
+        let out = {
+            let mut data = runtime.lock();
+            read::read(&mut data, options, self.rules.as_deref())
+        };
+        release_memory_after(out.raw_tokens);
+        out
     }
 
     /// Presses named keys.
@@ -893,6 +898,21 @@ pub fn append_verdict(output: &mut ReadOutput, verdict: &Verdict) {
         output.meta.push_str(hint);
     }
     output.meta.push(']');
+}
+
+/// After a large read, hands freed heap back to the system: glibc keeps freed
+/// memory in its arenas, so one big output would otherwise stay in the resident set
+/// for the life of the server.
+fn release_memory_after(raw_tokens: usize) {
+    // Roughly 256 KiB of output.
+    if raw_tokens < 64 * 1024 {
+        return;
+    }
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only releases free memory; it has no preconditions.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 fn unix_now() -> i64 {

@@ -27,7 +27,8 @@ impl CohortServer {
         )
     )]
     async fn list(&self) -> Result<Json<ListResult>, String> {
-        let panes = self.engine.list().await.map_err(err)?;
+        let engine = self.engine().await?;
+        let panes = engine.list().await.map_err(err)?;
         Ok(Json(ListResult {
             sessions: panes.iter().map(SessionSummary::from).collect(),
         }))
@@ -47,8 +48,8 @@ impl CohortServer {
         &self,
         Parameters(args): Parameters<OpenArgs>,
     ) -> Result<Json<OpenResult>, String> {
-        let pane = self
-            .engine
+        let engine = self.engine().await?;
+        let pane = engine
             .open(OpenOptions {
                 name: args.name,
                 cwd: args.cwd,
@@ -60,14 +61,10 @@ impl CohortServer {
             .map_err(err)?;
         if args.command.is_none() {
             // Typing before the shell's line editor is up risks the kernel's line buffer.
-            self.engine
-                .wait_ready(&pane.id, Duration::from_secs(10))
-                .await;
-            self.engine
-                .wait_reading(&pane.id, Duration::from_secs(2))
-                .await;
+            engine.wait_ready(&pane.id, Duration::from_secs(10)).await;
+            engine.wait_reading(&pane.id, Duration::from_secs(2)).await;
         }
-        let attach = attach_text(&self.engine, &pane.id);
+        let attach = attach_text(engine, &pane.id);
         Ok(Json(OpenResult {
             session: SessionSummary::from(&pane),
             attach,
@@ -85,7 +82,8 @@ impl CohortServer {
         )
     )]
     async fn send(&self, Parameters(args): Parameters<SendArgs>) -> Result<Json<Done>, String> {
-        let pane = self.engine.resolve(&args.target).await.map_err(err)?;
+        let engine = self.engine().await?;
+        let pane = engine.resolve(&args.target).await.map_err(err)?;
         let options = SendOptions {
             enter: args.enter,
             raw: args.raw,
@@ -93,7 +91,7 @@ impl CohortServer {
             mark: None,
             owner: args.owner.clone(),
         };
-        self.engine
+        engine
             .send(&pane.id, &args.text, &options)
             .await
             .map_err(err)?;
@@ -114,6 +112,7 @@ impl CohortServer {
         )
     )]
     async fn key(&self, Parameters(args): Parameters<KeyArgs>) -> Result<Json<Done>, String> {
+        let engine = self.engine().await?;
         if args.keys.is_empty() {
             return Err("no keys given: pass e.g. [\"Enter\"] or [\"C-c\"]".into());
         }
@@ -123,8 +122,8 @@ impl CohortServer {
             .map(|k| k.parse::<Key>())
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| e.to_string())?;
-        let pane = self.engine.resolve(&args.target).await.map_err(err)?;
-        self.engine
+        let pane = engine.resolve(&args.target).await.map_err(err)?;
+        engine
             .keys_as(&pane.id, &keys, args.owner.as_deref())
             .await
             .map_err(err)?;
@@ -149,7 +148,8 @@ impl CohortServer {
         Parameters(args): Parameters<RunArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<Json<RunResult>, String> {
-        let pane = self.engine.resolve(&args.target).await.map_err(err)?;
+        let engine = self.engine().await?;
+        let pane = engine.resolve(&args.target).await.map_err(err)?;
         let until = args
             .until
             .as_deref()
@@ -174,9 +174,7 @@ impl CohortServer {
                 .then(|| uuid::Uuid::new_v4().simple().to_string()[..12].to_string()),
             owner: args.owner.clone(),
         };
-        let run = self
-            .engine
-            .run(&pane.id, &args.command, &send, spec, args.raw);
+        let run = engine.run(&pane.id, &args.command, &send, spec, args.raw);
         let out = with_progress(run, &ctx).await?.map_err(err)?;
         Ok(Json(RunResult {
             session: name_of(&pane),
@@ -205,11 +203,12 @@ impl CohortServer {
         &self,
         Parameters(args): Parameters<ReadArgs>,
     ) -> Result<Json<ReadResult>, String> {
-        let pane = self.engine.resolve(&args.target).await.map_err(err)?;
+        let engine = self.engine().await?;
+        let pane = engine.resolve(&args.target).await.map_err(err)?;
         let mode = args.mode.as_deref().unwrap_or("new");
         let what = match mode {
             "screen" => {
-                let screen = self.engine.screen(&pane.id).await.map_err(err)?;
+                let screen = engine.screen(&pane.id).await.map_err(err)?;
                 let mut rows = screen.rows;
                 while rows.last().is_some_and(|r| r.trim().is_empty()) {
                     rows.pop();
@@ -242,7 +241,7 @@ impl CohortServer {
             ))
             }
         };
-        let out = self.engine.read(
+        let out = engine.read(
             &pane.id,
             &ReadOptions {
                 what,
@@ -269,8 +268,9 @@ impl CohortServer {
         )
     )]
     async fn close(&self, Parameters(args): Parameters<TargetArgs>) -> Result<Json<Done>, String> {
-        let pane = self.engine.resolve(&args.target).await.map_err(err)?;
-        self.engine.close(&pane.id).await.map_err(err)?;
+        let engine = self.engine().await?;
+        let pane = engine.resolve(&args.target).await.map_err(err)?;
+        engine.close(&pane.id).await.map_err(err)?;
         Ok(Json(Done {
             session: name_of(&pane),
             pane: pane.id.to_string(),
@@ -290,7 +290,7 @@ impl CohortServer {
         &self,
         Parameters(args): Parameters<StatusArgs>,
     ) -> Result<Json<StatusResult>, String> {
-        let engine = &self.engine;
+        let engine = self.engine().await?;
         let mut result = StatusResult {
             backend: engine.backend().kind().name().to_string(),
             capabilities: serde_json::to_value(engine.backend().capabilities()).unwrap_or_default(),

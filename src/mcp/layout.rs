@@ -123,6 +123,7 @@ impl CohortServer {
         &self,
         Parameters(args): Parameters<CreateLayoutArgs>,
     ) -> Result<Json<CreateLayoutResult>, String> {
+        let engine = self.engine().await?;
         let tree = match (&args.layout, args.tree) {
             (Some(preset), None) => SplitTree::preset(preset, args.rows, args.cols)?,
             (None, Some(tree)) => tree,
@@ -132,14 +133,13 @@ impl CohortServer {
             (None, None) if args.panes.len() <= 1 => SplitTree::preset("single", None, None)?,
             (None, None) => return Err("give a layout preset (e.g. \"quad\") or a tree".into()),
         };
-        let panes = self
-            .engine
+        let panes = engine
             .create_layout(&args.name, &tree, &args.panes)
             .await
             .map_err(err)?;
         let attach = panes
             .first()
-            .map(|p| attach_text(&self.engine, &p.id))
+            .map(|p| attach_text(engine, &p.id))
             .unwrap_or_default();
         Ok(Json(CreateLayoutResult {
             sessions: panes.iter().map(SessionSummary::from).collect(),
@@ -161,6 +161,7 @@ impl CohortServer {
         &self,
         Parameters(args): Parameters<SplitArgs>,
     ) -> Result<Json<OpenResult>, String> {
+        let engine = self.engine().await?;
         let direction = match args.direction.as_deref() {
             None | Some("horizontal") | Some("right") => SplitDirection::Horizontal,
             Some("vertical") | Some("below") | Some("down") => SplitDirection::Vertical,
@@ -175,9 +176,8 @@ impl CohortServer {
             Some(p @ 1..=99) => Some(SplitSize::Percent(p)),
             Some(p) => return Err(format!("percent {p} is out of range: use 1 to 99")),
         };
-        let parent = self.engine.resolve(&args.target).await.map_err(err)?;
-        let pane = self
-            .engine
+        let parent = engine.resolve(&args.target).await.map_err(err)?;
+        let pane = engine
             .split(
                 &parent.id,
                 direction,
@@ -195,7 +195,7 @@ impl CohortServer {
             .await
             .map_err(err)?;
         Ok(Json(OpenResult {
-            attach: attach_text(&self.engine, &pane.id),
+            attach: attach_text(engine, &pane.id),
             session: SessionSummary::from(&pane),
         }))
     }
@@ -211,8 +211,9 @@ impl CohortServer {
         )
     )]
     async fn focus(&self, Parameters(args): Parameters<TargetArgs>) -> Result<Json<Done>, String> {
-        let pane = self.engine.resolve(&args.target).await.map_err(err)?;
-        self.engine
+        let engine = self.engine().await?;
+        let pane = engine.resolve(&args.target).await.map_err(err)?;
+        engine
             .backend()
             .focus(&pane.id)
             .await
@@ -237,11 +238,12 @@ impl CohortServer {
         &self,
         Parameters(args): Parameters<AppearanceArgs>,
     ) -> Result<Json<Done>, String> {
+        let engine = self.engine().await?;
         check_color("tab_color", &args.tab_color)?;
         check_color("background", &args.background)?;
-        let pane = self.engine.resolve(&args.target).await.map_err(err)?;
-        let caps = self.engine.backend().capabilities();
-        let kind = self.engine.backend().kind().name();
+        let pane = engine.resolve(&args.target).await.map_err(err)?;
+        let caps = engine.backend().capabilities();
+        let kind = engine.backend().kind().name();
         for (asked, able, what) in [
             (args.badge.is_some(), caps.badges, "badges"),
             (args.tab_color.is_some(), caps.tab_colors, "tab colours"),
@@ -256,7 +258,7 @@ impl CohortServer {
                 return Err(format!("the {kind} backend cannot show {what}; nothing was changed (titles work everywhere; use the iTerm2 backend for {what})"));
             }
         }
-        self.engine
+        engine
             .backend()
             .set_appearance(
                 &pane.id,

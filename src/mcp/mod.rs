@@ -98,10 +98,61 @@ impl Toolset {
     }
 }
 
+/// The engine a server uses: ready, or starting in the background.
+///
+/// `cohort mcp` answers `initialize` at once and connects to the terminal backend
+/// meanwhile (starting cohort's tmux server can take tens of milliseconds); tools wait
+/// for it. When it cannot start (tmux missing), every tool says why and how to fix it.
+#[derive(Clone)]
+pub struct EngineSlot {
+    cell: Arc<tokio::sync::OnceCell<Result<Engine, String>>>,
+    config: Option<Arc<Config>>,
+}
+
+impl EngineSlot {
+    /// A slot holding a running engine.
+    pub fn ready(engine: Engine) -> Self {
+        EngineSlot {
+            cell: Arc::new(tokio::sync::OnceCell::new_with(Some(Ok(engine)))),
+            config: None,
+        }
+    }
+
+    /// A slot whose engine starts now, in the background.
+    pub fn starting(config: Config) -> Self {
+        let slot = EngineSlot {
+            cell: Arc::new(tokio::sync::OnceCell::new()),
+            config: Some(Arc::new(config)),
+        };
+        let background = slot.clone();
+        tokio::spawn(async move {
+            if let Err(e) = background.get().await {
+                tracing::error!(target: "cohort::mcp", "the terminal backend did not start: {e}");
+            }
+        });
+        slot
+    }
+
+    /// The engine, once it has started.
+    pub async fn get(&self) -> Result<&Engine, String> {
+        let config = self.config.clone();
+        self.cell
+            .get_or_init(|| async move {
+                match config {
+                    Some(config) => Engine::start(&config).await.map_err(|e| e.to_string()),
+                    None => Err("no engine configured".to_string()),
+                }
+            })
+            .await
+            .as_ref()
+            .map_err(|e| format!("cohort's terminal backend is not available: {e}"))
+    }
+}
+
 /// The MCP server; one per connection, sharing one engine.
 #[derive(Clone)]
 pub struct CohortServer {
-    engine: Engine,
+    engine: EngineSlot,
     toolsets: Arc<Vec<Toolset>>,
     tool_router: ToolRouter<Self>,
 }
@@ -109,9 +160,8 @@ pub struct CohortServer {
 impl std::fmt::Debug for CohortServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CohortServer")
-            .field("engine", &self.engine)
             .field("toolsets", &self.toolsets)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
@@ -123,6 +173,11 @@ impl CohortServer {
 
     /// A server offering only `toolsets`.
     pub fn with_toolsets(engine: Engine, toolsets: &[Toolset]) -> Self {
+        Self::with_slot(EngineSlot::ready(engine), toolsets)
+    }
+
+    /// A server over an engine that may still be starting.
+    pub fn with_slot(engine: EngineSlot, toolsets: &[Toolset]) -> Self {
         let mut router = ToolRouter::new();
         for set in toolsets {
             router.merge(match set {
@@ -143,6 +198,11 @@ impl CohortServer {
     pub fn tools(&self) -> Vec<rmcp::model::Tool> {
         self.tool_router.list_all()
     }
+
+    /// The engine, once started.
+    async fn engine(&self) -> Result<&Engine, String> {
+        self.engine.get().await
+    }
 }
 
 /// Serves MCP on stdin/stdout until the client goes away.
@@ -150,8 +210,8 @@ pub async fn serve_stdio(
     config: &Config,
     toolsets: &[Toolset],
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    let engine = Engine::start(config).await?;
-    let service = CohortServer::with_toolsets(engine, toolsets)
+    let engine = EngineSlot::starting(config.clone());
+    let service = CohortServer::with_slot(engine, toolsets)
         .serve(rmcp::transport::stdio())
         .await?;
     service.waiting().await?;
@@ -177,7 +237,7 @@ pub async fn serve_http(
         )
         .into());
     }
-    let engine = Engine::start(config).await?;
+    let engine = EngineSlot::starting(config.clone());
     let toolsets = toolsets.to_vec();
     let ct = tokio_util_token();
     let mut http_config =
@@ -187,7 +247,7 @@ pub async fn serve_http(
         http_config = http_config.disable_allowed_hosts();
     }
     let service = StreamableHttpService::new(
-        move || Ok(CohortServer::with_toolsets(engine.clone(), &toolsets)),
+        move || Ok(CohortServer::with_slot(engine.clone(), &toolsets)),
         LocalSessionManager::default().into(),
         http_config,
     );
@@ -260,7 +320,11 @@ impl ServerHandler for CohortServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        resources::list(&self.engine).await
+        let engine = self
+            .engine()
+            .await
+            .map_err(|e| McpError::internal_error(e, None))?;
+        resources::list(engine).await
     }
 
     async fn list_resource_templates(
@@ -276,9 +340,11 @@ impl ServerHandler for CohortServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        resources::read(&self.engine, &request.uri)
+        let engine = self
+            .engine()
             .await
-            .map(Into::into)
+            .map_err(|e| McpError::internal_error(e, None))?;
+        resources::read(engine, &request.uri).await.map(Into::into)
     }
 
     async fn list_prompts(
@@ -294,9 +360,11 @@ impl ServerHandler for CohortServer {
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        resources::prompt(&self.engine, &request)
+        let engine = self
+            .engine()
             .await
-            .map(Into::into)
+            .map_err(|e| McpError::internal_error(e, None))?;
+        resources::prompt(engine, &request).await.map(Into::into)
     }
 }
 

@@ -235,12 +235,13 @@ impl CohortServer {
         &self,
         Parameters(args): Parameters<RegisterAgentArgs>,
     ) -> Result<Json<AgentsResult>, String> {
-        let pane = self.engine.resolve(&args.session).await.map_err(err)?;
-        self.engine
+        let engine = self.engine().await?;
+        let pane = engine.resolve(&args.session).await.map_err(err)?;
+        engine
             .register_agent(&args.name, &pane, args.role.as_deref(), &args.teams)
             .await
             .map_err(err)?;
-        let agents = self.engine.registry().agents().map_err(reg)?;
+        let agents = engine.registry().agents().map_err(reg)?;
         Ok(Json(AgentsResult {
             agents: agents.into_iter().filter(|a| a.name == args.name).collect(),
         }))
@@ -256,8 +257,9 @@ impl CohortServer {
         )
     )]
     async fn list_agents(&self) -> Result<Json<AgentsResult>, String> {
+        let engine = self.engine().await?;
         Ok(Json(AgentsResult {
-            agents: self.engine.registry().agents().map_err(reg)?,
+            agents: engine.registry().agents().map_err(reg)?,
         }))
     }
 
@@ -275,11 +277,8 @@ impl CohortServer {
         &self,
         Parameters(args): Parameters<NameArgs>,
     ) -> Result<Json<Ack>, String> {
-        let removed = self
-            .engine
-            .registry()
-            .remove_agent(&args.name)
-            .map_err(reg)?;
+        let engine = self.engine().await?;
+        let removed = engine.registry().remove_agent(&args.name).map_err(reg)?;
         Ok(Json(Ack {
             message: if removed {
                 format!("agent {:?} removed", args.name)
@@ -303,14 +302,14 @@ impl CohortServer {
         &self,
         Parameters(args): Parameters<CreateTeamArgs>,
     ) -> Result<Json<TeamsResult>, String> {
+        let engine = self.engine().await?;
         crate::engine::validate_name(&args.name).map_err(err)?;
-        self.engine
+        engine
             .registry()
             .create_team(&args.name, args.parent.as_deref())
             .map_err(reg)?;
         Ok(Json(TeamsResult {
-            teams: self
-                .engine
+            teams: engine
                 .registry()
                 .teams()
                 .map_err(reg)?
@@ -330,8 +329,9 @@ impl CohortServer {
         )
     )]
     async fn list_teams(&self) -> Result<Json<TeamsResult>, String> {
+        let engine = self.engine().await?;
         Ok(Json(TeamsResult {
-            teams: self.engine.registry().teams().map_err(reg)?,
+            teams: engine.registry().teams().map_err(reg)?,
         }))
     }
 
@@ -349,11 +349,8 @@ impl CohortServer {
         &self,
         Parameters(args): Parameters<NameArgs>,
     ) -> Result<Json<Ack>, String> {
-        let removed = self
-            .engine
-            .registry()
-            .remove_team(&args.name)
-            .map_err(reg)?;
+        let engine = self.engine().await?;
+        let removed = engine.registry().remove_team(&args.name).map_err(reg)?;
         Ok(Json(Ack {
             message: if removed {
                 format!("team {:?} removed", args.name)
@@ -377,11 +374,12 @@ impl CohortServer {
         &self,
         Parameters(args): Parameters<AssignTeamArgs>,
     ) -> Result<Json<AgentsResult>, String> {
-        self.engine
+        let engine = self.engine().await?;
+        engine
             .registry()
             .assign_team(&args.agent, &args.team, !args.remove)
             .map_err(reg)?;
-        let agents = self.engine.registry().agents().map_err(reg)?;
+        let agents = engine.registry().agents().map_err(reg)?;
         Ok(Json(AgentsResult {
             agents: agents
                 .into_iter()
@@ -404,14 +402,11 @@ impl CohortServer {
         &self,
         Parameters(args): Parameters<WriteManyArgs>,
     ) -> Result<Json<ManyResult>, String> {
+        let engine = self.engine().await?;
         if args.targets.is_empty() {
             return Err("no targets: name sessions, agents or teams".into());
         }
-        let targets = self
-            .engine
-            .expand_targets(&args.targets)
-            .await
-            .map_err(err)?;
+        let targets = engine.expand_targets(&args.targets).await.map_err(err)?;
         let options = SendOptions {
             enter: args.enter,
             force: args.force,
@@ -419,7 +414,7 @@ impl CohortServer {
             ..SendOptions::default()
         };
         let sends = targets.iter().map(|(label, pane)| {
-            let engine = self.engine.clone();
+            let engine = engine.clone();
             let options = options.clone();
             let text = args.text.clone();
             async move {
@@ -452,6 +447,7 @@ impl CohortServer {
         &self,
         Parameters(args): Parameters<ReadManyArgs>,
     ) -> Result<Json<ManyResult>, String> {
+        let engine = self.engine().await?;
         let filter = args
             .filter
             .as_deref()
@@ -469,13 +465,9 @@ impl CohortServer {
                 "unknown mode {mode:?}: use \"new\", \"tail\" or \"screen\""
             ));
         }
-        let targets = self
-            .engine
-            .expand_targets(&args.targets)
-            .await
-            .map_err(err)?;
+        let targets = engine.expand_targets(&args.targets).await.map_err(err)?;
         let reads = targets.iter().map(|(label, pane)| {
-            let engine = self.engine.clone();
+            let engine = engine.clone();
             let filter = filter.clone();
             let mode = mode.clone();
             async move {
@@ -561,11 +553,12 @@ impl CohortServer {
         &self,
         Parameters(args): Parameters<BroadcastArgs>,
     ) -> Result<Json<ManyResult>, String> {
+        let engine = self.engine().await?;
         if args.message.is_none() && args.teams.is_empty() && args.agents.is_empty() {
             return Err("nothing to send: give message, teams or agents".into());
         }
-        let agents = self.engine.registry().agents().map_err(reg)?;
-        let teams = self.engine.registry().teams().map_err(reg)?;
+        let agents = engine.registry().agents().map_err(reg)?;
+        let teams = engine.registry().teams().map_err(reg)?;
         for name in args.agents.keys() {
             if !agents.iter().any(|a| &a.name == name) {
                 return Err(format!(
@@ -587,7 +580,7 @@ impl CohortServer {
             &args.teams,
             &args.agents,
         );
-        let panes = self.engine.list().await.map_err(err)?;
+        let panes = engine.list().await.map_err(err)?;
         let mut seen = std::collections::BTreeSet::new();
         let mut jobs = Vec::new();
         let mut results = Vec::new();
@@ -614,7 +607,7 @@ impl CohortServer {
             if !seen.insert((pane.id.clone(), message.clone())) {
                 continue; // the same message to the same session: once
             }
-            let engine = self.engine.clone();
+            let engine = engine.clone();
             let options = SendOptions {
                 enter: args.enter,
                 owner: args.owner.clone(),
@@ -650,11 +643,12 @@ impl CohortServer {
         &self,
         Parameters(args): Parameters<LockArgs>,
     ) -> Result<Json<LockResult>, String> {
+        let engine = self.engine().await?;
         let (pane, id) = self.session_id(&args.target).await?;
-        match self.engine.registry().lock(&id, &args.owner).map_err(reg)? {
+        match engine.registry().lock(&id, &args.owner).map_err(reg)? {
             None => Ok(Json(LockResult {
                 locked: true,
-                holder: self.engine.registry().lock_of(&id).map_err(reg)?,
+                holder: engine.registry().lock_of(&id).map_err(reg)?,
                 message: format!("{} is locked for {}", name_of(&pane), args.owner),
             })),
             Some(holder) => Err(format!(
@@ -678,9 +672,9 @@ impl CohortServer {
         &self,
         Parameters(args): Parameters<LockArgs>,
     ) -> Result<Json<LockResult>, String> {
+        let engine = self.engine().await?;
         let (pane, id) = self.session_id(&args.target).await?;
-        let released = self
-            .engine
+        let released = engine
             .registry()
             .unlock(&id, &args.owner, args.force)
             .map_err(reg)?;
@@ -709,8 +703,9 @@ impl CohortServer {
         &self,
         Parameters(args): Parameters<RequestAccessArgs>,
     ) -> Result<Json<LockResult>, String> {
+        let engine = self.engine().await?;
         let (pane, id) = self.session_id(&args.target).await?;
-        let Some(holder) = self.engine.registry().lock_of(&id).map_err(reg)? else {
+        let Some(holder) = engine.registry().lock_of(&id).map_err(reg)? else {
             return Ok(Json(LockResult {
                 locked: false,
                 holder: None,
@@ -726,7 +721,7 @@ impl CohortServer {
                 .map(|r| format!(": {r}"))
                 .unwrap_or_default()
         );
-        self.engine
+        engine
             .registry()
             .notify(&args.requester, &holder.owner, "access_request", &message)
             .map_err(reg)?;
@@ -751,6 +746,7 @@ impl CohortServer {
         )
     )]
     async fn tag(&self, Parameters(args): Parameters<TagArgs>) -> Result<Json<TagResult>, String> {
+        let engine = self.engine().await?;
         if let Some(bad) = args
             .add
             .iter()
@@ -761,12 +757,11 @@ impl CohortServer {
             ));
         }
         let (pane, id) = self.session_id(&args.target).await?;
-        self.engine
+        engine
             .registry()
             .tag(&id, &args.add, &args.remove)
             .map_err(reg)?;
-        let tags = self
-            .engine
+        let tags = engine
             .registry()
             .sessions()
             .map_err(reg)?
@@ -787,9 +782,9 @@ impl CohortServer {
         &self,
         target: &str,
     ) -> Result<(cohort_backends::PaneInfo, String), String> {
-        let pane = self.engine.resolve(target).await.map_err(err)?;
-        let record = self
-            .engine
+        let engine = self.engine().await?;
+        let pane = engine.resolve(target).await.map_err(err)?;
+        let record = engine
             .session_record(&pane.id)
             .map_err(err)?
             .ok_or_else(|| format!("{target:?} is not a cohort session (no persistent identity): open it with cohort"))?;
