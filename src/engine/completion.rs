@@ -380,7 +380,20 @@ pub async fn wait(
         let quiet_since = last_output.max(started.at);
         let quiet_at = quiet_since + spec.quiet;
         if now >= quiet_at && next_foreground_check.is_none_or(|t| now >= t) {
-            if let Ok(state) = backend.pane_state(pane).await {
+            // Any pane event (the D mark, more output) preempts the check.
+            let checked = tokio::select! {
+                biased;
+                changed = changes.changed() => {
+                    if changed.is_err() {
+                        return verdict(false, Layer::Timeout, None, Some("the pane went away".into()), output_start..end);
+                    }
+                    check_backoff = spec.quiet;
+                    next_foreground_check = None;
+                    continue;
+                }
+                state = backend.pane_state(pane) => state,
+            };
+            if let Ok(state) = checked {
                 if state.dead {
                     return verdict(
                         true,
@@ -408,7 +421,11 @@ pub async fn wait(
                         // The shell may have printed its last output a moment ago and
                         // tmux not delivered it yet: the journal must stay still for a
                         // short grace before the verdict stands.
-                        tokio::time::sleep(QUIESCENCE_GRACE).await;
+                        tokio::select! {
+                            biased;
+                            _ = changes.changed() => continue,
+                            _ = tokio::time::sleep(QUIESCENCE_GRACE) => {}
+                        }
                         let settled = runtime.lock().journal.len();
                         if settled == end {
                             return Verdict {

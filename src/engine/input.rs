@@ -74,6 +74,44 @@ pub async fn lock(path: PathBuf, timeout: Duration) -> std::io::Result<SendLock>
     }
 }
 
+/// Agent CLIs whose input box redraws in frames (Enter too early becomes a newline).
+pub fn is_agent_tui(command: &str) -> bool {
+    matches!(
+        command,
+        "claude" | "codex" | "aider" | "gemini" | "opencode" | "cursor-agent" | "amp"
+    )
+}
+
+/// Waits until the program has echoed something after `before` (what was typed) and
+/// then stayed quiet for `quiet`, at most `limit` in all.
+pub async fn settle_after_echo(
+    runtime: &PaneRuntime,
+    before: u64,
+    quiet: Duration,
+    limit: Duration,
+) {
+    let deadline = Instant::now() + limit;
+    let mut changes = runtime.watch();
+    // The echo: any output after the text was typed (at most a quarter of the limit).
+    let echo_deadline = Instant::now() + limit / 4;
+    loop {
+        changes.borrow_and_update();
+        if runtime.lock().journal.len() > before || Instant::now() >= echo_deadline {
+            break;
+        }
+        tokio::select! {
+            _ = changes.changed() => {}
+            _ = tokio::time::sleep_until(echo_deadline.into()) => {}
+        }
+    }
+    settle(
+        runtime,
+        quiet,
+        deadline.saturating_duration_since(Instant::now()),
+    )
+    .await;
+}
+
 /// Waits until the pane has produced no output for `quiet` (at most `limit`): a
 /// program drawing the pasted text must finish before Enter, or a TUI may take the
 /// Enter as a newline in its input box.

@@ -734,6 +734,7 @@ impl Engine {
             self.wait_reading(pane, Duration::from_secs(3)).await;
         }
         let pasted = text.contains('\n');
+        let before_typing = runtime.lock().journal.len();
         if pasted {
             self.backend
                 .paste(pane, text.trim_end_matches('\n'))
@@ -745,10 +746,21 @@ impl Engine {
         if options.enter {
             let state = self.backend.pane_state(pane).await?;
             if !state.at_shell() || pasted {
-                // A program drawing what was typed (a TUI, a paste) must finish first.
-                input::settle(
+                // A program drawing what was typed (a REPL, a TUI, a paste) must
+                // finish before Enter, or a TUI takes Enter as a newline in its input.
+                // Agent TUIs and full-screen programs redraw in frames, so they get a
+                // longer quiet window than line-mode programs.
+                let heavy =
+                    state.alternate_screen || input::is_agent_tui(&state.foreground_command);
+                let quiet = if heavy {
+                    Duration::from_millis(100)
+                } else {
+                    Duration::from_millis(15)
+                };
+                input::settle_after_echo(
                     &runtime,
-                    Duration::from_millis(60),
+                    before_typing,
+                    quiet,
                     Duration::from_millis(1500),
                 )
                 .await;
