@@ -238,42 +238,6 @@ pub struct PaneState {
     pub history_lines: u64,
 }
 
-/// Whether process `pid` is blocked reading its terminal (or waiting in
-/// `select`/`poll`/`epoll` for it to become readable), as far as the platform tells:
-/// `None` where it cannot be known (not Linux, or the kernel hides it).
-pub fn waiting_for_input(pid: u32) -> Option<bool> {
-    if !cfg!(target_os = "linux") {
-        return None;
-    }
-    // A running process (R) or one in uninterruptible sleep (D) is not waiting for
-    // input; its wchan reads "0" while it runs.
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let state = stat[stat.rfind(')')? + 1..].split_whitespace().next()?;
-    if state != "S" {
-        return Some(false);
-    }
-    let wchan = std::fs::read_to_string(format!("/proc/{pid}/wchan")).ok()?;
-    let wchan = wchan.trim();
-    if wchan.is_empty() || wchan == "0" {
-        return None;
-    }
-    Some(
-        [
-            "n_tty_read",
-            "wait_woken",
-            "poll_schedule_timeout",
-            "do_select",
-            "do_sys_poll",
-            "core_sys_select",
-            "ep_poll",
-            "do_epoll_wait",
-            "tty_read",
-        ]
-        .iter()
-        .any(|w| wchan.starts_with(w)),
-    )
-}
-
 impl PaneState {
     /// Whether the foreground process is the pane's own shell (nothing running in it).
     pub fn at_shell(&self) -> bool {

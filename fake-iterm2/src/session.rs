@@ -214,7 +214,10 @@ impl Session {
             .filter(|p| *p > 0)
             .map(|p| p as u32)
             .unwrap_or(self.pid);
-        (pid, process_name(pid).unwrap_or_default())
+        (
+            pid,
+            cohort_backends::process::process_name(pid).unwrap_or_default(),
+        )
     }
 
     /// The foreground job's working directory.
@@ -235,24 +238,6 @@ impl Session {
     pub fn is_closed(&self) -> bool {
         self.closed.load(Ordering::SeqCst)
     }
-}
-
-fn process_name(pid: u32) -> Option<String> {
-    if let Ok(comm) = std::fs::read_to_string(format!("/proc/{pid}/comm")) {
-        return Some(comm.trim().to_string());
-    }
-    let out = std::process::Command::new("ps")
-        .args(["-o", "comm=", "-p", &pid.to_string()])
-        .output()
-        .ok()?;
-    let name = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    (!name.is_empty()).then(|| {
-        name.rsplit('/')
-            .next()
-            .unwrap_or(&name)
-            .trim_start_matches('-')
-            .to_string()
-    })
 }
 
 fn io_error(e: impl std::fmt::Display) -> std::io::Error {

@@ -481,10 +481,7 @@ impl Engine {
             let teams: Vec<String> = identity.team.iter().cloned().collect();
             self.registry
                 .register_agent(agent, Some(&identity.id), None, &teams)?;
-            let title = match &identity.team {
-                Some(team) => format!("{team} :: {agent}"),
-                None => agent.clone(),
-            };
+            let title = agent_title(identity.team.as_deref(), agent);
             self.backend.set_title(&pane.id, &title).await?;
         }
         Ok(pane)
@@ -583,10 +580,7 @@ impl Engine {
             identity.team = Some(team.clone());
         }
         self.backend.stamp_identity(&pane.id, &identity).await?;
-        let title = match &identity.team {
-            Some(team) => format!("{team} :: {agent}"),
-            None => agent.to_string(),
-        };
+        let title = agent_title(identity.team.as_deref(), agent);
         self.backend.set_title(&pane.id, &title).await?;
         Ok(())
     }
@@ -910,6 +904,14 @@ pub fn append_verdict(output: &mut ReadOutput, verdict: &Verdict) {
         output.meta.push_str(hint);
     }
     output.meta.push(']');
+}
+
+/// A pane's title from the hierarchy: `Team :: Agent`, or the agent alone.
+fn agent_title(team: Option<&str>, agent: &str) -> String {
+    match team {
+        Some(team) => format!("{team} :: {agent}"),
+        None => agent.to_string(),
+    }
 }
 
 /// After a large read, hands freed heap back to the system: glibc keeps freed

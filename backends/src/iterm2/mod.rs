@@ -1216,27 +1216,6 @@ fn color_json(color: &str) -> Result<String> {
     .to_string())
 }
 
-/// Executable name of a local process.
-fn process_name(pid: u32) -> Option<String> {
-    if cfg!(target_os = "linux") {
-        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
-        Some(comm.trim().to_string())
-    } else {
-        let out = std::process::Command::new("ps")
-            .args(["-o", "comm=", "-p", &pid.to_string()])
-            .output()
-            .ok()?;
-        let name = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        (!name.is_empty()).then(|| {
-            name.rsplit('/')
-                .next()
-                .unwrap_or(&name)
-                .trim_start_matches('-')
-                .to_string()
-        })
-    }
-}
-
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
@@ -1708,7 +1687,9 @@ impl TerminalBackend for Iterm2Backend {
         let shell_command = if job_pid.is_some() && job_pid == shell_pid {
             job.clone()
         } else {
-            shell_pid.and_then(process_name).unwrap_or_default()
+            shell_pid
+                .and_then(crate::process::process_name)
+                .unwrap_or_default()
         };
         let top = buffer
             .windowed_coord_range

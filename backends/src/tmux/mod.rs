@@ -658,45 +658,6 @@ fn chunks(text: &str, max: usize) -> Vec<&str> {
     out
 }
 
-/// Pid of the foreground process group of `pid`'s terminal.
-fn foreground_pid(shell_pid: u32) -> Option<u32> {
-    if cfg!(target_os = "linux") {
-        let stat = std::fs::read_to_string(format!("/proc/{shell_pid}/stat")).ok()?;
-        let after_comm = &stat[stat.rfind(')')? + 1..];
-        // state ppid pgrp session tty_nr tpgid
-        let tpgid: i64 = after_comm.split_whitespace().nth(5)?.parse().ok()?;
-        (tpgid > 0).then_some(tpgid as u32)
-    } else {
-        let out = std::process::Command::new("ps")
-            .args(["-o", "tpgid=", "-p", &shell_pid.to_string()])
-            .output()
-            .ok()?;
-        let tpgid: i64 = String::from_utf8_lossy(&out.stdout).trim().parse().ok()?;
-        (tpgid > 0).then_some(tpgid as u32)
-    }
-}
-
-/// Executable name of a process.
-fn process_name(pid: u32) -> Option<String> {
-    if cfg!(target_os = "linux") {
-        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
-        Some(comm.trim().to_string())
-    } else {
-        let out = std::process::Command::new("ps")
-            .args(["-o", "comm=", "-p", &pid.to_string()])
-            .output()
-            .ok()?;
-        let name = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        (!name.is_empty()).then(|| {
-            name.rsplit('/')
-                .next()
-                .unwrap_or(&name)
-                .trim_start_matches('-')
-                .to_string()
-        })
-    }
-}
-
 #[async_trait]
 impl TerminalBackend for TmuxBackend {
     fn kind(&self) -> BackendKind {
@@ -1067,13 +1028,15 @@ impl TerminalBackend for TmuxBackend {
         let foreground = if dead {
             None
         } else {
-            shell_pid.and_then(foreground_pid)
+            shell_pid.and_then(crate::process::foreground_pid)
         };
         Ok(PaneState {
             foreground_command: f[0].clone(),
             foreground_pid: foreground,
             shell_pid,
-            shell_command: shell_pid.and_then(process_name).unwrap_or_default(),
+            shell_command: shell_pid
+                .and_then(crate::process::process_name)
+                .unwrap_or_default(),
             dead,
             exit_status: if dead {
                 f[3].parse::<i32>()

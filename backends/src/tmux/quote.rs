@@ -58,26 +58,18 @@ pub fn arg(text: &str) -> String {
     }
 }
 
-/// Quotes one word for a POSIX shell command line.
+/// Quotes one word for a POSIX shell command line (bare when it is safe as is).
 pub fn sh(text: &str) -> String {
-    if !text.is_empty()
+    let bare = !text.is_empty()
         && text
             .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:@%+,".contains(&b))
-    {
-        return text.to_string();
+            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:@%+,".contains(&b));
+    if bare {
+        text.to_string()
+    } else {
+        // POSIX single quotes work exactly like tmux's: nothing inside is special.
+        single(text)
     }
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('\'');
-    for c in text.chars() {
-        if c == '\'' {
-            out.push_str("'\\''");
-        } else {
-            out.push(c);
-        }
-    }
-    out.push('\'');
-    out
 }
 
 #[cfg(test)]
