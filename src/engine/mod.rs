@@ -334,11 +334,7 @@ impl Engine {
 
     /// Refuses when `pane`'s session is locked by someone other than `owner`.
     fn check_lock(&self, pane: &PaneId, owner: Option<&str>) -> Result<(), EngineError> {
-        let sessions = self.registry.sessions()?;
-        let Some(session) = sessions
-            .iter()
-            .find(|s| s.pane == pane.as_str() && s.server == self.server_key)
-        else {
+        let Some(session) = self.session_record(pane)? else {
             return Ok(());
         };
         match self.registry.lock_of(&session.id)? {
@@ -760,20 +756,16 @@ impl Engine {
                 .await;
             }
             let offset = runtime.record_command(&text);
-            if let Some(session) = self
-                .registry
-                .sessions()?
-                .into_iter()
-                .find(|s| s.pane == pane.as_str() && s.server == self.server_key)
-            {
-                let _ = self.registry.set_last_command(&session.id, &text);
-            }
             let at = Instant::now();
             self.backend.send_keys(pane, &[Key::ENTER]).await?;
             started = Some(Started {
                 enter_offset: offset,
                 at,
             });
+            // Bookkeeping after Enter, so it never delays the keystroke.
+            if let Some(session) = self.session_record(pane)? {
+                let _ = self.registry.set_last_command(&session.id, &text);
+            }
         }
         Ok(Sent {
             started,
@@ -874,10 +866,8 @@ impl Engine {
     pub async fn close(&self, pane: &PaneId) -> Result<(), EngineError> {
         self.backend.close(pane).await?;
         self.runtimes.remove(pane);
-        for session in self.registry.sessions()? {
-            if session.pane == pane.as_str() && session.server == self.server_key {
-                self.registry.remove_session(&session.id)?;
-            }
+        if let Some(session) = self.session_record(pane)? {
+            self.registry.remove_session(&session.id)?;
         }
         Ok(())
     }
@@ -886,9 +876,7 @@ impl Engine {
     pub fn session_record(&self, pane: &PaneId) -> Result<Option<SessionRecord>, EngineError> {
         Ok(self
             .registry
-            .sessions()?
-            .into_iter()
-            .find(|s| s.pane == pane.as_str() && s.server == self.server_key))
+            .session_for_pane(&self.server_key, pane.as_str())?)
     }
 }
 

@@ -128,7 +128,7 @@ pub struct Registry {
     recovered: Option<String>,
 }
 
-const SCHEMA_VERSION: i64 = 1;
+const SCHEMA_VERSION: i64 = 2;
 
 const MIGRATIONS: &[&str] = &[
     // 1: the first schema.
@@ -177,6 +177,8 @@ const MIGRATIONS: &[&str] = &[
          message TEXT NOT NULL,
          delivered INTEGER NOT NULL DEFAULT 0
      );",
+    // 2: sessions are looked up by their pane on every send.
+    "CREATE INDEX sessions_by_pane ON sessions (server, pane);",
 ];
 
 fn now() -> i64 {
@@ -352,6 +354,40 @@ impl Registry {
                     Ok(s)
                 })
                 .collect()
+        })
+    }
+
+    /// The session living in `pane` on `server`, if the registry knows one.
+    pub fn session_for_pane(
+        &self,
+        server: &str,
+        pane: &str,
+    ) -> Result<Option<SessionRecord>, RegistryError> {
+        self.with(|c| {
+            let found = c
+                .query_row(
+                    "SELECT id, name, backend, server, pane, cwd, created, last_command FROM sessions
+                     WHERE server = ?1 AND pane = ?2",
+                    params![server, pane],
+                    |r| {
+                        Ok(SessionRecord {
+                            id: r.get(0)?,
+                            name: r.get(1)?,
+                            backend: r.get(2)?,
+                            server: r.get(3)?,
+                            pane: r.get(4)?,
+                            cwd: r.get(5)?,
+                            created: r.get(6)?,
+                            last_command: r.get(7)?,
+                            tags: Vec::new(),
+                        })
+                    },
+                )
+                .optional()?;
+            let Some(mut record) = found else { return Ok(None) };
+            let mut tags = c.prepare("SELECT tag FROM tags WHERE session_id = ?1 ORDER BY tag")?;
+            record.tags = tags.query_map([&record.id], |r| r.get(0))?.collect::<rusqlite::Result<Vec<String>>>()?;
+            Ok(Some(record))
         })
     }
 
@@ -762,6 +798,32 @@ mod tests {
         let agents = one.agents().unwrap();
         assert_eq!(agents[0].session.as_deref(), Some("alpha"));
         assert_eq!(agents[0].teams, vec!["core".to_string()]);
+    }
+
+    #[test]
+    fn a_first_version_database_is_migrated_forward() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.db");
+        {
+            let conn = Connection::open(&path).unwrap();
+            conn.execute_batch(MIGRATIONS[0]).unwrap();
+            conn.pragma_update(None, "user_version", 1).unwrap();
+            conn.execute(
+                "INSERT INTO sessions (id, name, backend, server, pane, created) VALUES ('a', 'alpha', 'tmux', 's', '%1', 1)",
+                [],
+            )
+            .unwrap();
+        }
+        let r = Registry::open(&path).unwrap();
+        let version: i64 = r
+            .with(|c| c.query_row("PRAGMA user_version", [], |row| row.get(0)))
+            .unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        assert_eq!(
+            r.session_for_pane("s", "%1").unwrap().unwrap().name,
+            "alpha"
+        );
+        assert_eq!(r.session_for_pane("s", "%2").unwrap(), None);
     }
 
     #[test]
