@@ -19,6 +19,11 @@ fn find(shell: &str) -> Option<PathBuf> {
 /// Runs the scenario for `shell`; returns false (with a notice) when it is not installed.
 async fn check_shell(shell: &str, write_user_rc: impl FnOnce(&Path)) -> bool {
     let Some(path) = find(shell) else {
+        // CI installs every shell and sets this, so a missing shell fails there.
+        assert!(
+            std::env::var("COHORT_REQUIRE_ALL_SHELLS").as_deref() != Ok("1"),
+            "{shell} is not installed but COHORT_REQUIRE_ALL_SHELLS=1"
+        );
         eprintln!("NOTICE: {shell} is not installed; its integration was not tested here (CI installs it)");
         return false;
     };

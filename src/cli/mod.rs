@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use unicode_width::UnicodeWidthStr;
 
 use crate::config::Config;
 use crate::engine::Engine;
@@ -258,32 +259,36 @@ async fn ls(config: &Config) -> Result<(), String> {
             ]
         })
         .collect();
-    let header = ["NAME", "PANE", "COMMAND", "STATE", "AGENT"];
-    let mut widths = header.map(str::len);
-    for row in &rows {
-        for (w, cell) in widths.iter_mut().zip(row) {
-            *w = (*w).max(unicode_width(cell));
-        }
-    }
-    let line = |cells: [&str; 5]| {
-        let mut out = String::new();
-        for (i, cell) in cells.iter().enumerate() {
-            out.push_str(cell);
-            if i + 1 < cells.len() {
-                out.push_str(&" ".repeat(widths[i] - unicode_width(cell) + 2));
-            }
-        }
-        out
-    };
-    println!("{}", line(header));
-    for row in &rows {
-        println!("{}", line([&row[0], &row[1], &row[2], &row[3], &row[4]]));
-    }
+    print!(
+        "{}",
+        table(["NAME", "PANE", "COMMAND", "STATE", "AGENT"], &rows)
+    );
     Ok(())
 }
 
-fn unicode_width(s: &str) -> usize {
-    s.chars().count()
+/// Columns aligned by display width (a CJK character takes two cells).
+fn table<const N: usize>(header: [&str; N], rows: &[[String; N]]) -> String {
+    let mut widths = header.map(UnicodeWidthStr::width);
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(UnicodeWidthStr::width(&cell[..]));
+        }
+    }
+    let mut out = String::new();
+    let mut line = |cells: Vec<&str>| {
+        for (i, cell) in cells.iter().enumerate() {
+            out.push_str(cell);
+            if i + 1 < cells.len() {
+                out.push_str(&" ".repeat(widths[i] - UnicodeWidthStr::width(*cell) + 2));
+            }
+        }
+        out.push('\n');
+    };
+    line(header.to_vec());
+    for row in rows {
+        line(row.iter().map(String::as_str).collect());
+    }
+    out
 }
 
 async fn attach(config: &Config, name: &str, print: bool) -> Result<(), String> {
@@ -308,6 +313,24 @@ async fn attach(config: &Config, name: &str, print: bool) -> Result<(), String> 
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn tables_align_by_display_width() {
+        let rows = [
+            ["世界".to_string(), "%1".to_string()],
+            ["ab".to_string(), "%22".to_string()],
+        ];
+        let text = super::table(["NAME", "PANE"], &rows);
+        // Where the second column starts, in display cells, on every line.
+        let columns: Vec<usize> = text
+            .lines()
+            .map(|l| {
+                let second = l.rfind(' ').unwrap() + 1;
+                unicode_width::UnicodeWidthStr::width(&l[..second])
+            })
+            .collect();
+        assert_eq!(columns, vec![6, 6, 6], "{text}");
+    }
+
     #[test]
     fn the_command_line_definition_is_consistent() {
         use clap::CommandFactory;

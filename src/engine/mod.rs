@@ -804,7 +804,6 @@ impl Engine {
             read::read(&mut data, &options, self.rules.as_deref())
         };
         append_verdict(&mut output, &verdict);
-        release_memory_after(output.raw_tokens);
         Ok(RunOutput { verdict, output })
     }
 
@@ -825,12 +824,8 @@ impl Engine {
     /// Reads output from the journal.
     pub fn read(&self, pane: &PaneId, options: &ReadOptions) -> ReadOutput {
         let runtime = self.runtimes.get(pane);
-        let out = {
-            let mut data = runtime.lock();
-            read::read(&mut data, options, self.rules.as_deref())
-        };
-        release_memory_after(out.raw_tokens);
-        out
+        let mut data = runtime.lock();
+        read::read(&mut data, options, self.rules.as_deref())
     }
 
     /// Presses named keys.
@@ -899,21 +894,6 @@ fn agent_title(team: Option<&str>, agent: &str) -> String {
     match team {
         Some(team) => format!("{team} :: {agent}"),
         None => agent.to_string(),
-    }
-}
-
-/// After a large read, hands freed heap back to the system: glibc keeps freed
-/// memory in its arenas, so one big output would otherwise stay in the resident set
-/// for the life of the server.
-fn release_memory_after(raw_tokens: usize) {
-    // Roughly 256 KiB of output.
-    if raw_tokens < 64 * 1024 {
-        return;
-    }
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only releases free memory; it has no preconditions.
-    unsafe {
-        libc::malloc_trim(0);
     }
 }
 

@@ -239,7 +239,7 @@ pub async fn serve_http(
     }
     let engine = EngineSlot::starting(config.clone());
     let toolsets = toolsets.to_vec();
-    let ct = tokio_util_token();
+    let ct = tokio_util::sync::CancellationToken::new();
     let mut http_config =
         StreamableHttpServerConfig::default().with_cancellation_token(ct.child_token());
     if !addr.ip().is_loopback() {
@@ -286,10 +286,6 @@ pub async fn serve_http(
         })
         .await?;
     Ok(())
-}
-
-fn tokio_util_token() -> tokio_util::sync::CancellationToken {
-    tokio_util::sync::CancellationToken::new()
 }
 
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {

@@ -8,6 +8,8 @@ use rmcp::{tool, tool_router, Json};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use futures_util::future::join_all;
+
 use super::types::*;
 use super::CohortServer;
 use crate::engine::orchestrate::cascade;
@@ -430,7 +432,7 @@ impl CohortServer {
             }
         });
         Ok(Json(ManyResult {
-            results: futures_join_all(sends).await,
+            results: join_all(sends).await,
         }))
     }
 
@@ -535,7 +537,7 @@ impl CohortServer {
             }
         });
         Ok(Json(ManyResult {
-            results: futures_join_all(reads).await,
+            results: join_all(reads).await,
         }))
     }
 
@@ -625,7 +627,7 @@ impl CohortServer {
                 }
             });
         }
-        results.extend(futures_join_all(jobs).await);
+        results.extend(join_all(jobs).await);
         Ok(Json(ManyResult { results }))
     }
 
@@ -790,36 +792,4 @@ impl CohortServer {
             .ok_or_else(|| format!("{target:?} is not a cohort session (no persistent identity): open it with cohort"))?;
         Ok((pane, record.id))
     }
-}
-
-/// Runs futures concurrently and collects their outputs in order.
-async fn futures_join_all<F: std::future::Future>(
-    futures: impl IntoIterator<Item = F>,
-) -> Vec<F::Output> {
-    let mut set = Vec::new();
-    for f in futures {
-        set.push(Box::pin(f));
-    }
-    let mut out = Vec::with_capacity(set.len());
-    // Poll all together: each is driven by the same task, so they overlap on I/O.
-    let mut pending: Vec<Option<F::Output>> = (0..set.len()).map(|_| None).collect();
-    std::future::poll_fn(|cx| {
-        let mut done = true;
-        for (i, f) in set.iter_mut().enumerate() {
-            if pending[i].is_none() {
-                match f.as_mut().poll(cx) {
-                    std::task::Poll::Ready(v) => pending[i] = Some(v),
-                    std::task::Poll::Pending => done = false,
-                }
-            }
-        }
-        if done {
-            std::task::Poll::Ready(())
-        } else {
-            std::task::Poll::Pending
-        }
-    })
-    .await;
-    out.extend(pending.into_iter().flatten());
-    out
 }
