@@ -95,10 +95,7 @@ impl CohortServer {
             .send(&pane.id, &args.text, &options)
             .await
             .map_err(err)?;
-        Ok(Json(Done {
-            session: name_of(&pane),
-            pane: pane.id.to_string(),
-        }))
+        Ok(Json(Done::from(&pane)))
     }
 
     #[tool(
@@ -127,10 +124,7 @@ impl CohortServer {
             .keys_as(&pane.id, &keys, args.owner.as_deref())
             .await
             .map_err(err)?;
-        Ok(Json(Done {
-            session: name_of(&pane),
-            pane: pane.id.to_string(),
-        }))
+        Ok(Json(Done::from(&pane)))
     }
 
     #[tool(
@@ -271,10 +265,7 @@ impl CohortServer {
         let engine = self.engine().await?;
         let pane = engine.resolve(&args.target).await.map_err(err)?;
         engine.close(&pane.id).await.map_err(err)?;
-        Ok(Json(Done {
-            session: name_of(&pane),
-            pane: pane.id.to_string(),
-        }))
+        Ok(Json(Done::from(&pane)))
     }
 
     #[tool(

@@ -218,10 +218,7 @@ impl CohortServer {
             .focus(&pane.id)
             .await
             .map_err(|e| e.to_string())?;
-        Ok(Json(Done {
-            session: name_of(&pane),
-            pane: pane.id.to_string(),
-        }))
+        Ok(Json(Done::from(&pane)))
     }
 
     #[tool(
@@ -271,9 +268,6 @@ impl CohortServer {
             )
             .await
             .map_err(|e| e.to_string())?;
-        Ok(Json(Done {
-            session: name_of(&pane),
-            pane: pane.id.to_string(),
-        }))
+        Ok(Json(Done::from(&pane)))
     }
 }

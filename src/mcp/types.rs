@@ -284,6 +284,15 @@ pub struct Done {
     pub pane: String,
 }
 
+impl From<&PaneInfo> for Done {
+    fn from(p: &PaneInfo) -> Self {
+        Done {
+            session: name_of(p),
+            pane: p.id.to_string(),
+        }
+    }
+}
+
 /// `read` result.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ScreenResult {
