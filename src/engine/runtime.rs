@@ -96,6 +96,17 @@ impl PaneRuntime {
         self.version.send_modify(|v| *v += 1);
     }
 
+    /// Notes that output was lost here (flow control, a reconnect): reads spanning
+    /// this point say so.
+    fn mark_gap(&self) {
+        {
+            let mut data = self.lock();
+            let offset = data.journal.len();
+            data.gaps.push(offset);
+        }
+        self.bump();
+    }
+
     /// Records a command cohort is about to run (call right before pressing Enter).
     pub fn record_command(&self, text: &str) -> u64 {
         let mut data = self.lock();
@@ -200,15 +211,7 @@ impl Runtimes {
                 rt.lock().exited = Some(exit_status);
                 rt.bump();
             }
-            BackendEvent::OutputLost { pane } => {
-                let rt = self.get(&pane);
-                {
-                    let mut data = rt.lock();
-                    let offset = data.journal.len();
-                    data.gaps.push(offset);
-                }
-                rt.bump();
-            }
+            BackendEvent::OutputLost { pane } => self.get(&pane).mark_gap(),
             BackendEvent::ForegroundChanged { pane, .. } | BackendEvent::ModeChanged { pane } => {
                 self.get(&pane).bump();
             }
@@ -221,9 +224,7 @@ impl Runtimes {
                     .cloned()
                     .collect();
                 for rt in panes {
-                    let offset = rt.lock().journal.len();
-                    rt.lock().gaps.push(offset);
-                    rt.bump();
+                    rt.mark_gap();
                 }
             }
             BackendEvent::LayoutChanged { .. } | BackendEvent::WindowClosed { .. } => {}
