@@ -122,8 +122,29 @@ async fn a_100kb_multiline_paste_arrives_intact_and_runs_only_on_enter() {
     );
     backend.paste(&pane, &script).await.expect("paste");
 
-    // Nothing runs until Enter: give the shell time, then check.
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    // Nothing runs until Enter: the shell draws the whole paste (its last line
+    // arrives), goes back to reading its terminal, and no command starts or ends.
+    let mut seen = Vec::new();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !contains(&seen, b"COHORT_EOF") {
+        let event = tokio::time::timeout_at(deadline, events.recv())
+            .await
+            .expect("the paste was drawn")
+            .expect("event stream");
+        match event {
+            BackendEvent::Output { pane: p, bytes } if p == pane => seen.extend_from_slice(&bytes),
+            BackendEvent::Prompt { pane: p, mark } if p == pane => {
+                panic!("the paste ran before Enter: {mark:?}")
+            }
+            _ => {}
+        }
+    }
+    wait_reading(&backend, &pane).await;
+    while let Ok(event) = events.try_recv() {
+        if let BackendEvent::Prompt { pane: p, mark } = event {
+            assert_ne!(p, pane, "the paste ran before Enter: {mark:?}");
+        }
+    }
     assert!(!target.exists(), "the paste ran before Enter");
 
     backend.send_keys(&pane, &[Key::ENTER]).await.unwrap();
