@@ -331,15 +331,22 @@ async fn a_human_attaching_does_not_resize_the_agents_window() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    let screen = Command::new("tmux")
-        .args(["-L", &outer, "capture-pane", "-p"])
-        .output()
-        .unwrap();
-    assert!(
-        String::from_utf8_lossy(&screen.stdout).contains("watched"),
-        "the human sees the session"
-    );
+    // The human's terminal shows the session (tmux draws it a moment after attaching).
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let screen = Command::new("tmux")
+            .args(["-L", &outer, "capture-pane", "-p"])
+            .output()
+            .unwrap();
+        if String::from_utf8_lossy(&screen.stdout).contains("watched") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the human never saw the session"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     let after = backend.pane_state(&pane.id).await.unwrap().size;
     assert_eq!(
         after, before,

@@ -114,7 +114,7 @@ async fn quiescence_waits_for_the_shell_to_come_back() {
         .await
         .unwrap()
         .id;
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    engine.wait_reading(&pane, WAIT).await;
     let out = run(
         &engine,
         &pane,
