@@ -335,7 +335,6 @@ async fn ladder_quiescence(ctx: Ctx) {
         .expect("open a plain shell")
         .id;
     ctx.engine.wait_reading(&pane, WAIT).await;
-    tokio::time::sleep(Duration::from_millis(300)).await;
     let out = ctx
         .run(&pane, "echo a; sleep 1; echo b", spec(20_000))
         .await;
