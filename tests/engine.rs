@@ -490,3 +490,44 @@ async fn cjk_and_emoji_come_back_exactly() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_timeout_before_the_first_prompt_says_the_shell_is_still_starting() {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    // A home of its own whose ~/.bashrc takes a while, like one that runs a slow
+    // version-manager hook.
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join(".bashrc"), "sleep 4\n").unwrap();
+    let mut options = OpenOptions::named("slow-rc");
+    options.env = vec![("HOME".into(), home.path().display().to_string())];
+    let pane = engine.open(options).await.unwrap().id;
+
+    let out = run(&engine, &pane, "echo typed-$((40+2))", spec(500)).await;
+    assert!(!out.verdict.complete);
+    assert_eq!(out.verdict.layer, Layer::Timeout);
+    let hint = out.verdict.hint.unwrap_or_default();
+    assert!(hint.contains("first prompt"), "{hint}");
+
+    // Nothing typed was lost: it runs once the startup files finish.
+    let verdict = engine
+        .wait(&pane, spec(15_000))
+        .await
+        .unwrap_or_else(|e| panic!("wait: {e}"));
+    assert!(verdict.complete, "{verdict:?}");
+    let seen = engine.read(
+        &pane,
+        &ReadOptions {
+            what: ReadWhat::Tail(20),
+            raw: true,
+            ..Default::default()
+        },
+    );
+    assert!(seen.text.contains("typed-42"), "{}", seen.text);
+
+    // Once the shell has prompted, a timeout is an ordinary "still running".
+    let out = run(&engine, &pane, "sleep 5", spec(300)).await;
+    let hint = out.verdict.hint.unwrap_or_default();
+    assert!(hint.contains("still running"), "{hint}");
+}

@@ -634,6 +634,23 @@ impl Engine {
         Ok(out)
     }
 
+    /// Lets a new shell come up before anyone types into it: its first prompt (at
+    /// most 10 s) and its line editor reading (at most 2 s more). Typing earlier
+    /// risks the kernel's 4 KiB line buffer. Returns a notice for the caller when the
+    /// prompt never came: slow startup files, whose end the typed text will wait for.
+    pub async fn wait_shell_up(&self, pane: &PaneId) -> Option<String> {
+        const PROMPT_LIMIT: Duration = Duration::from_secs(10);
+        if !self.wait_ready(pane, PROMPT_LIMIT).await {
+            return Some(format!(
+                "the shell showed no prompt within {} s: its startup files (~/.bashrc, \
+                 ~/.zshrc, ...) are still running; what you type runs when they finish",
+                PROMPT_LIMIT.as_secs()
+            ));
+        }
+        self.wait_reading(pane, Duration::from_secs(2)).await;
+        None
+    }
+
     /// Waits until a new shell session shows its first prompt (or `timeout`).
     pub async fn wait_ready(&self, pane: &PaneId, timeout: Duration) -> bool {
         let runtime = self.runtimes.get(pane);

@@ -59,15 +59,15 @@ impl CohortServer {
             })
             .await
             .map_err(err)?;
-        if args.command.is_none() {
-            // Typing before the shell's line editor is up risks the kernel's line buffer.
-            engine.wait_ready(&pane.id, Duration::from_secs(10)).await;
-            engine.wait_reading(&pane.id, Duration::from_secs(2)).await;
-        }
+        let notice = match args.command {
+            None => engine.wait_shell_up(&pane.id).await,
+            Some(_) => None,
+        };
         let attach = attach_text(engine, &pane.id);
         Ok(Json(OpenResult {
             session: SessionSummary::from(&pane),
             attach,
+            notice,
         }))
     }
 

@@ -185,7 +185,7 @@ impl CohortServer {
                 OpenOptions {
                     name: args.name,
                     cwd: args.cwd,
-                    command: args.command,
+                    command: args.command.clone(),
                     agent: args.agent,
                     team: args.team,
                     window: Some(parent.window_name.clone()),
@@ -194,9 +194,14 @@ impl CohortServer {
             )
             .await
             .map_err(err)?;
+        let notice = match args.command {
+            None => engine.wait_shell_up(&pane.id).await,
+            Some(_) => None,
+        };
         Ok(Json(OpenResult {
             attach: attach_text(engine, &pane.id),
             session: SessionSummary::from(&pane),
+            notice,
         }))
     }
 

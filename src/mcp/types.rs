@@ -71,6 +71,9 @@ pub struct OpenResult {
     pub session: SessionSummary,
     /// The command a human runs to watch or take over.
     pub attach: String,
+    /// Set when the new shell was not ready (no prompt yet): why, and what that means.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
 }
 
 /// A target-only argument.
