@@ -369,3 +369,45 @@ fn a_missing_tmux_says_how_to_install_it() {
         "{text}"
     );
 }
+
+#[test]
+fn reduce_prints_the_meta_line_only_when_something_was_hidden() {
+    use std::io::Write;
+    let reduce = |args: &[&str], input: &[u8]| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_cohort"))
+            .arg("reduce")
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // Nothing hidden: the output alone, not a token more.
+    assert_eq!(
+        reduce(&["--command", "hostname"], b"build-7\n"),
+        "build-7\n"
+    );
+    // Asked for: the counts anyway.
+    let always = reduce(&["--command", "hostname", "--meta", "always"], b"build-7\n");
+    assert!(always.starts_with("build-7\n[shown 1/1 lines"), "{always}");
+    // Something hidden: the line says what and where.
+    let lines: String = (1..=3000).map(|n| format!("row {n}\n")).collect();
+    let folded = reduce(&["--command", "cat rows"], lines.as_bytes());
+    assert!(
+        folded.trim_end().ends_with(']') && folded.contains("hidden"),
+        "{folded}"
+    );
+    assert_eq!(
+        reduce(
+            &["--command", "cat rows", "--meta", "never"],
+            lines.as_bytes()
+        )
+        .matches('[')
+        .count(),
+        0
+    );
+}

@@ -5,8 +5,11 @@
 //! - `cohort reduce -- git log -n 30` runs the command (stdout and stderr merged, in
 //!   order), prints its output reduced, and exits with the command's exit status.
 //!
-//! The reduced text goes to stdout followed by one meta line (`[shown …]`) saying
-//! what was hidden; `--raw` prints everything unreduced.
+//! The reduced text goes to stdout. When something was left out (or the input was
+//! not clean UTF-8) one meta line (`[shown …]`) follows, saying what and where, so
+//! nothing is hidden silently; when nothing was, the line would only cost tokens and
+//! is left out (`--meta always` prints it anyway). `--raw` prints everything
+//! unreduced.
 
 use std::io::{Read, Write};
 use std::process::{ExitCode, Stdio};
@@ -25,12 +28,23 @@ pub struct ReduceArgs {
     /// Show at most this many lines before eliding the middle.
     #[arg(long, value_name = "N")]
     pub max_lines: Option<usize>,
-    /// Leave out the meta line.
-    #[arg(long)]
-    pub no_meta: bool,
+    /// When to print the meta line: when something was hidden (auto), always, never.
+    #[arg(long, value_enum, default_value_t = MetaLine::Auto)]
+    pub meta: MetaLine,
     /// A command to run and reduce (after `--`).
     #[arg(last = true, value_name = "COMMAND")]
     pub run: Vec<String>,
+}
+
+/// When `cohort reduce` prints its meta line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum MetaLine {
+    /// When something was hidden or the reader must be told something.
+    Auto,
+    /// Every time, with the line and token counts.
+    Always,
+    /// Never.
+    Never,
 }
 
 /// Runs `cohort reduce`.
@@ -75,7 +89,12 @@ pub fn run(args: &ReduceArgs) -> ExitCode {
     if !reduced.text.is_empty() && !reduced.text.ends_with('\n') {
         let _ = out.write_all(b"\n");
     }
-    if !args.no_meta {
+    let tell = match args.meta {
+        MetaLine::Always => true,
+        MetaLine::Never => false,
+        MetaLine::Auto => !reduced.hidden.is_empty() || !reduced.notices.is_empty(),
+    };
+    if tell {
         let _ = writeln!(out, "[{}]", reduced.meta_line());
     }
     ExitCode::from(status.clamp(0, 255) as u8)
