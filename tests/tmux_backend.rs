@@ -467,7 +467,24 @@ async fn reconnects_after_the_server_goes_away() {
             None => panic!("stream ended"),
         }
     }
-    // …and the next call starts a fresh server and works.
+    // …and the next call starts a fresh server and works, saying it reconnected (so
+    // the engine marks a gap in every journal).
     let pane = backend.spawn(shell("after")).await.expect("reconnected");
-    wait_prompt(&mut events, &pane.id).await;
+    let mut reconnected = false;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        match tokio::time::timeout_at(deadline, events.recv())
+            .await
+            .expect("prompt after reconnecting")
+        {
+            Some(BackendEvent::Reconnected) => reconnected = true,
+            Some(BackendEvent::Prompt { pane: p, .. }) if p == pane.id => break,
+            Some(_) => continue,
+            None => panic!("stream ended"),
+        }
+    }
+    assert!(
+        reconnected,
+        "no Reconnected event before the new pane's prompt"
+    );
 }

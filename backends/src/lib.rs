@@ -36,6 +36,7 @@ pub mod event;
 pub mod iterm2;
 pub mod keys;
 pub mod layout;
+mod link;
 pub mod process;
 pub mod shell;
 pub mod stream;

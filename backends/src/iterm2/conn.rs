@@ -576,6 +576,12 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+impl crate::link::Closable for Connection {
+    fn is_closed(&self) -> bool {
+        Connection::is_closed(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -49,7 +49,7 @@ pub use auto::{connect_auto, inside_iterm2, AutoChoice};
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -60,6 +60,7 @@ use crate::error::{BackendError, Result};
 use crate::event::{BackendEvent, EventHub, EventStream, PromptMark};
 use crate::keys::Key;
 use crate::layout::{LayoutNode, Rect};
+use crate::link::{Got, Link};
 use crate::shell::{command_with_exit_mark, user_shell};
 use crate::tmux::quote;
 use crate::types::{
@@ -130,8 +131,7 @@ struct Inner {
     config: Iterm2Config,
     shell_command: String,
     hub: Arc<EventHub>,
-    current: RwLock<Option<Arc<Connection>>>,
-    connecting: tokio::sync::Mutex<()>,
+    link: Link<Connection>,
     tracks: Arc<Mutex<HashMap<String, Track>>>,
     /// The window cohort opens tabs in.
     window: Mutex<Option<String>>,
@@ -167,8 +167,7 @@ impl Iterm2Backend {
                 config,
                 shell_command,
                 hub: Arc::new(EventHub::new()),
-                current: RwLock::new(None),
-                connecting: tokio::sync::Mutex::new(()),
+                link: Link::new(),
                 tracks: Arc::default(),
                 window: Mutex::new(None),
             }),
@@ -184,13 +183,7 @@ impl Iterm2Backend {
 
     /// Ends the connection (the sessions stay in iTerm2); the next call reconnects.
     pub fn disconnect(&self) {
-        if let Some(conn) = self
-            .inner
-            .current
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-        {
+        if let Some(conn) = self.inner.link.take() {
             conn.close();
         }
     }
@@ -201,37 +194,18 @@ impl Iterm2Backend {
     }
 
     async fn conn(&self) -> Result<Arc<Connection>> {
-        if let Some(c) = self.live() {
-            return Ok(c);
-        }
-        let _guard = self.inner.connecting.lock().await;
-        if let Some(c) = self.live() {
-            return Ok(c);
-        }
-        let reconnect = self
-            .inner
-            .current
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_some();
-        let (tx, rx) = mpsc::unbounded_channel();
-        let conn = Arc::new(Connection::connect(&self.inner.config.connect, tx).await?);
-        subscribe_all(&conn).await?;
-        *self
-            .inner
-            .current
-            .write()
-            .unwrap_or_else(|e| e.into_inner()) = Some(conn.clone());
-        tokio::spawn(run_events(Arc::downgrade(&self.inner), conn.clone(), rx));
-        if reconnect {
+        let open = || async {
+            let (tx, rx) = mpsc::unbounded_channel();
+            let conn = Arc::new(Connection::connect(&self.inner.config.connect, tx).await?);
+            subscribe_all(&conn).await?;
+            tokio::spawn(run_events(Arc::downgrade(&self.inner), conn.clone(), rx));
+            Ok::<_, BackendError>(conn)
+        };
+        let (conn, got) = self.inner.link.get(open).await?;
+        if got == Got::Reopened {
             self.inner.hub.emit(BackendEvent::Reconnected);
         }
         Ok(conn)
-    }
-
-    fn live(&self) -> Option<Arc<Connection>> {
-        let current = self.inner.current.read().unwrap_or_else(|e| e.into_inner());
-        current.as_ref().filter(|c| !c.is_closed()).cloned()
     }
 
     async fn call(&self, request: Req) -> Result<Rep> {

@@ -277,6 +277,12 @@ impl ControlClient {
     }
 }
 
+impl crate::link::Closable for ControlClient {
+    fn is_closed(&self) -> bool {
+        ControlClient::is_closed(self)
+    }
+}
+
 impl Drop for ControlClient {
     fn drop(&mut self) {
         self.shutdown();

@@ -23,7 +23,7 @@ pub mod quote;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 use async_trait::async_trait;
 use bytes::Bytes;
@@ -33,6 +33,7 @@ use crate::error::{BackendError, Result};
 use crate::event::{BackendEvent, EventHub, EventStream, PromptMark};
 use crate::keys::Key;
 use crate::layout::parse_tmux_layout;
+use crate::link::{Got, Link};
 use crate::shell::{command_with_exit_mark, user_shell, ShellIntegration};
 use crate::stream::{OutputSplitter, Piece};
 use crate::types::{
@@ -71,8 +72,7 @@ struct Inner {
     version_text: String,
     shell_command: String,
     hub: Arc<EventHub>,
-    current: RwLock<Option<Arc<ControlClient>>>,
-    connecting: tokio::sync::Mutex<()>,
+    link: Link<ControlClient>,
     paste_counter: std::sync::atomic::AtomicU64,
     /// Panes whose exit was already reported (by the watcher or tmux's subscription).
     exits_reported: Arc<Mutex<HashSet<String>>>,
@@ -111,8 +111,7 @@ impl TmuxBackend {
                 version_text,
                 shell_command,
                 hub: Arc::new(EventHub::new()),
-                current: RwLock::new(None),
-                connecting: tokio::sync::Mutex::new(()),
+                link: Link::new(),
                 paste_counter: Default::default(),
                 exits_reported: Default::default(),
                 watched: Default::default(),
@@ -150,47 +149,18 @@ impl TmuxBackend {
 
     /// Ends this backend's control connection (the server and its panes stay).
     pub fn disconnect(&self) {
-        if let Some(client) = self
-            .inner
-            .current
-            .write()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
-        {
+        if let Some(client) = self.inner.link.take() {
             client.shutdown();
         }
     }
 
     /// The live control connection, reconnecting when it was lost.
     async fn client(&self) -> Result<Arc<ControlClient>> {
-        if let Some(client) = self.live_client() {
-            return Ok(client);
-        }
-        let _guard = self.inner.connecting.lock().await;
-        if let Some(client) = self.live_client() {
-            return Ok(client);
-        }
-        let reconnect = self
-            .inner
-            .current
-            .read()
-            .unwrap_or_else(|e| e.into_inner())
-            .is_some();
-        let client = self.open_connection().await?;
-        *self
-            .inner
-            .current
-            .write()
-            .unwrap_or_else(|e| e.into_inner()) = Some(client.clone());
-        if reconnect {
+        let (client, got) = self.inner.link.get(|| self.open_connection()).await?;
+        if got == Got::Reopened {
             self.inner.hub.emit(BackendEvent::Reconnected);
         }
         Ok(client)
-    }
-
-    fn live_client(&self) -> Option<Arc<ControlClient>> {
-        let current = self.inner.current.read().unwrap_or_else(|e| e.into_inner());
-        current.as_ref().filter(|c| !c.is_closed()).cloned()
     }
 
     /// Attaches, retrying briefly: right after a server exits, a new client can still
