@@ -2,7 +2,9 @@
 //! ones that force elision and clipping), over random input, and golden outputs for
 //! representative fixtures.
 //!
-//! Set `UPDATE_GOLDEN=1` to rewrite the golden files after an intended change.
+//! Set `UPDATE_GOLDEN=1` to rewrite the golden files after an intended change. Set
+//! `COHORT_EXTRA_FIXTURES=DIR` to check the invariants over more recorded outputs laid
+//! out like `fixtures/reducers` (`NAME.out` plus `NAME.toml` naming the command).
 
 use crate::doc::Src;
 use crate::{decode, run, Options, Reduced};
@@ -22,8 +24,19 @@ fn fixture_dir() -> PathBuf {
 }
 
 fn fixtures() -> Vec<Fixture> {
+    let out = fixtures_in(&fixture_dir());
+    assert!(
+        out.len() >= 60,
+        "expected the recorded fixtures, found {}",
+        out.len()
+    );
+    out
+}
+
+/// Every `NAME.toml` + `NAME.out` pair in `dir`, by name.
+fn fixtures_in(dir: &std::path::Path) -> Vec<Fixture> {
     let mut out = Vec::new();
-    for entry in std::fs::read_dir(fixture_dir()).expect("fixture dir") {
+    for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
         let path = entry.expect("entry").path();
         if path.extension().and_then(|e| e.to_str()) != Some("toml") {
             continue;
@@ -38,11 +51,6 @@ fn fixtures() -> Vec<Fixture> {
         });
     }
     out.sort_by(|a, b| a.name.cmp(&b.name));
-    assert!(
-        out.len() >= 60,
-        "expected the recorded fixtures, found {}",
-        out.len()
-    );
     out
 }
 
@@ -258,7 +266,11 @@ fn check(name: &str, command: &str, raw: &[u8], options: &Options) -> Result<Red
 #[test]
 fn invariants_hold_on_every_fixture() {
     let mut failures = Vec::new();
-    for f in fixtures() {
+    let mut all = fixtures();
+    if let Some(extra) = std::env::var_os("COHORT_EXTRA_FIXTURES") {
+        all.extend(fixtures_in(std::path::Path::new(&extra)));
+    }
+    for f in all {
         for options in [Options::default(), tight()] {
             if let Err(e) = check(&f.name, &f.command, &f.raw, &options) {
                 failures.push(e);
