@@ -4,6 +4,7 @@
 //!
 //! ```sh
 //! cargo bench -p cohort-reducers --bench reduce
+//! COHORT_FIXTURES=DIR cargo bench -p cohort-reducers --bench reduce   # another corpus
 //! ```
 
 use cohort_reducers::{estimate_tokens, reduce, Options, Reduced};
@@ -18,7 +19,9 @@ struct Fixture {
 }
 
 fn fixtures() -> Vec<Fixture> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/reducers");
+    let dir = std::env::var_os("COHORT_FIXTURES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/reducers"));
     let mut out = Vec::new();
     for entry in std::fs::read_dir(&dir).expect("fixture dir") {
         let path = entry.expect("entry").path();

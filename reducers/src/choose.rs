@@ -40,6 +40,8 @@ pub enum ReducerKind {
     GoBuild,
     /// `make`, `gmake`, `cmake --build`.
     Make,
+    /// `gcc`, `g++`, `cc`, `c++`, `clang`, `clang++`.
+    Cc,
     /// `ls` (long listings are grouped).
     Ls,
     /// `find`, `fd`, `git ls-files`, `locate`.
@@ -80,6 +82,7 @@ impl ReducerKind {
             ReducerKind::GoTest => "go-test",
             ReducerKind::GoBuild => "go-build",
             ReducerKind::Make => "make",
+            ReducerKind::Cc => "cc",
             ReducerKind::Ls => "ls",
             ReducerKind::Find => "find",
             ReducerKind::Tree => "tree",
@@ -399,6 +402,14 @@ fn is_python(word: &str) -> bool {
             .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
 }
 
+/// `gcc-12`, `clang-17`, `x86_64-linux-gnu-gcc`, `aarch64-none-elf-g++`.
+fn is_versioned_compiler(word: &str) -> bool {
+    let name = word
+        .rsplit('-')
+        .find(|part| !part.chars().all(|c| c.is_ascii_digit()));
+    word.contains('-') && matches!(name, Some("gcc" | "g++" | "clang" | "clang++" | "cc"))
+}
+
 /// Commands that print nothing in the normal case, so a chain through them still has one
 /// output to reduce (`cd app && cargo test`).
 fn is_silent(words: &[String]) -> bool {
@@ -519,6 +530,8 @@ fn classify(words: &[String]) -> ReducerKind {
         },
         "make" | "gmake" | "bmake" => K::Make,
         "cmake" if args.contains(&"--build") => K::Make,
+        "gcc" | "g++" | "cc" | "c++" | "clang" | "clang++" => K::Cc,
+        p if is_versioned_compiler(p) => K::Cc,
         "ls" | "ll" | "dir" | "exa" | "eza" => K::Ls,
         "find" | "fd" | "fdfind" | "locate" => K::Find,
         "tree" => K::Tree,
@@ -577,6 +590,10 @@ mod tests {
             ("RUST_BACKTRACE=1 cargo test", K::CargoTest),
             ("command cargo +nightly clippy", K::Cargo),
             ("exec nice -n 10 time -p make -j4", K::Make),
+            ("gcc -Wall -o app main.c", K::Cc),
+            ("x86_64-linux-gnu-gcc-12 -c a.c", K::Cc),
+            ("clang-17 a.c", K::Cc),
+            ("gcc-ar rcs lib.a a.o", K::Generic),
             ("timeout 60 go test ./...", K::GoTest),
             ("uv run --with rich pytest -q", K::Pytest),
             ("poetry run python -m pytest tests", K::Pytest),

@@ -7,6 +7,7 @@
 //! with a visible count.
 
 mod cargo;
+mod cc;
 mod docker;
 mod git;
 mod go;
@@ -14,7 +15,6 @@ mod grep;
 mod js;
 mod listing;
 mod logs;
-mod make;
 mod pip;
 mod pytest;
 mod table;
@@ -46,7 +46,8 @@ pub(crate) fn apply<'a>(kind: ReducerKind, src: &Src<'a>, post: Post) -> Option<
         K::JsTest => js::test(src, post),
         K::Lint => js::lint(src, post),
         K::GoTest | K::GoBuild => go::reduce(src, post),
-        K::Make => make::reduce(src, post),
+        K::Make => cc::make(src, post),
+        K::Cc => cc::compiler(src, post),
         K::Ls => listing::ls(src, post),
         K::Find => listing::find(src, post),
         K::Tree => listing::tree(src, post),

@@ -1,0 +1,137 @@
+//! C and C++ compilers (gcc, g++, clang, cc) and the build tools that run them (make):
+//! every diagnostic headline (`file:line:col: error: …`, its `note:`s, `In function …`
+//! context, linker errors, make's own `***` lines) kept; the source snippet under each
+//! headline (`  12 |     code`, `     |     ^~~~`) folded as detail, since the headline's
+//! location says where to read it; compiler invocations that printed nothing folded as
+//! noise. make's directory chatter is dropped.
+
+use super::{diagnostics, re};
+use crate::doc::{Out, Post, Src};
+use crate::model::HiddenReason::{Detail, Noise};
+
+re!(
+    HEADLINE,
+    r"^[^\s:][^:]*:\d+(:\d+)?: (fatal error|error|warning|note|remark): "
+);
+// gcc's and clang's snippet gutter: `   12 | code`, `      |     ^~~~`.
+re!(SNIPPET, r"^\s*\d*\s+\|( |$)");
+re!(
+    DIRECTORY,
+    r"^g?make(\[\d+\])?: (Entering|Leaving) directory "
+);
+// A compiler or archiver run echoed by make, possibly behind ccache or a full path.
+re!(
+    INVOCATION,
+    r"^\s*(\S*/)?(ccache\s+)?(\S*/)?(gcc|g\+\+|cc|c\+\+|clang|clang\+\+|[\w.-]+-(gcc|g\+\+|clang|clang\+\+)(-\d+)?|gcc-\d+|g\+\+-\d+|clang-\d+|ar|ranlib|ld|libtool)\s"
+);
+
+/// `gcc …`, `clang …`: the compiler's own output.
+pub(crate) fn compiler<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
+    Some(fold(src, post))
+}
+
+/// `make …`: compiler output inside make's.
+pub(crate) fn make<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
+    Some(fold(src, post))
+}
+
+fn fold<'a>(src: &Src<'a>, post: Post) -> Out<'a> {
+    let mut out = Out::new(diagnostics(post));
+    let n = src.len();
+    let mut in_diagnostic = false;
+    for i in 0..n {
+        let line = src.line(i);
+        if HEADLINE.is_match(line) {
+            in_diagnostic = true;
+            out.keep(src, i);
+        } else if in_diagnostic && SNIPPET.is_match(line) {
+            out.hide(src, i, Detail);
+        } else {
+            in_diagnostic = false;
+            let quiet_run = INVOCATION.is_match(line) && printed_nothing(src, i + 1);
+            if DIRECTORY.is_match(line) || quiet_run {
+                out.hide(src, i, Noise);
+            } else {
+                out.keep(src, i);
+            }
+        }
+    }
+    out
+}
+
+/// Whether the command echoed just before raw line `next` printed nothing: the next
+/// line is another command, make's directory chatter, or the end.
+fn printed_nothing(src: &Src<'_>, next: usize) -> bool {
+    next >= src.len() || {
+        let line = src.line(next);
+        INVOCATION.is_match(line) || DIRECTORY.is_match(line)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{reduce, Options};
+
+    const GCC: &str = "\
+main.c: In function 'main':
+main.c:15:12: warning: missing initializer for field 'verbose' [-Wmissing-field-initializers]
+   15 |     struct config cfg = { \"localhost\", 8080 };
+      |            ^~~~~~
+main.c:7:9: note: 'verbose' declared here
+    7 |     int verbose;
+      |         ^~~~~~~
+main.c:29:18: error: incompatible type for argument 1 of 'print_config'
+   29 |     print_config(cfg);
+      |                  ^~~
+      |                  |
+      |                  struct config
+";
+
+    #[test]
+    fn headlines_stay_snippets_fold() {
+        let r = reduce(
+            "gcc -Wall -o app main.c",
+            GCC.as_bytes(),
+            &Options::default(),
+        );
+        assert_eq!(r.reducer, "cc");
+        assert_eq!(
+            r.text,
+            "main.c: In function 'main':\n\
+             main.c:15:12: warning: missing initializer for field 'verbose' [-Wmissing-field-initializers]\n\
+             main.c:7:9: note: 'verbose' declared here\n\
+             main.c:29:18: error: incompatible type for argument 1 of 'print_config'"
+        );
+        assert_eq!(r.hidden.iter().map(|h| h.count).sum::<usize>(), 8);
+    }
+
+    #[test]
+    fn make_folds_quiet_compiler_runs_and_keeps_the_rest() {
+        let raw = "\
+mkdir -p build
+gcc -c src/a.c -o build/a.o
+gcc -c src/b.c -o build/b.o
+src/b.c:8:32: error: 'x' undeclared
+    8 | int b(void) { return x; }
+      |                      ^
+make: *** [Makefile:15: build/b.o] Error 1
+gcc -o app build/a.o
+/usr/bin/ld: build/a.o: in function `main':
+a.c:(.text+0x5): undefined reference to `missing'
+collect2: error: ld returned 1 exit status
+";
+        let r = reduce("make -k", raw.as_bytes(), &Options::default());
+        assert_eq!(r.reducer, "make");
+        assert_eq!(
+            r.text,
+            "mkdir -p build\n\
+             gcc -c src/b.c -o build/b.o\n\
+             src/b.c:8:32: error: 'x' undeclared\n\
+             make: *** [Makefile:15: build/b.o] Error 1\n\
+             gcc -o app build/a.o\n\
+             /usr/bin/ld: build/a.o: in function `main':\n\
+             a.c:(.text+0x5): undefined reference to `missing'\n\
+             collect2: error: ld returned 1 exit status"
+        );
+    }
+}
