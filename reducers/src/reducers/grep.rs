@@ -1,9 +1,11 @@
 //! grep / rg / ag / git grep: hits grouped by file with a count, capped per file and in
-//! total, and every hit left out counted with its raw line range.
+//! total, and every hit left out counted with its raw line range. With context (`-C`,
+//! `-A`, `-B`), counts are of matching lines only; context lines show with the matches
+//! they surround (`  12- text`) and fold as detail with the ones left out.
 
 use super::re;
 use crate::doc::{Out, Post, Src};
-use crate::model::HiddenReason::Capped;
+use crate::model::HiddenReason::{Capped, Detail, Noise};
 use crate::pipeline::marker;
 
 /// Hits shown per file.
@@ -11,8 +13,11 @@ const PER_FILE: usize = 4;
 /// Hits shown in all.
 const TOTAL: usize = 40;
 
-re!(NUMBERED, r"^(.+?)[:-](\d+)[:-](.*)$");
-re!(HEADING_HIT, r"^(\d+)[:-](.*)$");
+re!(MATCHED, r"^(.+?):(\d+):(.*)$");
+re!(CONTEXT, r"^(.+?)-(\d+)-(.*)$");
+re!(HEADING_HIT, r"^(\d+)([:-])(.*)$");
+/// Between context blocks.
+const BLOCK_SEPARATOR: &str = "--";
 re!(
     TOOL_MESSAGE,
     r"^(grep|rg|ag|git|fatal|error|warning): |^Binary file .* matches$|^binary file matches"
@@ -23,6 +28,24 @@ struct Hit {
     file: String,
     line: String,
     text: String,
+    /// A matching line, not context around one.
+    matched: bool,
+}
+
+impl Hit {
+    /// The line as shown under its file's heading.
+    fn shown(&self) -> String {
+        let sep = if self.matched { ':' } else { '-' };
+        format!("  {}{sep} {}", self.line, self.text.trim())
+    }
+}
+
+fn hits_word(n: usize) -> &'static str {
+    if n == 1 {
+        "hit"
+    } else {
+        "hits"
+    }
 }
 
 pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
@@ -58,7 +81,7 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
         if room == 0 {
             break;
         }
-        let show = group.len().min(room);
+        let matches = group.iter().filter(|h| h.matched).count();
         if group.len() == 1 {
             out.rewrite(
                 src,
@@ -66,33 +89,69 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
                 group[0].raw,
                 1,
             );
+            shown_total += 1;
         } else {
-            let header = format!("{file} ({} hits)", group.len());
+            let header = format!("{file} ({matches} {})", hits_word(matches));
             match headings.iter().find(|(_, f)| f == file) {
                 Some(&(at, _)) if at + 1 == group[0].raw => out.rewrite(src, header, at, 1),
                 _ => out.note(header, group[0].raw),
             }
-            for h in &group[..show] {
-                out.rewrite(src, format!("  {}: {}", h.line, h.text.trim()), h.raw, 1);
-            }
-        }
-        if show < group.len() {
-            let rest = &group[show..];
-            let signal = rest.iter().filter(|h| src.signal[h.raw]).count();
-            for (n, h) in rest.iter().enumerate() {
-                if n == 0 {
-                    out.hide_counted_apart(src, h.raw, Capped);
-                } else {
-                    out.hide_counted(src, h.raw, Capped);
+            // Matches (with their context) until the room is used; then every line is
+            // left out: matches counted under the marker, context as detail.
+            let first = group[0].raw;
+            let last = group[group.len() - 1].raw;
+            let mut by_raw = group.iter().peekable();
+            let mut shown = 0;
+            let mut capped: Option<usize> = None; // raw line of the first match left out
+            let mut capped_signal = 0;
+            let mut capped_count = 0;
+            for i in first..=last {
+                let Some(h) = by_raw.next_if(|h| h.raw == i) else {
+                    let l = src.line(i);
+                    if TOOL_MESSAGE.is_match(l) {
+                        out.pin(src, i);
+                    } else if l == BLOCK_SEPARATOR && capped.is_some() {
+                        out.hide(src, i, Noise);
+                    } else if !l.is_empty() {
+                        out.keep(src, i);
+                    }
+                    continue;
+                };
+                if h.matched && capped.is_none() && shown == room {
+                    capped = Some(i);
+                    out.note(String::new(), i); // replaced by the marker below
+                }
+                match (capped, h.matched) {
+                    (None, matched) => {
+                        out.rewrite(src, h.shown(), i, 1);
+                        shown += usize::from(matched);
+                    }
+                    (Some(from), true) => {
+                        if from == i {
+                            out.hide_counted_apart(src, i, Capped);
+                        } else {
+                            out.hide_counted(src, i, Capped);
+                        }
+                        capped_count += 1;
+                        capped_signal += usize::from(src.signal[i]);
+                    }
+                    (Some(_), false) => out.hide_counted(src, i, Detail),
                 }
             }
-            let lines = rest[0].raw..rest[rest.len() - 1].raw + 1;
-            out.note(
-                format!("  {}", marker(rest.len(), "more hits", &lines, signal)),
-                rest[0].raw,
-            );
+            if let Some(from) = capped {
+                let note = out
+                    .entries
+                    .iter_mut()
+                    .rfind(|e| e.raw == from && e.nraw == 0)
+                    .expect("placeholder for the marker");
+                note.text = format!(
+                    "  {}",
+                    marker(capped_count, "more hits", &(from..last + 1), capped_signal)
+                )
+                .into();
+            }
+            shown_total += shown;
         }
-        shown_total += show;
         next_raw = group[group.len() - 1].raw + 1;
         k = end;
     }
@@ -100,24 +159,34 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
         let rest = &hits[k..];
         let mut files: Vec<(&str, usize)> = Vec::new();
         for h in rest {
+            let matched = usize::from(h.matched);
             match files.last_mut() {
-                Some((f, c)) if *f == h.file => *c += 1,
-                _ => files.push((&h.file, 1)),
+                Some((f, c)) if *f == h.file => *c += matched,
+                _ => files.push((&h.file, matched)),
             }
         }
-        let signal = rest.iter().filter(|h| src.signal[h.raw]).count();
+        let matched_at: std::collections::HashSet<usize> =
+            rest.iter().filter(|h| h.matched).map(|h| h.raw).collect();
+        let signal = rest
+            .iter()
+            .filter(|h| h.matched && src.signal[h.raw])
+            .count();
         let lines = rest[0].raw..rest[rest.len() - 1].raw + 1;
         let heading = headings
             .iter()
             .find(|&&(at, _)| at + 1 == rest[0].raw)
             .map(|&(at, _)| at);
+        let mut first_capped = true;
         for i in heading.into_iter().chain(lines.clone()) {
-            if headings.iter().any(|&(at, _)| at == i) {
-                out.hide(src, i, crate::model::HiddenReason::Noise);
-            } else if hit_at.contains(&i) && i == lines.start {
+            if headings.iter().any(|&(at, _)| at == i) || src.line(i) == BLOCK_SEPARATOR {
+                out.hide(src, i, Noise);
+            } else if matched_at.contains(&i) && first_capped {
                 out.hide_counted_apart(src, i, Capped);
-            } else if hit_at.contains(&i) {
+                first_capped = false;
+            } else if matched_at.contains(&i) {
                 out.hide_counted(src, i, Capped);
+            } else if hit_at.contains(&i) {
+                out.hide_counted(src, i, Detail);
             } else if !src.line(i).is_empty() {
                 out.pin(src, i);
             }
@@ -135,7 +204,7 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
         out.note(
             format!(
                 "{} in {} files: {}{more}",
-                marker(rest.len(), "more hits", &lines, signal),
+                marker(matched_at.len(), "more hits", &lines, signal),
                 files.len(),
                 listed.join(", ")
             ),
@@ -178,19 +247,28 @@ fn parse(src: &Src<'_>) -> Option<(Vec<Hit>, Headings)> {
         if TOOL_MESSAGE.is_match(l) {
             continue;
         }
+        if l == BLOCK_SEPARATOR {
+            continue;
+        }
         if let (Some(file), Some(c)) = (heading, HEADING_HIT.captures(l)) {
             hits.push(Hit {
                 raw: i,
                 file: file.to_owned(),
                 line: c[1].to_owned(),
-                text: c[2].to_owned(),
+                text: c[3].to_owned(),
+                matched: &c[2] == ":",
             });
-        } else if let Some(c) = NUMBERED.captures(l) {
+        } else if let Some((c, matched)) = MATCHED
+            .captures(l)
+            .map(|c| (c, true))
+            .or_else(|| CONTEXT.captures(l).map(|c| (c, false)))
+        {
             hits.push(Hit {
                 raw: i,
                 file: c[1].to_owned(),
                 line: c[2].to_owned(),
                 text: c[3].to_owned(),
+                matched,
             });
         } else if src
             .lines
@@ -204,4 +282,65 @@ fn parse(src: &Src<'_>) -> Option<(Vec<Hit>, Headings)> {
         }
     }
     (!hits.is_empty() && other * 4 <= hits.len()).then_some((hits, headings))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{reduce, Options};
+
+    /// `grep -rn -C1 raise`: six matches in one file, context around each.
+    fn with_context() -> String {
+        let mut raw = String::new();
+        for (n, line) in [10, 20, 30, 40, 50, 60].iter().enumerate() {
+            if n > 0 {
+                raw.push_str("--\n");
+            }
+            raw.push_str(&format!("app/models.py-{}-    if bad:\n", line - 1));
+            raw.push_str(&format!(
+                "app/models.py:{line}:        raise ValueError(\"case {n}\")\n"
+            ));
+            raw.push_str(&format!("app/models.py-{}-    return x\n", line + 1));
+        }
+        raw
+    }
+
+    #[test]
+    fn context_lines_are_not_counted_as_hits() {
+        let r = reduce(
+            "grep -rn -C1 raise app",
+            with_context().as_bytes(),
+            &Options::default(),
+        );
+        assert_eq!(r.reducer, "grep");
+        let lines: Vec<&str> = r.text.lines().collect();
+        assert_eq!(lines[0], "app/models.py (6 hits)", "{}", r.text);
+        // Four matches shown with their context, the other two counted.
+        assert!(r
+            .text
+            .contains("  9- if bad:\n  10: raise ValueError(\"case 0\")\n  11- return x"));
+        assert_eq!(
+            r.text.matches(": raise ValueError").count(),
+            4,
+            "{}",
+            r.text
+        );
+        assert!(r.text.contains("… 2 more hits"), "{}", r.text);
+    }
+
+    #[test]
+    fn a_single_match_with_context_says_one_hit() {
+        let raw = "src/service/handlers.py-1-            value = compute(request)\n\
+                   src/service/handlers.py:2:            raise Boom(value)\n\
+                   src/service/handlers.py-3-            return value\n";
+        let r = reduce(
+            "grep -n -C1 raise a.py",
+            raw.as_bytes(),
+            &Options::default(),
+        );
+        assert!(
+            r.text.starts_with("src/service/handlers.py (1 hit)\n"),
+            "{}",
+            r.text
+        );
+    }
 }
