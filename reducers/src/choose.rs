@@ -24,6 +24,8 @@ pub enum ReducerKind {
     Grep,
     /// `pytest`, `python -m pytest`.
     Pytest,
+    /// Python programs (`python3 app.py`) and `python -m unittest`: their tracebacks.
+    Python,
     /// `cargo build`, `check`, `clippy`, `run`, `doc`, `install`.
     Cargo,
     /// `cargo test`, `cargo nextest run`.
@@ -74,6 +76,7 @@ impl ReducerKind {
             ReducerKind::GitDiff => "git-diff",
             ReducerKind::Grep => "grep",
             ReducerKind::Pytest => "pytest",
+            ReducerKind::Python => "python",
             ReducerKind::Cargo => "cargo",
             ReducerKind::CargoTest => "cargo-test",
             ReducerKind::JsInstall => "js-install",
@@ -493,6 +496,8 @@ fn classify(words: &[String]) -> ReducerKind {
         },
         "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack" => K::Grep,
         "pytest" | "py.test" => K::Pytest,
+        "unittest" => K::Python,
+        p if is_python(p) => K::Python,
         "cargo" => match sub(&["--color", "-Z", "--config", "-C"]) {
             Some("test" | "t" | "nextest") => K::CargoTest,
             Some(
@@ -591,6 +596,8 @@ mod tests {
             ("command cargo +nightly clippy", K::Cargo),
             ("exec nice -n 10 time -p make -j4", K::Make),
             ("gcc -Wall -o app main.c", K::Cc),
+            ("python3 -u app.py --port 80", K::Python),
+            ("python -m unittest discover -s tests", K::Python),
             ("x86_64-linux-gnu-gcc-12 -c a.c", K::Cc),
             ("clang-17 a.c", K::Cc),
             ("gcc-ar rcs lib.a a.o", K::Generic),

@@ -17,6 +17,7 @@ mod listing;
 mod logs;
 mod pip;
 mod pytest;
+mod python;
 mod table;
 
 use crate::choose::ReducerKind;
@@ -41,6 +42,7 @@ pub(crate) fn apply<'a>(kind: ReducerKind, src: &Src<'a>, post: Post) -> Option<
         K::GitDiff => git::diff(src, post),
         K::Grep => grep::reduce(src, post),
         K::Pytest => pytest::reduce(src, post),
+        K::Python => python::reduce(src, post),
         K::Cargo | K::CargoTest => cargo::reduce(src, post),
         K::JsInstall => js::install(src, post),
         K::JsTest => js::test(src, post),
