@@ -44,6 +44,10 @@ pub enum ReducerKind {
     Make,
     /// `gcc`, `g++`, `cc`, `c++`, `clang`, `clang++`.
     Cc,
+    /// `javac`.
+    Javac,
+    /// Node.js programs: `node app.js`, `tsx`, `ts-node`, `deno run`.
+    Node,
     /// `ls` (long listings are grouped).
     Ls,
     /// `find`, `fd`, `git ls-files`, `locate`.
@@ -86,6 +90,8 @@ impl ReducerKind {
             ReducerKind::GoBuild => "go-build",
             ReducerKind::Make => "make",
             ReducerKind::Cc => "cc",
+            ReducerKind::Javac => "javac",
+            ReducerKind::Node => "node",
             ReducerKind::Ls => "ls",
             ReducerKind::Find => "find",
             ReducerKind::Tree => "tree",
@@ -536,6 +542,9 @@ fn classify(words: &[String]) -> ReducerKind {
         "make" | "gmake" | "bmake" => K::Make,
         "cmake" if args.contains(&"--build") => K::Make,
         "gcc" | "g++" | "cc" | "c++" | "clang" | "clang++" => K::Cc,
+        "javac" => K::Javac,
+        "node" | "nodejs" | "tsx" | "ts-node" => K::Node,
+        "deno" if args.first() == Some(&"run") => K::Node,
         p if is_versioned_compiler(p) => K::Cc,
         "ls" | "ll" | "dir" | "exa" | "eza" => K::Ls,
         "find" | "fd" | "fdfind" | "locate" => K::Find,
@@ -597,6 +606,8 @@ mod tests {
             ("exec nice -n 10 time -p make -j4", K::Make),
             ("gcc -Wall -o app main.c", K::Cc),
             ("python3 -u app.py --port 80", K::Python),
+            ("node --enable-source-maps dist/app.js", K::Node),
+            ("javac -d out src/Main.java", K::Javac),
             ("python -m unittest discover -s tests", K::Python),
             ("x86_64-linux-gnu-gcc-12 -c a.c", K::Cc),
             ("clang-17 a.c", K::Cc),

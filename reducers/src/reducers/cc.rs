@@ -1,9 +1,10 @@
-//! C and C++ compilers (gcc, g++, clang, cc) and the build tools that run them (make):
-//! every diagnostic headline (`file:line:col: error: …`, its `note:`s, `In function …`
-//! context, linker errors, make's own `***` lines) kept; the source snippet under each
-//! headline (`  12 |     code`, `     |     ^~~~`) folded as detail, since the headline's
-//! location says where to read it; compiler invocations that printed nothing folded as
-//! noise. make's directory chatter is dropped.
+//! C, C++ and Java compilers (gcc, g++, clang, cc, javac) and the build tools that run
+//! them (make): every diagnostic headline (`file:line:col: error: …`, its `note:`s,
+//! `In function …` context, javac's `symbol:`/`location:` lines, linker errors, make's own
+//! `***` lines) kept; the source snippet under each headline (`  12 |     code`,
+//! `     |     ^~~~`, or a bare source line over a `^` caret line) folded as detail,
+//! since the headline's location says where to read it; compiler invocations that
+//! printed nothing folded as noise. make's directory chatter is dropped.
 
 use super::{diagnostics, re};
 use crate::doc::{Out, Post, Src};
@@ -15,6 +16,8 @@ re!(
 );
 // gcc's and clang's snippet gutter: `   12 | code`, `      |     ^~~~`.
 re!(SNIPPET, r"^\s*\d*\s+\|( |$)");
+// Under a bare source line (javac, older compilers): the caret marking the column.
+re!(CARET, r"^\s*[~^]*\^[~^]*\s*$");
 re!(
     DIRECTORY,
     r"^g?make(\[\d+\])?: (Entering|Leaving) directory "
@@ -39,11 +42,20 @@ fn fold<'a>(src: &Src<'a>, post: Post) -> Out<'a> {
     let mut out = Out::new(diagnostics(post));
     let n = src.len();
     let mut in_diagnostic = false;
-    for i in 0..n {
+    let mut i = 0;
+    while i < n {
         let line = src.line(i);
+        let bare_snippet = |at: usize| {
+            at + 1 < n && !HEADLINE.is_match(src.line(at)) && CARET.is_match(src.line(at + 1))
+        };
         if HEADLINE.is_match(line) {
             in_diagnostic = true;
             out.keep(src, i);
+            if bare_snippet(i + 1) {
+                out.hide(src, i + 1, Detail);
+                out.hide(src, i + 2, Detail);
+                i += 2;
+            }
         } else if in_diagnostic && SNIPPET.is_match(line) {
             out.hide(src, i, Detail);
         } else {
@@ -55,6 +67,7 @@ fn fold<'a>(src: &Src<'a>, post: Post) -> Out<'a> {
                 out.keep(src, i);
             }
         }
+        i += 1;
     }
     out
 }
@@ -103,6 +116,39 @@ main.c:29:18: error: incompatible type for argument 1 of 'print_config'
              main.c:29:18: error: incompatible type for argument 1 of 'print_config'"
         );
         assert_eq!(r.hidden.iter().map(|h| h.count).sum::<usize>(), 8);
+    }
+
+    #[test]
+    fn javac_source_and_caret_fold_its_detail_lines_stay() {
+        let raw = "\
+src/Main.java:8: error: constructor Order in class Order cannot be applied to given types;
+        Order o = new Order(\"ORD-1\", true);
+                  ^
+  required: String
+  found:    String,boolean
+src/Main.java:12: error: cannot find symbol
+        total += o.sum();
+                  ^
+  symbol:   method sum()
+  location: variable o of type Order
+2 errors
+";
+        let r = reduce(
+            "javac -d out src/Main.java",
+            raw.as_bytes(),
+            &Options::default(),
+        );
+        assert_eq!(r.reducer, "javac");
+        assert_eq!(
+            r.text,
+            "src/Main.java:8: error: constructor Order in class Order cannot be applied to given types;\n  \
+             required: String\n  \
+             found:    String,boolean\n\
+             src/Main.java:12: error: cannot find symbol\n  \
+             symbol:   method sum()\n  \
+             location: variable o of type Order\n\
+             2 errors"
+        );
     }
 
     #[test]

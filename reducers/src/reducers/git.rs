@@ -310,6 +310,9 @@ fn flush_status_run<'a>(out: &mut Out<'a>, src: &Src<'a>, run: &mut Vec<StatusEn
 
 re!(COMMIT, r"^commit ([0-9a-f]{7,64})( \(.*\))?$");
 re!(DIFF_GIT, r"^diff --(git|cc|combined) ");
+// `--stat`: ` path/to/file.rs     | 12 +++---`; the column padding is dropped, the count
+// and git's bar (scaled, so never more exact than it looks) kept.
+re!(DIFFSTAT, r"^ (\S.*?) +\| +(\d+ [+-]*|Bin .*)$");
 re!(
     DIFF_NOISE,
     r"^(index [0-9a-f]+[.,][.0-9a-f,]+|--- (a/|/dev/null)|\+\+\+ (b/|/dev/null))"
@@ -508,7 +511,8 @@ fn wide(mut post: Post) -> Post {
 
 /// git diff.
 pub(crate) fn diff<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
-    if !src.lines.iter().any(|l| DIFF_GIT.is_match(l)) {
+    let stat_lines = src.lines.iter().filter(|l| DIFFSTAT.is_match(l)).count();
+    if stat_lines == 0 && !src.lines.iter().any(|l| DIFF_GIT.is_match(l)) {
         return None;
     }
     let mut out = Out::new(wide(post));
@@ -518,7 +522,10 @@ pub(crate) fn diff<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
         if DIFF_GIT.is_match(src.line(i)) {
             i = diff_section(&mut out, src, i);
         } else {
-            out.keep(src, i);
+            match DIFFSTAT.captures(src.line(i)) {
+                Some(c) => out.rewrite(src, format!(" {} | {}", c[1].trim_end(), &c[2]), i, 1),
+                None => out.keep(src, i),
+            }
             i += 1;
         }
     }
@@ -572,6 +579,21 @@ mod tests {
 
     fn text(command: &str, raw: &str) -> String {
         reduce(command, raw.as_bytes(), &Options::default()).text
+    }
+
+    #[test]
+    fn diffstat_loses_its_padding_not_its_counts() {
+        let raw = " .github/workflows/lint.yml            | 12 ++++--\n \
+                   docs/logo.png                         | Bin 0 -> 5120 bytes\n \
+                   src/requests/models.py                | 126 +++++++++++++++------\n \
+                   3 files changed, 90 insertions(+), 48 deletions(-)\n";
+        assert_eq!(
+            text("git diff --stat v1 v2", raw),
+            " .github/workflows/lint.yml | 12 ++++--\n \
+             docs/logo.png | Bin 0 -> 5120 bytes\n \
+             src/requests/models.py | 126 +++++++++++++++------\n \
+             3 files changed, 90 insertions(+), 48 deletions(-)"
+        );
     }
 
     #[test]

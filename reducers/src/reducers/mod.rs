@@ -15,6 +15,7 @@ mod grep;
 mod js;
 mod listing;
 mod logs;
+mod node;
 mod pip;
 mod pytest;
 mod python;
@@ -49,7 +50,8 @@ pub(crate) fn apply<'a>(kind: ReducerKind, src: &Src<'a>, post: Post) -> Option<
         K::Lint => js::lint(src, post),
         K::GoTest | K::GoBuild => go::reduce(src, post),
         K::Make => cc::make(src, post),
-        K::Cc => cc::compiler(src, post),
+        K::Cc | K::Javac => cc::compiler(src, post),
+        K::Node => node::reduce(src, post),
         K::Ls => listing::ls(src, post),
         K::Find => listing::find(src, post),
         K::Tree => listing::tree(src, post),

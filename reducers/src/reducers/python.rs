@@ -1,7 +1,8 @@
-//! Python programs and `python -m unittest`: tracebacks keep their header, every frame in
-//! the program's own code, the frame that raised and the exception; frames inside the
-//! standard library and installed packages fold as detail, and so do the `^^^^` marker
-//! lines Python 3.11+ draws under the failing expression. unittest's passing tests and
+//! Python programs and `python -m unittest`: tracebacks keep their header, the location
+//! of every frame in the program's own code, the frame that raised with its source line,
+//! and the exception. The other frames' source lines, frames inside the standard library
+//! and installed packages, and the `^^^^` markers Python 3.11+ draws under the failing
+//! expression fold as detail: the locations say where to read them. unittest's passing tests and
 //! its `=====`/`-----` rules are dropped; failures, their tracebacks and the closing
 //! `Ran N tests` / `FAILED (…)` lines stay.
 
@@ -30,12 +31,17 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
                 end += 1;
             }
             let markers = end < n && MARKERS.is_match(src.line(end));
-            let fold = is_library(&frame[1]) && !raises(src, end + usize::from(markers));
-            for j in i..end {
-                if fold {
-                    out.hide(src, j, Detail);
-                } else {
+            let raised = raises(src, end + usize::from(markers));
+            if is_library(&frame[1]) && !raised {
+                out.hide(src, i, Detail);
+            } else {
+                out.keep(src, i);
+            }
+            for j in i + 1..end {
+                if raised {
                     out.keep(src, j);
+                } else {
+                    out.hide(src, j, Detail);
                 }
             }
             if markers {
@@ -103,8 +109,7 @@ json.decoder.JSONDecodeError: Expecting property name: line 1 column 29 (char 28
         assert_eq!(
             r.text,
             "Traceback (most recent call last):\n  \
-             File \"/srv/app/main.py\", line 9, in read_config\n    \
-             return json.load(f)\n  \
+             File \"/srv/app/main.py\", line 9, in read_config\n  \
              File \"/usr/lib/python3.11/json/decoder.py\", line 353, in raw_decode\n    \
              obj, end = self.scan_once(s, idx)\n\
              json.decoder.JSONDecodeError: Expecting property name: line 1 column 29 (char 28)"
