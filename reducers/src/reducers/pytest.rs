@@ -88,6 +88,9 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
             out.rewrite(src, format!("FAILED {id}"), i, 1);
         } else if DOCS.is_match(line) {
             out.hide(src, i, Noise);
+        } else if line.starts_with("PASSED ") && section == "short test summary info" {
+            // `-rA` lists every passing test; the counts line says how many passed.
+            out.hide(src, i, Passed);
         } else if detail_section {
             if let Some(reason) = line.strip_prefix('E').filter(|r| r.starts_with(' ')) {
                 // pytest indents every reason line by seven spaces after the `E`; the
@@ -97,11 +100,9 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
                     .unwrap_or(reason.trim_start());
                 out.rewrite(src, format!("E {reason}"), i, 1);
                 reasons.push(reason.trim_start().to_owned());
-            } else if let Some((at, _)) = line.rsplit_once(": ").filter(|(_, kind)| {
-                LOCATION.is_match(line) && reasons.iter().any(|r| r.starts_with(kind))
-            }) {
-                // `tests/a.py:8: AssertionError` after `E AssertionError: …`: the kind is
-                // already shown.
+            } else if let Some(at) = repeated_reason(line, &reasons) {
+                // `tests/a.py:8: AssertionError` after `E AssertionError: …` (or the whole
+                // reason again, with `--tb=line`): the reason is already shown.
                 out.rewrite(src, at.to_owned(), i, 1);
             } else if captured || LOCATION.is_match(line) || line.starts_with("----") {
                 out.pin(src, i);
@@ -117,10 +118,63 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
     Some(out)
 }
 
+/// For a location line (`tests/a.py:8: AssertionError: x`) whose text after the location
+/// repeats a reason already shown, the location alone.
+fn repeated_reason<'l>(line: &'l str, reasons: &[String]) -> Option<&'l str> {
+    let at = LOCATION.find(line)?;
+    let said = &line[at.end()..];
+    let repeated = reasons.iter().any(|r| r.starts_with(said))
+        || line
+            .rsplit_once(": ")
+            .is_some_and(|(_, kind)| reasons.iter().any(|r| r.starts_with(kind)));
+    repeated.then(|| line[..at.end()].trim_end_matches([' ', ':']))
+}
+
 /// For a `FAILED id - reason` line of a test whose failure block was shown, the id.
 fn failed_shown<'l>(line: &'l str, blocks: &[String]) -> Option<&'l str> {
     let (id, _reason) = line.strip_prefix("FAILED ")?.split_once(" - ")?;
     // A block is titled by the test's name, with its class for methods: `Test.test_x`.
     let name = id.split_once("::")?.1.replace("::", ".");
     blocks.contains(&name).then_some(id)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{reduce, Options};
+
+    #[test]
+    fn line_tracebacks_say_the_reason_once_and_passes_are_counted_not_listed() {
+        let raw = "\
+============================= test session starts ==============================
+collected 4 items
+
+tests/test_inv.py .FF.                                                   [100%]
+
+=================================== FAILURES ===================================
+E   KeyError: 'ZZ9'
+/srv/app/inventory.py:26: KeyError: 'ZZ9'
+E   assert 17.4 == 17.5
+/srv/tests/test_inv.py:11
+================================== PASSES ==================================
+=========================== short test summary info ============================
+PASSED tests/test_inv.py::test_add
+PASSED tests/test_inv.py::test_list
+FAILED tests/test_inv.py::test_remove - KeyError: 'ZZ9'
+FAILED tests/test_inv.py::test_total - assert 17.4 == 17.5
+========================= 2 failed, 2 passed in 0.03s ==========================
+";
+        let r = reduce("pytest -rA --tb=line", raw.as_bytes(), &Options::default());
+        assert_eq!(r.reducer, "pytest");
+        assert!(
+            r.text
+                .contains("E KeyError: 'ZZ9'\n/srv/app/inventory.py:26\n"),
+            "{}",
+            r.text
+        );
+        assert!(!r.text.contains("PASSED"), "{}", r.text);
+        assert!(r.text.contains("2 failed, 2 passed"), "{}", r.text);
+        assert!(r
+            .text
+            .contains("FAILED tests/test_inv.py::test_total - assert 17.4 == 17.5"));
+    }
 }
