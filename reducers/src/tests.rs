@@ -326,11 +326,14 @@ fn median_saving(min_lines: usize) -> f64 {
 /// one error message) cannot shrink and hold the whole-suite median down.
 #[test]
 fn savings_do_not_regress() {
+    // Floors just under the medians measured over the recorded fixtures (53% and 67%);
+    // a new fixture of mostly signal (compiler errors) moves them down honestly, a
+    // reducer that stops folding moves them down by mistake.
     let all = median_saving(1);
     let sizeable = median_saving(20);
-    assert!(all >= 0.55, "median saving over all fixtures {all:.2}");
+    assert!(all >= 0.52, "median saving over all fixtures {all:.2}");
     assert!(
-        sizeable >= 0.69,
+        sizeable >= 0.66,
         "median saving over fixtures of 20+ lines {sizeable:.2}"
     );
 }
@@ -361,6 +364,14 @@ const GOLDEN: &[&str] = &[
     "tsc-errors-pretty",
     "go-test-panic",
     "make-fail",
+    "make-k-errors",
+    "gcc-errors",
+    "javac-errors",
+    "node-error",
+    "python-traceback",
+    "python-unittest",
+    "grep-context",
+    "git-diff-stat",
     "ls-la",
     "find-tree",
     "du-sorted",
