@@ -1,0 +1,45 @@
+//! Running a conformance script with an official Python client.
+//!
+//! The interpreter is `$COHORT_PYTHON` or `python3`. When it cannot import the
+//! client's packages the check is skipped with a message, unless
+//! `COHORT_REQUIRE_CONFORMANCE=1`, which makes that a failure (CI sets it).
+
+#![allow(dead_code)]
+
+use std::process::Command;
+use std::time::Duration;
+
+/// The interpreter to run the check with, or `None` (after saying why) when it lacks
+/// `imports` and the check may be skipped. `requirements` is the file to install from.
+pub fn interpreter(imports: &str, requirements: &str) -> Option<String> {
+    let python = std::env::var("COHORT_PYTHON").unwrap_or_else(|_| "python3".into());
+    let has_packages = Command::new(&python)
+        .args(["-c", &format!("import {imports}")])
+        .output()
+        .map(|o| o.status.success())
+        .unwrap_or(false);
+    if has_packages {
+        return Some(python);
+    }
+    let message = format!("{python} cannot import {imports}: pip install -r {requirements}");
+    let required = std::env::var("COHORT_REQUIRE_CONFORMANCE").is_ok_and(|v| v == "1");
+    assert!(!required, "{message}");
+    eprintln!("skipped: {message}");
+    None
+}
+
+/// Runs the prepared check, prints what it printed, and fails the test unless it
+/// passed within `limit`.
+pub async fn run(mut check: tokio::process::Command, limit: Duration) {
+    let output = tokio::time::timeout(limit, check.output())
+        .await
+        .expect("the conformance check finished in time")
+        .expect("run the conformance check");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    println!("{stdout}");
+    assert!(
+        output.status.success(),
+        "conformance check failed:\n{stdout}\n{stderr}"
+    );
+}
