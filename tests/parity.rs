@@ -7,6 +7,8 @@
 #[path = "support/iterm2.rs"]
 mod iterm2_support;
 mod support;
+#[path = "support/terminals.rs"]
+mod terminals;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,61 +17,33 @@ use cohort_backends::{
     Appearance, BackendError, BackendEvent, EventStream, Identity, Key, LayoutNode, LineRange,
     PaneId, SpawnOptions, SplitDirection, SplitOptions, TerminalBackend,
 };
-use iterm2_support::FakeIterm2;
 use support::*;
+use terminals::{Terminal, Which};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Which {
-    Tmux,
-    Iterm2,
-}
-
-/// One backend under test, with what keeps its server alive.
+/// One backend under test, with the terminal program it drives.
 struct Ctx {
     which: Which,
     backend: Arc<dyn TerminalBackend>,
     events: EventStream,
-    tmux: Option<TestServer>,
-    fake: Option<FakeIterm2>,
+    terminal: Terminal,
 }
 
 impl Ctx {
     async fn new(which: Which) -> Ctx {
-        isolate_home();
-        match which {
-            Which::Tmux => {
-                let server = TestServer::new();
-                let backend: Arc<dyn TerminalBackend> = Arc::new(server.backend().await);
-                let events = backend.subscribe();
-                Ctx {
-                    which,
-                    backend,
-                    events,
-                    tmux: Some(server),
-                    fake: None,
-                }
-            }
-            Which::Iterm2 => {
-                let fake = FakeIterm2::new().await;
-                let backend: Arc<dyn TerminalBackend> = Arc::new(fake.backend().await);
-                let events = backend.subscribe();
-                Ctx {
-                    which,
-                    backend,
-                    events,
-                    tmux: None,
-                    fake: Some(fake),
-                }
-            }
+        let terminal = Terminal::start(which).await;
+        let backend = terminal.backend().await;
+        let events = backend.subscribe();
+        Ctx {
+            which,
+            backend,
+            events,
+            terminal,
         }
     }
 
     /// A second, independent backend on the same terminal program (a cohort restart).
     async fn restart(&self) -> Arc<dyn TerminalBackend> {
-        match self.which {
-            Which::Tmux => Arc::new(self.tmux.as_ref().unwrap().backend().await),
-            Which::Iterm2 => Arc::new(self.fake.as_ref().unwrap().backend().await),
-        }
+        self.terminal.backend().await
     }
 
     async fn shell(&mut self, name: &str) -> PaneId {

@@ -7,6 +7,8 @@
 #[path = "support/iterm2.rs"]
 mod iterm2_support;
 mod support;
+#[path = "support/terminals.rs"]
+mod terminals;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,54 +18,26 @@ use cohort::engine::layout::SplitTree;
 use cohort::engine::read::{ReadOptions, ReadWhat};
 use cohort::engine::{Engine, OpenOptions, RunOutput, SendOptions};
 use cohort_backends::{LayoutNode, PaneId, SplitDirection, TerminalBackend, WindowInfo};
-use iterm2_support::FakeIterm2;
 use support::*;
+use terminals::{Terminal, Which};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Which {
-    Tmux,
-    Iterm2,
-}
-
-/// One engine under test, with what keeps its terminal server alive.
+/// One engine under test, with the terminal program it drives.
 struct Ctx {
     which: Which,
     engine: Engine,
-    _tmux: Option<TestServer>,
-    _fake: Option<FakeIterm2>,
+    _terminal: Terminal,
 }
 
 impl Ctx {
     async fn new(which: Which) -> Ctx {
-        isolate_home();
-        match which {
-            Which::Tmux => {
-                let server = TestServer::new();
-                let backend: Arc<dyn TerminalBackend> = Arc::new(server.backend().await);
-                let engine = Engine::with_backend(backend, server.state_dir(), &server.socket)
-                    .expect("engine over tmux");
-                Ctx {
-                    which,
-                    engine,
-                    _tmux: Some(server),
-                    _fake: None,
-                }
-            }
-            Which::Iterm2 => {
-                let fake = FakeIterm2::new().await;
-                let backend: Arc<dyn TerminalBackend> = Arc::new(fake.backend().await);
-                let state = fake.dir.path().join("engine");
-                std::fs::create_dir_all(&state).expect("engine state dir");
-                let key = format!("iterm2 {}", fake.socket().display());
-                let engine =
-                    Engine::with_backend(backend, &state, &key).expect("engine over iTerm2");
-                Ctx {
-                    which,
-                    engine,
-                    _tmux: None,
-                    _fake: Some(fake),
-                }
-            }
+        let terminal = Terminal::start(which).await;
+        let (state, key) = terminal.engine_home();
+        let engine = Engine::with_backend(terminal.backend().await, &state, &key)
+            .unwrap_or_else(|e| panic!("engine over {which:?}: {e}"));
+        Ctx {
+            which,
+            engine,
+            _terminal: terminal,
         }
     }
 

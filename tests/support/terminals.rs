@@ -1,0 +1,64 @@
+//! The two terminal programs the parity suites run against: tmux (a private server)
+//! and iTerm2 (cohort's fake, in-process), behind one type that keeps the server
+//! alive and hands out backends on it.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use cohort_backends::TerminalBackend;
+
+use crate::iterm2_support::FakeIterm2;
+use crate::support::{isolate_home, TestServer};
+
+/// Which terminal program.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Which {
+    Tmux,
+    Iterm2,
+}
+
+/// A running terminal program for one test.
+pub enum Terminal {
+    Tmux(TestServer),
+    Iterm2(FakeIterm2),
+}
+
+impl Terminal {
+    pub async fn start(which: Which) -> Terminal {
+        isolate_home();
+        match which {
+            Which::Tmux => Terminal::Tmux(TestServer::new()),
+            Which::Iterm2 => Terminal::Iterm2(FakeIterm2::new().await),
+        }
+    }
+
+    pub fn which(&self) -> Which {
+        match self {
+            Terminal::Tmux(_) => Which::Tmux,
+            Terminal::Iterm2(_) => Which::Iterm2,
+        }
+    }
+
+    /// A new, independent backend on this terminal (a second cohort process sees the
+    /// same panes).
+    pub async fn backend(&self) -> Arc<dyn TerminalBackend> {
+        match self {
+            Terminal::Tmux(server) => Arc::new(server.backend().await),
+            Terminal::Iterm2(fake) => Arc::new(fake.backend().await),
+        }
+    }
+
+    /// Where an engine on this terminal keeps its state, and the key naming the server.
+    pub fn engine_home(&self) -> (PathBuf, String) {
+        match self {
+            Terminal::Tmux(server) => (server.state_dir().to_path_buf(), server.socket.clone()),
+            Terminal::Iterm2(fake) => {
+                let state = fake.dir.path().join("engine");
+                std::fs::create_dir_all(&state).expect("engine state dir");
+                (state, format!("iterm2 {}", fake.socket().display()))
+            }
+        }
+    }
+}
