@@ -411,3 +411,26 @@ fn reduce_prints_the_meta_line_only_when_something_was_hidden() {
         0
     );
 }
+
+#[test]
+fn doctor_times_the_shell_startup_and_warns_when_it_is_slow() {
+    let home = tempfile::tempdir().unwrap();
+    std::fs::write(home.path().join(".bashrc"), "sleep 2.5\n").unwrap();
+    let server = TestServer::new();
+    let out = Command::new(env!("CARGO_BIN_EXE_cohort"))
+        .arg("doctor")
+        .env("HOME", home.path())
+        .env("SHELL", bash_path())
+        .env("COHORT_TMUX_SOCKET", &server.socket)
+        .env("COHORT_STATE_DIR", server.state_dir())
+        .env_remove("TMUX")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("first prompt after"), "{text}");
+    assert!(
+        text.contains("warn  shell startup") && text.contains("-i -c exit"),
+        "{text}"
+    );
+}

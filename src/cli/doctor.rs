@@ -2,7 +2,7 @@
 //! to fix what is not.
 
 use std::process::ExitCode;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use cohort_backends::tmux::{cli as tmux_cli, TmuxBackend};
 use cohort_backends::{BackendEvent, Key, PromptMark, SpawnOptions, TerminalBackend};
@@ -51,7 +51,19 @@ pub async fn run(config: &Config) -> ExitCode {
         }
     }
     match check_shell_integration(config).await {
-        Ok(shell) => println!("ok    shell integration: {shell} reports exit statuses (OSC 133)"),
+        Ok((shell, startup)) => {
+            println!(
+                "ok    shell integration: {shell} reports exit statuses (OSC 133); first prompt after {} ms",
+                startup.as_millis()
+            );
+            if startup > SLOW_STARTUP {
+                println!(
+                    "warn  shell startup: {:.1} s before the first prompt; every new session waits that long. \
+                     Look for slow steps in its startup files (~/.bashrc, ~/.zshrc, ...): time `{shell} -i -c exit`",
+                    startup.as_secs_f64()
+                );
+            }
+        }
         Err(e) => {
             ok = false;
             println!("FAIL  shell integration: {e}");
@@ -83,12 +95,20 @@ pub async fn run(config: &Config) -> ExitCode {
     }
 }
 
+/// A shell that takes longer than this to show its first prompt gets a warning.
+const SLOW_STARTUP: Duration = Duration::from_secs(2);
+
+/// How long a new shell gets to show its first prompt.
+const FIRST_PROMPT_LIMIT: Duration = Duration::from_secs(20);
+
 /// Opens a throwaway pane, runs `false`, and expects exit status 1 as an event.
-async fn check_shell_integration(config: &Config) -> Result<String, String> {
+/// Returns the shell's name and how long it took to show its first prompt.
+async fn check_shell_integration(config: &Config) -> Result<(String, Duration), String> {
     let backend = TmuxBackend::connect(config.tmux())
         .await
         .map_err(|e| e.to_string())?;
     let mut events = backend.subscribe();
+    let started = Instant::now();
     let pane = backend
         .spawn(SpawnOptions {
             name: "_doctor".into(),
@@ -96,14 +116,27 @@ async fn check_shell_integration(config: &Config) -> Result<String, String> {
         })
         .await
         .map_err(|e| e.to_string())?;
+    let shell = backend
+        .shell_command()
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or("shell")
+        .to_string();
     let result = async {
-        let mut sent = false;
+        let mut first_prompt: Option<Duration> = None;
         loop {
-            let event = tokio::time::timeout(Duration::from_secs(10), events.recv())
+            let limit = match first_prompt {
+                None => FIRST_PROMPT_LIMIT.saturating_sub(started.elapsed()),
+                Some(_) => Duration::from_secs(10),
+            };
+            let event = tokio::time::timeout(limit, events.recv())
                 .await
-                .map_err(|_| {
-                    "no prompt mark within 10 s: the shell did not load cohort's integration"
-                        .to_string()
+                .map_err(|_| match first_prompt {
+                    None => format!(
+                        "no prompt within {} s: the shell's startup files are still running (time `{shell} -i -c exit` to see how long they take), or they replace cohort's prompt hook",
+                        FIRST_PROMPT_LIMIT.as_secs()
+                    ),
+                    Some(_) => "`false` never reported its exit status: the prompt hook was replaced after startup".to_string(),
                 })?
                 .ok_or("event stream ended")?;
             if event.pane() != Some(&pane.id) {
@@ -113,7 +146,8 @@ async fn check_shell_integration(config: &Config) -> Result<String, String> {
                 BackendEvent::Prompt {
                     mark: PromptMark::PromptStart,
                     ..
-                } if !sent => {
+                } if first_prompt.is_none() => {
+                    first_prompt = Some(started.elapsed());
                     backend
                         .send_text(&pane.id, "false")
                         .await
@@ -122,14 +156,13 @@ async fn check_shell_integration(config: &Config) -> Result<String, String> {
                         .send_keys(&pane.id, &[Key::ENTER])
                         .await
                         .map_err(|e| e.to_string())?;
-                    sent = true;
                 }
                 BackendEvent::Prompt {
                     mark: PromptMark::CommandFinished { exit_status },
                     ..
-                } if sent => {
+                } if first_prompt.is_some() => {
                     return if exit_status == Some(1) {
-                        Ok(())
+                        Ok(first_prompt.unwrap_or_default())
                     } else {
                         Err(format!(
                             "`false` reported exit status {exit_status:?}, expected 1"
@@ -142,12 +175,5 @@ async fn check_shell_integration(config: &Config) -> Result<String, String> {
     }
     .await;
     let _ = backend.close(&pane.id).await;
-    result.map(|()| {
-        backend
-            .shell_command()
-            .split_whitespace()
-            .nth(1)
-            .unwrap_or("shell")
-            .to_string()
-    })
+    result.map(|startup| (shell, startup))
 }
