@@ -6,6 +6,7 @@ use crate::model::{Hidden, HiddenReason};
 use crate::options::Options;
 use crate::signal::{is_signal, marks_signal, signal_offsets};
 use std::borrow::Cow;
+use std::ops::Range;
 
 /// The raw output, cleaned line by line. Index = raw line number.
 pub(crate) struct Src<'a> {
@@ -117,6 +118,9 @@ pub(crate) struct Post {
     pub tail: usize,
     pub width: Option<usize>,
     pub max_signal: usize,
+    /// The raw line number of the first line, for the ranges markers name: not zero when
+    /// the input is the tail of a larger output.
+    pub line_base: usize,
 }
 
 impl Post {
@@ -130,7 +134,15 @@ impl Post {
             tail: options.tail,
             width: options.max_line_width,
             max_signal: options.max_signal_lines,
+            line_base: 0,
         }
+    }
+
+    /// The marker standing for `count` hidden lines in `lines` (numbered from this
+    /// input's first line), naming them by their raw line numbers.
+    pub fn marker(&self, count: usize, what: &str, lines: &Range<usize>, signal: usize) -> String {
+        let base = self.line_base;
+        crate::pipeline::marker(count, what, &(lines.start + base..lines.end + base), signal)
     }
 }
 

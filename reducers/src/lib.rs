@@ -51,6 +51,7 @@ mod choose;
 mod clean;
 mod decode;
 mod doc;
+mod large;
 mod model;
 mod options;
 mod pipeline;
@@ -74,18 +75,21 @@ use doc::{Post, Src};
 /// reducer and is never run).
 ///
 /// Never panics and never fails: unknown commands and unrecognised output get the generic
-/// pipeline, invalid UTF-8 and binary output get lossy text and a notice.
+/// pipeline, invalid UTF-8 and binary output get lossy text and a notice. Outputs over
+/// 2 MiB have their head and tail reduced and their middle scanned for errors and
+/// warnings (shown or counted), so memory stays near that of a 2 MiB output.
 pub fn reduce(command: &str, raw: &[u8], options: &Options) -> Reduced {
-    run(command, raw, options, false).0
+    large::reduce(command, raw, options).unwrap_or_else(|| run(command, raw, options, false, 0).0)
 }
 
 /// [`reduce`], and when `spans` is set, the raw line span each shown line stands for (for
-/// the invariant tests).
+/// the invariant tests). Markers name raw lines counting the first as `line_base`.
 pub(crate) fn run(
     command: &str,
     raw: &[u8],
     options: &Options,
     spans: bool,
+    line_base: usize,
 ) -> (Reduced, Vec<std::ops::Range<usize>>) {
     let decoded = decode::decode(raw);
     let raw_text: &str = &decoded.text;
@@ -115,7 +119,10 @@ pub(crate) fn run(
     }
     let src = Src::new(raw_text, decoded.binary);
     let raw_lines = src.len();
-    let post = Post::from_options(options);
+    let post = Post {
+        line_base,
+        ..Post::from_options(options)
+    };
     let rule = options.user_rules.as_ref().and_then(|r| r.find(command));
     let (reducer, out) = match rule {
         Some(rule) => (format!("user:{}", rule.name), rule.apply(&src, post)),

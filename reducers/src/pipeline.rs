@@ -34,7 +34,7 @@ pub(crate) fn finish<'a>(out: Out<'a>, signal: &[bool]) -> (Vec<Entry<'a>>, Vec<
         fold_identical(&mut entries, &mut hidden);
     }
     if post.fold_similar {
-        entries = fold_similar(entries, post.similar_run, &mut hidden);
+        entries = fold_similar(entries, &post, &mut hidden);
     }
     if let Some(max) = post.max_lines {
         if entries.len() > max {
@@ -207,9 +207,10 @@ fn skip_number(s: &[u8], mut i: usize) -> usize {
 
 fn fold_similar<'a>(
     entries: Vec<Entry<'a>>,
-    min_run: usize,
+    post: &Post,
     hidden: &mut Vec<Hidden>,
 ) -> Vec<Entry<'a>> {
+    let min_run = post.similar_run;
     let n = entries.len();
     // Where each similar run ends, found before anything moves.
     let mut i = 0;
@@ -248,7 +249,7 @@ fn fold_similar<'a>(
                 if k == b - 2 {
                     let lines = lo..e.raw + 1;
                     out.push(Entry::note(
-                        marker(b - a - 2, "similar lines", &lines, signal),
+                        post.marker(b - a - 2, "similar lines", &lines, signal),
                         lo,
                     ));
                 }
@@ -364,7 +365,7 @@ fn elide<'a>(
             continue;
         }
         let lines = start..end;
-        out[at] = Entry::note(marker(count, "lines hidden", &lines, sig), start);
+        out[at] = Entry::note(post.marker(count, "lines hidden", &lines, sig), start);
         hidden.push(Hidden {
             lines,
             count,

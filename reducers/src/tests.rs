@@ -88,7 +88,7 @@ const SUCCESS: &[&str] = &[
 
 /// Checks every invariant for one reduction; returns a description of the first failure.
 fn check(name: &str, command: &str, raw: &[u8], options: &Options) -> Result<Reduced, String> {
-    let (r, spans) = run(command, raw, options, true);
+    let (r, spans) = run(command, raw, options, true, 0);
     let decoded = decode::decode(raw);
     let src = Src::new(&decoded.text, decoded.binary);
     let ctx = |what: String| {
@@ -580,7 +580,7 @@ pub(crate) mod scenarios {
     }
 
     pub(crate) fn score(command: &str, raw: &[u8], facts: Facts) -> Score {
-        let (r, spans) = run(command, raw, &Options::default(), true);
+        let (r, spans) = run(command, raw, &Options::default(), true, 0);
         let decoded = decode::decode(raw);
         let src = Src::new(&decoded.text, decoded.binary);
         let lines: Vec<&str> = src.lines.iter().map(|l| &**l).collect();

@@ -6,7 +6,6 @@
 use super::re;
 use crate::doc::{Out, Post, Src};
 use crate::model::HiddenReason::{Capped, Detail, Noise};
-use crate::pipeline::marker;
 
 /// Hits shown per file.
 const PER_FILE: usize = 4;
@@ -139,16 +138,15 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
                 }
             }
             if let Some(from) = capped {
+                let text =
+                    out.post
+                        .marker(capped_count, "more hits", &(from..last + 1), capped_signal);
                 let note = out
                     .entries
                     .iter_mut()
                     .rfind(|e| e.raw == from && e.nraw == 0)
                     .expect("placeholder for the marker");
-                note.text = format!(
-                    "  {}",
-                    marker(capped_count, "more hits", &(from..last + 1), capped_signal)
-                )
-                .into();
+                note.text = format!("  {text}").into();
             }
             shown_total += shown;
         }
@@ -201,10 +199,12 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
         } else {
             String::new()
         };
+        let hits = out
+            .post
+            .marker(matched_at.len(), "more hits", &lines, signal);
         out.note(
             format!(
-                "{} in {} files: {}{more}",
-                marker(matched_at.len(), "more hits", &lines, signal),
+                "{hits} in {} files: {}{more}",
                 files.len(),
                 listed.join(", ")
             ),

@@ -4,7 +4,6 @@
 use super::{brace_runs_counted, pack, pack_counted, re};
 use crate::doc::{Out, Post, Src};
 use crate::model::HiddenReason::{Capped, Noise};
-use crate::pipeline::marker;
 
 /// Entries shown before the cap.
 const MAX_ENTRIES: usize = 400;
@@ -110,7 +109,8 @@ fn packed<'a>(src: &Src<'a>, post: Post) -> Out<'a> {
                 out.hide_counted(src, k, Capped);
             }
             let signal = (at..j).filter(|&k| src.signal[k]).count();
-            out.note(marker(j - at, "more entries", &(at..j), signal), at);
+            let note = out.post.marker(j - at, "more entries", &(at..j), signal);
+            out.note(note, at);
         }
         i = j;
     }
@@ -153,7 +153,8 @@ pub(crate) fn find<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
             for &k in &rest {
                 out.hide_counted(src, k, Capped);
             }
-            out.note(marker(rest.len(), "more paths", &(i..n), signal), i);
+            let note = out.post.marker(rest.len(), "more paths", &(i..n), signal);
+            out.note(note, i);
             for k in (i..n).filter(|&k| FIND_ERROR.is_match(src.line(k))) {
                 out.pin(src, k);
             }

@@ -5,7 +5,6 @@
 use super::re;
 use crate::doc::{Out, Post, Src};
 use crate::model::HiddenReason::Capped;
-use crate::pipeline::marker;
 
 /// Tables with at most this many rows are shown whole.
 const SMALL: usize = 40;
@@ -95,10 +94,10 @@ fn largest<'a>(
             "smaller rows hidden in {} ranges",
             count_ranges(&hidden_rows)
         );
-        out.note(
-            marker(hidden_rows.len(), &what, &(first..last + 1), signal),
-            n,
-        );
+        let note = out
+            .post
+            .marker(hidden_rows.len(), &what, &(first..last + 1), signal);
+        out.note(note, n);
     }
     Some(out)
 }

@@ -1,0 +1,249 @@
+//! Outputs too large to reduce whole.
+//!
+//! Reducing works on every line at once, at several times the input's size in memory.
+//! Past [`WHOLE_LIMIT`] bytes only the head and the tail go through the reducer; the
+//! middle is scanned line by line for errors and warnings, which are shown (the first
+//! [`MIDDLE_SIGNAL_SHOWN`]) or counted, and every other middle line is listed as hidden.
+//! Head+tail elision would have hidden that middle anyway; this bounds the memory a
+//! read of a 100 MB build log takes to that of a few megabytes.
+
+use std::ops::Range;
+
+use crate::clean::{clean_line_digits, raw_lines};
+use crate::model::{Hidden, HiddenReason, Reduced};
+use crate::options::Options;
+use crate::pipeline::marker;
+use crate::signal::is_signal;
+use crate::tokens::estimate_tokens;
+
+/// Outputs up to this many bytes are reduced whole.
+pub(crate) const WHOLE_LIMIT: usize = 2 << 20;
+/// Bytes of the head reduced (then extended to the end of its line).
+const HEAD: usize = 256 << 10;
+/// Bytes of the tail reduced (then extended back to the start of its line).
+const TAIL: usize = 1 << 20;
+/// Error and warning lines of the middle shown; the rest are counted.
+const MIDDLE_SIGNAL_SHOWN: usize = 20;
+
+/// Reduces `raw` as head + scanned middle + tail, or `None` when it is small enough
+/// (or has too few lines) to reduce whole.
+pub(crate) fn reduce(command: &str, raw: &[u8], options: &Options) -> Option<Reduced> {
+    if raw.len() <= WHOLE_LIMIT || options.raw {
+        return None;
+    }
+    let head_end = HEAD + memchr(&raw[HEAD..], b'\n')? + 1;
+    let tail_from = raw.len() - TAIL;
+    let tail_start = memrchr(&raw[..tail_from], b'\n').map_or(0, |i| i + 1);
+    if tail_start <= head_end {
+        return None;
+    }
+    let head = crate::run(command, &raw[..head_end], options, false, 0).0;
+
+    // The middle, one line at a time.
+    let middle_text = String::from_utf8_lossy(&raw[head_end..tail_start]);
+    let first = head.raw_lines;
+    let mut middle_lines = 0;
+    let mut signal_at: Vec<(usize, String)> = Vec::new(); // shown: raw line, text
+    let mut hidden_signal: Vec<usize> = Vec::new();
+    for (n, line) in raw_lines(&middle_text).enumerate() {
+        middle_lines += 1;
+        let (cleaned, _) = clean_line_digits(line, false);
+        if is_signal(&cleaned) {
+            if signal_at.len() < MIDDLE_SIGNAL_SHOWN {
+                signal_at.push((first + n, cleaned.into_owned()));
+            } else {
+                hidden_signal.push(first + n);
+            }
+        }
+    }
+    let middle = first..first + middle_lines;
+    let tail_offset = first + middle_lines;
+    // Reduced with its markers naming absolute line numbers; its hidden ranges are
+    // shifted below.
+    let tail = crate::run(command, &raw[tail_start..], options, false, tail_offset).0;
+    let hidden_middle = hidden_ranges(&middle, &signal_at, &hidden_signal);
+    let hidden_count: usize = hidden_middle.iter().map(|h| h.count).sum();
+
+    let mut text = head.text.clone();
+    text.push('\n');
+    text.push_str(&marker(
+        hidden_count,
+        "lines hidden",
+        &middle,
+        hidden_signal.len(),
+    ));
+    for (_, line) in &signal_at {
+        text.push('\n');
+        text.push_str(line);
+    }
+    text.push('\n');
+    text.push_str(&tail.text);
+
+    let mut hidden = head.hidden;
+    hidden.extend(hidden_middle);
+    hidden.extend(tail.hidden.into_iter().map(|h| Hidden {
+        lines: h.lines.start + tail_offset..h.lines.end + tail_offset,
+        ..h
+    }));
+    let mut notices = head.notices;
+    for notice in tail.notices {
+        if !notices.contains(&notice) {
+            notices.push(notice);
+        }
+    }
+    if std::str::from_utf8(&raw[head_end..tail_start]).is_err() {
+        let notice =
+            "invalid UTF-8 in the middle of the output was replaced with U+FFFD".to_owned();
+        notices.push(notice);
+    }
+    notices.push(format!(
+        "output over {} MiB: its middle was scanned for errors and warnings, not reduced",
+        WHOLE_LIMIT >> 20
+    ));
+    let reducer = if head.reducer == tail.reducer {
+        head.reducer
+    } else {
+        format!("{}+{}", head.reducer, tail.reducer)
+    };
+    Some(Reduced {
+        shown_lines: text.split('\n').count(),
+        shown_tokens: estimate_tokens(&text),
+        raw_lines: tail_offset + tail.raw_lines,
+        raw_tokens: head.raw_tokens + estimate_tokens(&middle_text) + tail.raw_tokens,
+        text,
+        reducer,
+        hidden,
+        notices,
+    })
+}
+
+/// The middle's lines that are not shown, as ranges between the shown signal lines, each
+/// counting the hidden signal lines it holds.
+fn hidden_ranges(
+    middle: &Range<usize>,
+    shown: &[(usize, String)],
+    hidden_signal: &[usize],
+) -> Vec<Hidden> {
+    let mut out = Vec::new();
+    let mut from = middle.start;
+    let bounds = shown
+        .iter()
+        .map(|(at, _)| *at)
+        .chain(std::iter::once(middle.end));
+    for stop in bounds {
+        if stop > from {
+            out.push(Hidden {
+                lines: from..stop,
+                count: stop - from,
+                why: HiddenReason::Elided,
+                signal: hidden_signal
+                    .iter()
+                    .filter(|&&at| (from..stop).contains(&at))
+                    .count(),
+            });
+        }
+        from = stop + 1;
+    }
+    out
+}
+
+fn memchr(bytes: &[u8], needle: u8) -> Option<usize> {
+    bytes.iter().position(|b| *b == needle)
+}
+
+fn memrchr(bytes: &[u8], needle: u8) -> Option<usize> {
+    bytes.iter().rposition(|b| *b == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{reduce, HiddenReason, Options};
+
+    /// A build log of about 6 MB with errors scattered through its middle.
+    fn big_log() -> (String, Vec<usize>) {
+        let mut log = String::new();
+        let mut errors = Vec::new();
+        for n in 0..120_000 {
+            if n % 4_000 == 1_777 {
+                errors.push(n);
+                log.push_str(&format!("error: step {n} failed to link libfoo.so\n"));
+            } else {
+                log.push_str(&format!(
+                    "[{n:06}] compiling module_{n} with flags -O2 -g -fPIC\n"
+                ));
+            }
+        }
+        (log, errors)
+    }
+
+    #[test]
+    fn a_huge_output_shows_head_tail_and_every_middle_error_or_its_count() {
+        let (log, errors) = big_log();
+        assert!(log.len() > super::WHOLE_LIMIT * 2);
+        let r = reduce("make", log.as_bytes(), &Options::default());
+        assert_eq!(r.raw_lines, 120_000);
+        assert!(
+            r.text.contains("[000000] compiling module_0"),
+            "head missing"
+        );
+        assert!(
+            r.text.contains("[119999] compiling module_119999"),
+            "tail missing"
+        );
+        // Every error line is shown (30 in all: 20 from the middle at most, the
+        // others in the head or tail) or counted among the hidden lines.
+        let shown = errors
+            .iter()
+            .filter(|n| r.text.contains(&format!("error: step {n} failed")))
+            .count();
+        let counted: usize = r.hidden.iter().map(|h| h.signal).sum();
+        assert_eq!(shown + counted, errors.len(), "{}", r.text);
+        assert!(counted > 0, "the test should exceed the shown allowance");
+        // Hidden ranges are in bounds, ordered, and never cover a shown error.
+        let mut last = 0;
+        for h in &r.hidden {
+            assert!(h.lines.start >= last && h.lines.end <= r.raw_lines, "{h:?}");
+            last = h.lines.end;
+        }
+        let middle_marker = r
+            .text
+            .lines()
+            .find(|l| {
+                l.starts_with("… ") && l.contains("lines hidden") && l.contains("errors/warnings")
+            })
+            .expect("the middle's marker");
+        assert!(
+            middle_marker.contains(&format!("{counted} errors/warnings")),
+            "{middle_marker}"
+        );
+        assert!(r.hidden.iter().any(|h| h.why == HiddenReason::Elided));
+        assert!(r.meta_line().contains("scanned for errors and warnings"));
+        assert!(r.shown_tokens * 20 < r.raw_tokens);
+    }
+
+    #[test]
+    fn line_numbers_of_the_tail_are_absolute() {
+        let (log, _) = big_log();
+        let r = reduce("make", log.as_bytes(), &Options::default());
+        let last = r.hidden.last().expect("hidden ranges");
+        assert!(last.lines.end <= 120_000);
+        assert!(last.lines.start > 100_000, "{last:?}");
+        // The tail's own marker names the same lines as its hidden range.
+        let range = last.display_range();
+        assert!(
+            r.text.contains(&format!("({range})")),
+            "no marker for {range}:\n{}",
+            r.text
+        );
+    }
+
+    #[test]
+    fn raw_reads_stay_whole() {
+        let (log, _) = big_log();
+        let options = Options {
+            raw: true,
+            ..Options::default()
+        };
+        assert_eq!(reduce("make", log.as_bytes(), &options).text, log);
+    }
+}
