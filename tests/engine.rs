@@ -531,3 +531,72 @@ async fn a_timeout_before_the_first_prompt_says_the_shell_is_still_starting() {
     let hint = out.verdict.hint.unwrap_or_default();
     assert!(hint.contains("still running"), "{hint}");
 }
+
+#[tokio::test]
+async fn git_log_completes_instead_of_waiting_in_a_pager() {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let repo = tempfile::tempdir().unwrap();
+    let git = |args: &[&str]| {
+        let ok = std::process::Command::new("git")
+            .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
+            .args(args)
+            .current_dir(repo.path())
+            .output()
+            .unwrap()
+            .status
+            .success();
+        assert!(ok, "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    for n in 0..80 {
+        std::fs::write(repo.path().join("f.txt"), n.to_string()).unwrap();
+        git(&["add", "f.txt"]);
+        git(&["commit", "-q", "-m", &format!("change {n}")]);
+    }
+    // A user whose git config asks for less, on a screen too small for the log.
+    git(&["config", "core.pager", "less"]);
+    let mut options = OpenOptions::named("pager");
+    options.cwd = Some(repo.path().display().to_string());
+    let pane = engine.open(options).await.unwrap().id;
+    assert!(engine.wait_ready(&pane, WAIT).await, "no prompt");
+
+    let out = run(&engine, &pane, "git log", spec(10_000)).await;
+    assert_eq!(
+        (out.verdict.layer, out.verdict.exit_status),
+        (Layer::Exit, Some(0)),
+        "{:?}",
+        out.verdict
+    );
+    let out = run(&engine, &pane, "echo $PAGER/$GIT_PAGER", spec(10_000)).await;
+    assert_eq!(out.output.text.trim(), "cat/cat");
+}
+
+#[tokio::test]
+async fn a_pager_set_back_on_is_named_with_the_way_out() {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let mut options = OpenOptions::named("pager-on");
+    options.env = vec![("PAGER".into(), "less".into())];
+    let pane = engine.open(options).await.unwrap().id;
+    assert!(engine.wait_ready(&pane, WAIT).await, "no prompt");
+
+    // `man`-style: a program hands its long output to $PAGER and waits for it.
+    let out = run(&engine, &pane, "seq 1 500 | sh -c '$PAGER'", spec(10_000)).await;
+    assert!(!out.verdict.complete, "{:?}", out.verdict);
+    assert_eq!(out.verdict.layer, Layer::Nested, "{:?}", out.verdict);
+    let hint = out.verdict.hint.unwrap_or_default();
+    assert!(
+        hint.contains("`less`, a pager") && hint.contains("key q"),
+        "{hint}"
+    );
+
+    engine
+        .keys_as(&pane, &["q".parse().unwrap()], None)
+        .await
+        .unwrap();
+    let verdict = engine.wait(&pane, spec(10_000)).await.unwrap();
+    assert!(verdict.complete, "{verdict:?}");
+}

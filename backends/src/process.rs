@@ -76,3 +76,40 @@ pub fn waiting_for_input(pid: u32) -> Option<bool> {
         .any(|w| wchan.starts_with(w)),
     )
 }
+
+/// A process of foreground group `pgid` other than its leader that is waiting for
+/// terminal input, with its name: the pager `git log` started, the editor a script
+/// opened. `None` when none is, or where the platform cannot tell.
+pub fn group_member_waiting(pgid: u32) -> Option<(u32, String)> {
+    if !cfg!(target_os = "linux") {
+        return None;
+    }
+    let entries = std::fs::read_dir("/proc").ok()?;
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == pgid {
+            continue;
+        }
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        let Some(after_comm) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+            continue;
+        };
+        // state ppid pgrp
+        let group = after_comm
+            .split_whitespace()
+            .nth(2)
+            .and_then(|g| g.parse::<u32>().ok());
+        if group == Some(pgid) && waiting_for_input(pid) == Some(true) {
+            return Some((pid, process_name(pid).unwrap_or_default()));
+        }
+    }
+    None
+}

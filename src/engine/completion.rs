@@ -191,6 +191,9 @@ const SHELLS: &[&str] = &[
     "bash", "zsh", "fish", "sh", "dash", "ksh", "mksh", "tcsh", "csh", "ash", "busybox",
 ];
 
+/// Pagers: they wait for a key at the end of every screenful.
+const PAGERS: &[&str] = &["less", "more", "most", "pg"];
+
 /// Programs that wait for input when quiet: REPLs, remote shells, editors, pagers.
 const INTERACTIVE: &[&str] = &[
     "python",
@@ -255,7 +258,7 @@ const INTERACTIVE: &[&str] = &[
     "sftp",
 ];
 
-use cohort_backends::waiting_for_input;
+use cohort_backends::{group_member_waiting, waiting_for_input};
 
 /// Strips escape sequences for matching (`until`, sentinels).
 pub fn plain_text(bytes: &[u8]) -> String {
@@ -413,8 +416,7 @@ pub async fn wait(
                 // `bash`), sitting at its prompt: the command is over.
                 // Where the platform tells, the shell must also be waiting for input: a
                 // wrapper `sh` running its own builtins is not "back".
-                let shell_back = (state.at_shell()
-                    || SHELLS.contains(&state.foreground_command.as_str()))
+                let shell_back = foreground_is_shell(&state)
                     && state.foreground_pid.and_then(waiting_for_input) != Some(false);
                 if shell_back {
                     // With shell integration the D mark is the answer; allow it a moment.
@@ -437,16 +439,38 @@ pub async fn wait(
                         continue;
                     }
                 } else if spec.until.is_none() && spec.mark.is_none() {
-                    let name = state.foreground_command.clone();
-                    let waiting = state
-                        .foreground_pid
-                        .and_then(waiting_for_input)
-                        .unwrap_or_else(|| INTERACTIVE.contains(&name.as_str()));
+                    let leader = state.foreground_pid.and_then(waiting_for_input);
+                    let (name, waiting) = match leader {
+                        Some(true) => (state.foreground_command.clone(), true),
+                        // The leader may be waiting on (or gone before) a member that
+                        // reads the terminal: the pager `git log` started, the `less`
+                        // at the end of a pipeline.
+                        _ => match state.foreground_pid.and_then(group_member_waiting) {
+                            Some((_, member)) => (member, true),
+                            None => {
+                                let name = state.foreground_command.clone();
+                                let gone = state.foreground_pid.is_some_and(|pid| {
+                                    cohort_backends::process::process_name(pid).is_none()
+                                });
+                                let waiting = !gone
+                                    && leader
+                                        .unwrap_or_else(|| INTERACTIVE.contains(&name.as_str()));
+                                (name, waiting)
+                            }
+                        },
+                    };
                     if waiting || state.alternate_screen {
-                        let hint = format!(
-                            "`{name}` is in the foreground waiting for input and will not finish by itself: pass until \
-                             (e.g. its prompt, \">>> \") to wait for it, or mark: true when it is a shell (ssh, docker exec)"
-                        );
+                        let hint = if PAGERS.contains(&name.as_str()) {
+                            format!(
+                                "`{name}`, a pager, is waiting for a key and will not finish by itself: send the key q \
+                                 to leave it, and pass env PAGER=cat (or GIT_PAGER=cat) where a pager was set back on"
+                            )
+                        } else {
+                            format!(
+                                "`{name}` is in the foreground waiting for input and will not finish by itself: pass until \
+                                 (e.g. its prompt, \">>> \") to wait for it, or mark: true when it is a shell (ssh, docker exec)"
+                            )
+                        };
                         return verdict(false, Layer::Nested, None, Some(hint), output_start..end);
                     }
                 }
@@ -493,6 +517,22 @@ async fn shell_still_starting(
     }
     matches!(backend.pane_state(pane).await,
         Ok(state) if state.at_shell() && SHELLS.contains(&state.shell_command.as_str()))
+}
+
+/// Whether the terminal's foreground process group is a shell: the pane's own, or one
+/// started inside it. The group's leader is asked by its pid, not by the name the
+/// terminal reports: when a pipeline's first command (`seq 1 500 | less`) has exited,
+/// its group still holds the terminal, and tmux names the pane's shell instead.
+fn foreground_is_shell(state: &cohort_backends::PaneState) -> bool {
+    if state.at_shell() {
+        return true;
+    }
+    match state.foreground_pid {
+        // A leader that is gone leaves a pipeline still running.
+        Some(pid) => cohort_backends::process::process_name(pid)
+            .is_some_and(|name| SHELLS.contains(&name.as_str())),
+        None => SHELLS.contains(&state.foreground_command.as_str()),
+    }
 }
 
 /// Offset right after the first `\n` in `[from, end)`.

@@ -218,6 +218,18 @@ impl Drop for Engine {
     }
 }
 
+/// A pager waits for a key no agent will press (`git log` would sit at `:` until the
+/// timeout, and the next command would be typed into it), so sessions cohort opens send
+/// output straight through. `open`'s `env` sets any of these back.
+pub const PAGERS_OFF: &[(&str, &str)] = &[
+    ("PAGER", "cat"),
+    ("GIT_PAGER", "cat"),
+    ("MANPAGER", "cat"),
+    ("SYSTEMD_PAGER", "cat"),
+    ("GH_PAGER", "cat"),
+    ("AWS_PAGER", ""),
+];
+
 impl Engine {
     /// Starts the engine on the tmux backend.
     pub async fn start(config: &Config) -> Result<Engine, EngineError> {
@@ -428,7 +440,13 @@ impl Engine {
             agent: options.agent.clone(),
             team: options.team.clone(),
         };
-        let mut env = options.env;
+        // Pagers off unless the caller set them.
+        let mut env: Vec<(String, String)> = PAGERS_OFF
+            .iter()
+            .filter(|(key, _)| !options.env.iter().any(|(k, _)| k == key))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        env.extend(options.env);
         env.push(("COHORT_SESSION".into(), options.name.clone()));
         env.push(("COHORT_SESSION_ID".into(), identity.id.clone()));
         if let Some(agent) = &options.agent {
