@@ -70,9 +70,10 @@ fn is_source(line: &str, frame: &str) -> bool {
 }
 
 /// Code that is not the program's own: the standard library, installed packages, the
-/// import machinery.
+/// import machinery (`<frozen importlib._bootstrap>`). `<string>` and `<stdin>` are the
+/// program itself (`python -c`, a piped script).
 fn is_library(path: &str) -> bool {
-    path.starts_with('<')
+    path.starts_with("<frozen ")
         || path.contains("/site-packages/")
         || path.contains("/dist-packages/")
         || path.contains("/lib/python")
@@ -114,6 +115,25 @@ json.decoder.JSONDecodeError: Expecting property name: line 1 column 29 (char 28
              obj, end = self.scan_once(s, idx)\n\
              json.decoder.JSONDecodeError: Expecting property name: line 1 column 29 (char 28)"
         );
+    }
+
+    #[test]
+    fn code_from_the_command_line_is_the_programs_own() {
+        let raw = "\
+Traceback (most recent call last):
+  File \"<string>\", line 1, in <module>
+  File \"<frozen runpy>\", line 88, in _run_code
+  File \"/usr/lib/python3.11/json/decoder.py\", line 353, in raw_decode
+    obj, end = self.scan_once(s, idx)
+json.decoder.JSONDecodeError: Expecting property name: line 1 column 2 (char 1)
+";
+        let r = reduce(
+            "python3 -c 'import json; json.loads(\"{bad\")'",
+            raw.as_bytes(),
+            &Options::default(),
+        );
+        assert!(r.text.contains("File \"<string>\", line 1"), "{}", r.text);
+        assert!(!r.text.contains("<frozen runpy>"), "{}", r.text);
     }
 
     #[test]
