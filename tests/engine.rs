@@ -600,3 +600,74 @@ async fn a_pager_set_back_on_is_named_with_the_way_out() {
     let verdict = engine.wait(&pane, spec(10_000)).await.unwrap();
     assert!(verdict.complete, "{verdict:?}");
 }
+
+#[tokio::test]
+async fn a_shell_builtin_waiting_for_input_is_not_done() {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let pane = shell(&engine, "read-builtin").await;
+
+    // `read` runs inside the shell itself: the shell is in the foreground and reading
+    // its terminal, exactly as at its prompt, but the command has not ended.
+    let out = run(&engine, &pane, "read -p 'name? ' who", spec(10_000)).await;
+    assert!(!out.verdict.complete, "{:?}", out.verdict);
+    assert_eq!(out.verdict.layer, Layer::Nested, "{:?}", out.verdict);
+    let hint = out.verdict.hint.unwrap_or_default();
+    assert!(hint.contains("answer it with send"), "{hint}");
+
+    // The answer ends `read`: the shell's mark for it is the answer's verdict.
+    let out = run(&engine, &pane, "alice", spec(10_000)).await;
+    assert_eq!(
+        (
+            out.verdict.complete,
+            out.verdict.layer,
+            out.verdict.exit_status
+        ),
+        (true, Layer::Exit, Some(0)),
+        "{:?}",
+        out.verdict
+    );
+    let out = run(&engine, &pane, "echo hello $who", spec(10_000)).await;
+    assert_eq!(out.output.text.trim(), "hello alice");
+}
+
+#[tokio::test]
+async fn input_that_ends_a_running_program_reports_its_exit_status() {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let pane = shell(&engine, "repl-exit").await;
+
+    let out = run(
+        &engine,
+        &pane,
+        "python3 -q",
+        WaitSpec {
+            until: Some(Until::new(">>> ", false).unwrap()),
+            ..spec(10_000)
+        },
+    )
+    .await;
+    assert_eq!(out.verdict.layer, Layer::Until, "{:?}", out.verdict);
+
+    // `exit(3)` goes to Python, not to the shell: when Python ends, the shell's mark
+    // for `python3 -q` is this input's answer, with Python's status.
+    let out = run(&engine, &pane, "exit(3)", spec(10_000)).await;
+    assert_eq!(
+        (
+            out.verdict.complete,
+            out.verdict.layer,
+            out.verdict.exit_status
+        ),
+        (true, Layer::Exit, Some(3)),
+        "{:?}",
+        out.verdict
+    );
+    // And the shell's next command is a command of its own again.
+    let out = run(&engine, &pane, "echo $((40+2))", spec(10_000)).await;
+    assert_eq!(
+        (out.verdict.layer, out.output.text.trim()),
+        (Layer::Exit, "42")
+    );
+}

@@ -166,6 +166,9 @@ pub struct Started {
     pub enter_offset: u64,
     /// When Enter was pressed.
     pub at: Instant,
+    /// The text went to a command the shell was still running (an answer to its
+    /// question, `exit()` to its REPL), not to the shell.
+    pub continues: bool,
 }
 
 /// The text appended to a command for the mark layer: `; printf …` printing
@@ -185,6 +188,10 @@ fn mark_regex(nonce: &str) -> Regex {
 
 /// How long the output must stay still after the shell is seen back.
 const QUIESCENCE_GRACE: Duration = Duration::from_millis(50);
+
+/// How long the output must stay still before a `D` after typed input is taken as the
+/// running command's end (see [`Started::continues`]).
+const ANSWER_GRACE: Duration = Duration::from_millis(150);
 
 /// Shells: in the foreground and waiting, the command they ran is over.
 const SHELLS: &[&str] = &[
@@ -280,6 +287,8 @@ pub async fn wait(
     let mut scanned_to: u64 = 0; // for until/mark: bytes already searched
     let mut next_foreground_check: Option<Instant> = None;
     let mut check_backoff = spec.quiet;
+    let mut next_answer_check = started.at;
+    let mut answer_backoff = Duration::from_millis(5);
     loop {
         changes.borrow_and_update();
         let now = Instant::now();
@@ -294,7 +303,7 @@ pub async fn wait(
             };
 
         // Snapshot what the ladder needs.
-        let (exit, output_start, end, last_output, pending) = {
+        let (exit, output_start, end, last_output, pending, announced, answered) = {
             let mut data = runtime.lock();
             let end = data.journal.len();
             let after: Vec<_> = data
@@ -349,11 +358,63 @@ pub async fn wait(
             } else {
                 None
             };
-            (exit, output_start, end, data.last_output, pending)
+            // The shell said the command started and has not said it ended.
+            let announced = start_mark.is_some();
+            // Text typed into a running command: the shell's next `D` with no `C` of
+            // its own before it is that command ending.
+            let answered = match (started.continues, start_mark, exit.is_some()) {
+                (true, None, false) => finished(0),
+                _ => None,
+            };
+            (
+                exit,
+                output_start,
+                end,
+                data.last_output,
+                pending,
+                announced,
+                answered,
+            )
         };
 
         if let Some((status, range)) = exit {
             return verdict(true, Layer::Exit, status, None, range);
+        }
+        if let Some(d) = answered {
+            // A `D` that was still on its way when Enter was pressed would look the same,
+            // and then the text went to the shell, which runs it at once: only when
+            // nothing more comes for a moment, no `C` follows and the shell sits reading
+            // its terminal was the text the running command's.
+            if now >= (last_output + ANSWER_GRACE).max(next_answer_check) {
+                let state = tokio::select! {
+                    biased;
+                    _ = changes.changed() => continue,
+                    state = backend.pane_state(pane) => state,
+                };
+                let idle = state.is_ok_and(|s| {
+                    s.at_shell() && s.foreground_pid.and_then(waiting_for_input) != Some(false)
+                });
+                let started_again = runtime
+                    .lock()
+                    .marks
+                    .iter()
+                    .any(|m| m.offset > d.offset && m.mark == PromptMark::CommandStart);
+                if idle && !started_again {
+                    let status = match d.mark {
+                        PromptMark::CommandFinished { exit_status } => exit_status,
+                        _ => None,
+                    };
+                    return verdict(
+                        true,
+                        Layer::Exit,
+                        status,
+                        None,
+                        output_start.min(d.offset)..d.offset,
+                    );
+                }
+                next_answer_check = Instant::now() + answer_backoff;
+                answer_backoff = (answer_backoff * 2).min(spec.quiet);
+            }
         }
         if let Some((_, bytes)) = &pending {
             let text = plain_text(bytes);
@@ -418,7 +479,21 @@ pub async fn wait(
                 // wrapper `sh` running its own builtins is not "back".
                 let shell_back = foreground_is_shell(&state)
                     && state.foreground_pid.and_then(waiting_for_input) != Some(false);
-                if shell_back {
+                if shell_back && announced && state.at_shell() {
+                    // The pane's own shell announced this command and has not reported
+                    // its end: it is running a builtin of its own (`read`, a loop of
+                    // builtins), not waiting at its prompt.
+                    if state.foreground_pid.and_then(waiting_for_input) == Some(true)
+                        && spec.until.is_none()
+                        && spec.mark.is_none()
+                    {
+                        let hint =
+                            "the shell is waiting for input inside the command (a `read` or a \
+                                    question): answer it with send, or send the key C-c to stop it"
+                                .to_string();
+                        return verdict(false, Layer::Nested, None, Some(hint), output_start..end);
+                    }
+                } else if shell_back {
                     // With shell integration the D mark is the answer; allow it a moment.
                     if !has_integration || now >= quiet_at + spec.quiet * 2 {
                         // The shell may have printed its last output a moment ago and
@@ -480,6 +555,9 @@ pub async fn wait(
         }
 
         let mut wake = deadline;
+        if answered.is_some() {
+            wake = wake.min((last_output + ANSWER_GRACE).max(next_answer_check));
+        }
         if now < quiet_at {
             wake = wake.min(quiet_at);
         } else if let Some(t) = next_foreground_check {

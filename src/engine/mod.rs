@@ -790,12 +790,13 @@ impl Engine {
                 )
                 .await;
             }
-            let offset = runtime.record_command(&text);
+            let (offset, continues) = runtime.record_command(&text);
             let at = Instant::now();
             self.backend.send_keys(pane, &[Key::ENTER]).await?;
             started = Some(Started {
                 enter_offset: offset,
                 at,
+                continues,
             });
             // Bookkeeping after Enter, so it never delays the keystroke.
             if let Some(session) = self.session_record(pane)? {
@@ -847,10 +848,11 @@ impl Engine {
         let runtime = self.runtimes.get(pane);
         let started = {
             let data = runtime.lock();
-            let offset = data.commands.last().map(|c| c.offset).unwrap_or(0);
+            let last = data.commands.last();
             Started {
-                enter_offset: offset,
+                enter_offset: last.map_or(0, |c| c.offset),
                 at: Instant::now(),
+                continues: last.is_some_and(|c| c.continues),
             }
         };
         Ok(completion::wait(&runtime, self.backend.as_ref(), pane, &started, &spec).await)

@@ -32,6 +32,9 @@ pub struct CommandAt {
     pub offset: u64,
     /// The command text.
     pub text: String,
+    /// Typed while the shell was still running its previous command (it announced the
+    /// start and not yet the end): input for that command, not a new one.
+    pub continues: bool,
 }
 
 /// Mutable state of one pane.
@@ -53,6 +56,22 @@ pub struct PaneData {
     pub gaps: Vec<u64>,
     /// Read cursors per caller.
     pub cursors: HashMap<String, u64>,
+}
+
+impl PaneData {
+    /// Whether the shell announced a command's start (`C`) and not yet its end (`D`).
+    pub fn command_running(&self) -> bool {
+        self.marks
+            .iter()
+            .rev()
+            .find(|m| {
+                matches!(
+                    m.mark,
+                    PromptMark::CommandStart | PromptMark::CommandFinished { .. }
+                )
+            })
+            .is_some_and(|m| m.mark == PromptMark::CommandStart)
+    }
 }
 
 /// A pane's state plus the channel waiters sleep on.
@@ -108,17 +127,21 @@ impl PaneRuntime {
     }
 
     /// Records a command cohort is about to run (call right before pressing Enter).
-    pub fn record_command(&self, text: &str) -> u64 {
+    /// Records text about to be entered; returns its journal offset and whether it
+    /// continues a running command (see [`CommandAt::continues`]).
+    pub fn record_command(&self, text: &str) -> (u64, bool) {
         let mut data = self.lock();
         let offset = data.journal.len();
+        let continues = data.command_running();
         data.commands.push(CommandAt {
             offset,
             text: text.to_string(),
+            continues,
         });
         if data.commands.len() > 1024 {
             data.commands.drain(..512);
         }
-        offset
+        (offset, continues)
     }
 }
 
