@@ -587,3 +587,22 @@ async fn argument_decoding_never_breaks_the_server() {
     // Still answering.
     h.ok("list", json!({})).await;
 }
+
+#[tokio::test]
+async fn a_misspelled_argument_is_named_not_ignored() {
+    let h = harness(&Toolset::ALL).await;
+    // `text` where broadcast takes `message`: refused with both names, so the caller
+    // is not left wondering why nothing was sent.
+    let e = h.error("broadcast", json!({"text": "hello"})).await;
+    assert!(
+        e.contains("unknown field `text`") && e.contains("message"),
+        "{e}"
+    );
+    let e = h
+        .error(
+            "create_layout",
+            json!({"name": "w", "panes": [{"nmae": "a"}]}),
+        )
+        .await;
+    assert!(e.contains("unknown field `nmae`"), "{e}");
+}

@@ -104,6 +104,7 @@ pub struct OpenOptions {
 
 /// One pane of a layout.
 #[derive(Clone, Debug, Default, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct LayoutPane {
     /// Session name (default: the layout's name and the pane's number).
     #[serde(default)]

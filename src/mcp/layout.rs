@@ -14,6 +14,7 @@ use crate::engine::{LayoutPane, OpenOptions};
 
 /// `create_layout` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct CreateLayoutArgs {
     /// Window name (also the prefix of unnamed sessions: "web-1", "web-2"…).
     pub name: String,
@@ -48,6 +49,7 @@ pub struct CreateLayoutResult {
 
 /// `split` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct SplitArgs {
     /// The session whose pane is split (name, persistent id, agent name or pane id).
     pub target: String,
@@ -75,6 +77,7 @@ pub struct SplitArgs {
 
 /// `set_appearance` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct AppearanceArgs {
     /// Session name, persistent id, agent name or pane id.
     pub target: String,

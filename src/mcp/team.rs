@@ -19,6 +19,7 @@ use crate::engine::SendOptions;
 
 /// `register_agent` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RegisterAgentArgs {
     /// Agent name (unique).
     pub name: String,
@@ -34,6 +35,7 @@ pub struct RegisterAgentArgs {
 
 /// A name-only argument.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct NameArgs {
     /// The name.
     pub name: String,
@@ -41,6 +43,7 @@ pub struct NameArgs {
 
 /// `create_team` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct CreateTeamArgs {
     /// Team name (unique).
     pub name: String,
@@ -51,6 +54,7 @@ pub struct CreateTeamArgs {
 
 /// `assign_team` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct AssignTeamArgs {
     /// Agent name.
     pub agent: String,
@@ -84,6 +88,7 @@ pub struct Ack {
 
 /// `write_many` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct WriteManyArgs {
     /// Sessions, agents or teams (a team means all its agents, sub-teams included). A session named twice is written once.
     pub targets: Vec<String>,
@@ -126,6 +131,7 @@ pub struct ManyResult {
 
 /// `read_many` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ReadManyArgs {
     /// Sessions, agents or teams.
     pub targets: Vec<String>,
@@ -142,6 +148,7 @@ pub struct ReadManyArgs {
 
 /// `broadcast` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct BroadcastArgs {
     /// Message for every registered agent that gets nothing closer.
     #[serde(default)]
@@ -162,6 +169,7 @@ pub struct BroadcastArgs {
 
 /// `lock`/`unlock` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct LockArgs {
     /// Session name, persistent id, agent name or pane id.
     pub target: String,
@@ -185,6 +193,7 @@ pub struct LockResult {
 
 /// `request_access` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RequestAccessArgs {
     /// The locked session.
     pub target: String,
@@ -197,6 +206,7 @@ pub struct RequestAccessArgs {
 
 /// `tag` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct TagArgs {
     /// Session name, persistent id, agent name or pane id.
     pub target: String,

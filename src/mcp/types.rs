@@ -50,6 +50,7 @@ pub struct ListResult {
 
 /// `open` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct OpenArgs {
     /// Unique session name, e.g. "build" or "api-server".
     pub name: String,
@@ -78,6 +79,7 @@ pub struct OpenResult {
 
 /// A target-only argument.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct TargetArgs {
     /// Session name, persistent id, agent name or pane id.
     pub target: String,
@@ -85,6 +87,7 @@ pub struct TargetArgs {
 
 /// `send` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct SendArgs {
     /// Session name, persistent id, agent name or pane id.
     pub target: String,
@@ -106,6 +109,7 @@ pub struct SendArgs {
 
 /// `run` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct RunArgs {
     /// Session name, persistent id, agent name or pane id.
     pub target: String,
@@ -167,6 +171,7 @@ pub struct RunResult {
 
 /// `read` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct ReadArgs {
     /// Session name, persistent id, agent name or pane id.
     pub target: String,
@@ -202,6 +207,7 @@ pub(crate) fn yes() -> bool {
 
 /// `key` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct KeyArgs {
     /// Session name, persistent id, agent name or pane id.
     pub target: String,
@@ -216,6 +222,7 @@ pub struct KeyArgs {
 
 /// `status` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct StatusArgs {
     /// A session to report on (name, persistent id, agent name or pane id); omit for the server.
     #[serde(default)]
