@@ -63,6 +63,8 @@ impl CohortServer {
             None => engine.wait_shell_up(&pane.id).await,
             Some(_) => None,
         };
+        // What runs in it now that the shell is up.
+        let pane = engine.resolve(pane.id.as_str()).await.unwrap_or(pane);
         let attach = attach_text(engine, &pane.id);
         Ok(Json(OpenResult {
             session: SessionSummary::from(&pane),

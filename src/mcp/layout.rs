@@ -1,5 +1,6 @@
 //! The *layout* toolset: create_layout, split, focus, set_appearance.
 
+use futures_util::future::join_all;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router, Json};
 use schemars::JsonSchema;
@@ -45,6 +46,9 @@ pub struct CreateLayoutResult {
     pub sessions: Vec<SessionSummary>,
     /// How a human watches the window.
     pub attach: String,
+    /// Sessions whose shell was not ready (no prompt yet), and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notices: Vec<String>,
 }
 
 /// `split` arguments.
@@ -140,13 +144,30 @@ impl CohortServer {
             .create_layout(&args.name, &tree, &args.panes)
             .await
             .map_err(err)?;
+        // Every new shell gets to its first prompt before anyone types into it.
+        let shells = panes
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| args.panes.get(*i).is_none_or(|p| p.command.is_none()))
+            .map(|(_, pane)| async move {
+                let notice = engine.wait_shell_up(&pane.id).await?;
+                Some(format!("{}: {notice}", SessionSummary::from(pane).name))
+            });
+        let notices: Vec<String> = join_all(shells).await.into_iter().flatten().collect();
+        // What runs in each pane now that the shells are up.
+        let now = engine.list().await.unwrap_or_default();
+        let sessions = panes
+            .iter()
+            .map(|p| SessionSummary::from(now.iter().find(|n| n.id == p.id).unwrap_or(p)))
+            .collect();
         let attach = panes
             .first()
             .map(|p| attach_text(engine, &p.id))
             .unwrap_or_default();
         Ok(Json(CreateLayoutResult {
-            sessions: panes.iter().map(SessionSummary::from).collect(),
+            sessions,
             attach,
+            notices,
         }))
     }
 
@@ -201,6 +222,7 @@ impl CohortServer {
             None => engine.wait_shell_up(&pane.id).await,
             Some(_) => None,
         };
+        let pane = engine.resolve(pane.id.as_str()).await.unwrap_or(pane);
         Ok(Json(OpenResult {
             attach: attach_text(engine, &pane.id),
             session: SessionSummary::from(&pane),
