@@ -613,3 +613,53 @@ async fn a_misspelled_argument_is_named_not_ignored() {
         .await;
     assert!(e.contains("unknown field `nmae`"), "{e}");
 }
+
+#[tokio::test]
+async fn read_waits_for_what_send_started_and_for_a_run_that_timed_out() {
+    let h = harness(&Toolset::ALL).await;
+    h.ok("open", json!({"name": "later"})).await;
+
+    // send starts something long; read with wait is how to learn it ended.
+    h.ok(
+        "send",
+        json!({"target": "later", "text": "sleep 0.5; echo done-$((6*7)); false"}),
+    )
+    .await;
+    let out = h
+        .ok(
+            "read",
+            json!({"target": "later", "wait": true, "timeout_ms": 10000}),
+        )
+        .await;
+    assert_eq!(out["verdict"]["complete"], true, "{out}");
+    assert_eq!(out["verdict"]["layer"], "exit");
+    assert_eq!(out["verdict"]["exit_status"], 1);
+    assert!(out["output"].as_str().unwrap().contains("done-42"), "{out}");
+
+    // run gives up at its timeout; read with wait picks the same command up.
+    let out = h
+        .ok(
+            "run",
+            json!({"target": "later", "command": "sleep 1; echo finally", "timeout_ms": 100}),
+        )
+        .await;
+    assert_eq!(out["verdict"]["layer"], "timeout");
+    let out = h
+        .ok(
+            "read",
+            json!({"target": "later", "wait": true, "until": "finally"}),
+        )
+        .await;
+    assert_eq!(out["verdict"]["complete"], true, "{out}");
+    assert!(out["output"].as_str().unwrap().contains("finally"), "{out}");
+    assert!(out["meta"].as_str().unwrap().contains("complete"), "{out}");
+
+    // Waiting settings without wait are a mistake worth naming.
+    let e = h
+        .error("read", json!({"target": "later", "until": "x"}))
+        .await;
+    assert!(e.contains("wait: true"), "{e}");
+    // Without wait, read answers at once and carries no verdict.
+    let out = h.ok("read", json!({"target": "later"})).await;
+    assert!(out.get("verdict").is_none(), "{out}");
+}

@@ -13,7 +13,7 @@ use super::types::*;
 use super::CohortServer;
 use crate::engine::completion::{Until, WaitSpec};
 use crate::engine::read::{ReadOptions, ReadWhat};
-use crate::engine::{OpenOptions, SendOptions};
+use crate::engine::{append_verdict, OpenOptions, SendOptions};
 
 #[tool_router(router = core_router, vis = "pub(crate)")]
 impl CohortServer {
@@ -146,21 +146,12 @@ impl CohortServer {
     ) -> Result<Json<RunResult>, String> {
         let engine = self.engine().await?;
         let pane = engine.resolve(&args.target).await.map_err(err)?;
-        let until = args
-            .until
-            .as_deref()
-            .map(|u| Until::new(u, args.regex))
-            .transpose()?;
-        let mut spec = WaitSpec {
-            until,
-            ..WaitSpec::default()
-        };
-        if let Some(ms) = args.timeout_ms {
-            spec.timeout = std::time::Duration::from_millis(ms.clamp(1, 24 * 3600 * 1000));
-        }
-        if let Some(ms) = args.quiet_ms {
-            spec.quiet = std::time::Duration::from_millis(ms.clamp(10, 600_000));
-        }
+        let spec = wait_spec(
+            args.until.as_deref(),
+            args.regex,
+            args.timeout_ms,
+            args.quiet_ms,
+        )?;
         let send = SendOptions {
             enter: true,
             raw: false,
@@ -176,18 +167,12 @@ impl CohortServer {
             session: name_of(&pane),
             output: out.output.text,
             meta: out.output.meta,
-            verdict: VerdictOut {
-                complete: out.verdict.complete,
-                layer: out.verdict.layer.as_str().to_string(),
-                exit_status: out.verdict.exit_status,
-                elapsed_ms: out.verdict.elapsed.as_millis() as u64,
-                hint: out.verdict.hint,
-            },
+            verdict: VerdictOut::from(&out.verdict),
         }))
     }
 
     #[tool(
-        description = "Read a session's output: by default what is new since your last read (reduced, with a meta line saying what was hidden and the lines= read that returns it); mode \"screen\" for what a human sees now (full-screen programs), \"tail\", \"lines\" (e.g. lines: \"21-1180\") or \"all\".",
+        description = "Read a session's output: by default what is new since your last read (reduced, with a meta line saying what was hidden and the lines= read that returns it); mode \"screen\" for what a human sees now (full-screen programs), \"tail\", \"lines\" (e.g. lines: \"21-1180\") or \"all\". With wait: true it first waits until the command last typed is done (after a run that timed out, or a send that started something long), with the same verdict as run.",
         annotations(
             title = "Read output",
             read_only_hint = true,
@@ -198,10 +183,30 @@ impl CohortServer {
     async fn read(
         &self,
         Parameters(args): Parameters<ReadArgs>,
+        ctx: RequestContext<RoleServer>,
     ) -> Result<Json<ReadResult>, String> {
         let engine = self.engine().await?;
         let pane = engine.resolve(&args.target).await.map_err(err)?;
         let mode = args.mode.as_deref().unwrap_or("new");
+        let asked_to_wait =
+            args.until.is_some() || args.timeout_ms.is_some() || args.quiet_ms.is_some();
+        if asked_to_wait && !args.wait {
+            return Err("until, timeout_ms and quiet_ms apply to waiting: add wait: true".into());
+        }
+        let verdict = if args.wait {
+            let spec = wait_spec(
+                args.until.as_deref(),
+                args.regex,
+                args.timeout_ms,
+                args.quiet_ms,
+            )?;
+            let verdict = with_progress(engine.wait(&pane.id, spec), &ctx)
+                .await?
+                .map_err(err)?;
+            Some(verdict)
+        } else {
+            None
+        };
         let what = match mode {
             "screen" => {
                 let screen = engine.screen(&pane.id).await.map_err(err)?;
@@ -221,10 +226,16 @@ impl CohortServer {
                         ""
                     }
                 );
+                let mut meta = meta;
+                if let Some(v) = &verdict {
+                    meta.pop();
+                    meta.push_str(&format!("; {}]", v.describe()));
+                }
                 return Ok(Json(ReadResult {
                     session: name_of(&pane),
                     output: rows.join("\n"),
                     meta,
+                    verdict: verdict.as_ref().map(VerdictOut::from),
                 }));
             }
             "new" => ReadWhat::New,
@@ -237,7 +248,7 @@ impl CohortServer {
             ))
             }
         };
-        let out = engine.read(
+        let mut out = engine.read(
             &pane.id,
             &ReadOptions {
                 what,
@@ -246,10 +257,14 @@ impl CohortServer {
                 max_lines: None,
             },
         );
+        if let Some(v) = &verdict {
+            append_verdict(&mut out, v);
+        }
         Ok(Json(ReadResult {
             session: name_of(&pane),
             output: out.text,
             meta: out.meta,
+            verdict: verdict.as_ref().map(VerdictOut::from),
         }))
     }
 
@@ -334,6 +349,26 @@ impl CohortServer {
 /// Runs `work`, sending a progress notification every second while it waits (when
 /// the client asked for progress), and giving up promptly when the client cancels.
 /// Cancelling leaves the session as it was: the command keeps running.
+/// The ladder's settings from a tool's arguments.
+fn wait_spec(
+    until: Option<&str>,
+    regex: bool,
+    timeout_ms: Option<u64>,
+    quiet_ms: Option<u64>,
+) -> Result<WaitSpec, String> {
+    let mut spec = WaitSpec {
+        until: until.map(|u| Until::new(u, regex)).transpose()?,
+        ..WaitSpec::default()
+    };
+    if let Some(ms) = timeout_ms {
+        spec.timeout = Duration::from_millis(ms.clamp(1, 24 * 3600 * 1000));
+    }
+    if let Some(ms) = quiet_ms {
+        spec.quiet = Duration::from_millis(ms.clamp(10, 600_000));
+    }
+    Ok(spec)
+}
+
 pub(crate) async fn with_progress<T>(
     work: impl std::future::Future<Output = T>,
     ctx: &RequestContext<RoleServer>,

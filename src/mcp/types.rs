@@ -156,6 +156,18 @@ pub struct VerdictOut {
     pub hint: Option<String>,
 }
 
+impl From<&crate::engine::completion::Verdict> for VerdictOut {
+    fn from(v: &crate::engine::completion::Verdict) -> Self {
+        VerdictOut {
+            complete: v.complete,
+            layer: v.layer.as_str().to_string(),
+            exit_status: v.exit_status,
+            elapsed_ms: v.elapsed.as_millis() as u64,
+            hint: v.hint.clone(),
+        }
+    }
+}
+
 /// `run` result.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct RunResult {
@@ -188,6 +200,24 @@ pub struct ReadArgs {
     /// Return the output unreduced (escape payloads are still removed).
     #[serde(default)]
     pub raw: bool,
+    /// First wait until the command last typed (by run or send) is done, on the same
+    /// ladder as run: after a run that timed out, or a send that started something long.
+    #[serde(default)]
+    pub wait: bool,
+    /// With wait: give up after this many milliseconds (default 30000); the command keeps
+    /// running.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// With wait: done when this text appears in the output after the command's echo.
+    #[serde(default)]
+    pub until: Option<String>,
+    /// With wait: treat `until` as a regular expression.
+    #[serde(default)]
+    pub regex: bool,
+    /// With wait: milliseconds without output before checking whether the shell is back
+    /// (default 500).
+    #[serde(default)]
+    pub quiet_ms: Option<u64>,
 }
 
 /// `read` result.
@@ -199,6 +229,9 @@ pub struct ReadResult {
     pub output: String,
     /// What was read, shown vs raw, what was hidden and how to get it.
     pub meta: String,
+    /// With wait: whether the command is done, and who decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<VerdictOut>,
 }
 
 pub(crate) fn yes() -> bool {
