@@ -113,6 +113,11 @@ async def main(binary):
             check("send reaches the shell", await c.screen_shows("conf", "sent-text"))
             read = await c.call("read", {"target": "conf"})
             check("read returns new output with a meta line", "sent-text" in read["output"] and read["meta"].startswith("["), read)
+            await c.call("send", {"target": "conf", "text": "sleep 0.3; echo waited-for"})
+            waited = await c.call("read", {"target": "conf", "wait": True, "timeout_ms": 10000})
+            check("read with wait returns the verdict of what send started",
+                  waited["verdict"]["complete"] and waited["verdict"]["exit_status"] == 0
+                  and "waited-for" in waited["output"], waited)
             await c.call("run", {"target": "conf", "command": "sleep 30", "timeout_ms": 300})
             await c.call("key", {"target": "conf", "keys": ["C-c"]})
             status = await c.call("status", {"target": "conf"})
