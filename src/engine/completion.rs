@@ -433,10 +433,10 @@ pub async fn wait(
         }
         if now >= deadline {
             let hint = Some(match (&spec.until, &spec.mark) {
-                (Some(_), _) => "the pattern did not appear; read the output, or wait again with a longer timeout".to_string(),
-                (_, Some(_)) => "the sentinel did not come back; the command may still be running: wait again or read".to_string(),
+                (Some(_), _) => "the pattern did not appear: read the output, or wait again (read with wait: true and a longer timeout_ms)".to_string(),
+                (_, Some(_)) => "the sentinel did not come back; the command may still be running: wait again (read with wait: true) or read".to_string(),
                 _ if shell_still_starting(runtime, backend, pane).await => STILL_STARTING.to_string(),
-                _ => "still running: wait again with a longer timeout, or read what it printed so far".to_string(),
+                _ => "still running: wait again (read with wait: true and a longer timeout_ms), or read what it printed so far".to_string(),
             });
             return verdict(false, Layer::Timeout, None, hint, output_start..end);
         }
@@ -580,7 +580,7 @@ pub async fn wait(
 /// The timeout hint when the pane's shell never showed a prompt.
 const STILL_STARTING: &str = "the shell has not shown its first prompt yet: its startup files \
      (~/.bashrc, ~/.zshrc, ...) are still running, and what was typed runs when they finish; \
-     wait again, or read the screen to see what the shell is doing";
+     wait again (read with wait: true), or read the screen to see what the shell is doing";
 
 /// True when the pane's shell is in the foreground but has never shown a prompt:
 /// its startup files are still running (a slow `~/.bashrc`), so a command typed
