@@ -296,6 +296,60 @@ async fn ladder_nested(ctx: Ctx) {
 }
 parity!(ladder_nested_, ladder_nested);
 
+async fn ladder_input_to_a_running_command(ctx: Ctx) {
+    let pane = ctx.shell("answers").await;
+    // The shell's own `read` waits for input: nested, never done.
+    let out = ctx.run(&pane, "read -p 'name? ' who", spec(10_000)).await;
+    assert_eq!(
+        decided(&out),
+        (false, Layer::Nested, None),
+        "{:?}",
+        out.verdict
+    );
+    // The answer ends it, with read's status.
+    let out = ctx.run(&pane, "alice", spec(10_000)).await;
+    assert_eq!(
+        decided(&out),
+        (true, Layer::Exit, Some(0)),
+        "{:?}",
+        out.verdict
+    );
+    // exit(3) to a REPL ends it, with the REPL's status.
+    let out = ctx.run(&pane, "python3 -q", until(">>> ", 10_000)).await;
+    assert_eq!(out.verdict.layer, Layer::Until, "{:?}", out.verdict);
+    let out = ctx.run(&pane, "exit(3)", spec(10_000)).await;
+    assert_eq!(
+        decided(&out),
+        (true, Layer::Exit, Some(3)),
+        "{:?}",
+        out.verdict
+    );
+    let out = ctx.run(&pane, "echo $who", spec(10_000)).await;
+    assert_eq!(out.output.text.trim(), "alice");
+}
+parity!(
+    ladder_input_to_a_running_command_,
+    ladder_input_to_a_running_command
+);
+
+async fn ladder_pager(ctx: Ctx) {
+    let pane = ctx.shell("pager").await;
+    // Sessions open with pagers off...
+    let out = ctx.run(&pane, "echo $PAGER", spec(10_000)).await;
+    assert_eq!(out.output.text.trim(), "cat");
+    // ...and a pager run anyway is named, never taken for the shell.
+    let out = ctx.run(&pane, "seq 1 500 | less", spec(10_000)).await;
+    assert_eq!(
+        decided(&out),
+        (false, Layer::Nested, None),
+        "{:?}",
+        out.verdict
+    );
+    let hint = out.verdict.hint.as_deref().unwrap_or_default();
+    assert!(hint.contains("`less`, a pager"), "{hint}");
+}
+parity!(ladder_pager_, ladder_pager);
+
 async fn ladder_quiescence(ctx: Ctx) {
     // A shell without cohort's integration: only the quiescence layer can decide.
     let pane = ctx

@@ -169,6 +169,8 @@ pub struct Started {
     /// The text went to a command the shell was still running (an answer to its
     /// question, `exit()` to its REPL), not to the shell.
     pub continues: bool,
+    /// The foreground process group that read the line (the shell at its prompt).
+    pub typed_into: Option<u32>,
 }
 
 /// The text appended to a command for the mark layer: `; printf …` printing
@@ -392,7 +394,8 @@ pub async fn wait(
                     state = backend.pane_state(pane) => state,
                 };
                 let idle = state.is_ok_and(|s| {
-                    s.at_shell() && s.foreground_pid.and_then(waiting_for_input) != Some(false)
+                    foreground_is_shell(&s)
+                        && s.foreground_pid.and_then(waiting_for_input) != Some(false)
                 });
                 let started_again = runtime
                     .lock()
@@ -479,10 +482,13 @@ pub async fn wait(
                 // wrapper `sh` running its own builtins is not "back".
                 let shell_back = foreground_is_shell(&state)
                     && state.foreground_pid.and_then(waiting_for_input) != Some(false);
-                if shell_back && announced && state.at_shell() {
-                    // The pane's own shell announced this command and has not reported
-                    // its end: it is running a builtin of its own (`read`, a loop of
-                    // builtins), not waiting at its prompt.
+                let same_group =
+                    state.foreground_pid.is_some() && state.foreground_pid == started.typed_into;
+                if shell_back && announced && same_group {
+                    // The shell that read the command line announced it and has not
+                    // reported its end, and nothing took the terminal from it: it runs
+                    // a builtin of its own (`read`, a loop of builtins), and is not at
+                    // its prompt. (A nested shell runs in a process group of its own.)
                     if state.foreground_pid.and_then(waiting_for_input) == Some(true)
                         && spec.until.is_none()
                         && spec.mark.is_none()

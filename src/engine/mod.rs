@@ -791,13 +791,14 @@ impl Engine {
                 )
                 .await;
             }
-            let (offset, continues) = runtime.record_command(&text);
+            let (offset, continues) = runtime.record_command(&text, state.foreground_pid);
             let at = Instant::now();
             self.backend.send_keys(pane, &[Key::ENTER]).await?;
             started = Some(Started {
                 enter_offset: offset,
                 at,
                 continues,
+                typed_into: state.foreground_pid,
             });
             // Bookkeeping after Enter, so it never delays the keystroke.
             if let Some(session) = self.session_record(pane)? {
@@ -854,6 +855,7 @@ impl Engine {
                 enter_offset: last.map_or(0, |c| c.offset),
                 at: Instant::now(),
                 continues: last.is_some_and(|c| c.continues),
+                typed_into: last.and_then(|c| c.typed_into),
             }
         };
         Ok(completion::wait(&runtime, self.backend.as_ref(), pane, &started, &spec).await)

@@ -35,6 +35,9 @@ pub struct CommandAt {
     /// Typed while the shell was still running its previous command (it announced the
     /// start and not yet the end): input for that command, not a new one.
     pub continues: bool,
+    /// The terminal's foreground process group when Enter was pressed: what read the
+    /// line (the shell, at its prompt).
+    pub typed_into: Option<u32>,
 }
 
 /// Mutable state of one pane.
@@ -127,9 +130,10 @@ impl PaneRuntime {
     }
 
     /// Records a command cohort is about to run (call right before pressing Enter).
-    /// Records text about to be entered; returns its journal offset and whether it
-    /// continues a running command (see [`CommandAt::continues`]).
-    pub fn record_command(&self, text: &str) -> (u64, bool) {
+    /// Records text about to be entered into `typed_into` (the foreground process
+    /// group); returns its journal offset and whether it continues a running command
+    /// (see [`CommandAt::continues`]).
+    pub fn record_command(&self, text: &str, typed_into: Option<u32>) -> (u64, bool) {
         let mut data = self.lock();
         let offset = data.journal.len();
         let continues = data.command_running();
@@ -137,6 +141,7 @@ impl PaneRuntime {
             offset,
             text: text.to_string(),
             continues,
+            typed_into,
         });
         if data.commands.len() > 1024 {
             data.commands.drain(..512);
