@@ -48,5 +48,5 @@ pub use error::{BackendError, Result};
 pub use event::{BackendEvent, EventHub, EventStream, PromptMark};
 pub use keys::{Key, KeyCode};
 pub use layout::{LayoutNode, Rect};
-pub use process::{group_member_waiting, waiting_for_input};
+pub use process::{group_members_waiting, waiting_for_input};
 pub use types::*;

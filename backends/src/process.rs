@@ -77,14 +77,17 @@ pub fn waiting_for_input(pid: u32) -> Option<bool> {
     )
 }
 
-/// A process of foreground group `pgid` other than its leader that is waiting for
-/// terminal input, with its name: the pager `git log` started, the editor a script
-/// opened. `None` when none is, or where the platform cannot tell.
-pub fn group_member_waiting(pgid: u32) -> Option<(u32, String)> {
+/// The processes of foreground group `pgid`, other than its leader, that are waiting
+/// for terminal input, with their names: the pager `git log` started, the editor a
+/// script opened. Empty when none is, or where the platform cannot tell.
+pub fn group_members_waiting(pgid: u32) -> Vec<(u32, String)> {
+    let mut found = Vec::new();
     if !cfg!(target_os = "linux") {
-        return None;
+        return found;
     }
-    let entries = std::fs::read_dir("/proc").ok()?;
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return found;
+    };
     for entry in entries.flatten() {
         let Some(pid) = entry
             .file_name()
@@ -108,8 +111,8 @@ pub fn group_member_waiting(pgid: u32) -> Option<(u32, String)> {
             .nth(2)
             .and_then(|g| g.parse::<u32>().ok());
         if group == Some(pgid) && waiting_for_input(pid) == Some(true) {
-            return Some((pid, process_name(pid).unwrap_or_default()));
+            found.push((pid, process_name(pid).unwrap_or_default()));
         }
     }
-    None
+    found
 }

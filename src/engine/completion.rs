@@ -267,7 +267,7 @@ const INTERACTIVE: &[&str] = &[
     "sftp",
 ];
 
-use cohort_backends::{group_member_waiting, waiting_for_input};
+use cohort_backends::{group_members_waiting, waiting_for_input};
 
 /// Strips escape sequences for matching (`until`, sentinels).
 pub fn plain_text(bytes: &[u8]) -> String {
@@ -290,6 +290,7 @@ pub async fn wait(
     let mut next_foreground_check: Option<Instant> = None;
     let mut check_backoff = spec.quiet;
     let mut next_answer_check = started.at;
+    let mut unknown_checks = 0u32;
     let mut answer_backoff = Duration::from_millis(5);
     loop {
         changes.borrow_and_update();
@@ -521,24 +522,34 @@ pub async fn wait(
                     }
                 } else if spec.until.is_none() && spec.mark.is_none() {
                     let leader = state.foreground_pid.and_then(waiting_for_input);
-                    let (name, waiting) = match leader {
-                        Some(true) => (state.foreground_command.clone(), true),
-                        // The leader may be waiting on (or gone before) a member that
-                        // reads the terminal: the pager `git log` started, the `less`
-                        // at the end of a pipeline.
-                        _ => match state.foreground_pid.and_then(group_member_waiting) {
-                            Some((_, member)) => (member, true),
-                            None => {
-                                let name = state.foreground_command.clone();
-                                let gone = state.foreground_pid.is_some_and(|pid| {
-                                    cohort_backends::process::process_name(pid).is_none()
-                                });
-                                let waiting = !gone
-                                    && leader
-                                        .unwrap_or_else(|| INTERACTIVE.contains(&name.as_str()));
-                                (name, waiting)
-                            }
-                        },
+                    // The leader may be waiting on (or gone before) a member that reads
+                    // the terminal: the pager `git log` started, the `less` at the end of
+                    // a pipeline. Shells among the members are scripts in progress.
+                    let member = match leader {
+                        Some(true) => None,
+                        _ => state.foreground_pid.and_then(|pgid| {
+                            group_members_waiting(pgid)
+                                .into_iter()
+                                .find(|(_, name)| !SHELLS.contains(&name.as_str()))
+                        }),
+                    };
+                    let (name, waiting) = match (leader, member) {
+                        (Some(true), _) => (state.foreground_command.clone(), true),
+                        (_, Some((_, member))) => (member, true),
+                        (Some(false), None) => (state.foreground_command.clone(), false),
+                        (None, None) => {
+                            // Unknown: where the platform cannot tell, judge by name; on
+                            // Linux it is a process caught between states (exiting, its
+                            // /proc entry going): look again before judging.
+                            let name = state.foreground_command.clone();
+                            let gone = state.foreground_pid.is_some_and(|pid| {
+                                cohort_backends::process::process_name(pid).is_none()
+                            });
+                            unknown_checks += 1;
+                            let judge = !cfg!(target_os = "linux") || unknown_checks > 2;
+                            let waiting = !gone && judge && INTERACTIVE.contains(&name.as_str());
+                            (name, waiting)
+                        }
                     };
                     if waiting || state.alternate_screen {
                         let hint = if PAGERS.contains(&name.as_str()) {
