@@ -59,18 +59,9 @@ impl CohortServer {
             })
             .await
             .map_err(err)?;
-        let notice = match args.command {
-            None => engine.wait_shell_up(&pane.id).await,
-            Some(_) => None,
-        };
-        // What runs in it now that the shell is up.
-        let pane = engine.resolve(pane.id.as_str()).await.unwrap_or(pane);
-        let attach = attach_text(engine, &pane.id);
-        Ok(Json(OpenResult {
-            session: SessionSummary::from(&pane),
-            attach,
-            notice,
-        }))
+        Ok(Json(
+            OpenResult::once_up(engine, pane, args.command.is_some()).await,
+        ))
     }
 
     #[tool(

@@ -218,16 +218,9 @@ impl CohortServer {
             )
             .await
             .map_err(err)?;
-        let notice = match args.command {
-            None => engine.wait_shell_up(&pane.id).await,
-            Some(_) => None,
-        };
-        let pane = engine.resolve(pane.id.as_str()).await.unwrap_or(pane);
-        Ok(Json(OpenResult {
-            attach: attach_text(engine, &pane.id),
-            session: SessionSummary::from(&pane),
-            notice,
-        }))
+        Ok(Json(
+            OpenResult::once_up(engine, pane, args.command.is_some()).await,
+        ))
     }
 
     #[tool(

@@ -382,6 +382,29 @@ pub(crate) fn parse_lines(spec: Option<&str>) -> Result<std::ops::Range<u64>, St
     Ok(a - 1..b)
 }
 
+impl OpenResult {
+    /// The answer to `open` and `split`: once a new shell is up (when no command was
+    /// given), the session as it is then, how to attach, and a notice if the shell never
+    /// showed its prompt.
+    pub(crate) async fn once_up(
+        engine: &crate::engine::Engine,
+        pane: PaneInfo,
+        has_command: bool,
+    ) -> OpenResult {
+        let notice = match has_command {
+            false => engine.wait_shell_up(&pane.id).await,
+            true => None,
+        };
+        // What runs in it now that the shell is up.
+        let pane = engine.resolve(pane.id.as_str()).await.unwrap_or(pane);
+        OpenResult {
+            session: SessionSummary::from(&pane),
+            attach: attach_text(engine, &pane.id),
+            notice,
+        }
+    }
+}
+
 /// How a human attaches: the command to run, or what to do when it is not a command.
 pub(crate) fn attach_text(
     engine: &crate::engine::Engine,
