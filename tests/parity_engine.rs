@@ -45,6 +45,19 @@ impl Ctx {
         self.engine.backend()
     }
 
+    /// A session running `command` instead of cohort's shell.
+    async fn open_command(&self, name: &str, command: &str) -> PaneId {
+        self.engine
+            .open(OpenOptions {
+                name: name.into(),
+                command: Some(command.into()),
+                ..Default::default()
+            })
+            .await
+            .unwrap_or_else(|e| panic!("open {command:?} on {:?}: {e}", self.which))
+            .id
+    }
+
     /// A shell session at its first prompt.
     async fn shell(&self, name: &str) -> PaneId {
         let pane = self
@@ -187,16 +200,7 @@ async fn ladder_exit_full_row(ctx: Ctx) {
 parity!(ladder_exit_full_row_, ladder_exit_full_row);
 
 async fn ladder_dead_pane(ctx: Ctx) {
-    let pane = ctx
-        .engine
-        .open(OpenOptions {
-            name: "one-shot".into(),
-            command: Some("sleep 0.5; exit 4".into()),
-            ..Default::default()
-        })
-        .await
-        .expect("open a one-shot command")
-        .id;
+    let pane = ctx.open_command("one-shot", "sleep 0.5; exit 4").await;
     let verdict = ctx.engine.wait(&pane, spec(10_000)).await.unwrap();
     assert_eq!(
         (verdict.complete, verdict.layer, verdict.exit_status),
@@ -353,15 +357,8 @@ parity!(ladder_pager_, ladder_pager);
 async fn ladder_quiescence(ctx: Ctx) {
     // A shell without cohort's integration: only the quiescence layer can decide.
     let pane = ctx
-        .engine
-        .open(OpenOptions {
-            name: "plain".into(),
-            command: Some("exec bash --norc --noprofile -i".into()),
-            ..Default::default()
-        })
-        .await
-        .expect("open a plain shell")
-        .id;
+        .open_command("plain", "exec bash --norc --noprofile -i")
+        .await;
     ctx.engine.wait_reading(&pane, WAIT).await;
     let out = ctx
         .run(&pane, "echo a; sleep 1; echo b", spec(20_000))
