@@ -101,9 +101,16 @@ async def main(connection, rcfile):
         async with iterm2.PromptMonitor(connection, session.session_id, modes=modes) as mon:
             await session.async_send_text("false\r")
             seen = {}
+            # Marks of the command before (the streamer's echo) may still be on their
+            # way: what counts starts with this command's COMMAND_START.
             while iterm2.PromptMonitor.Mode.PROMPT not in seen or iterm2.PromptMonitor.Mode.COMMAND_END not in seen:
                 mode, info = await asyncio.wait_for(mon.async_get(), 5)
-                seen.setdefault(mode, info)
+                if mode == iterm2.PromptMonitor.Mode.COMMAND_START:
+                    if info == "false":
+                        seen[mode] = info
+                    continue
+                if iterm2.PromptMonitor.Mode.COMMAND_START in seen:
+                    seen.setdefault(mode, info)
             check("PromptMonitor COMMAND_START carries the command",
                   seen.get(iterm2.PromptMonitor.Mode.COMMAND_START) == "false",
                   seen.get(iterm2.PromptMonitor.Mode.COMMAND_START))
