@@ -4,7 +4,9 @@
 //! that decided:
 //!
 //! 1. **exit**: the shell's OSC 133 `D;<status>` mark for this command (after its
-//!    `C` mark when the shell announces starts), or the pane's process exiting.
+//!    `C` mark when the shell announces starts); for text typed into a command still
+//!    running (an answer, `exit()` to a REPL), that command's `D`; or the pane's
+//!    process exiting.
 //! 2. **mark**: for nested shells (ssh, `docker exec`), a sentinel cohort appended to
 //!    the command, answered by the remote shell with the exit status. The typed text
 //!    spells the sentinel with `printf` directives, so its echo never matches.
@@ -12,9 +14,10 @@
 //!    echo, so the typed text itself never matches.
 //! 4. **quiescence**: no output for the quiet window *and* the shell is the
 //!    foreground process again.
-//! 5. **nested**: quiet, the foreground is not the shell but a program waiting for
-//!    input (a REPL, ssh, an editor), and nothing else was asked: not complete, with a
-//!    hint to pass `until` or `mark`. Never a false "done".
+//! 5. **nested**: quiet, and something waits for input that will not finish by itself:
+//!    a program in the foreground (a REPL, ssh, an editor, a pager behind a pipeline) or
+//!    the shell's own `read` inside the command; nothing else was asked: not complete,
+//!    with a hint saying how to go on. Never a false "done".
 //! 6. **timeout**: not complete; a verdict, not an error.
 //!
 //! Waiting sleeps on the pane's change channel (output, marks, exits, foreground
