@@ -654,6 +654,24 @@ async fn read_waits_for_what_send_started_and_for_a_run_that_timed_out() {
     assert!(out["output"].as_str().unwrap().contains("finally"), "{out}");
     assert!(out["meta"].as_str().unwrap().contains("complete"), "{out}");
 
+    // The screen, too, carries the verdict with its hint.
+    h.ok("send", json!({"target": "later", "text": "sleep 5"}))
+        .await;
+    let out = h
+        .ok(
+            "read",
+            json!({"target": "later", "mode": "screen", "wait": true, "timeout_ms": 200}),
+        )
+        .await;
+    assert_eq!(out["verdict"]["layer"], "timeout", "{out}");
+    let meta = out["meta"].as_str().unwrap();
+    assert!(
+        meta.starts_with("[screen ") && meta.contains("still running"),
+        "{meta}"
+    );
+    h.ok("key", json!({"target": "later", "keys": ["C-c"]}))
+        .await;
+
     // Waiting settings without wait are a mistake worth naming.
     let e = h
         .error("read", json!({"target": "later", "until": "x"}))

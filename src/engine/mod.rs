@@ -841,7 +841,7 @@ impl Engine {
             };
             read::read(&mut data, &options, self.rules.as_deref())
         };
-        append_verdict(&mut output, &verdict);
+        append_verdict(&mut output.meta, &verdict);
         Ok(RunOutput { verdict, output })
     }
 
@@ -915,18 +915,18 @@ impl Engine {
     }
 }
 
-/// Appends the verdict to a read's meta line.
-pub fn append_verdict(output: &mut ReadOutput, verdict: &Verdict) {
-    if output.meta.ends_with(']') {
-        output.meta.pop();
+/// Appends the verdict, and its hint, inside a bracketed meta line.
+pub fn append_verdict(meta: &mut String, verdict: &Verdict) {
+    if meta.ends_with(']') {
+        meta.pop();
     }
-    output.meta.push_str("; ");
-    output.meta.push_str(&verdict.describe());
+    meta.push_str("; ");
+    meta.push_str(&verdict.describe());
     if let Some(hint) = &verdict.hint {
-        output.meta.push_str(": ");
-        output.meta.push_str(hint);
+        meta.push_str(": ");
+        meta.push_str(hint);
     }
-    output.meta.push(']');
+    meta.push(']');
 }
 
 /// A pane's title from the hierarchy: `Team :: Agent`, or the agent alone.

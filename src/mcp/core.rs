@@ -205,7 +205,7 @@ impl CohortServer {
                 while rows.last().is_some_and(|r| r.trim().is_empty()) {
                     rows.pop();
                 }
-                let meta = format!(
+                let mut meta = format!(
                     "[screen {}x{}, cursor row {} col {}{}]",
                     screen.size.cols,
                     screen.size.rows,
@@ -217,10 +217,8 @@ impl CohortServer {
                         ""
                     }
                 );
-                let mut meta = meta;
                 if let Some(v) = &verdict {
-                    meta.pop();
-                    meta.push_str(&format!("; {}]", v.describe()));
+                    append_verdict(&mut meta, v);
                 }
                 return Ok(Json(ReadResult {
                     session: name_of(&pane),
@@ -249,7 +247,7 @@ impl CohortServer {
             },
         );
         if let Some(v) = &verdict {
-            append_verdict(&mut out, v);
+            append_verdict(&mut out.meta, v);
         }
         Ok(Json(ReadResult {
             session: name_of(&pane),
