@@ -99,56 +99,41 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
             // left out: matches counted under the marker, context as detail.
             let first = group[0].raw;
             let last = group[group.len() - 1].raw;
+            // The matches past the room, counted under one marker where the first is.
+            let capped: Vec<&Hit> = group.iter().filter(|h| h.matched).skip(room).collect();
+            let capped_from = capped.first().map(|h| h.raw);
+            let mut marker = capped_from.map(|from| {
+                let signal = capped.iter().filter(|h| src.signal[h.raw]).count();
+                let text = out
+                    .post
+                    .marker(capped.len(), "more hits", &(from..last + 1), signal);
+                format!("  {text}")
+            });
             let mut by_raw = group.iter().peekable();
-            let mut shown = 0;
-            let mut capped: Option<usize> = None; // raw line of the first match left out
-            let mut capped_signal = 0;
-            let mut capped_count = 0;
             for i in first..=last {
+                let past_room = capped_from.is_some_and(|from| i >= from);
                 let Some(h) = by_raw.next_if(|h| h.raw == i) else {
                     let l = src.line(i);
                     if TOOL_MESSAGE.is_match(l) {
                         out.pin(src, i);
-                    } else if l == BLOCK_SEPARATOR && capped.is_some() {
+                    } else if l == BLOCK_SEPARATOR && past_room {
                         out.hide(src, i, Noise);
                     } else if !l.is_empty() {
                         out.keep(src, i);
                     }
                     continue;
                 };
-                if h.matched && capped.is_none() && shown == room {
-                    capped = Some(i);
-                    out.note(String::new(), i); // replaced by the marker below
-                }
-                match (capped, h.matched) {
-                    (None, matched) => {
-                        out.rewrite(src, h.shown(), i, 1);
-                        shown += usize::from(matched);
+                match (past_room, h.matched) {
+                    (false, _) => out.rewrite(src, h.shown(), i, 1),
+                    (true, true) if capped_from == Some(i) => {
+                        out.note(marker.take().unwrap_or_default(), i);
+                        out.hide_counted_apart(src, i, Capped);
                     }
-                    (Some(from), true) => {
-                        if from == i {
-                            out.hide_counted_apart(src, i, Capped);
-                        } else {
-                            out.hide_counted(src, i, Capped);
-                        }
-                        capped_count += 1;
-                        capped_signal += usize::from(src.signal[i]);
-                    }
-                    (Some(_), false) => out.hide_counted(src, i, Detail),
+                    (true, true) => out.hide_counted(src, i, Capped),
+                    (true, false) => out.hide_counted(src, i, Detail),
                 }
             }
-            if let Some(from) = capped {
-                let text =
-                    out.post
-                        .marker(capped_count, "more hits", &(from..last + 1), capped_signal);
-                let note = out
-                    .entries
-                    .iter_mut()
-                    .rfind(|e| e.raw == from && e.nraw == 0)
-                    .expect("placeholder for the marker");
-                note.text = format!("  {text}").into();
-            }
-            shown_total += shown;
+            shown_total += matches.min(room);
         }
         next_raw = group[group.len() - 1].raw + 1;
         k = end;
