@@ -28,17 +28,8 @@ re!(
     r"^\s*(\S*/)?(ccache\s+)?(\S*/)?(gcc|g\+\+|cc|c\+\+|clang|clang\+\+|[\w.-]+-(gcc|g\+\+|clang|clang\+\+)(-\d+)?|gcc-\d+|g\+\+-\d+|clang-\d+|ar|ranlib|ld|libtool)\s"
 );
 
-/// `gcc …`, `clang …`: the compiler's own output.
-pub(crate) fn compiler<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
-    Some(fold(src, post))
-}
-
-/// `make …`: compiler output inside make's.
-pub(crate) fn make<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
-    Some(fold(src, post))
-}
-
-fn fold<'a>(src: &Src<'a>, post: Post) -> Out<'a> {
+/// A compiler's own output (`gcc …`, `javac …`) or a build tool's around it (`make …`).
+pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
     let mut out = Out::new(diagnostics(post));
     let n = src.len();
     let mut in_diagnostic = false;
@@ -69,7 +60,7 @@ fn fold<'a>(src: &Src<'a>, post: Post) -> Out<'a> {
         }
         i += 1;
     }
-    out
+    Some(out)
 }
 
 /// Whether the command echoed just before raw line `next` printed nothing: the next
