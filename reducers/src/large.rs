@@ -31,9 +31,12 @@ pub(crate) fn reduce(command: &str, raw: &[u8], options: &Options) -> Option<Red
     if raw.len() <= WHOLE_LIMIT || options.raw {
         return None;
     }
-    let head_end = HEAD + memchr(&raw[HEAD..], b'\n')? + 1;
+    let head_end = HEAD + raw[HEAD..].iter().position(|b| *b == b'\n')? + 1;
     let tail_from = raw.len() - TAIL;
-    let tail_start = memrchr(&raw[..tail_from], b'\n').map_or(0, |i| i + 1);
+    let tail_start = raw[..tail_from]
+        .iter()
+        .rposition(|b| *b == b'\n')
+        .map_or(0, |i| i + 1);
     if tail_start <= head_end {
         return None;
     }
@@ -145,14 +148,6 @@ fn hidden_ranges(
         from = stop + 1;
     }
     out
-}
-
-fn memchr(bytes: &[u8], needle: u8) -> Option<usize> {
-    bytes.iter().position(|b| *b == needle)
-}
-
-fn memrchr(bytes: &[u8], needle: u8) -> Option<usize> {
-    bytes.iter().rposition(|b| *b == needle)
 }
 
 #[cfg(test)]

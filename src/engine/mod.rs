@@ -222,7 +222,7 @@ impl Drop for Engine {
 /// A pager waits for a key no agent will press (`git log` would sit at `:` until the
 /// timeout, and the next command would be typed into it), so sessions cohort opens send
 /// output straight through. `open`'s `env` sets any of these back.
-pub const PAGERS_OFF: &[(&str, &str)] = &[
+const PAGERS_OFF: &[(&str, &str)] = &[
     ("PAGER", "cat"),
     ("GIT_PAGER", "cat"),
     ("MANPAGER", "cat"),
