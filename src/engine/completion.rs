@@ -176,6 +176,18 @@ pub struct Started {
     pub typed_into: Option<u32>,
 }
 
+impl Started {
+    /// The wait for `command`, whose Enter was pressed `at`.
+    pub fn after(command: &super::runtime::CommandAt, at: Instant) -> Started {
+        Started {
+            enter_offset: command.offset,
+            at,
+            continues: command.continues,
+            typed_into: command.typed_into,
+        }
+    }
+}
+
 /// The text appended to a command for the mark layer: `; printf …` printing
 /// `__cohort_mark_<nonce>:<status>__`. The `%s` directives keep the typed text from
 /// ever containing the sentinel itself.

@@ -791,15 +791,10 @@ impl Engine {
                 )
                 .await;
             }
-            let (offset, continues) = runtime.record_command(&text, state.foreground_pid);
+            let command = runtime.record_command(&text, state.foreground_pid);
             let at = Instant::now();
             self.backend.send_keys(pane, &[Key::ENTER]).await?;
-            started = Some(Started {
-                enter_offset: offset,
-                at,
-                continues,
-                typed_into: state.foreground_pid,
-            });
+            started = Some(Started::after(&command, at));
             // Bookkeeping after Enter, so it never delays the keystroke.
             if let Some(session) = self.session_record(pane)? {
                 let _ = self.registry.set_last_command(&session.id, &text);
@@ -850,13 +845,9 @@ impl Engine {
         let runtime = self.runtimes.get(pane);
         let started = {
             let data = runtime.lock();
-            let last = data.commands.last();
-            Started {
-                enter_offset: last.map_or(0, |c| c.offset),
-                at: Instant::now(),
-                continues: last.is_some_and(|c| c.continues),
-                typed_into: last.and_then(|c| c.typed_into),
-            }
+            // Nothing typed yet: from the start of the output.
+            let last = data.commands.last().cloned().unwrap_or_default();
+            Started::after(&last, Instant::now())
         };
         Ok(completion::wait(&runtime, self.backend.as_ref(), pane, &started, &spec).await)
     }

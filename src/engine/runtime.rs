@@ -26,7 +26,7 @@ pub struct MarkAt {
 }
 
 /// A command cohort typed, and where its output starts.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct CommandAt {
     /// Journal offset when Enter was pressed.
     pub offset: u64,
@@ -131,22 +131,20 @@ impl PaneRuntime {
 
     /// Records a command cohort is about to run (call right before pressing Enter).
     /// Records text about to be entered into `typed_into` (the foreground process
-    /// group); returns its journal offset and whether it continues a running command
-    /// (see [`CommandAt::continues`]).
-    pub fn record_command(&self, text: &str, typed_into: Option<u32>) -> (u64, bool) {
+    /// group), and returns the record.
+    pub fn record_command(&self, text: &str, typed_into: Option<u32>) -> CommandAt {
         let mut data = self.lock();
-        let offset = data.journal.len();
-        let continues = data.command_running();
-        data.commands.push(CommandAt {
-            offset,
+        let command = CommandAt {
+            offset: data.journal.len(),
             text: text.to_string(),
-            continues,
+            continues: data.command_running(),
             typed_into,
-        });
+        };
+        data.commands.push(command.clone());
         if data.commands.len() > 1024 {
             data.commands.drain(..512);
         }
-        (offset, continues)
+        command
     }
 }
 
