@@ -203,6 +203,45 @@ async fn mcp_tools_over_stdio_through_a_real_client() {
     client.cancel().await.unwrap();
 }
 
+/// Agent hosts and CI often start servers with a bare environment: no `LANG`, no
+/// `SHELL`, no `TERM`. cohort must still spawn panes, read tmux's formatted replies
+/// (whose field separator is a control byte) and return non-ASCII output whole.
+#[tokio::test]
+async fn a_bare_environment_without_locale_or_shell_still_works() {
+    let home = tempfile::tempdir().unwrap();
+    let server = TestServer::new();
+    let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cohort")).configure(|c| {
+        c.arg("mcp")
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", home.path())
+            .env("COHORT_TMUX_SOCKET", &server.socket)
+            .env("COHORT_STATE_DIR", server.state_dir());
+    });
+    let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.expect("initialize");
+    let call = |name: &'static str, args: serde_json::Value| {
+        CallToolRequestParams::new(name).with_arguments(args.as_object().unwrap().clone())
+    };
+    let opened = client
+        .call_tool(call("open", serde_json::json!({"name": "bare"})))
+        .await
+        .unwrap();
+    assert_ne!(opened.is_error, Some(true), "{opened:?}");
+    let ran = client
+        .call_tool(call(
+            "run",
+            serde_json::json!({"target": "bare", "command": "printf 'caf\\303\\251 %s\\n' $((6*7)); false"}),
+        ))
+        .await
+        .unwrap();
+    assert_ne!(ran.is_error, Some(true), "{ran:?}");
+    let out = ran.structured_content.expect("structured result");
+    assert!(out["output"].as_str().unwrap().contains("café 42"), "{out}");
+    assert_eq!(out["verdict"]["layer"], "exit", "{out}");
+    assert_eq!(out["verdict"]["exit_status"], 1, "{out}");
+    client.cancel().await.unwrap();
+}
+
 #[test]
 fn reduce_runs_a_command_and_passes_its_status_through() {
     let out = Command::new(env!("CARGO_BIN_EXE_cohort"))

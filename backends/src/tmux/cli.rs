@@ -93,9 +93,14 @@ pub async fn check_version(program: &Path) -> Result<(Version, String)> {
 
 /// A tmux command for `socket`, with the environment cleaned so it never mistakes
 /// itself for a nested client.
+///
+/// `-u` declares the client UTF-8 capable whatever the locale says. Without it, a
+/// cohort started with no `LANG` (agent hosts and CI often start servers with a bare
+/// environment) gets every non-ASCII character and control byte in replies turned
+/// into `_`: the field separator in formatted replies included.
 pub fn command(program: &Path, socket: &Socket) -> Command {
     let mut cmd = Command::new(program);
-    cmd.args(socket.args());
+    cmd.arg("-u").args(socket.args());
     cmd.env_remove("TMUX").env_remove("TMUX_PANE");
     cmd.stdin(Stdio::null());
     cmd
