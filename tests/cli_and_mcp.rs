@@ -469,7 +469,7 @@ fn doctor_times_the_shell_startup_and_warns_when_it_is_slow() {
     assert!(out.status.success(), "{text}");
     assert!(text.contains("first prompt after"), "{text}");
     assert!(
-        text.contains("warn  shell startup") && text.contains("-i -c exit"),
+        text.contains("warn  shell startup") && text.contains("-l -i -c exit"),
         "{text}"
     );
 }

@@ -1,5 +1,6 @@
-//! Shell integration for every supported shell: the user's own rc files still load,
-//! each command's exit status arrives as a prompt mark, and nothing visible is printed.
+//! Shell integration for every supported shell: the user's own startup files still
+//! load (profile files too: panes start as login shells), each command's exit status
+//! arrives as a prompt mark, and nothing visible is printed.
 
 mod support;
 
@@ -17,7 +18,12 @@ fn find(shell: &str) -> Option<PathBuf> {
 }
 
 /// Runs the scenario for `shell`; returns false (with a notice) when it is not installed.
-async fn check_shell(shell: &str, write_user_rc: impl FnOnce(&Path)) -> bool {
+/// `write_user_files` writes the user's startup files into the home directory; the
+/// shell must then report `COHORT_TEST_USER_RC=<shell>` and `COHORT_TEST_PROFILE=<profile>`,
+/// and find both `from-profile` (in `~/pbin`, which the startup files add to PATH, often
+/// after resetting it as Debian's /etc/profile does) and `from-start` (in a directory
+/// only the PATH the pane started with has).
+async fn check_shell(shell: &str, profile: &str, write_user_files: impl FnOnce(&Path)) -> bool {
     let Some(path) = find(shell) else {
         // CI installs every shell and sets this, so a missing shell fails there.
         assert!(
@@ -31,12 +37,23 @@ async fn check_shell(shell: &str, write_user_rc: impl FnOnce(&Path)) -> bool {
     let server = TestServer::new();
     let home = server.state_dir().join("home");
     std::fs::create_dir_all(&home).unwrap();
-    write_user_rc(&home);
+    write_user_files(&home);
+    let start_bin = server.state_dir().join("start-bin");
+    write_script(&start_bin.join("from-start"), "echo start-ok");
+    write_script(&home.join("pbin/from-profile"), "echo profile-ok");
     let mut config = server.config();
     config.shell = Some(path.clone());
     let backend = TmuxBackend::connect(config).await.unwrap();
     let mut events = backend.subscribe();
-    let mut env = vec![("HOME".to_string(), home.to_string_lossy().into_owned())];
+    let path = format!(
+        "{}:{}",
+        start_bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut env = vec![
+        ("HOME".to_string(), home.to_string_lossy().into_owned()),
+        ("PATH".to_string(), path),
+    ];
     if home.join(".shrc").exists() {
         env.push((
             "ENV".into(),
@@ -54,16 +71,34 @@ async fn check_shell(shell: &str, write_user_rc: impl FnOnce(&Path)) -> bool {
     wait_prompt(&mut events, &pane.id).await;
 
     backend
-        .send_text(&pane.id, "echo rc=$COHORT_TEST_USER_RC")
+        .send_text(
+            &pane.id,
+            "echo rc=$COHORT_TEST_USER_RC profile=$COHORT_TEST_PROFILE",
+        )
         .await
         .unwrap();
     backend.send_keys(&pane.id, &[Key::ENTER]).await.unwrap();
-    let expected = format!("rc={shell}\r\n");
+    let expected = format!("rc={shell} profile={profile}\r\n");
     collect_output_until(&mut events, &pane.id, |o| contains(o, expected.as_bytes())).await;
     assert_eq!(
         wait_exit(&mut events, &pane.id).await,
         Some(0),
         "{shell}: echo"
+    );
+
+    backend
+        .send_text(&pane.id, "from-start && from-profile")
+        .await
+        .unwrap();
+    backend.send_keys(&pane.id, &[Key::ENTER]).await.unwrap();
+    collect_output_until(&mut events, &pane.id, |o| {
+        contains(o, b"start-ok\r\nprofile-ok\r\n")
+    })
+    .await;
+    assert_eq!(
+        wait_exit(&mut events, &pane.id).await,
+        Some(0),
+        "{shell}: PATH"
     );
 
     backend.send_text(&pane.id, "false").await.unwrap();
@@ -95,9 +130,24 @@ async fn check_shell(shell: &str, write_user_rc: impl FnOnce(&Path)) -> bool {
     true
 }
 
+fn write_script(path: &Path, body: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A profile that resets PATH the way Debian's /etc/profile does, then adds `~/pbin`.
+const RESET_PATH: &str = "PATH=/usr/bin:/bin:$HOME/pbin; export PATH\n";
+
 #[tokio::test]
 async fn bash_integration() {
-    let tested = check_shell("bash", |home| {
+    let tested = check_shell("bash", "bash", |home| {
+        std::fs::write(
+            home.join(".bash_profile"),
+            format!("export COHORT_TEST_PROFILE=bash\n{RESET_PATH}. ~/.bashrc\n"),
+        )
+        .unwrap();
         std::fs::write(
             home.join(".bashrc"),
             "export COHORT_TEST_USER_RC=bash\nPS1='b$ '\n",
@@ -108,9 +158,28 @@ async fn bash_integration() {
     assert!(tested, "bash is required");
 }
 
+/// A user with a `~/.bashrc` and no profile file at all still gets their rc.
+#[tokio::test]
+async fn bash_with_only_a_bashrc() {
+    let tested = check_shell("bash", "", |home| {
+        std::fs::write(
+            home.join(".bashrc"),
+            format!("export COHORT_TEST_USER_RC=bash\n{RESET_PATH}"),
+        )
+        .unwrap();
+    })
+    .await;
+    assert!(tested, "bash is required");
+}
+
 #[tokio::test]
 async fn zsh_integration() {
-    check_shell("zsh", |home| {
+    check_shell("zsh", "zsh", |home| {
+        std::fs::write(
+            home.join(".zprofile"),
+            format!("export COHORT_TEST_PROFILE=zsh\n{RESET_PATH}"),
+        )
+        .unwrap();
         std::fs::write(
             home.join(".zshrc"),
             "export COHORT_TEST_USER_RC=zsh\nPS1='z%% '\n",
@@ -122,12 +191,14 @@ async fn zsh_integration() {
 
 #[tokio::test]
 async fn fish_integration() {
-    check_shell("fish", |home| {
+    check_shell("fish", "fish", |home| {
         let dir = home.join(".config/fish");
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(
             dir.join("config.fish"),
-            "set -gx COHORT_TEST_USER_RC fish\nset -g fish_greeting\n",
+            "set -gx COHORT_TEST_USER_RC fish\nset -g fish_greeting\n\
+             status is-login; and set -gx COHORT_TEST_PROFILE fish\n\
+             set -gx PATH $PATH $HOME/pbin\n",
         )
         .unwrap();
     })
@@ -136,10 +207,29 @@ async fn fish_integration() {
 
 #[tokio::test]
 async fn sh_fallback_integration() {
-    check_shell("dash", |home| {
-        // The fallback has no rc file of its own convention; it honours $ENV, which a
-        // user sets in their profile. Tests point it at a file in HOME.
+    check_shell("dash", "dash", |home| {
+        // POSIX sh reads the file named by $ENV; here the environment names it.
         std::fs::write(home.join(".shrc"), "export COHORT_TEST_USER_RC=dash\n").unwrap();
+        std::fs::write(
+            home.join(".profile"),
+            format!("export COHORT_TEST_PROFILE=dash\n{RESET_PATH}"),
+        )
+        .unwrap();
+    })
+    .await;
+}
+
+/// The usual sh setup names the ENV file in `~/.profile`, which runs after cohort set
+/// `ENV` to its own wrapper: the user's file must still load, and the marks still come.
+#[tokio::test]
+async fn sh_with_env_named_in_the_profile() {
+    check_shell("dash", "dash", |home| {
+        std::fs::write(home.join(".env.sh"), "export COHORT_TEST_USER_RC=dash\n").unwrap();
+        std::fs::write(
+            home.join(".profile"),
+            format!("export COHORT_TEST_PROFILE=dash\n{RESET_PATH}ENV=$HOME/.env.sh; export ENV\n"),
+        )
+        .unwrap();
     })
     .await;
 }

@@ -2,7 +2,24 @@
 //!
 //! Panes cohort creates run the user's shell (bash, zsh or fish; any other shell
 //! falls back to `/bin/sh`) through a small wrapper that first loads the user's own
-//! rc files as usual, then adds OSC 133 marks from the prompt hooks:
+//! startup files as usual, then adds OSC 133 marks from the prompt hooks.
+//!
+//! The shell starts as a login shell, as terminal emulators and tmux start theirs:
+//! the profile files run, so a pane has the PATH the user's terminal has even when
+//! cohort itself was started with a bare environment (a desktop app's MCP server on
+//! macOS gets `/usr/bin:/bin:/usr/sbin:/sbin`; Homebrew's own setup lives in
+//! `~/.zprofile`). zsh and fish take `-l`. bash ignores `--rcfile` in a login shell,
+//! so its wrapper reads the profile files itself, in bash's order; when the user has
+//! none of them it reads `~/.bashrc`, so an rc-only setup still loads. The `sh`
+//! wrapper reads `/etc/profile` and `~/.profile` itself too, because a profile that
+//! sets `ENV` would otherwise replace the wrapper.
+//!
+//! Some `/etc/profile`s (Debian's) reset `PATH` outright. So that a pane never loses
+//! a directory cohort's own environment had (an activated virtualenv, a CI
+//! toolchain), the bash, zsh and sh wrappers put those directories back in front of
+//! what the startup files built, once they have all run.
+//!
+//! The marks:
 //!
 //! | mark | when |
 //! |---|---|
@@ -59,11 +76,40 @@ pub fn user_shell() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/bin/sh"))
 }
 
-const BASH_RC: &str = r#"# cohort shell integration for bash. Loads your usual rc files, then adds
-# OSC 133 prompt marks so cohort knows when a command ends and its exit status.
-# Nothing here prints visible text.
-if [ -f /etc/bash.bashrc ]; then . /etc/bash.bashrc; fi
-if [ -f "$HOME/.bashrc" ]; then . "$HOME/.bashrc"; fi
+/// POSIX shell code shared by the bash, zsh and sh wrappers: `__cohort_keep_path OLD`
+/// puts the directories of `OLD` that `PATH` lacks back in front of it, in their order.
+const KEEP_PATH: &str = r#"# cohort: after your startup files, the directories of the PATH this shell
+# started with that they dropped are put back in front.
+__cohort_keep_path() {
+    __cohort_rest="$1:"
+    __cohort_add=
+    while [ -n "$__cohort_rest" ]; do
+        __cohort_dir=${__cohort_rest%%:*}
+        __cohort_rest=${__cohort_rest#*:}
+        case ":$PATH:$__cohort_add:" in
+            *":$__cohort_dir:"*) ;;
+            *) [ -n "$__cohort_dir" ] && __cohort_add="${__cohort_add:+$__cohort_add:}$__cohort_dir" ;;
+        esac
+    done
+    [ -n "$__cohort_add" ] && PATH="$__cohort_add${PATH:+:$PATH}"
+    unset __cohort_rest __cohort_add __cohort_dir
+}
+"#;
+
+const BASH_RC: &str = r#"# cohort shell integration for bash. Starts like a login shell (bash ignores
+# --rcfile in one): /etc/profile, then the first of ~/.bash_profile, ~/.bash_login
+# and ~/.profile, which usually load ~/.bashrc; with none of them, ~/.bashrc.
+# Then adds OSC 133 prompt marks so cohort knows when a command ends and its exit
+# status. Nothing here prints visible text.
+__cohort_start_path=$PATH
+if [ -r /etc/profile ]; then . /etc/profile; fi
+if [ -r "$HOME/.bash_profile" ]; then . "$HOME/.bash_profile"
+elif [ -r "$HOME/.bash_login" ]; then . "$HOME/.bash_login"
+elif [ -r "$HOME/.profile" ]; then . "$HOME/.profile"
+elif [ -r "$HOME/.bashrc" ]; then . "$HOME/.bashrc"
+fi
+__cohort_keep_path "$__cohort_start_path"
+unset __cohort_start_path
 
 __cohort_prompt() {
     local __cohort_status=$?
@@ -107,6 +153,7 @@ fi
 
 const ZSH_ENV: &str = r#"# cohort shell integration for zsh: restores your ZDOTDIR and loads your
 # .zshenv; zsh then reads your .zprofile/.zshrc/.zlogin as usual.
+__cohort_start_path=$PATH
 if [[ -n "${COHORT_USER_ZDOTDIR-}" && "$COHORT_USER_ZDOTDIR" != "$HOME" ]]; then
     ZDOTDIR="$COHORT_USER_ZDOTDIR"
 else
@@ -118,6 +165,10 @@ if [[ -o interactive ]]; then
     __cohort_ran=
     __cohort_precmd() {
         local __cohort_status=$?
+        if [[ -n "${__cohort_start_path+set}" ]]; then
+            __cohort_keep_path "$__cohort_start_path"
+            unset __cohort_start_path
+        fi
         if [[ -n "$__cohort_ran" ]]; then
             printf '\033]133;D;%s\007' "$__cohort_status"
         fi
@@ -156,8 +207,16 @@ end
 "#;
 
 const SH_RC: &str = r#"# cohort shell integration for POSIX sh: the prompt reports the last exit status.
-if [ -n "${COHORT_USER_ENV-}" ] && [ -f "$COHORT_USER_ENV" ]; then . "$COHORT_USER_ENV"; fi
+# Starts like a login shell: /etc/profile and ~/.profile, then the ENV file, yours
+# from before or the one your profile names.
+ENV=${COHORT_USER_ENV-}
 unset COHORT_USER_ENV
+__cohort_start_path=$PATH
+if [ -r /etc/profile ]; then . /etc/profile; fi
+if [ -r "$HOME/.profile" ]; then . "$HOME/.profile"; fi
+if [ -n "${ENV-}" ] && [ -r "$ENV" ]; then . "$ENV"; fi
+__cohort_keep_path "$__cohort_start_path"
+unset __cohort_start_path
 trap '__cohort_status=$?; printf "\033]133;D;%s\007" "$__cohort_status"; sleep 0.1' EXIT
 PS1="$(printf '\033]133;D;')\$?$(printf '\007\033]133;A\007')${PS1:-\$ }"
 "#;
@@ -171,13 +230,14 @@ pub struct ShellIntegration {
 impl ShellIntegration {
     /// Writes the integration files under `dir` (only those whose content changed).
     pub fn install(dir: &Path) -> Result<Self> {
-        let files: [(&str, &str); 4] = [
-            ("bashrc", BASH_RC),
-            ("zsh/.zshenv", ZSH_ENV),
-            ("cohort.fish", FISH_RC),
-            ("shrc", SH_RC),
+        let files: [(&str, String); 4] = [
+            ("bashrc", format!("{KEEP_PATH}\n{BASH_RC}")),
+            ("zsh/.zshenv", format!("{KEEP_PATH}\n{ZSH_ENV}")),
+            ("cohort.fish", FISH_RC.to_string()),
+            ("shrc", format!("{KEEP_PATH}\n{SH_RC}")),
         ];
         for (name, content) in files {
+            let content = content.as_str();
             let path = dir.join(name);
             if std::fs::read_to_string(&path).ok().as_deref() == Some(content) {
                 continue;
@@ -205,26 +265,30 @@ impl ShellIntegration {
 
     /// A `/bin/sh` command line that starts `shell` interactively with the integration.
     pub fn shell_command(&self, shell: &Path) -> String {
-        let path = |name: &str| quote::sh(&self.dir.join(name).to_string_lossy());
-        let shell_q = quote::sh(&shell.to_string_lossy());
-        match ShellKind::detect(shell) {
-            ShellKind::Bash => format!("exec {shell_q} --rcfile {} -i", path("bashrc")),
-            ShellKind::Zsh => format!(
-                "COHORT_USER_ZDOTDIR=\"${{ZDOTDIR:-$HOME}}\" ZDOTDIR={} exec {shell_q} -i",
-                path("zsh")
-            ),
-            ShellKind::Fish => {
-                let init = format!(
-                    "source {}",
-                    quote::sh(&self.dir.join("cohort.fish").to_string_lossy())
-                );
-                format!("exec {shell_q} --init-command {} -i", quote::sh(&init))
-            }
-            ShellKind::Sh => format!(
-                "COHORT_USER_ENV=\"${{ENV-}}\" ENV={} exec {shell_q} -i",
-                path("shrc")
-            ),
+        launch_command(shell, &self.dir)
+    }
+}
+
+/// A `/bin/sh` command line that starts `shell` as an interactive login shell with
+/// the integration files found in `files` (`bashrc`, `zsh/.zshenv`, `cohort.fish`,
+/// `shrc`). A backend that adds marks of its own writes its own files there.
+pub fn launch_command(shell: &Path, files: &Path) -> String {
+    let path = |name: &str| quote::sh(&files.join(name).to_string_lossy());
+    let shell_q = quote::sh(&shell.to_string_lossy());
+    match ShellKind::detect(shell) {
+        ShellKind::Bash => format!("exec {shell_q} --rcfile {} -i", path("bashrc")),
+        ShellKind::Zsh => format!(
+            "COHORT_USER_ZDOTDIR=\"${{ZDOTDIR:-$HOME}}\" ZDOTDIR={} exec {shell_q} -l -i",
+            path("zsh")
+        ),
+        ShellKind::Fish => {
+            let init = format!("source {}", path("cohort.fish"));
+            format!("exec {shell_q} -l --init-command {} -i", quote::sh(&init))
         }
+        ShellKind::Sh => format!(
+            "COHORT_USER_ENV=\"${{ENV-}}\" ENV={} exec {shell_q} -i",
+            path("shrc")
+        ),
     }
 }
 

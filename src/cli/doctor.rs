@@ -59,7 +59,7 @@ pub async fn run(config: &Config) -> ExitCode {
             if startup > SLOW_STARTUP {
                 println!(
                     "warn  shell startup: {:.1} s before the first prompt; every new session waits that long. \
-                     Look for slow steps in its startup files (~/.bashrc, ~/.zshrc, ...): time `{shell} -i -c exit`",
+                     Look for slow steps in its startup files (~/.profile, ~/.bashrc, ~/.zprofile, ~/.zshrc, ...): time `{shell} -l -i -c exit`",
                     startup.as_secs_f64()
                 );
             }
@@ -133,7 +133,7 @@ async fn check_shell_integration(config: &Config) -> Result<(String, Duration), 
                 .await
                 .map_err(|_| match first_prompt {
                     None => format!(
-                        "no prompt within {} s: the shell's startup files are still running (time `{shell} -i -c exit` to see how long they take), or they replace cohort's prompt hook",
+                        "no prompt within {} s: the shell's startup files are still running (time `{shell} -l -i -c exit` to see how long they take), or they replace cohort's prompt hook",
                         FIRST_PROMPT_LIMIT.as_secs()
                     ),
                     Some(_) => "`false` never reported its exit status: the prompt hook was replaced after startup".to_string(),

@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{BackendError, Result};
-use crate::shell::{ShellIntegration, ShellKind};
+use crate::shell::{launch_command, ShellIntegration, ShellKind};
 use crate::tmux::quote;
 
 /// Writes the integration files under `dir` and returns the `/bin/sh` command line
@@ -19,7 +19,6 @@ pub fn install(dir: &Path, shell: &Path) -> Result<String> {
     let base = ShellIntegration::install(&dir.join("shell"))?;
     let own = dir.join("iterm2-shell");
     let q = |p: PathBuf| quote::sh(&p.to_string_lossy());
-    let shell_q = quote::sh(&shell.to_string_lossy());
     let files: Vec<(PathBuf, String)> = vec![
         (
             own.join("bashrc"),
@@ -69,16 +68,8 @@ pub fn install(dir: &Path, shell: &Path) -> Result<String> {
             .map_err(|e| BackendError::io(format!("writing {}", path.display()), e))?;
     }
     Ok(match ShellKind::detect(shell) {
-        ShellKind::Bash => format!("exec {shell_q} --rcfile {} -i", q(own.join("bashrc"))),
-        ShellKind::Zsh => format!(
-            "COHORT_USER_ZDOTDIR=\"${{ZDOTDIR:-$HOME}}\" ZDOTDIR={} exec {shell_q} -i",
-            q(own.join("zsh"))
-        ),
-        ShellKind::Sh => format!(
-            "COHORT_USER_ENV=\"${{ENV-}}\" ENV={} exec {shell_q} -i",
-            q(own.join("shrc"))
-        ),
         ShellKind::Fish => base.shell_command(shell),
+        _ => launch_command(shell, &own),
     })
 }
 
