@@ -67,7 +67,7 @@ impl Config {
     /// The tmux backend's configuration.
     pub fn tmux(&self) -> TmuxConfig {
         let mut config = TmuxConfig::new(self.state_dir.join("tmux"));
-        config.program = self.tmux_program.clone();
+        config.program = cohort_backends::tmux::cli::locate(&self.tmux_program);
         config.socket = self.tmux_socket.clone();
         config
     }

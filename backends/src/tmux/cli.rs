@@ -61,6 +61,46 @@ pub fn install_hint() -> &'static str {
     }
 }
 
+/// Where package managers put tmux, for a cohort started with a bare `PATH`: a desktop
+/// app on macOS starts its MCP servers with `/usr/bin:/bin:/usr/sbin:/sbin`, which
+/// misses Homebrew and MacPorts.
+pub const USUAL_DIRS: [&str; 6] = [
+    "/opt/homebrew/bin",
+    "/usr/local/bin",
+    "/opt/local/bin",
+    "/home/linuxbrew/.linuxbrew/bin",
+    "/snap/bin",
+    "/usr/bin",
+];
+
+/// The tmux to run: `program` itself when it is a path or found on `PATH`, else the
+/// first executable of that name in [`USUAL_DIRS`], else `program` unchanged (running it
+/// then fails with the install hint).
+pub fn locate(program: &Path) -> std::path::PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    locate_in(program, &path, &USUAL_DIRS)
+}
+
+fn locate_in(program: &Path, path: &std::ffi::OsStr, usual: &[&str]) -> std::path::PathBuf {
+    if program.components().count() != 1 {
+        return program.to_path_buf();
+    }
+    let executable = |p: &Path| {
+        use std::os::unix::fs::PermissionsExt;
+        p.metadata()
+            .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+            .unwrap_or(false)
+    };
+    if std::env::split_paths(path).any(|dir| executable(&dir.join(program))) {
+        return program.to_path_buf();
+    }
+    usual
+        .iter()
+        .map(|dir| Path::new(dir).join(program))
+        .find(|p| executable(p))
+        .unwrap_or_else(|| program.to_path_buf())
+}
+
 /// Finds tmux and checks its version; the error says how to fix it.
 pub async fn check_version(program: &Path) -> Result<(Version, String)> {
     let output = Command::new(program)
@@ -70,8 +110,9 @@ pub async fn check_version(program: &Path) -> Result<(Version, String)> {
         .await
         .map_err(|e| {
             BackendError::TmuxUnavailable(format!(
-                "tmux was not found ({}: {e}); cohort needs tmux {MIN_VERSION} or newer: {}",
+                "tmux was not found ({}: {e}; also looked in {}); cohort needs tmux {MIN_VERSION} or newer: {}, or name it with COHORT_TMUX=/path/to/tmux",
                 program.display(),
+                USUAL_DIRS.join(", "),
                 install_hint()
             ))
         })?;
@@ -136,6 +177,47 @@ pub async fn kill_server(program: &Path, socket: &Socket) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tmux_is_looked_for_on_path_then_in_the_usual_places() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let (on_path, usual, empty) = (
+            dir.path().join("on-path"),
+            dir.path().join("usual"),
+            dir.path().join("empty"),
+        );
+        for d in [&on_path, &usual, &empty] {
+            std::fs::create_dir_all(d).unwrap();
+        }
+        let place = |d: &Path, mode: u32| {
+            let p = d.join("tmux");
+            std::fs::write(&p, "").unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+        };
+        place(&usual, 0o755);
+        let usual_s = usual.to_str().unwrap();
+        let tmux = Path::new("tmux");
+        // Not on PATH: the usual place.
+        assert_eq!(
+            locate_in(tmux, empty.as_os_str(), &[usual_s]),
+            usual.join("tmux")
+        );
+        // On PATH: left to PATH.
+        place(&on_path, 0o755);
+        assert_eq!(locate_in(tmux, on_path.as_os_str(), &[usual_s]), tmux);
+        // A file that cannot run does not count.
+        place(&on_path, 0o644);
+        assert_eq!(
+            locate_in(tmux, on_path.as_os_str(), &[usual_s]),
+            usual.join("tmux")
+        );
+        // Nowhere: unchanged, so running it fails with the install hint.
+        assert_eq!(locate_in(tmux, empty.as_os_str(), &[]), tmux);
+        // A path is taken as given.
+        let given = Path::new("/nowhere/tmux");
+        assert_eq!(locate_in(given, on_path.as_os_str(), &[usual_s]), given);
+    }
 
     #[test]
     fn versions() {
