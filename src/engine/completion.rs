@@ -543,7 +543,7 @@ pub async fn wait(
                     let member = match leader {
                         Some(true) => None,
                         _ => state.foreground_pid.and_then(|pgid| {
-                            group_members_waiting(pgid)
+                            group_members_waiting(state.shell_pid, pgid)
                                 .into_iter()
                                 .find(|(_, name)| !SHELLS.contains(&name.as_str()))
                         }),
