@@ -671,3 +671,164 @@ async fn input_that_ends_a_running_program_reports_its_exit_status() {
         (Layer::Exit, "42")
     );
 }
+
+/// `(complete, layer, exit status)` of a run, for compact assertions.
+fn outcome(out: &cohort::engine::RunOutput) -> (bool, Layer, Option<i32>) {
+    (
+        out.verdict.complete,
+        out.verdict.layer,
+        out.verdict.exit_status,
+    )
+}
+
+#[tokio::test]
+async fn a_script_waiting_at_its_question_is_not_done() {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let pane = shell(&engine, "script-read").await;
+    let script = server.state_dir().join("ask.sh");
+    std::fs::write(
+        &script,
+        "echo installing\nread -p 'Continue? [y/N] ' ans\necho answer=$ans\nexit 3\n",
+    )
+    .unwrap();
+
+    // A shell running a script is a program like any other: at its `read` it is not a
+    // shell back at its prompt.
+    let out = run(
+        &engine,
+        &pane,
+        &format!("bash {}", script.display()),
+        spec(10_000),
+    )
+    .await;
+    assert_eq!(
+        outcome(&out),
+        (false, Layer::Nested, None),
+        "{:?}",
+        out.verdict
+    );
+    let hint = out.verdict.hint.unwrap_or_default();
+    assert!(hint.contains("script") && hint.contains("send"), "{hint}");
+
+    let out = run(&engine, &pane, "y", spec(10_000)).await;
+    assert_eq!(
+        outcome(&out),
+        (true, Layer::Exit, Some(3)),
+        "{:?}",
+        out.verdict
+    );
+    assert!(out.output.text.contains("answer=y"), "{}", out.output.text);
+}
+
+#[tokio::test]
+async fn an_unfinished_command_line_waits_for_its_rest() {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let pane = shell(&engine, "ps2").await;
+
+    let out = run(&engine, &pane, "echo \"unterminated", spec(10_000)).await;
+    assert_eq!(
+        outcome(&out),
+        (false, Layer::Nested, None),
+        "{:?}",
+        out.verdict
+    );
+    let hint = out.verdict.hint.unwrap_or_default();
+    assert!(hint.contains("rest of the command"), "{hint}");
+
+    // The rest completes it, with the shell's status.
+    let out = run(&engine, &pane, "end\"; false", spec(10_000)).await;
+    assert_eq!(
+        outcome(&out),
+        (true, Layer::Exit, Some(1)),
+        "{:?}",
+        out.verdict
+    );
+    assert!(
+        out.output.text.contains("unterminated"),
+        "{}",
+        out.output.text
+    );
+}
+
+#[tokio::test]
+async fn a_replaced_prompt_hook_still_completes_and_says_statuses_are_lost() {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let pane = shell(&engine, "lost-hook").await;
+
+    let out = run(&engine, &pane, "PROMPT_COMMAND='echo hook'", spec(10_000)).await;
+    assert!(out.verdict.complete, "{:?}", out.verdict);
+    let out = run(&engine, &pane, "bash -c 'exit 4'", spec(10_000)).await;
+    assert_eq!(
+        (out.verdict.complete, out.verdict.layer),
+        (true, Layer::Quiescence),
+        "{:?}",
+        out.verdict
+    );
+    assert!(
+        out.verdict
+            .hint
+            .unwrap_or_default()
+            .contains("no longer reports"),
+        "the verdict says why there is no status"
+    );
+
+    // A shell replaced by `exec` has no hook at all; its commands still complete.
+    let out = run(&engine, &pane, "exec bash --norc", spec(10_000)).await;
+    assert!(out.verdict.complete, "{:?}", out.verdict);
+    let out = run(&engine, &pane, "echo after-exec", spec(10_000)).await;
+    assert_eq!(
+        (out.verdict.complete, out.verdict.layer),
+        (true, Layer::Quiescence),
+        "{:?}",
+        out.verdict
+    );
+    assert!(
+        out.output.text.contains("after-exec"),
+        "{}",
+        out.output.text
+    );
+}
+
+#[tokio::test]
+async fn a_program_waiting_on_a_timer_or_a_socket_is_not_waiting_for_input() {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let pane = shell(&engine, "not-input").await;
+
+    // Quiet for 1.5 s in a poll on a timer, then in a blocking socket read: neither
+    // is a question to the user, so the ladder waits for the exit.
+    let out = run(
+        &engine,
+        &pane,
+        "python3 -c 'import select; select.select([], [], [], 1.5)'; exit_code=5; (exit $exit_code)",
+        spec(10_000),
+    )
+    .await;
+    assert_eq!(
+        outcome(&out),
+        (true, Layer::Exit, Some(5)),
+        "{:?}",
+        out.verdict
+    );
+    let out = run(
+        &engine,
+        &pane,
+        "python3 -c 'import socket, threading; a, b = socket.socketpair(); \
+         threading.Timer(1.5, lambda: b.send(b\"x\")).start(); a.recv(1)'",
+        spec(10_000),
+    )
+    .await;
+    assert_eq!(
+        outcome(&out),
+        (true, Layer::Exit, Some(0)),
+        "{:?}",
+        out.verdict
+    );
+}

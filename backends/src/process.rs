@@ -44,6 +44,19 @@ pub fn process_name(pid: u32) -> Option<String> {
 /// Whether process `pid` is blocked reading its terminal (or waiting in
 /// `select`/`poll`/`epoll` for it to become readable), as far as the platform tells:
 /// `None` where it cannot be known (not Linux, or the kernel hides it).
+///
+/// The kernel's wait channel says *how* a process sleeps, not on what, so each kind of
+/// wait is looked at further:
+///
+/// - a blocking read (`wait_woken`, `n_tty_read`) is on the terminal when the system
+///   call in progress reads a terminal descriptor; a `recvfrom` on a socket (`pip`
+///   downloading, `urlopen`) sleeps in the same place. Where the system call cannot be
+///   read (another user's process, Yama's ptrace scope), a process that holds a socket
+///   while the terminal is in line mode is taken to be waiting on the network;
+/// - `poll`, `select` and `epoll` waits count only while the terminal is in raw mode,
+///   as REPLs, editors, pagers and remote shells set it to read keys. A program
+///   polling for something else (a timer, a socket, a growing file: `node -e
+///   setTimeout`, `curl`, `tail -f`) leaves the terminal in line mode.
 pub fn waiting_for_input(pid: u32) -> Option<bool> {
     if !cfg!(target_os = "linux") {
         return None;
@@ -60,21 +73,165 @@ pub fn waiting_for_input(pid: u32) -> Option<bool> {
     if wchan.is_empty() || wchan == "0" {
         return None;
     }
-    Some(
-        [
-            "n_tty_read",
-            "wait_woken",
-            "poll_schedule_timeout",
-            "do_select",
-            "do_sys_poll",
-            "core_sys_select",
-            "ep_poll",
-            "do_epoll_wait",
-            "tty_read",
-        ]
-        .iter()
-        .any(|w| wchan.starts_with(w)),
-    )
+    let is = |names: &[&str]| names.iter().any(|w| wchan.starts_with(w));
+    if is(&["n_tty_read", "tty_read", "wait_woken"]) {
+        return Some(match syscall_reading(pid) {
+            Some(Some(fd)) => fd_is_terminal(pid, fd),
+            Some(None) => false,
+            None => !(terminal_in_line_mode(pid) == Some(true) && holds_socket(pid)),
+        });
+    }
+    if is(&[
+        "poll_schedule_timeout",
+        "do_select",
+        "do_sys_poll",
+        "core_sys_select",
+        "ep_poll",
+        "do_epoll_wait",
+    ]) {
+        return Some(terminal_in_line_mode(pid) != Some(true));
+    }
+    Some(false)
+}
+
+/// The system call `pid` sleeps in, from `/proc/<pid>/syscall`: `Some(Some(fd))` for a
+/// read of descriptor `fd`, `Some(None)` for any other call, `None` when it cannot be
+/// read (permissions, or an architecture whose numbers are not listed here).
+fn syscall_reading(pid: u32) -> Option<Option<u32>> {
+    // read, readv, pread64, preadv.
+    const READS: &[u64] = if cfg!(target_arch = "x86_64") {
+        &[0, 19, 17, 295]
+    } else if cfg!(target_arch = "aarch64") {
+        &[63, 65, 67, 69]
+    } else {
+        &[]
+    };
+    if READS.is_empty() {
+        return None;
+    }
+    let text = std::fs::read_to_string(format!("/proc/{pid}/syscall")).ok()?;
+    let mut fields = text.split_whitespace();
+    let number: u64 = fields.next()?.parse().ok()?;
+    if !READS.contains(&number) {
+        return Some(None);
+    }
+    let fd = u64::from_str_radix(fields.next()?.trim_start_matches("0x"), 16).ok()?;
+    Some(u32::try_from(fd).ok())
+}
+
+/// Whether descriptor `fd` of `pid` is a terminal.
+fn fd_is_terminal(pid: u32, fd: u32) -> bool {
+    std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).is_ok_and(|target| is_terminal_path(&target))
+}
+
+fn is_terminal_path(path: &std::path::Path) -> bool {
+    let path = path.to_string_lossy();
+    path.starts_with("/dev/pts/") || path.starts_with("/dev/tty")
+}
+
+/// Whether `pid` has a socket open.
+fn holds_socket(pid: u32) -> bool {
+    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return false;
+    };
+    fds.flatten().any(|fd| {
+        std::fs::read_link(fd.path()).is_ok_and(|t| t.to_string_lossy().starts_with("socket:"))
+    })
+}
+
+/// Whether the terminal of `pid` (its standard input, output or error) is in line mode
+/// (`ICANON`), as shells leave it for the programs they run; `false` for raw mode, which
+/// programs set to read keys; `None` when `pid` has no terminal or it cannot be opened.
+pub fn terminal_in_line_mode(pid: u32) -> Option<bool> {
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+    let tty = (0..3)
+        .filter_map(|fd| std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok())
+        .find(|p| is_terminal_path(p))?;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK)
+        .open(&tty)
+        .ok()?;
+    // SAFETY: `termios` is plain data that `tcgetattr` fills in; the descriptor is open
+    // for the duration of the call.
+    let mut termios: libc::termios = unsafe { std::mem::zeroed() };
+    if unsafe { libc::tcgetattr(file.as_raw_fd(), &mut termios) } != 0 {
+        return None;
+    }
+    Some(termios.c_lflag & libc::ICANON != 0)
+}
+
+/// Whether `pid` is a shell running a script or a `-c` command line rather than reading
+/// commands from its terminal: `bash install.sh`, `sh -c '…'`, as opposed to `bash`,
+/// `bash --norc` or `zsh -l`. `None` when its arguments cannot be read.
+pub fn shell_runs_a_script(pid: u32) -> Option<bool> {
+    let args = arguments(pid)?;
+    Some(script_arguments(&args))
+}
+
+fn arguments(pid: u32) -> Option<Vec<String>> {
+    if cfg!(target_os = "linux") {
+        let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+        Some(
+            raw.split(|b| *b == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect(),
+        )
+    } else {
+        let out = std::process::Command::new("ps")
+            .args(["-o", "args=", "-p", &pid.to_string()])
+            .output()
+            .ok()?;
+        let text = String::from_utf8_lossy(&out.stdout);
+        let args: Vec<String> = text.split_whitespace().map(str::to_string).collect();
+        (!args.is_empty()).then_some(args)
+    }
+}
+
+/// The argument rule of [`shell_runs_a_script`]: after the shell's name, `-c` or a
+/// first operand (a script) means a script, unless `-i` or `-s` asks for an interactive
+/// shell or commands from standard input.
+fn script_arguments(args: &[String]) -> bool {
+    // Options whose value is the next argument (bash, zsh, fish).
+    const WITH_VALUE: &[&str] = &[
+        "-o",
+        "+o",
+        "-O",
+        "+O",
+        "--rcfile",
+        "--init-file",
+        "-C",
+        "--init-command",
+    ];
+    let mut script = false;
+    let mut interactive = false;
+    let mut rest = args.iter().skip(1);
+    while let Some(arg) = rest.next() {
+        if arg == "--" || arg == "-" {
+            script |= rest.next().is_some();
+            break;
+        }
+        if WITH_VALUE.contains(&arg.as_str()) {
+            rest.next();
+            continue;
+        }
+        if arg.starts_with("--") {
+            interactive |= arg == "--interactive";
+            script |= arg == "--command" || arg.starts_with("--command=");
+            continue;
+        }
+        if let Some(flags) = arg.strip_prefix('-').or_else(|| arg.strip_prefix('+')) {
+            interactive |= flags.contains('i') || flags.contains('s');
+            script |= arg.starts_with('-') && flags.contains('c');
+            continue;
+        }
+        // The first operand is the script (with -c, the command's $0).
+        script = true;
+        break;
+    }
+    script && !interactive
 }
 
 /// The processes of foreground group `pgid`, other than its leader, that are waiting
@@ -143,6 +300,45 @@ fn all_pids() -> Vec<u32> {
         .flatten()
         .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()))
         .collect()
+}
+
+#[cfg(test)]
+mod argument_tests {
+    use super::script_arguments;
+
+    fn script(line: &str) -> bool {
+        let args: Vec<String> = line.split(' ').map(str::to_string).collect();
+        script_arguments(&args)
+    }
+
+    #[test]
+    fn scripts_and_command_lines_are_told_from_interactive_shells() {
+        for line in [
+            "bash ask.sh",
+            "sh -c read",
+            "bash -ec true",
+            "bash --norc ./configure",
+            "bash -o pipefail build.sh",
+            "zsh -c exit",
+            "fish --command=ls",
+            "bash -- script",
+        ] {
+            assert!(script(line), "{line} runs a script");
+        }
+        for line in [
+            "bash",
+            "-bash",
+            "bash --norc",
+            "bash --rcfile /x/bashrc -i",
+            "zsh -l -i",
+            "fish -l --init-command source -i",
+            "sh -i -c read",
+            "bash -s arg",
+            "bash -o vi",
+        ] {
+            assert!(!script(line), "{line} is interactive");
+        }
+    }
 }
 
 #[cfg(all(test, target_os = "linux"))]

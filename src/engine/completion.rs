@@ -500,12 +500,23 @@ pub async fn wait(
                     && state.foreground_pid.and_then(waiting_for_input) != Some(false);
                 let same_group =
                     state.foreground_pid.is_some() && state.foreground_pid == started.typed_into;
+                // A shell that stopped marking its prompts (its hook replaced: a new
+                // PROMPT_COMMAND, `exec bash`) is back when it is, with no status.
+                let mut lost_hook = false;
                 if shell_back && announced && same_group {
                     // The shell that read the command line announced it and has not
                     // reported its end, and nothing took the terminal from it: it runs
                     // a builtin of its own (`read`, a loop of builtins), and is not at
                     // its prompt. (A nested shell runs in a process group of its own.)
-                    if state.foreground_pid.and_then(waiting_for_input) == Some(true)
+                    // Unless its line editor holds the terminal in raw mode: then it is
+                    // at its prompt, and its hook did not report.
+                    let at_line_editor = state
+                        .foreground_pid
+                        .and_then(cohort_backends::process::terminal_in_line_mode)
+                        == Some(false);
+                    if at_line_editor {
+                        lost_hook = true;
+                    } else if state.foreground_pid.and_then(waiting_for_input) == Some(true)
                         && spec.until.is_none()
                         && spec.mark.is_none()
                     {
@@ -515,7 +526,25 @@ pub async fn wait(
                                 .to_string();
                         return verdict(false, Layer::Nested, None, Some(hint), output_start..end);
                     }
-                } else if shell_back {
+                } else if shell_back
+                    && !started.continues
+                    && state.at_shell()
+                    && silent_since_enter(runtime, started)
+                {
+                    // The pane's shell reads its terminal, but since Enter it has neither
+                    // started a command (C) nor drawn its prompt (A), which it does even
+                    // for an empty line: either it took the line as the start of a longer
+                    // one and shows its continuation prompt, or it no longer marks.
+                    if shows_continuation_prompt(backend, pane).await {
+                        let hint = "the shell is waiting for the rest of the command (an unclosed quote, \
+                                    bracket or here-document, or a trailing backslash): send the rest, or \
+                                    send the key C-c to drop the line"
+                            .to_string();
+                        return verdict(false, Layer::Nested, None, Some(hint), output_start..end);
+                    }
+                    lost_hook = true;
+                }
+                if shell_back && (lost_hook || !(announced && same_group)) {
                     // With shell integration the D mark is the answer; allow it a moment.
                     if !has_integration || now >= quiet_at + spec.quiet * 2 {
                         // The shell may have printed its last output a moment ago and
@@ -528,9 +557,10 @@ pub async fn wait(
                         }
                         let settled = runtime.lock().journal.len();
                         if settled == end {
+                            let hint = lost_hook.then(|| LOST_HOOK.to_string());
                             return Verdict {
                                 elapsed: Instant::now().saturating_duration_since(started.at),
-                                ..verdict(true, Layer::Quiescence, None, None, output_start..end)
+                                ..verdict(true, Layer::Quiescence, None, hint, output_start..end)
                             };
                         }
                         continue;
@@ -567,17 +597,7 @@ pub async fn wait(
                         }
                     };
                     if waiting || state.alternate_screen {
-                        let hint = if PAGERS.contains(&name.as_str()) {
-                            format!(
-                                "`{name}`, a pager, is waiting for a key and will not finish by itself: send the key q \
-                                 to leave it, and pass env PAGER=cat (or GIT_PAGER=cat) where a pager was set back on"
-                            )
-                        } else {
-                            format!(
-                                "`{name}` is in the foreground waiting for input and will not finish by itself: pass until \
-                                 (e.g. its prompt, \">>> \") to wait for it, or mark: true when it is a shell (ssh, docker exec)"
-                            )
-                        };
+                        let hint = waiting_hint(&name, state.alternate_screen);
                         return verdict(false, Layer::Nested, None, Some(hint), output_start..end);
                     }
                 }
@@ -606,6 +626,69 @@ pub async fn wait(
             }
             _ = tokio::time::sleep_until(wake.into()) => {}
         }
+    }
+}
+
+/// The hint of a quiescence verdict from a shell whose prompt hook no longer reports.
+const LOST_HOOK: &str = "the shell is back at its prompt, but it no longer reports exit statuses: \
+     its prompt hook was replaced (PROMPT_COMMAND set, `exec bash`); open a new session to \
+     get them back, or pass mark: true";
+
+/// Whether the text before the cursor is a continuation prompt: `> ` (bash, sh, ksh) or
+/// zsh's `quote> `, `dquote> `, `heredoc> `, … . Read from the screen only on this rare
+/// path.
+async fn shows_continuation_prompt(backend: &dyn TerminalBackend, pane: &PaneId) -> bool {
+    let Ok(screen) = backend.read_screen(pane).await else {
+        return false;
+    };
+    let row = screen
+        .rows
+        .get(usize::from(screen.cursor.y))
+        .map(String::as_str)
+        .unwrap_or_default();
+    let before: String = row.chars().take(usize::from(screen.cursor.x)).collect();
+    is_continuation_prompt(&before)
+}
+
+/// `>` alone, or words then `>` (zsh's `dquote>`, `if then>`): not a prompt that names a
+/// user, host or directory (`me@host:~>`).
+fn is_continuation_prompt(text: &str) -> bool {
+    text.trim_end()
+        .strip_suffix('>')
+        .is_some_and(|words| words.chars().all(|c| c.is_ascii_lowercase() || c == ' '))
+}
+
+/// Whether the pane's shell, which marks its prompts, has marked nothing since Enter.
+fn silent_since_enter(runtime: &PaneRuntime, started: &Started) -> bool {
+    let data = runtime.lock();
+    let marked_before = data.marks.iter().any(|m| m.offset <= started.enter_offset);
+    let marked_after = data.marks.iter().any(|m| m.offset > started.enter_offset);
+    marked_before && !marked_after
+}
+
+/// What to do about `name`, a program in the foreground that waits for input.
+fn waiting_hint(name: &str, full_screen: bool) -> String {
+    if PAGERS.contains(&name) {
+        format!(
+            "`{name}`, a pager, is waiting for a key and will not finish by itself: send the key q \
+             to leave it, and pass env PAGER=cat (or GIT_PAGER=cat) where a pager was set back on"
+        )
+    } else if SHELLS.contains(&name) {
+        format!(
+            "`{name}` is running a script that waits for input (a `read` or a question) and will \
+             not finish by itself: answer it with send, or send the key C-c to stop it"
+        )
+    } else if full_screen {
+        format!(
+            "`{name}` is a full-screen program waiting for keys and will not finish by itself: \
+             read with mode: screen to see it, and drive it with key and send"
+        )
+    } else {
+        format!(
+            "`{name}` is in the foreground waiting for input and will not finish by itself: pass until \
+             (e.g. its prompt, \">>> \") to wait for it, answer it with send, or pass mark: true when it \
+             is a shell (ssh, docker exec)"
+        )
     }
 }
 
@@ -638,9 +721,14 @@ fn foreground_is_shell(state: &cohort_backends::PaneState) -> bool {
         return true;
     }
     match state.foreground_pid {
-        // A leader that is gone leaves a pipeline still running.
-        Some(pid) => cohort_backends::process::process_name(pid)
-            .is_some_and(|name| SHELLS.contains(&name.as_str())),
+        // A leader that is gone leaves a pipeline still running. A shell running a
+        // script (`bash install.sh`) is a program like any other: at its `read` it
+        // waits for an answer, not for the next command.
+        Some(pid) => {
+            cohort_backends::process::process_name(pid)
+                .is_some_and(|name| SHELLS.contains(&name.as_str()))
+                && cohort_backends::process::shell_runs_a_script(pid) != Some(true)
+        }
         None => SHELLS.contains(&state.foreground_command.as_str()),
     }
 }
@@ -693,6 +781,16 @@ mod tests {
         assert!(Until::new("(", true).is_err());
         assert!(Until::new(">>> ", false).unwrap().find("Python\n>>> "));
         assert!(Until::new(r"^\d+ passed", true).unwrap().find("3 passed"));
+    }
+
+    #[test]
+    fn continuation_prompts() {
+        for text in ["> ", ">", "dquote> ", "heredoc> ", "if then> "] {
+            assert!(is_continuation_prompt(text), "{text:?}");
+        }
+        for text in ["me@host:~> ", "$ ", "", "PS C:\\> ", ">>> "] {
+            assert!(!is_continuation_prompt(text), "{text:?}");
+        }
     }
 
     #[test]
