@@ -832,3 +832,82 @@ async fn a_program_waiting_on_a_timer_or_a_socket_is_not_waiting_for_input() {
         out.verdict
     );
 }
+
+#[tokio::test]
+async fn runs_on_one_session_take_turns() {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let pane = shell(&engine, "turns").await;
+
+    // Three runs at once, as an MCP host issuing parallel calls does: each gets its
+    // own command's output and exit status.
+    let commands: Vec<String> = (0..3)
+        .map(|n| format!("sleep 0.3; echo job{n}; (exit {n})"))
+        .collect();
+    let (a, b, c) = tokio::join!(
+        run(&engine, &pane, &commands[0], spec(10_000)),
+        run(&engine, &pane, &commands[1], spec(10_000)),
+        run(&engine, &pane, &commands[2], spec(10_000)),
+    );
+    for (n, out) in [a, b, c].iter().enumerate() {
+        assert_eq!(
+            (outcome(out), out.output.text.trim()),
+            (
+                (true, Layer::Exit, Some(n as i32)),
+                format!("job{n}").as_str()
+            ),
+            "{:?}",
+            out.verdict
+        );
+    }
+}
+
+#[tokio::test]
+async fn typing_into_a_session_whose_program_exited_is_refused() {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let pane = shell(&engine, "gone").await;
+
+    let out = run(&engine, &pane, "exit 7", spec(10_000)).await;
+    assert_eq!(
+        outcome(&out),
+        (true, Layer::Exit, Some(7)),
+        "{:?}",
+        out.verdict
+    );
+    // The shell reports its status a moment before the pane closes.
+    let deadline = std::time::Instant::now() + WAIT;
+    while !engine.backend().pane_state(&pane).await.unwrap().dead {
+        assert!(std::time::Instant::now() < deadline, "the pane never died");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let err = engine
+        .run(
+            &pane,
+            "echo after",
+            &SendOptions::default(),
+            spec(5_000),
+            false,
+        )
+        .await
+        .err()
+        .unwrap_or_else(|| panic!("a run in an exited session was not refused"));
+    assert!(
+        matches!(
+            err,
+            EngineError::Exited {
+                status: Some(7),
+                ..
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("open a new one"), "{err}");
+    let err = engine
+        .keys(&pane, &[cohort_backends::Key::ENTER])
+        .await
+        .expect_err("keys in an exited session are refused");
+    assert!(matches!(err, EngineError::Exited { .. }), "{err}");
+}

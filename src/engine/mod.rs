@@ -78,6 +78,14 @@ pub enum EngineError {
     /// The registry failed.
     #[error(transparent)]
     Registry(#[from] RegistryError),
+    /// The session's program exited: nothing reads what would be typed.
+    #[error("the program in {pane} has exited{}: read its output, or close the session and open a new one", .status.map(|s| format!(" with status {s}")).unwrap_or_default())]
+    Exited {
+        /// The pane.
+        pane: PaneId,
+        /// Its exit status, when known.
+        status: Option<i32>,
+    },
     /// Someone else holds the session's lock.
     #[error("session {:?} is locked by {:?}: ask for it with request_access, or wait for unlock", .0.session, .0.owner)]
     Locked(LockRecord),
@@ -753,6 +761,13 @@ impl Engine {
                 reason: e.to_string(),
             })?;
         let runtime = self.runtimes.get(pane);
+        let state = self.backend.pane_state(pane).await?;
+        if state.dead {
+            return Err(EngineError::Exited {
+                pane: pane.clone(),
+                status: state.exit_status,
+            });
+        }
         self.backend.cancel_copy_mode(pane).await?;
         if text.len() > 1024 {
             // Text typed before the program reads the terminal sits in the kernel's line
@@ -770,7 +785,6 @@ impl Engine {
         }
         let mut started = None;
         if options.enter {
-            let state = self.backend.pane_state(pane).await?;
             if !state.at_shell() || pasted {
                 // A program drawing what was typed (a REPL, a TUI, a paste) must
                 // finish before Enter, or a TUI takes Enter as a newline in its input.
@@ -822,9 +836,10 @@ impl Engine {
         if send.mark.is_some() {
             spec.mark = send.mark.clone();
         }
+        let runtime = self.runtimes.get(pane);
+        let _turn = runtime.run_turn().await;
         let sent = self.send(pane, command, &send).await?;
         let started = sent.started.expect("enter was pressed");
-        let runtime = self.runtimes.get(pane);
         let verdict =
             completion::wait(&runtime, self.backend.as_ref(), pane, &started, &spec).await;
         let mut output = {
@@ -850,6 +865,16 @@ impl Engine {
             Started::after(&last, Instant::now())
         };
         Ok(completion::wait(&runtime, self.backend.as_ref(), pane, &started, &spec).await)
+    }
+
+    /// Moves `caller`'s cursor for new output past `upto` (a journal offset): what a
+    /// `run` returned is not new to the caller that ran it.
+    pub fn mark_read(&self, pane: &PaneId, caller: &str, upto: u64) {
+        let runtime = self.runtimes.get(pane);
+        let mut data = runtime.lock();
+        let upto = upto.min(data.journal.len());
+        let cursor = data.cursors.entry(caller.to_string()).or_insert(0);
+        *cursor = (*cursor).max(upto);
     }
 
     /// Reads output from the journal.
@@ -879,6 +904,13 @@ impl Engine {
                 pane: pane.clone(),
                 reason: e.to_string(),
             })?;
+        let state = self.backend.pane_state(pane).await?;
+        if state.dead {
+            return Err(EngineError::Exited {
+                pane: pane.clone(),
+                status: state.exit_status,
+            });
+        }
         self.backend.cancel_copy_mode(pane).await?;
         Ok(self.backend.send_keys(pane, keys).await?)
     }

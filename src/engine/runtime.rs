@@ -84,6 +84,9 @@ pub struct PaneRuntime {
     pub pane: PaneId,
     data: Mutex<PaneData>,
     version: watch::Sender<u64>,
+    /// Held by a `run` from its send to its verdict: runs on one pane take turns, so
+    /// none types into another's command or takes its output and exit status.
+    runs: tokio::sync::Mutex<()>,
 }
 
 impl PaneRuntime {
@@ -101,7 +104,13 @@ impl PaneRuntime {
                 cursors: HashMap::new(),
             }),
             version: watch::channel(0).0,
+            runs: tokio::sync::Mutex::new(()),
         }
+    }
+
+    /// Waits for the runs before this one on the pane to reach their verdicts.
+    pub async fn run_turn(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.runs.lock().await
     }
 
     /// Locks the pane's data.
