@@ -652,6 +652,31 @@ async fn read_waits_for_what_send_started_and_for_a_run_that_timed_out() {
     assert!(out["output"].as_str().unwrap().contains("finally"), "{out}");
     assert!(out["meta"].as_str().unwrap().contains("complete"), "{out}");
 
+    // What a run returned is not new to the next read: after a run and a run that
+    // timed out, read picks up only the rest.
+    h.ok("open", json!({"name": "fresh"})).await;
+    h.ok(
+        "run",
+        json!({"target": "fresh", "command": "echo early-output"}),
+    )
+    .await;
+    h.ok(
+        "run",
+        json!({"target": "fresh", "command": "sleep 0.5; echo late-output", "timeout_ms": 100}),
+    )
+    .await;
+    let out = h
+        .ok(
+            "read",
+            json!({"target": "fresh", "wait": true, "until": "late-output"}),
+        )
+        .await;
+    let text = out["output"].as_str().unwrap();
+    assert!(
+        text.contains("late-output") && !text.contains("early-output"),
+        "{out}"
+    );
+
     // The screen, too, carries the verdict with its hint.
     h.ok("send", json!({"target": "later", "text": "sleep 5"}))
         .await;

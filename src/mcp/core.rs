@@ -15,6 +15,10 @@ use crate::engine::completion::{Until, WaitSpec};
 use crate::engine::read::{ReadOptions, ReadWhat};
 use crate::engine::{append_verdict, OpenOptions, SendOptions};
 
+/// Whose cursor MCP reads of new output move: one per server process, which is one
+/// agent's connection.
+pub(crate) const READER: &str = "mcp";
+
 #[tool_router(router = core_router, vis = "pub(crate)")]
 impl CohortServer {
     #[tool(
@@ -154,6 +158,7 @@ impl CohortServer {
         };
         let run = engine.run(&pane.id, &args.command, &send, spec, args.raw);
         let out = with_progress(run, &ctx).await?.map_err(err)?;
+        engine.mark_read(&pane.id, READER, out.verdict.output.end);
         Ok(Json(RunResult {
             session: name_of(&pane),
             output: out.output.text,
@@ -241,7 +246,7 @@ impl CohortServer {
             &pane.id,
             &ReadOptions {
                 what,
-                caller: "mcp".into(),
+                caller: READER.into(),
                 raw: args.raw,
                 max_lines: None,
             },
