@@ -911,3 +911,31 @@ async fn typing_into_a_session_whose_program_exited_is_refused() {
         .expect_err("keys in an exited session are refused");
     assert!(matches!(err, EngineError::Exited { .. }), "{err}");
 }
+
+#[tokio::test]
+async fn a_tab_in_a_command_is_text_not_completion() {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let pane = shell(&engine, "tab").await;
+    // A file the tab would complete `x` to, were it typed as a key.
+    let dir = server.state_dir().join("tabdir");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("x.txt"), "").unwrap();
+    run(
+        &engine,
+        &pane,
+        &format!("cd {}", dir.display()),
+        spec(10_000),
+    )
+    .await;
+
+    let out = run(&engine, &pane, "printf '[%s]\\n' \"x\ty\"", spec(10_000)).await;
+    assert_eq!(
+        outcome(&out),
+        (true, Layer::Exit, Some(0)),
+        "{:?}",
+        out.verdict
+    );
+    assert!(out.output.text.contains("[x\ty]"), "{:?}", out.output.text);
+}

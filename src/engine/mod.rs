@@ -774,7 +774,9 @@ impl Engine {
             // buffer, which keeps 4095 characters and drops the rest.
             self.wait_reading(pane, Duration::from_secs(3)).await;
         }
-        let pasted = text.contains('\n');
+        // Lines go as one paste, and so does a tab: typed, it would ask the shell to
+        // complete a word, and a different command would run.
+        let pasted = text.contains(['\n', '\t']);
         let before_typing = runtime.lock().journal.len();
         if pasted {
             self.backend
