@@ -939,3 +939,35 @@ async fn a_tab_in_a_command_is_text_not_completion() {
     );
     assert!(out.output.text.contains("[x\ty]"), "{:?}", out.output.text);
 }
+
+#[tokio::test]
+async fn an_answer_that_is_not_echoed_keeps_the_first_line_of_output() {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let pane = shell(&engine, "silent-answer").await;
+
+    let out = run(
+        &engine,
+        &pane,
+        "read -s -p 'Password: ' pw; echo got ${#pw}; echo line3",
+        spec(10_000),
+    )
+    .await;
+    assert_eq!(out.verdict.layer, Layer::Nested, "{:?}", out.verdict);
+    // A password prompt echoes neither the answer nor its Enter: the first line after
+    // Enter is output, not echo.
+    let out = run(&engine, &pane, "secret", spec(10_000)).await;
+    assert_eq!(
+        outcome(&out),
+        (true, Layer::Exit, Some(0)),
+        "{:?}",
+        out.verdict
+    );
+    assert!(
+        out.output.text.contains("got 6") && out.output.text.contains("line3"),
+        "{:?}",
+        out.output.text
+    );
+    assert!(!out.output.text.contains("secret"), "{:?}", out.output.text);
+}

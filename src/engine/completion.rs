@@ -174,6 +174,8 @@ pub struct Started {
     pub continues: bool,
     /// The foreground process group that read the line (the shell at its prompt).
     pub typed_into: Option<u32>,
+    /// The text typed, to tell its echo from the command's output.
+    pub typed: String,
 }
 
 impl Started {
@@ -184,6 +186,7 @@ impl Started {
             at,
             continues: command.continues,
             typed_into: command.typed_into,
+            typed: command.text.clone(),
         }
     }
 }
@@ -350,7 +353,7 @@ pub async fn wait(
             // Output begins after the command's C mark, else after the echo line.
             let echo_end = match start_mark {
                 Some(c) => Some(c.offset),
-                None => first_newline_after(&mut data.journal, started.enter_offset, end),
+                None => echo_end(&mut data.journal, started, end),
             };
             let exit = match finish {
                 Some(d) => {
@@ -730,6 +733,22 @@ fn foreground_is_shell(state: &cohort_backends::PaneState) -> bool {
                 && cohort_backends::process::shell_runs_a_script(pid) != Some(true)
         }
         None => SHELLS.contains(&state.foreground_command.as_str()),
+    }
+}
+
+/// Where the echo of the typed line ends: after the first line that follows Enter
+/// when that line is the echo (the Enter's own newline, or the typed text arriving late),
+/// at Enter itself when the program did not echo (a password prompt: the first line
+/// is already its output). `None` until that line is complete.
+fn echo_end(journal: &mut super::journal::Journal, started: &Started, end: u64) -> Option<u64> {
+    let newline = first_newline_after(journal, started.enter_offset, end)?;
+    let line = journal.read(started.enter_offset, newline).ok()?;
+    let seen = plain_text(&line);
+    let seen = seen.trim();
+    if seen.is_empty() || started.typed.contains(seen) {
+        Some(newline)
+    } else {
+        Some(started.enter_offset)
     }
 }
 
