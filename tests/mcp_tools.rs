@@ -271,6 +271,41 @@ async fn teams_broadcast_with_a_cascade_and_many_at_once() {
         .error("write_many", json!({"targets": ["nobody"], "text": "x"}))
         .await
         .contains("no session named"));
+    // One mistyped name among good ones fails alone.
+    let wrote = h
+        .ok(
+            "write_many",
+            json!({"targets": ["a", "nobody"], "text": "echo still-$((40+3))"}),
+        )
+        .await;
+    let results = wrote["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2, "{wrote}");
+    assert_eq!(
+        (&results[0]["session"], &results[0]["ok"]),
+        (&json!("a"), &json!(true))
+    );
+    assert_eq!(results[1]["ok"], false, "{wrote}");
+    assert!(
+        results[1]["error"]
+            .as_str()
+            .unwrap()
+            .contains("no session named"),
+        "{wrote}"
+    );
+    h.screen_until("a", |t| t.lines().any(|l| l == "still-43"))
+        .await;
+    let read = h
+        .ok(
+            "read_many",
+            json!({"targets": ["nobody", "a"], "mode": "tail", "limit": 3}),
+        )
+        .await;
+    let results = read["results"].as_array().unwrap();
+    assert_eq!(
+        (&results[0]["ok"], &results[1]["ok"]),
+        (&json!(false), &json!(true)),
+        "{read}"
+    );
 
     h.ok("assign_team", json!({"agent": "carol", "team": "web"}))
         .await;

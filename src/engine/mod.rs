@@ -91,6 +91,9 @@ pub enum EngineError {
     Locked(LockRecord),
 }
 
+/// A target as given to a many-target call, and its session or why it names none.
+pub type ExpandedTarget = (String, Result<PaneInfo, EngineError>);
+
 /// How to open a session.
 #[derive(Clone, Debug, Default)]
 pub struct OpenOptions {
@@ -608,19 +611,23 @@ impl Engine {
         Ok(())
     }
 
-    /// Expands targets (session names, ids, pane ids, agent names, team names) into
-    /// distinct panes, in the order given; a pane named twice appears once.
+    /// Resolves many targets (session names, ids, agents, teams) to their sessions,
+    /// each session once; a target that names none is answered with why, in its place,
+    /// so one mistyped name does not stop the others.
     pub async fn expand_targets(
         &self,
         targets: &[String],
-    ) -> Result<Vec<(String, PaneInfo)>, EngineError> {
+    ) -> Result<Vec<ExpandedTarget>, EngineError> {
         let panes = self.list().await?;
         let agents = self.registry.agents()?;
         let teams = self.registry.teams()?;
-        let mut out: Vec<(String, PaneInfo)> = Vec::new();
-        let push = |label: String, pane: &PaneInfo, out: &mut Vec<(String, PaneInfo)>| {
-            if !out.iter().any(|(_, p)| p.id == pane.id) {
-                out.push((label, pane.clone()));
+        let mut out: Vec<ExpandedTarget> = Vec::new();
+        let push = |label: String, pane: &PaneInfo, out: &mut Vec<ExpandedTarget>| {
+            if !out
+                .iter()
+                .any(|(_, p)| p.as_ref().is_ok_and(|p| p.id == pane.id))
+            {
+                out.push((label, Ok(pane.clone())));
             }
         };
         for target in targets {
@@ -629,17 +636,20 @@ impl Engine {
                 continue;
             }
             if let Some(agent) = agents.iter().find(|a| &a.name == target) {
-                if let Some(pane) = agent
+                match agent
                     .session
                     .as_deref()
                     .and_then(|s| resolve_target(&panes, s))
                 {
-                    push(target.clone(), pane, &mut out);
-                    continue;
+                    Some(pane) => push(target.clone(), pane, &mut out),
+                    None => out.push((
+                        target.clone(),
+                        Err(EngineError::InvalidArgument(format!(
+                            "agent {target:?} has no open session"
+                        ))),
+                    )),
                 }
-                return Err(EngineError::InvalidArgument(format!(
-                    "agent {target:?} has no open session"
-                )));
+                continue;
             }
             if teams.iter().any(|t| &t.name == target) {
                 for name in orchestrate::team_agents(target, &teams) {
@@ -653,10 +663,13 @@ impl Engine {
                 }
                 continue;
             }
-            return Err(EngineError::UnknownTarget {
-                target: target.clone(),
-                known: describe_targets(&panes),
-            });
+            out.push((
+                target.clone(),
+                Err(EngineError::UnknownTarget {
+                    target: target.clone(),
+                    known: describe_targets(&panes),
+                }),
+            ));
         }
         Ok(out)
     }

@@ -15,7 +15,7 @@ use super::CohortServer;
 use crate::engine::orchestrate::cascade;
 use crate::engine::read::{ReadOptions, ReadWhat};
 use crate::engine::registry::{AgentRecord, LockRecord, TeamRecord};
-use crate::engine::SendOptions;
+use crate::engine::{EngineError, ExpandedTarget, SendOptions};
 
 /// `register_agent` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -110,7 +110,7 @@ pub struct WriteManyArgs {
 pub struct TargetOutcome {
     /// The target as resolved (agent or session name).
     pub target: String,
-    /// Session name.
+    /// Session name (empty when the target names no open session).
     pub session: String,
     /// Whether it worked.
     pub ok: bool,
@@ -120,6 +120,32 @@ pub struct TargetOutcome {
     pub text: Option<String>,
     /// Meta line (read_many), or which cascade level chose the message (broadcast).
     pub meta: Option<String>,
+}
+
+/// The expanded targets, unless none names a session: then the first reason is the
+/// call's error.
+fn resolved_somewhere(
+    targets: Result<Vec<ExpandedTarget>, EngineError>,
+) -> Result<Vec<ExpandedTarget>, String> {
+    let targets = targets.map_err(err)?;
+    match targets.iter().find_map(|(_, pane)| pane.as_ref().err()) {
+        Some(first) if targets.iter().all(|(_, pane)| pane.is_err()) => Err(first.to_string()),
+        _ => Ok(targets),
+    }
+}
+
+impl TargetOutcome {
+    /// The answer for a target that names no session.
+    fn unresolved(target: &str, error: &EngineError) -> TargetOutcome {
+        TargetOutcome {
+            target: target.to_string(),
+            session: String::new(),
+            ok: false,
+            error: Some(error.to_string()),
+            text: None,
+            meta: None,
+        }
+    }
 }
 
 /// Result of a many-target call.
@@ -418,7 +444,7 @@ impl CohortServer {
         if args.targets.is_empty() {
             return Err("no targets: name sessions, agents or teams".into());
         }
-        let targets = engine.expand_targets(&args.targets).await.map_err(err)?;
+        let targets = resolved_somewhere(engine.expand_targets(&args.targets).await)?;
         let options = SendOptions {
             enter: args.enter,
             force: args.force,
@@ -430,6 +456,10 @@ impl CohortServer {
             let options = options.clone();
             let text = args.text.clone();
             async move {
+                let pane = match pane {
+                    Ok(pane) => pane,
+                    Err(e) => return TargetOutcome::unresolved(label, e),
+                };
                 let result = engine.send(&pane.id, &text, &options).await;
                 TargetOutcome {
                     target: label.clone(),
@@ -477,12 +507,16 @@ impl CohortServer {
                 "unknown mode {mode:?}: use \"new\", \"tail\" or \"screen\""
             ));
         }
-        let targets = engine.expand_targets(&args.targets).await.map_err(err)?;
+        let targets = resolved_somewhere(engine.expand_targets(&args.targets).await)?;
         let reads = targets.iter().map(|(label, pane)| {
             let engine = engine.clone();
             let filter = filter.clone();
             let mode = mode.clone();
             async move {
+                let pane = match pane {
+                    Ok(pane) => pane,
+                    Err(e) => return TargetOutcome::unresolved(label, e),
+                };
                 let outcome = |text: Result<(String, String), String>| match text {
                     Ok((text, meta)) => TargetOutcome {
                         target: label.clone(),
@@ -522,7 +556,7 @@ impl CohortServer {
                         &pane.id,
                         &ReadOptions {
                             what,
-                            caller: "mcp-many".into(),
+                            caller: super::core::READER.into(),
                             raw: false,
                             max_lines: Some(limit),
                         },
