@@ -381,6 +381,7 @@ const GOLDEN: &[&str] = &[
     "progress-tqdm",
     "binary-head",
     "latin1",
+    "script-errors",
 ];
 
 #[test]
