@@ -351,6 +351,7 @@ const GOLDEN: &[&str] = &[
     "tsc-many",
     "git-log-medium",
     "git-diff",
+    "git-diff-conflict",
     "grep-rn",
     "rg-heading",
     "pytest-fail",

@@ -547,30 +547,70 @@ fn diff_section<'a>(out: &mut Out<'a>, src: &Src<'a>, start: usize) -> usize {
     }
     let n = src.len();
     let mut i = start + 1;
-    let mut in_hunk = false;
+    // Marker columns of the current hunk's lines; 0 before the first hunk header.
+    let mut columns = 0;
     while i < n {
         let line = src.line(i);
         if DIFF_GIT.is_match(line) || COMMIT.is_match(line) {
             break;
         }
         if line.starts_with("@@") {
-            in_hunk = true;
+            columns = hunk_columns(line);
             out.keep(src, i);
-        } else if in_hunk && (line.starts_with('+') || line.starts_with('-')) {
-            out.keep(src, i);
-        } else if in_hunk && (line.starts_with(' ') || line.is_empty() || line.starts_with('\\')) {
-            // Context is code, not diagnostics: hidden even when it mentions an error.
-            out.hide_counted(src, i, Context);
-        } else if !in_hunk && DIFF_NOISE.is_match(line) {
-            out.hide(src, i, Noise);
-        } else if in_hunk {
-            break; // something that is not diff text: let the caller handle it
+        } else if columns == 0 {
+            if DIFF_NOISE.is_match(line) {
+                out.hide(src, i, Noise);
+            } else {
+                out.keep(src, i);
+            }
         } else {
-            out.keep(src, i);
+            match hunk_line(line, columns) {
+                Some(HunkLine::Changed) => out.keep(src, i),
+                // Context is code, not diagnostics: hidden even when it mentions an error.
+                Some(HunkLine::Context) => out.hide_counted(src, i, Context),
+                None => break, // something that is not diff text: let the caller handle it
+            }
         }
         i += 1;
     }
     i
+}
+
+/// How many marker columns the lines of a hunk have: one in a plain diff (`@@ -a +b @@`),
+/// one per parent in a combined diff (`diff --cc`, `@@@ -a -b +c @@@` for a merge of two),
+/// that is one less than the `@` that open the header.
+fn hunk_columns(header: &str) -> usize {
+    (header.len() - header.trim_start_matches('@').len())
+        .saturating_sub(1)
+        .max(1)
+}
+
+/// What a line inside a hunk is.
+enum HunkLine {
+    /// Added or removed against at least one parent.
+    Changed,
+    /// The same as in every parent, or `\ No newline at end of file`.
+    Context,
+}
+
+/// Reads a line of a hunk whose lines start with `columns` marker columns. Only a line whose
+/// every column is a blank is context: in a combined diff ` +x` is a line added against
+/// the second parent (one side of a merge conflict), not context. Cleaning drops trailing
+/// blanks, so a line shorter than its columns counts its missing columns as blanks.
+/// `None` for a line that is not diff text.
+fn hunk_line(line: &str, columns: usize) -> Option<HunkLine> {
+    if line.starts_with('\\') {
+        return Some(HunkLine::Context);
+    }
+    let marks = &line.as_bytes()[..line.len().min(columns)];
+    if !marks.iter().all(|b| matches!(b, b' ' | b'+' | b'-')) {
+        return None;
+    }
+    Some(if marks.iter().all(|&b| b == b' ') {
+        HunkLine::Context
+    } else {
+        HunkLine::Changed
+    })
 }
 
 #[cfg(test)]
@@ -593,6 +633,42 @@ mod tests {
              docs/logo.png | Bin 0 -> 5120 bytes\n \
              src/requests/models.py | 126 +++++++++++++++------\n \
              3 files changed, 90 insertions(+), 48 deletions(-)"
+        );
+    }
+
+    #[test]
+    fn combined_diff_shows_both_sides_of_a_conflict() {
+        let raw = "diff --cc src/mod10.py\n\
+                   index 18ff52c,d0bbcdb..0000000\n\
+                   --- a/src/mod10.py\n\
+                   +++ b/src/mod10.py\n\
+                   @@@ -2,7 -2,7 +2,11 @@@\n  import os\n  \n  def a_10(x):\n\
+                   ++<<<<<<< HEAD\n +    # TODO (a10, main side)\n++=======\n\
+                   +     # TODO (a10, other side)\n++>>>>>>> other\n      if x is None:\n\
+                   \x20-    old line of the first parent\n\
+                   -     old line of the second parent\n";
+        let r = reduce("git diff", raw.as_bytes(), &Options::default());
+        assert_eq!(
+            r.text,
+            "diff --cc src/mod10.py\n\
+             @@@ -2,7 -2,7 +2,11 @@@\n\
+             ++<<<<<<< HEAD\n +    # TODO (a10, main side)\n++=======\n\
+             +     # TODO (a10, other side)\n++>>>>>>> other\n\
+             \x20-    old line of the first parent\n\
+             -     old line of the second parent"
+        );
+        let context: Vec<String> = r
+            .hidden
+            .iter()
+            .filter(|h| h.why == crate::HiddenReason::Context)
+            .map(|h| h.display_range())
+            .collect();
+        assert_eq!(context, ["6-8", "14"]);
+        // A plain diff keeps its one marker column: ` +x` there is context.
+        let raw = "diff --git a/x b/x\n@@ -1,2 +1,2 @@\n +x\n-a\n+b\n";
+        assert_eq!(
+            text("git diff", raw),
+            "diff --git x\n@@ -1,2 +1,2 @@\n-a\n+b"
         );
     }
 
