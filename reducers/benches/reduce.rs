@@ -119,7 +119,7 @@ fn facts(raw: &str, r: &Reduced, kind: &str) -> (usize, usize) {
                 let (n, _) = rest.split_once(':')?;
                 n.parse::<usize>().ok()?;
                 let shown = r.text.contains(&format!("{f}:{n}:"))
-                    || r.text.lines().any(|t| t.starts_with(&format!("  {n}: ")))
+                    || r.text.lines().any(|t| t.starts_with(&format!("{n}:")))
                         && r.text.contains(&format!("{f} ("));
                 Some(shown || marked(i))
             }),

@@ -1,7 +1,8 @@
 //! grep / rg / ag / git grep: hits grouped by file with a count, capped per file and in
 //! total, and every hit left out counted with its raw line range. With context (`-C`,
 //! `-A`, `-B`), counts are of matching lines only; context lines show with the matches
-//! they surround (`  12- text`) and fold as detail with the ones left out.
+//! they surround (`12-text`) and fold as detail with the ones left out. The text of
+//! every line shown is the raw text, whitespace and all.
 
 use super::re;
 use crate::doc::{Out, Post, Src};
@@ -32,10 +33,21 @@ struct Hit {
 }
 
 impl Hit {
-    /// The line as shown under its file's heading.
+    /// `:` after the line number of a matching line, `-` after that of a context line, as
+    /// grep and rg print them.
+    fn sep(&self) -> char {
+        if self.matched {
+            ':'
+        } else {
+            '-'
+        }
+    }
+
+    /// The line as shown under its file's heading, as rg's heading layout prints it: the
+    /// number, the separator and the line's text verbatim (its indentation is part of what
+    /// matched); only the path is left out.
     fn shown(&self) -> String {
-        let sep = if self.matched { ':' } else { '-' };
-        format!("  {}{sep} {}", self.line, self.text.trim())
+        format!("{}{}{}", self.line, self.sep(), self.text)
     }
 }
 
@@ -82,10 +94,11 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
         }
         let matches = group.iter().filter(|h| h.matched).count();
         if group.len() == 1 {
+            let hit = &group[0];
             out.rewrite(
                 src,
-                format!("{}:{}: {}", file, group[0].line, group[0].text.trim()),
-                group[0].raw,
+                format!("{}:{}{}{}", file, hit.line, hit.sep(), hit.text),
+                hit.raw,
                 1,
             );
             shown_total += 1;
@@ -104,10 +117,8 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
             let capped_from = capped.first().map(|h| h.raw);
             let mut marker = capped_from.map(|from| {
                 let signal = capped.iter().filter(|h| src.signal[h.raw]).count();
-                let text = out
-                    .post
-                    .marker(capped.len(), "more hits", &(from..last + 1), signal);
-                format!("  {text}")
+                out.post
+                    .marker(capped.len(), "more hits", &(from..last + 1), signal)
             });
             let mut by_raw = group.iter().peekable();
             for i in first..=last {
@@ -300,16 +311,60 @@ mod tests {
         let lines: Vec<&str> = r.text.lines().collect();
         assert_eq!(lines[0], "app/models.py (6 hits)", "{}", r.text);
         // Four matches shown with their context, the other two counted.
-        assert!(r
-            .text
-            .contains("  9- if bad:\n  10: raise ValueError(\"case 0\")\n  11- return x"));
+        assert!(
+            r.text.contains(
+                "9-    if bad:\n10:        raise ValueError(\"case 0\")\n11-    return x"
+            ),
+            "{}",
+            r.text
+        );
         assert_eq!(
-            r.text.matches(": raise ValueError").count(),
+            r.text.matches(":        raise ValueError").count(),
             4,
             "{}",
             r.text
         );
         assert!(r.text.contains("… 2 more hits"), "{}", r.text);
+    }
+
+    #[test]
+    fn matched_text_keeps_its_whitespace() {
+        let mut raw = String::new();
+        for i in 0..30 {
+            raw.push_str(&format!("./mod_{i:02}.py:2:    return x\n"));
+            raw.push_str(&format!("./mod_{i:02}.py:9:\treturn  x  # two\n"));
+        }
+        raw.push_str("./single.py:4:        return x\n");
+        let r = reduce("grep -rn return .", raw.as_bytes(), &Options::default());
+        assert_eq!(r.reducer, "grep");
+        assert!(
+            r.text
+                .contains("./mod_00.py (2 hits)\n2:    return x\n9:\treturn  x  # two\n"),
+            "{}",
+            r.text
+        );
+        let r = reduce(
+            "grep -rn return .",
+            b"./single.py:4:        return x\n",
+            &Options::default(),
+        );
+        assert_eq!(r.text, "./single.py:4:        return x");
+        // rg's heading layout.
+        let mut raw = String::from("src/a.py\n2:    return x\n7:\t\tpass\n");
+        for i in 0..10 {
+            raw.push_str(&format!("\nsrc/b{i}.py\n"));
+            for n in 1..=8 {
+                raw.push_str(&format!("{n}:  y = {n}\n"));
+            }
+        }
+        let r = reduce("rg -n --heading x", raw.as_bytes(), &Options::default());
+        assert_eq!(r.reducer, "grep");
+        assert!(
+            r.text
+                .contains("src/a.py (2 hits)\n2:    return x\n7:\t\tpass\n"),
+            "{}",
+            r.text
+        );
     }
 
     #[test]
