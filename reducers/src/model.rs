@@ -33,7 +33,8 @@ pub struct Hidden {
     /// Raw line numbers, **0-based and half-open** like a slice index: `5..9` is the fifth
     /// to eighth line counted from zero, that is lines 6–9 counted from one (see
     /// [`Hidden::display_range`]). The range spans every hidden line; lines inside it that are
-    /// shown (an error kept from an elided middle) are not counted in `count`.
+    /// shown (an error kept from an elided middle, the subjects between a git log's commit
+    /// details when their many small ranges are merged into one) are not counted in `count`.
     pub lines: Range<usize>,
     /// How many raw lines of the range are hidden (for [`HiddenReason::Clipped`]: how many
     /// lines are shown only in part).
@@ -110,10 +111,12 @@ impl HiddenReason {
 impl Reduced {
     /// One line describing the reduction, for the end of a read:
     ///
-    /// `shown 40/1200 lines, 310/9000 tokens (pytest); hidden: elided 21-1180 (2 errors/warnings); passed 3-14`
+    /// `shown 40/1200 lines, 310/9000 tokens (pytest); hidden: elided 1160 line(s) at 21-1180 (2 errors/warnings among them); passed 12 line(s) at 3-14`
     ///
-    /// Ranges are 1-based and inclusive. Reasons with more than three ranges list the first
-    /// three and say how many more. Notices follow after `; `.
+    /// Ranges are 1-based and inclusive. Reasons with more than four ranges list the first
+    /// three, then how many more and the span that holds them all (`and 9 more range(s)
+    /// within 40-222`), so that one read of that span brings every one of them back.
+    /// Notices follow after `; `.
     pub fn meta_line(&self) -> String {
         let mut out = format!(
             "shown {}/{} lines, {}/{} tokens ({})",
@@ -130,10 +133,18 @@ impl Reduced {
                 let signal: usize = of.iter().map(|h| h.signal).sum();
                 let sep = if n == 0 { " " } else { "; " };
                 let _ = write!(out, "{sep}{} {lines} line(s) at ", why.as_str());
-                let shown: Vec<String> = of.iter().take(3).map(|h| h.display_range()).collect();
+                // Four ranges cost no more than three and a count.
+                let named = if of.len() == 4 { 4 } else { 3 };
+                let shown: Vec<String> = of.iter().take(named).map(|h| h.display_range()).collect();
                 out.push_str(&shown.join(", "));
-                if of.len() > 3 {
-                    let _ = write!(out, " and {} more range(s)", of.len() - 3);
+                if of.len() > named {
+                    let rest = of[3].lines.start..of[of.len() - 1].lines.end;
+                    let _ = write!(
+                        out,
+                        " and {} more range(s) within {}",
+                        of.len() - 3,
+                        display_range(&rest)
+                    );
                 }
                 if signal > 0 {
                     let _ = write!(out, " ({signal} errors/warnings among them)");
@@ -145,5 +156,48 @@ impl Reduced {
             out.push_str(notice);
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reduced(hidden: Vec<Hidden>) -> Reduced {
+        Reduced {
+            text: String::new(),
+            reducer: "generic".to_owned(),
+            raw_lines: 200,
+            shown_lines: 20,
+            raw_tokens: 2000,
+            shown_tokens: 200,
+            hidden,
+            notices: Vec::new(),
+        }
+    }
+
+    fn elided(ranges: usize) -> Vec<Hidden> {
+        (1..=ranges)
+            .map(|k| Hidden {
+                lines: k * 10..k * 10 + 3,
+                count: 3,
+                why: HiddenReason::Elided,
+                signal: 0,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn many_ranges_are_named_by_the_span_that_holds_them() {
+        assert_eq!(
+            reduced(elided(10)).meta_line(),
+            "shown 20/200 lines, 200/2000 tokens (generic); hidden: elided 30 line(s) at \
+             11-13, 21-23, 31-33 and 7 more range(s) within 41-103"
+        );
+        assert_eq!(
+            reduced(elided(4)).meta_line(),
+            "shown 20/200 lines, 200/2000 tokens (generic); hidden: elided 12 line(s) at \
+             11-13, 21-23, 31-33, 41-43"
+        );
     }
 }

@@ -45,7 +45,61 @@ pub(crate) fn finish<'a>(out: Out<'a>, signal: &[bool]) -> (Vec<Entry<'a>>, Vec<
         clip(&mut entries, width, &mut hidden);
     }
     hidden.sort_by_key(|h| (h.lines.start, h.why));
+    merge_ranges(&mut hidden);
     (entries, hidden)
+}
+
+/// A reason with more hidden ranges than this has them merged where they are close.
+const MERGE_ABOVE: usize = 3;
+/// The most shown lines between two ranges that are merged.
+const MERGE_GAP: usize = 8;
+
+/// Merges the hidden ranges of a reason that leaves many small ones (a git log's commit
+/// headers and bodies around each shown subject, a diff's context around each change), so
+/// that each range the reader is told about, and each read that brings one back, covers
+/// several: two ranges of the same reason become one when at most [`MERGE_GAP`] lines lie
+/// between them and none of those is hidden for another reason. The lines between are
+/// shown ones; the merged range spans them but its `count` is still only of hidden lines.
+///
+/// Reasons whose ranges are named by a marker in the text (elided, similar, capped) keep
+/// theirs, so that every marker still counts exactly the ranges inside its own span; and
+/// so do clipped lines, which are shown.
+fn merge_ranges(hidden: &mut Vec<Hidden>) {
+    use HiddenReason::{Capped, Clipped, Elided, Similar};
+    let fixed = |why: HiddenReason| matches!(why, Elided | Similar | Capped | Clipped);
+    let mut many: Vec<HiddenReason> = Vec::new();
+    for why in hidden.iter().map(|h| h.why).filter(|w| !fixed(*w)) {
+        if !many.contains(&why) && hidden.iter().filter(|h| h.why == why).count() > MERGE_ABOVE {
+            many.push(why);
+        }
+    }
+    if many.is_empty() {
+        return;
+    }
+    let mut out: Vec<Hidden> = Vec::with_capacity(hidden.len());
+    // The last range in `out` that hides lines (not a clipped one).
+    let mut last: Option<usize> = None;
+    for h in hidden.drain(..) {
+        if h.why == Clipped {
+            out.push(h);
+            continue;
+        }
+        if let Some(prev) = last.map(|at| &mut out[at]) {
+            if prev.why == h.why
+                && many.contains(&h.why)
+                && h.lines.start >= prev.lines.end
+                && h.lines.start - prev.lines.end <= MERGE_GAP
+            {
+                prev.lines.end = h.lines.end;
+                prev.count += h.count;
+                prev.signal += h.signal;
+                continue;
+            }
+        }
+        last = Some(out.len());
+        out.push(h);
+    }
+    *hidden = out;
 }
 
 /// Joins entries into the final text.
@@ -446,6 +500,73 @@ mod tests {
 
     fn post() -> Post {
         Post::from_options(&crate::Options::default())
+    }
+
+    fn range(lines: Range<usize>, why: HiddenReason, signal: usize) -> Hidden {
+        Hidden {
+            count: lines.len(),
+            lines,
+            why,
+            signal,
+        }
+    }
+
+    #[test]
+    fn many_close_ranges_of_a_reason_merge() {
+        use HiddenReason::{Context, Detail, Elided, Noise};
+        // Five detail ranges one shown line apart become one range counting their lines.
+        let mut hidden: Vec<Hidden> = (0..5)
+            .map(|k| range(k * 4 + 1..k * 4 + 4, Detail, usize::from(k == 2)))
+            .collect();
+        merge_ranges(&mut hidden);
+        assert_eq!(
+            hidden,
+            [Hidden {
+                lines: 1..20,
+                count: 15,
+                why: Detail,
+                signal: 1
+            }]
+        );
+        // Three are few enough to name one by one.
+        let mut hidden: Vec<Hidden> = (0..3)
+            .map(|k| range(k * 4 + 1..k * 4 + 4, Detail, 0))
+            .collect();
+        let before = hidden.clone();
+        merge_ranges(&mut hidden);
+        assert_eq!(hidden, before);
+        // Not across lines hidden for another reason, nor across a long stretch shown, nor
+        // for a reason whose ranges markers name.
+        let mut hidden = vec![
+            range(0..2, Detail, 0),
+            range(3..5, Detail, 0),
+            range(5..6, Noise, 0),
+            range(6..8, Detail, 0),
+            range(30..32, Detail, 0),
+            range(33..35, Detail, 0),
+            range(40..50, Elided, 0),
+            range(51..60, Elided, 0),
+            range(61..70, Elided, 0),
+            range(71..80, Elided, 0),
+            range(81..82, Context, 0),
+        ];
+        merge_ranges(&mut hidden);
+        let got: Vec<(Range<usize>, HiddenReason)> =
+            hidden.iter().map(|h| (h.lines.clone(), h.why)).collect();
+        assert_eq!(
+            got,
+            [
+                (0..5, Detail),
+                (5..6, Noise),
+                (6..8, Detail),
+                (30..35, Detail),
+                (40..50, Elided),
+                (51..60, Elided),
+                (61..70, Elided),
+                (71..80, Elided),
+                (81..82, Context),
+            ]
+        );
     }
 
     #[test]

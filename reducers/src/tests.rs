@@ -338,6 +338,21 @@ fn savings_do_not_regress() {
     );
 }
 
+/// A git log hides a few lines around every subject it shows: the meta line must name them
+/// in a few ranges, not one per commit, or it costs about what the reduction saved.
+#[test]
+fn git_log_hides_its_details_in_few_ranges() {
+    let all = fixtures();
+    for name in ["git-log-medium", "git-log-stat"] {
+        let f = all.iter().find(|f| f.name == name).expect(name);
+        let r = crate::reduce(&f.command, &f.raw, &Options::default());
+        assert!(r.hidden.len() <= 4, "{name}: {:?}", r.hidden);
+        let meta = crate::estimate_tokens(&r.meta_line());
+        let saved = r.raw_tokens - r.shown_tokens;
+        assert!(meta * 5 < saved, "{name}: {}", r.meta_line());
+    }
+}
+
 /// Fixtures whose reduced text is pinned as a golden file.
 const GOLDEN: &[&str] = &[
     "git-status-human",
