@@ -146,10 +146,14 @@ impl Post {
     }
 }
 
-/// A reducer's output: entries in raw order, and what it hid.
+/// A reducer's output: entries in raw order, what it hid, and what it left out of lines it
+/// shows in part.
 pub(crate) struct Out<'a> {
     pub entries: Vec<Entry<'a>>,
     pub hidden: Vec<Hidden>,
+    /// For [`Reduced::notices`](crate::Reduced::notices): what the reducer left out that no
+    /// hidden range stands for (columns of lines it shows), and how to get it back.
+    pub notices: Vec<String>,
     pub post: Post,
 }
 
@@ -158,7 +162,16 @@ impl<'a> Out<'a> {
         Out {
             entries: Vec::new(),
             hidden: Vec::new(),
+            notices: Vec::new(),
             post,
+        }
+    }
+
+    /// Tells the reader, once, something the reducer left out that no hidden range stands
+    /// for, with the way to get it back.
+    pub fn notice(&mut self, text: &str) {
+        if !self.notices.iter().any(|n| n == text) {
+            self.notices.push(text.to_owned());
         }
     }
 

@@ -124,7 +124,7 @@ pub(crate) fn run(
         ..Post::from_options(options)
     };
     let rule = options.user_rules.as_ref().and_then(|r| r.find(command));
-    let (reducer, out) = match rule {
+    let (reducer, mut out) = match rule {
         Some(rule) => (format!("user:{}", rule.name), rule.apply(&src, post)),
         None => {
             let kind = choose_reducer(command);
@@ -134,6 +134,8 @@ pub(crate) fn run(
             }
         }
     };
+    // What the reducer left out of the lines it shows; moot if the raw text is returned.
+    let left_out = std::mem::take(&mut out.notices);
     let (entries, hidden) = pipeline::finish(out, &src.signal);
     let text = pipeline::render(&entries);
     let shown_tokens = estimate_tokens(&text);
@@ -167,7 +169,7 @@ pub(crate) fn run(
             raw_tokens,
             shown_tokens,
             hidden,
-            notices: decoded.notices,
+            notices: decoded.notices.into_iter().chain(left_out).collect(),
         },
         spans,
     )

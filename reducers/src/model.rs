@@ -23,7 +23,9 @@ pub struct Reduced {
     /// What was left out, in raw line order. Blank lines removed by the generic pipeline
     /// (runs collapsed to one, none at either end) are not listed.
     pub hidden: Vec<Hidden>,
-    /// Things the reader must be told, such as invalid UTF-8 or binary output.
+    /// Things the reader must be told, such as invalid UTF-8 or binary output, or what a
+    /// reducer left out of the lines it shows (an `ls -l` row shown by its name) and how to
+    /// get it back.
     pub notices: Vec<String>,
 }
 

@@ -27,6 +27,7 @@ pub(crate) fn finish<'a>(out: Out<'a>, signal: &[bool]) -> (Vec<Entry<'a>>, Vec<
         entries,
         mut hidden,
         post,
+        ..
     } = out;
     let mut entries = entries;
     collapse_blanks(&mut entries);

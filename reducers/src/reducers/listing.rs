@@ -19,8 +19,8 @@ re!(DIR_HEADER, r"^\S.*:$");
 
 /// `ls`: long listings become names (directories end in `/`, links show their target,
 /// executables end in `*`), numbered runs written as brace ranges (`data_{001..200}.csv`),
-/// packed several to a line; modes, owners, sizes and dates are left out and the `total`
-/// line says so.
+/// packed several to a line; modes, owners, sizes and dates are left out, which the `total`
+/// line and a notice ([`LEFT_OUT`]) say.
 pub(crate) fn ls<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
     let long = src.lines.iter().filter(|l| LONG_ROW.is_match(l)).count();
     let other = src
@@ -37,6 +37,10 @@ pub(crate) fn ls<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
     // already packed: both are left to the generic pipeline.
     None
 }
+
+/// The notice of a long listing shown by names, with the way to get the rest back.
+const LEFT_OUT: &str =
+    "ls -l rows shown by name: modes, links, owners, sizes and dates left out; a raw read (raw: true) shows them";
 
 fn item(line: &str) -> Option<String> {
     let c = LONG_ROW.captures(line)?;
@@ -98,6 +102,9 @@ fn packed<'a>(src: &Src<'a>, post: Post) -> Out<'a> {
             j += 1;
         }
         let room = MAX_ENTRIES.saturating_sub(shown).min(items.len());
+        if room > 0 {
+            out.notice(LEFT_OUT);
+        }
         let mut at = i;
         for (text, count) in pack_counted(&brace_runs_counted(&items[..room]), WIDTH) {
             out.rewrite(src, text, at, count);
@@ -198,4 +205,39 @@ pub(crate) fn tree<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
         last.pinned = true;
     }
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{reduce, Options};
+
+    #[test]
+    fn a_long_listing_says_what_it_left_out_and_how_to_get_it() {
+        let mut raw = String::from("total 24\n");
+        raw.push_str("drwxr-xr-x 2 demo demo 4096 Mar  1 10:00 .\n");
+        raw.push_str("drwxr-xr-x 9 demo demo 4096 Mar  1 10:00 ..\n");
+        for i in 1..=12 {
+            raw.push_str(&format!(
+                "-rw-r--r-- 1 demo demo {} Mar  1 10:00 data_{i:02}.csv\n",
+                i * 37
+            ));
+        }
+        let r = reduce("ls -la", raw.as_bytes(), &Options::default());
+        assert_eq!(r.reducer, "ls");
+        assert!(r.text.contains("data_{01..12}.csv"), "{}", r.text);
+        assert!(
+            r.meta_line().ends_with(
+                "; ls -l rows shown by name: modes, links, owners, sizes and dates left out; \
+                 a raw read (raw: true) shows them"
+            ),
+            "{}",
+            r.meta_line()
+        );
+        // Without a `total` line (files named on the command line) the notice is all
+        // that says so.
+        let raw: String = raw.lines().skip(3).map(|l| format!("{l}\n")).collect();
+        let r = reduce("ls -l data_*.csv", raw.as_bytes(), &Options::default());
+        assert_eq!(r.text, "data_{01..12}.csv");
+        assert_eq!(r.notices.len(), 1, "{}", r.meta_line());
+    }
 }
