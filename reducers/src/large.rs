@@ -65,17 +65,26 @@ pub(crate) fn reduce(command: &str, raw: &[u8], options: &Options) -> Option<Red
     // shifted below.
     let tail = crate::run(command, &raw[tail_start..], options, false, tail_offset).0;
     let hidden_middle = hidden_ranges(&middle, &signal_at, &hidden_signal);
-    let hidden_count: usize = hidden_middle.iter().map(|h| h.count).sum();
 
+    // The middle: a marker for each hidden stretch, in line order with the signal
+    // lines shown between them.
     let mut text = head.text.clone();
-    text.push('\n');
-    text.push_str(&marker(
-        hidden_count,
-        "lines hidden",
-        &middle,
-        hidden_signal.len(),
-    ));
-    for (_, line) in &signal_at {
+    let base = options.line_base;
+    let mut shown = signal_at.iter().peekable();
+    for range in &hidden_middle {
+        while let Some((_, line)) = shown.next_if(|(at, _)| *at < range.lines.start) {
+            text.push('\n');
+            text.push_str(line);
+        }
+        text.push('\n');
+        text.push_str(&marker(
+            range.count,
+            "lines hidden",
+            &(range.lines.start + base..range.lines.end + base),
+            range.signal,
+        ));
+    }
+    for (_, line) in shown {
         text.push('\n');
         text.push_str(line);
     }
@@ -200,20 +209,68 @@ mod tests {
             assert!(h.lines.start >= last && h.lines.end <= r.raw_lines, "{h:?}");
             last = h.lines.end;
         }
-        let middle_marker = r
+        // The middle's markers count the hidden errors, and stand in line order with
+        // the errors shown between them: every number the text names grows.
+        let marked: usize = r
             .text
             .lines()
-            .find(|l| {
-                l.starts_with("… ") && l.contains("lines hidden") && l.contains("errors/warnings")
+            .filter(|l| l.starts_with("… ") && l.contains("lines hidden"))
+            .filter_map(|l| {
+                let n = l.split("; ").nth(1)?.split(' ').next()?;
+                n.parse::<usize>().ok()
             })
-            .expect("the middle's marker");
-        assert!(
-            middle_marker.contains(&format!("{counted} errors/warnings")),
-            "{middle_marker}"
-        );
+            .sum();
+        assert_eq!(marked, counted, "{}", r.text);
+        let mut previous = 0;
+        for line in r.text.lines() {
+            let at = if let Some(step) = line.strip_prefix("error: step ") {
+                step.split(' ').next().unwrap().parse::<usize>().unwrap() + 1
+            } else if let Some(range) = line.strip_prefix("… ").and_then(|l| l.split('(').nth(1))
+            {
+                range
+                    .split(['-', ';', ')'])
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap()
+            } else {
+                continue;
+            };
+            assert!(at > previous, "{line:?} after line {previous}:\n{}", r.text);
+            previous = at;
+        }
         assert!(r.hidden.iter().any(|h| h.why == HiddenReason::Elided));
         assert!(r.meta_line().contains("scanned for errors and warnings"));
         assert!(r.shown_tokens * 20 < r.raw_tokens);
+    }
+
+    #[test]
+    fn markers_count_from_the_line_base() {
+        let (log, _) = big_log();
+        let plain = reduce("make", log.as_bytes(), &Options::default());
+        let based = reduce(
+            "make",
+            log.as_bytes(),
+            &Options {
+                line_base: 1_000_000,
+                ..Options::default()
+            },
+        );
+        // The same hidden ranges, named 1,000,000 lines later in the text.
+        assert_eq!(plain.hidden, based.hidden);
+        for h in &plain.hidden {
+            let (a, b) = (h.lines.start + 1_000_001, h.lines.end + 1_000_000);
+            let named = if a >= b {
+                format!("({a}")
+            } else {
+                format!("({a}-{b}")
+            };
+            assert!(
+                based.text.contains(&named),
+                "{named} missing:\n{}",
+                based.text
+            );
+        }
     }
 
     #[test]

@@ -120,7 +120,7 @@ pub(crate) fn run(
     let src = Src::new(raw_text, decoded.binary);
     let raw_lines = src.len();
     let post = Post {
-        line_base,
+        line_base: options.line_base + line_base,
         ..Post::from_options(options)
     };
     let rule = options.user_rules.as_ref().and_then(|r| r.find(command));
