@@ -971,3 +971,88 @@ async fn an_answer_that_is_not_echoed_keeps_the_first_line_of_output() {
     );
     assert!(!out.output.text.contains("secret"), "{:?}", out.output.text);
 }
+
+#[tokio::test]
+async fn markers_in_a_read_name_the_lines_to_read_back() {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let pane = shell(&engine, "marker-lines").await;
+    run(&engine, &pane, "seq 1 3000 | sed 's/^/row /'", spec(20_000)).await;
+
+    // A read from the middle of the pane's output: its markers name the pane's line
+    // numbers, the ones `lines=` takes (1-based, inclusive).
+    let read = |what| {
+        engine.read(
+            &pane,
+            &ReadOptions {
+                what,
+                raw: false,
+                ..ReadOptions::default()
+            },
+        )
+    };
+    let out = read(ReadWhat::Lines(1000..2500));
+    let marker = regex::Regex::new(r"… (\d+) [a-z ]+ \((\d+)-(\d+)\)").unwrap();
+    let caps = marker
+        .captures(&out.text)
+        .unwrap_or_else(|| panic!("no marker in:\n{}", out.text));
+    let (a, b): (u64, u64) = (caps[2].parse().unwrap(), caps[3].parse().unwrap());
+    assert!(a > 1000 && b <= 2500, "{a}-{b} is outside the read");
+    assert!(
+        out.meta.contains(&format!("read lines={a}-{b}")),
+        "{}",
+        out.meta
+    );
+    // The lines the marker names are the ones hidden: the line shown before the marker
+    // is the one before them.
+    let back = engine.read(
+        &pane,
+        &ReadOptions {
+            what: ReadWhat::Lines(a - 1..b),
+            raw: true,
+            ..ReadOptions::default()
+        },
+    );
+    let rows: Vec<&str> = back.text.lines().collect();
+    assert_eq!(rows.len() as u64, b - a + 1, "{}", back.text);
+    let before_marker = out.text.lines().take_while(|l| !marker.is_match(l)).last();
+    let first_hidden: u64 = rows[0].trim_start_matches("row ").trim().parse().unwrap();
+    assert_eq!(
+        before_marker.map(str::trim),
+        Some(format!("row {}", first_hidden - 1).as_str()),
+        "{}",
+        out.text
+    );
+}
+
+#[tokio::test]
+async fn many_hidden_ranges_make_a_short_meta_line() {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let pane = shell(&engine, "short-meta").await;
+    // Eight runs of similar lines, each between lines that differ.
+    let mut text = String::new();
+    for i in 1..=8 {
+        text.push_str(&format!("item {i}\n"));
+        for j in 1..=6 {
+            text.push_str(&format!("downloading chunk {j} of 6 for item {i}\n"));
+        }
+        text.push_str(&format!("{}\n", "alpha ".repeat(i)));
+    }
+    let file = server.state_dir().join("many.txt");
+    std::fs::write(&file, text).unwrap();
+
+    let out = run(
+        &engine,
+        &pane,
+        &format!("cat {}", file.display()),
+        spec(10_000),
+    )
+    .await;
+    let meta = &out.output.meta;
+    assert!(meta.contains("more hidden range(s)"), "{meta}");
+    assert!(meta.matches("read lines=").count() <= 4, "{meta}");
+    assert!(meta.len() < 600, "{} chars: {meta}", meta.len());
+}

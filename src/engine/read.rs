@@ -129,6 +129,8 @@ pub fn read(
         raw: options.raw,
         max_lines: options.max_lines.or(ReduceOptions::default().max_lines),
         user_rules: user_rules.cloned(),
+        // Markers in the text name the pane's line numbers, as `read lines=` takes them.
+        line_base: usize::try_from(first).unwrap_or(usize::MAX),
         ..ReduceOptions::default()
     };
     let reduced = reduce(command.as_deref().unwrap_or(""), &clean, &reduce_options);
@@ -151,23 +153,40 @@ pub fn read(
             reduced.reducer
         )
     };
-    for hidden in &reduced.hidden {
-        let a = first + hidden.lines.start as u64 + 1;
-        let b = first + hidden.lines.end as u64;
-        let range = if a >= b {
+    let span = |a: u64, b: u64| {
+        if a >= b {
             a.to_string()
         } else {
             format!("{a}-{b}")
-        };
+        }
+    };
+    // Each hidden range with the read that returns it; past a few, the rest as one span,
+    // so the meta line stays short next to the text it saved.
+    let listed = if reduced.hidden.len() > MAX_LISTED_RANGES {
+        MAX_LISTED_RANGES - 1
+    } else {
+        reduced.hidden.len()
+    };
+    for hidden in &reduced.hidden[..listed] {
+        let range = span(
+            first + hidden.lines.start as u64 + 1,
+            first + hidden.lines.end as u64,
+        );
         meta.push_str(&format!(
             "; hidden {} line(s) ({}) at {range}{}: read lines={range}",
             hidden.count,
             hidden.why.as_str(),
-            if hidden.signal > 0 {
-                format!(", {} errors/warnings among them", hidden.signal)
-            } else {
-                String::new()
-            }
+            signal_note(hidden.signal)
+        ));
+    }
+    let rest = &reduced.hidden[listed..];
+    if let (Some(a), Some(b)) = (rest.first(), rest.last()) {
+        let range = span(first + a.lines.start as u64 + 1, first + b.lines.end as u64);
+        meta.push_str(&format!(
+            "; {} more hidden range(s), {} line(s){} within {range}: read lines={range}",
+            rest.len(),
+            rest.iter().map(|h| h.count).sum::<usize>(),
+            signal_note(rest.iter().map(|h| h.signal).sum())
         ));
     }
     for notice in &reduced.notices {
@@ -192,6 +211,17 @@ pub fn read(
         reducer: reduced.reducer,
         shown_tokens: reduced.shown_tokens,
         raw_tokens: reduced.raw_tokens,
+    }
+}
+
+/// Hidden ranges the meta line names one by one.
+const MAX_LISTED_RANGES: usize = 4;
+
+fn signal_note(signal: usize) -> String {
+    if signal > 0 {
+        format!(", {signal} errors/warnings among them")
+    } else {
+        String::new()
     }
 }
 
