@@ -203,6 +203,73 @@ async fn mcp_tools_over_stdio_through_a_real_client() {
     client.cancel().await.unwrap();
 }
 
+/// A second cohort process (a worker's, next to its manager's) reads what a session
+/// printed before it started: tail and line reads reach back; "new" starts at its start.
+#[tokio::test]
+async fn a_second_process_reads_the_history_from_before_it_started() {
+    isolate_home();
+    let server = TestServer::new();
+    let backend = server.backend().await;
+    let mut events = backend.subscribe();
+    let pane = backend
+        .spawn(SpawnOptions {
+            name: "history".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    wait_prompt(&mut events, &pane.id).await;
+    backend
+        .send_text(&pane.id, "echo early-$((6*7))")
+        .await
+        .unwrap();
+    backend
+        .send_keys(&pane.id, &[cohort_backends::Key::ENTER])
+        .await
+        .unwrap();
+    collect_output_until(&mut events, &pane.id, |o| contains(o, b"early-42")).await;
+
+    let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cohort")).configure(|c| {
+        c.arg("mcp")
+            .env("COHORT_TMUX_SOCKET", &server.socket)
+            .env("COHORT_STATE_DIR", server.state_dir())
+            .env("SHELL", bash_path())
+            .env_remove("TMUX");
+    });
+    let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.expect("initialize");
+    let read = |mode: &str| {
+        CallToolRequestParams::new("read").with_arguments(
+            serde_json::json!({"target": pane.id.as_str(), "mode": mode})
+                .as_object()
+                .unwrap()
+                .clone(),
+        )
+    };
+    let text_of = |r: rmcp::model::CallToolResult| {
+        let out = r.structured_content.expect("structured result");
+        (
+            out["output"].as_str().unwrap_or_default().to_string(),
+            out["meta"].as_str().unwrap_or_default().to_string(),
+        )
+    };
+    let deadline = std::time::Instant::now() + WAIT;
+    let (tail, meta) = loop {
+        let (text, meta) = text_of(client.call_tool(read("tail")).await.unwrap());
+        if text.contains("early-42") || std::time::Instant::now() > deadline {
+            break (text, meta);
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    assert!(tail.contains("early-42"), "{tail}\n{meta}");
+    assert!(
+        meta.contains("scrollback from before cohort attached"),
+        "{meta}"
+    );
+    let (new, _) = text_of(client.call_tool(read("new")).await.unwrap());
+    assert!(!new.contains("early-42"), "{new}");
+    client.cancel().await.unwrap();
+}
+
 /// Agent hosts and CI often start servers with a bare environment: no `LANG`, no
 /// `SHELL`, no `TERM`. cohort must still spawn panes, read tmux's formatted replies
 /// (whose field separator is a control byte) and return non-ASCII output whole.

@@ -270,8 +270,31 @@ impl Engine {
         if let Some(message) = engine.registry.recovered() {
             tracing::error!(target: "cohort::engine", "{message}");
         }
-        engine.adopt().await?;
+        let panes = engine.adopt().await?;
+        engine.take_in_histories(panes);
         Ok(engine)
+    }
+
+    /// In the background, starts each pane's journal with the scrollback it had before
+    /// this process, so a second cohort process (a worker's, next to its manager's) reads
+    /// what came before it. Panes that print meanwhile keep their live output instead.
+    fn take_in_histories(&self, panes: Vec<PaneInfo>) {
+        let backend = self.backend.clone();
+        let runtimes = self.runtimes.clone();
+        tokio::spawn(async move {
+            for pane in panes {
+                let range = cohort_backends::LineRange {
+                    start: 0,
+                    end: u64::MAX,
+                };
+                match backend.read_lines(&pane.id, range).await {
+                    Ok(lines) => runtimes.take_in_history(&pane.id, &lines.lines),
+                    Err(e) => {
+                        tracing::debug!(target: "cohort::engine", pane = %pane.id, error = %e, "scrollback not taken in")
+                    }
+                }
+            }
+        });
     }
 
     /// Uses these user-defined reducer rules for reads.

@@ -81,11 +81,13 @@ pub fn read(
     let len = data.journal.len();
     let (start, end) = match &options.what {
         ReadWhat::New => {
+            // A caller's first read starts where this process started watching: the
+            // scrollback before that is not new to anyone (tail and lines reach it).
             let from = data
                 .cursors
                 .get(&options.caller)
                 .copied()
-                .unwrap_or(0)
+                .unwrap_or(data.history_end)
                 .min(len);
             data.cursors.insert(options.caller.clone(), len);
             (from, len)
@@ -192,6 +194,12 @@ pub fn read(
     for notice in &reduced.notices {
         meta.push_str("; ");
         meta.push_str(notice);
+    }
+    if start < data.history_end && reduced.raw_lines > 0 {
+        meta.push_str(&format!(
+            "; lines up to {} are the terminal's scrollback from before cohort attached (plain text)",
+            data.journal.line_of(data.history_end)
+        ));
     }
     if data.gaps.iter().any(|g| *g > start && *g <= end) {
         meta.push_str(

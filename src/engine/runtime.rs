@@ -59,6 +59,9 @@ pub struct PaneData {
     pub gaps: Vec<u64>,
     /// Read cursors per caller.
     pub cursors: HashMap<String, u64>,
+    /// Where the pane's scrollback from before this process ends in the journal (it
+    /// starts it): 0 when none was taken in. Plain text, without colours or marks.
+    pub history_end: u64,
 }
 
 impl PaneData {
@@ -102,6 +105,7 @@ impl PaneRuntime {
                 announces_start: false,
                 gaps: Vec::new(),
                 cursors: HashMap::new(),
+                history_end: 0,
             }),
             version: watch::channel(0).0,
             runs: tokio::sync::Mutex::new(()),
@@ -192,6 +196,31 @@ impl Runtimes {
         let rt = Arc::new(PaneRuntime::new(pane.clone(), journal));
         panes.insert(pane.clone(), rt.clone());
         rt
+    }
+
+    /// Starts `pane`'s journal with its scrollback from before this process (`lines`,
+    /// oldest first), so tail, line and full reads reach back as far as the terminal
+    /// does. Only into an empty journal: output that already arrived came later.
+    pub fn take_in_history(&self, pane: &PaneId, lines: &[String]) {
+        let end = lines
+            .iter()
+            .rposition(|l| !l.trim().is_empty())
+            .map_or(0, |i| i + 1);
+        if end == 0 {
+            return;
+        }
+        let mut text = lines[..end].join("\n");
+        text.push('\n');
+        let rt = self.get(pane);
+        {
+            let mut data = rt.lock();
+            if !data.journal.is_empty() {
+                return;
+            }
+            data.journal.append(text.as_bytes());
+            data.history_end = data.journal.len();
+        }
+        rt.bump();
     }
 
     /// Forgets a closed pane (its journal file is removed).
