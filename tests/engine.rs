@@ -194,12 +194,31 @@ async fn a_nested_shell_answers_through_mark() {
         out.verdict
     );
     let out = engine
-        .run(&pane, "true", &send, spec(10_000), false)
+        .run(&pane, "echo visible", &send, spec(10_000), false)
         .await
         .unwrap();
     assert_eq!(
         (out.verdict.layer, out.verdict.exit_status),
         (Layer::Mark, Some(0))
+    );
+    // The sentinel is cohort's, not the command's output.
+    assert_eq!(out.output.text.trim(), "visible", "{:?}", out.output.text);
+
+    // A marked command that outlives its run: waiting again looks for its sentinel.
+    let send = SendOptions {
+        mark: Some("l8ter".into()),
+        ..SendOptions::default()
+    };
+    let out = engine
+        .run(&pane, "sleep 0.5; (exit 6)", &send, spec(100), false)
+        .await
+        .unwrap();
+    assert_eq!(out.verdict.layer, Layer::Timeout, "{:?}", out.verdict);
+    let verdict = engine.wait(&pane, spec(10_000)).await.unwrap();
+    assert_eq!(
+        (verdict.layer, verdict.exit_status),
+        (Layer::Mark, Some(6)),
+        "{verdict:?}"
     );
 }
 

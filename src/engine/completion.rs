@@ -198,6 +198,17 @@ pub fn mark_suffix(nonce: &str) -> String {
     format!("; printf '\\n__cohort_mark_%s:%s__\\n' {nonce} \"$?\"")
 }
 
+/// The nonce of a command line that ends in [`mark_suffix`], so a later wait on that
+/// command (read with wait) looks for the same sentinel.
+pub fn mark_nonce_of(command: &str) -> Option<String> {
+    let rest = command.strip_suffix(" \"$?\"")?;
+    let (line, nonce) = rest.rsplit_once(' ')?;
+    (line.ends_with("; printf '\\n__cohort_mark_%s:%s__\\n'")
+        && !nonce.is_empty()
+        && nonce.bytes().all(|b| b.is_ascii_alphanumeric()))
+    .then(|| nonce.to_string())
+}
+
 fn mark_regex(nonce: &str) -> Regex {
     Regex::new(&format!(
         r"__cohort_mark_{}:(-?\d+)__",
@@ -443,7 +454,30 @@ pub async fn wait(
             if let Some(re) = &sentinel {
                 if let Some(cap) = re.captures(&text) {
                     let status = cap[1].parse().ok();
-                    return verdict(true, Layer::Mark, status, None, output_start..end);
+                    // The output ends where the sentinel's line (and the blank line
+                    // printf puts before it) begins.
+                    let (from, bytes) = pending.as_ref().expect("scanned bytes");
+                    let needle = format!(
+                        "__cohort_mark_{}:",
+                        spec.mark.as_deref().unwrap_or_default()
+                    );
+                    let cut = bytes
+                        .windows(needle.len())
+                        .position(|w| w == needle.as_bytes())
+                        .map_or(end, |at| {
+                            let line = bytes[..at]
+                                .iter()
+                                .rposition(|b| *b == b'\n')
+                                .map_or(0, |i| i + 1);
+                            from + line as u64
+                        });
+                    return verdict(
+                        true,
+                        Layer::Mark,
+                        status,
+                        None,
+                        output_start..cut.max(output_start),
+                    );
                 }
             }
             if let Some(until) = &spec.until {
@@ -792,6 +826,14 @@ mod tests {
         assert!(!mark_regex(nonce).is_match(&typed));
         let answered = "\n__cohort_mark_k3x9:1__\n";
         assert_eq!(&mark_regex(nonce).captures(answered).unwrap()[1], "1");
+    }
+
+    #[test]
+    fn a_marked_command_names_its_nonce() {
+        let typed = format!("ls -l{}", mark_suffix("a1b2c3"));
+        assert_eq!(mark_nonce_of(&typed).as_deref(), Some("a1b2c3"));
+        assert_eq!(mark_nonce_of("ls -l"), None);
+        assert_eq!(mark_nonce_of("echo \"$?\""), None);
     }
 
     #[test]

@@ -902,6 +902,11 @@ impl Engine {
             let last = data.commands.last().cloned().unwrap_or_default();
             Started::after(&last, Instant::now())
         };
+        // A command typed with a mark answers with its sentinel: wait for it again.
+        let mut spec = spec;
+        if spec.mark.is_none() {
+            spec.mark = completion::mark_nonce_of(&started.typed);
+        }
         Ok(completion::wait(&runtime, self.backend.as_ref(), pane, &started, &spec).await)
     }
 
