@@ -353,6 +353,10 @@ async fn a_lock_refuses_a_second_owner() {
         )
         .await;
     assert_eq!(asked["holder"]["owner"], "alice");
+    // The requester does not hold it; the message says since when, for people.
+    assert_eq!(asked["locked"], false);
+    let message = asked["message"].as_str().unwrap();
+    assert!(message.contains("s ago"), "{message}");
     assert!(h
         .error("unlock", json!({"target": "shared", "owner": "bob"}))
         .await

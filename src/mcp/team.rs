@@ -206,6 +206,19 @@ pub struct LockArgs {
     pub force: bool,
 }
 
+/// How long ago Unix second `since` was, for people: `42 s ago`, `3 min ago`, `2 h ago`.
+fn ago(since: i64) -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(since, |d| d.as_secs() as i64);
+    match (now - since).max(0) {
+        s if s < 120 => format!("{s} s ago"),
+        s if s < 2 * 3600 => format!("{} min ago", s / 60),
+        s if s < 2 * 86_400 => format!("{} h ago", s / 3600),
+        s => format!("{} days ago", s / 86_400),
+    }
+}
+
 /// `lock` result.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct LockResult {
@@ -774,8 +787,9 @@ impl CohortServer {
         Ok(Json(LockResult {
             locked: false,
             message: format!(
-                "asked {}; they hold the lock since {}",
-                holder.owner, holder.since
+                "asked {} (they hold the lock, taken {}); it is still theirs: wait for their unlock",
+                holder.owner,
+                ago(holder.since)
             ),
             holder: Some(holder),
         }))
