@@ -1035,6 +1035,13 @@ async fn markers_in_a_read_name_the_lines_to_read_back() {
     );
     let rows: Vec<&str> = back.text.lines().collect();
     assert_eq!(rows.len() as u64, b - a + 1, "{}", back.text);
+    // A range past the end says so, with what exists.
+    let past = read(ReadWhat::Lines(99_999_998..999_999_999));
+    assert!(
+        past.text.is_empty() && past.meta.contains("past the end"),
+        "{}",
+        past.meta
+    );
     let before_marker = out.text.lines().take_while(|l| !marker.is_match(l)).last();
     let first_hidden: u64 = rows[0].trim_start_matches("row ").trim().parse().unwrap();
     assert_eq!(

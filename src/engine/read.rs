@@ -79,6 +79,25 @@ pub fn read(
     user_rules: Option<&cohort_reducers::UserRules>,
 ) -> ReadOutput {
     let len = data.journal.len();
+    if let ReadWhat::Lines(range) = &options.what {
+        let total_lines = data.journal.line_count();
+        if range.start >= total_lines {
+            return ReadOutput {
+                text: String::new(),
+                meta: format!(
+                    "[lines {}-{} are past the end: the output has {total_lines} lines so far; read a range within 1-{total_lines}, or the tail]",
+                    range.start + 1,
+                    range.end
+                ),
+                first_line: 0,
+                last_line: 0,
+                total_lines,
+                reducer: "none".into(),
+                shown_tokens: 0,
+                raw_tokens: 0,
+            };
+        }
+    }
     let (start, end) = match &options.what {
         ReadWhat::New => {
             // A caller's first read starts where this process started watching: the
