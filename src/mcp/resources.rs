@@ -32,9 +32,10 @@ pub async fn list(engine: &Engine) -> Result<ListResourcesResult, McpError> {
     ];
     for pane in engine.list().await.map_err(internal)? {
         let name = name_of(&pane);
+        let segment = encode_segment(&name);
         items.push(
             Resource::new(
-                format!("terminal://{name}/screen"),
+                format!("terminal://{segment}/screen"),
                 format!("{name} screen"),
             )
             .with_description(format!("What a human sees in {name} now"))
@@ -42,7 +43,7 @@ pub async fn list(engine: &Engine) -> Result<ListResourcesResult, McpError> {
         );
         items.push(
             Resource::new(
-                format!("terminal://{name}/output"),
+                format!("terminal://{segment}/output"),
                 format!("{name} output"),
             )
             .with_description(format!("The last lines of {name}'s output, reduced"))
@@ -99,9 +100,10 @@ pub async fn read(engine: &Engine, uri: &str) -> Result<ReadResourceResult, McpE
         )
     };
     let rest = uri.strip_prefix("terminal://").ok_or_else(unknown)?;
-    let (name, kind) = rest.rsplit_once('/').ok_or_else(unknown)?;
+    let (segment, kind) = rest.rsplit_once('/').ok_or_else(unknown)?;
+    let name = decode_segment(segment).ok_or_else(unknown)?;
     let pane = engine
-        .resolve(name)
+        .resolve(&name)
         .await
         .map_err(|e| McpError::resource_not_found(e.to_string(), None))?;
     let text = match kind {
@@ -221,5 +223,66 @@ pub async fn prompt(
             format!("unknown prompt {other:?}: orchestrate_agents or monitor_team"),
             None,
         )),
+    }
+}
+
+/// A session name as a URI segment: bytes other than letters, digits and `-._~` as
+/// `%XX`, so names with spaces or slashes make valid URIs.
+fn encode_segment(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for byte in name.bytes() {
+        if byte.is_ascii_alphanumeric() || b"-._~".contains(&byte) {
+            out.push(byte as char);
+        } else {
+            out.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    out
+}
+
+/// The name a URI segment stands for (`%XX` decoded; a raw name passes as it is), or
+/// `None` when the escapes do not make UTF-8.
+fn decode_segment(segment: &str) -> Option<String> {
+    let bytes = segment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes
+            .get(i + 1..i + 3)
+            .and_then(|h| std::str::from_utf8(h).ok())
+            .and_then(|h| u8::from_str_radix(h, 16).ok());
+        match (bytes[i], hex) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_make_uri_segments_and_back() {
+        for name in ["build", "has space", "a/b", "naïve 100%", "x-y_z.1~"] {
+            let segment = encode_segment(name);
+            assert!(
+                segment
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"-._~%".contains(&b)),
+                "{segment}"
+            );
+            assert_eq!(decode_segment(&segment).as_deref(), Some(name));
+        }
+        assert_eq!(encode_segment("has space"), "has%20space");
+        // A raw name, as a person might type it, still resolves.
+        assert_eq!(decode_segment("has space").as_deref(), Some("has space"));
     }
 }
