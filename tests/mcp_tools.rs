@@ -743,3 +743,27 @@ async fn read_waits_for_what_send_started_and_for_a_run_that_timed_out() {
     let out = h.ok("read", json!({"target": "later"})).await;
     assert!(out.get("verdict").is_none(), "{out}");
 }
+
+#[tokio::test]
+async fn a_command_that_ends_at_once_is_reported_by_open() {
+    let h = harness(&Toolset::ALL).await;
+    let opened = h
+        .ok(
+            "open",
+            json!({"name": "typo", "command": "/no/such/binary --serve"}),
+        )
+        .await;
+    let notice = opened["notice"].as_str().unwrap_or_default();
+    assert!(
+        notice.contains("ended at once with status 127") && notice.contains("not found"),
+        "{opened}"
+    );
+    assert_eq!(opened["session"]["exited"], true, "{opened}");
+
+    // A command that keeps running is answered without a notice.
+    let opened = h
+        .ok("open", json!({"name": "server", "command": "sleep 30"}))
+        .await;
+    assert!(opened.get("notice").is_none(), "{opened}");
+    assert_eq!(opened["session"]["exited"], false, "{opened}");
+}

@@ -714,6 +714,60 @@ impl Engine {
         None
     }
 
+    /// For a session opened with a command: a notice when the command ended at once
+    /// (a missing program, a bad flag), with its status and last line, once the pane
+    /// closed. Waits at most a moment for that; a command still running gets `None`.
+    pub async fn command_ended_at_once(&self, pane: &PaneId) -> Option<String> {
+        const AT_ONCE: Duration = Duration::from_millis(300);
+        let runtime = self.runtimes.get(pane);
+        let mut changes = runtime.watch();
+        let mut deadline = Instant::now() + AT_ONCE;
+        let mut ended = false;
+        loop {
+            changes.borrow_and_update();
+            {
+                let mut data = runtime.lock();
+                let status = data.marks.iter().find_map(|m| match m.mark {
+                    cohort_backends::PromptMark::CommandFinished { exit_status } => {
+                        Some(exit_status)
+                    }
+                    _ => None,
+                });
+                if !ended && status.is_some() {
+                    // The pane closes a moment after the status: wait for that too.
+                    ended = true;
+                    deadline = Instant::now() + AT_ONCE;
+                }
+                if let Some(exited) = data
+                    .exited
+                    .or(status.filter(|_| Instant::now() >= deadline))
+                {
+                    let len = data.journal.len();
+                    let tail = data
+                        .journal
+                        .read(len.saturating_sub(4096), len)
+                        .unwrap_or_default();
+                    let text = completion::plain_text(&tail);
+                    let last = text
+                        .lines()
+                        .rev()
+                        .find(|l| !l.trim().is_empty())
+                        .unwrap_or("");
+                    let last: String = last.trim().chars().take(200).collect();
+                    return Some(format!(
+                        "the command ended at once{}{}: read its output, or open the session again with a corrected command",
+                        exited.map(|s| format!(" with status {s}")).unwrap_or_default(),
+                        if last.is_empty() { String::new() } else { format!(" ({last})") }
+                    ));
+                }
+            }
+            tokio::select! {
+                r = changes.changed() => if r.is_err() { return None },
+                _ = tokio::time::sleep_until(deadline.into()) => if !ended { return None },
+            }
+        }
+    }
+
     /// Waits until a new shell session shows its first prompt (or `timeout`).
     pub async fn wait_ready(&self, pane: &PaneId, timeout: Duration) -> bool {
         let runtime = self.runtimes.get(pane);

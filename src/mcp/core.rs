@@ -39,7 +39,7 @@ impl CohortServer {
     }
 
     #[tool(
-        description = "Open a persistent terminal session running your shell (or a command). It stays open across calls: logins, REPLs and servers keep running. Returns once the shell shows its first prompt (at most about 10 s; a notice says when its startup files took longer), with the command a human uses to watch it.",
+        description = "Open a persistent terminal session running your shell (or a command). It stays open across calls: logins, REPLs and servers keep running. Returns once the shell shows its first prompt (at most about 10 s; a notice says when its startup files took longer), or, with a command, after a moment (a notice says when the command ended at once, with its status), with the command a human uses to watch it.",
         annotations(
             title = "Open a session",
             read_only_hint = false,

@@ -72,7 +72,8 @@ pub struct OpenResult {
     pub session: SessionSummary,
     /// The command a human runs to watch or take over.
     pub attach: String,
-    /// Set when the new shell was not ready (no prompt yet): why, and what that means.
+    /// Set when the new shell was not ready (no prompt yet), or the command given
+    /// ended at once: why, and what that means.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notice: Option<String>,
 }
@@ -393,7 +394,7 @@ impl OpenResult {
     ) -> OpenResult {
         let notice = match has_command {
             false => engine.wait_shell_up(&pane.id).await,
-            true => None,
+            true => engine.command_ended_at_once(&pane.id).await,
         };
         // What runs in it now that the shell is up.
         let pane = engine.resolve(pane.id.as_str()).await.unwrap_or(pane);
