@@ -1082,3 +1082,59 @@ async fn many_hidden_ranges_make_a_short_meta_line() {
     assert!(meta.matches("read lines=").count() <= 4, "{meta}");
     assert!(meta.len() < 600, "{} chars: {meta}", meta.len());
 }
+
+#[tokio::test]
+async fn text_that_starts_with_a_dash_or_a_tilde_is_typed_as_it_is() {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let pane = shell(&engine, "dash-tilde").await;
+
+    // Not flags for tmux: the shell gets the word and says it is no command.
+    let out = run(&engine, &pane, "-l", spec(10_000)).await;
+    assert_eq!(
+        outcome(&out),
+        (true, Layer::Exit, Some(127)),
+        "{:?}",
+        out.verdict
+    );
+
+    // A paste whose text starts with `-`, then one starting with `~` (which tmux would
+    // expand to a home directory), into `cat`.
+    let file = server.state_dir().join("pasted.txt");
+    let out = run(
+        &engine,
+        &pane,
+        &format!("cat > {}", file.display()),
+        spec(10_000),
+    )
+    .await;
+    assert_eq!(out.verdict.layer, Layer::Nested, "{:?}", out.verdict);
+    let typed = SendOptions {
+        enter: false,
+        ..SendOptions::default()
+    };
+    for text in ["-    x = compute(0)\n--help\n", "~/not-home\n~user\n"] {
+        engine.send(&pane, text, &typed).await.unwrap();
+    }
+    engine
+        .keys(
+            &pane,
+            &[cohort_backends::Key::ENTER, "C-d".parse().unwrap()],
+        )
+        .await
+        .unwrap();
+    let out = run(
+        &engine,
+        &pane,
+        &format!("cat {}", file.display()),
+        spec(10_000),
+    )
+    .await;
+    assert_eq!(
+        out.output.text.trim(),
+        "-    x = compute(0)\n--help\n~/not-home\n~user",
+        "{:?}",
+        out.output.text
+    );
+}

@@ -869,9 +869,14 @@ impl Engine {
         let pasted = text.contains(['\n', '\t']);
         let before_typing = runtime.lock().journal.len();
         if pasted {
-            self.backend
-                .paste(pane, text.trim_end_matches('\n'))
-                .await?;
+            // With Enter to follow, a final newline would be a second Enter; without,
+            // the text goes as it is.
+            let text = if options.enter {
+                text.trim_end_matches('\n')
+            } else {
+                text.as_str()
+            };
+            self.backend.paste(pane, text).await?;
         } else if !text.is_empty() {
             self.backend.send_text(pane, &text).await?;
         }

@@ -826,7 +826,8 @@ impl TerminalBackend for TmuxBackend {
             .into_iter()
             .map(|chunk| {
                 if quote::is_plain(chunk) {
-                    format!("send-keys -t {pane} -l {}", quote::single(chunk))
+                    // `--`: text that starts with `-` is text, not flags.
+                    format!("send-keys -t {pane} -l -- {}", quote::single(chunk))
                 } else {
                     // Control characters go in as exact bytes.
                     let hex: Vec<String> = chunk.bytes().map(|b| format!("{b:02x}")).collect();
@@ -862,7 +863,7 @@ impl TerminalBackend for TmuxBackend {
             .enumerate()
             .map(|(i, chunk)| {
                 let append = if i == 0 { "" } else { " -a" };
-                format!("set-buffer{append} -b {buffer} {}", quote::arg(chunk))
+                format!("set-buffer{append} -b {buffer} -- {}", quote::arg(chunk))
             })
             .collect();
         lines.push(format!(

@@ -6,7 +6,10 @@
 //! - [`single`] for plain text: inside `'…'` tmux interprets nothing (no `$`, `~`,
 //!   `#{}`, backslash), and `'` itself is written `'\''`.
 //! - [`double`] for text with control characters or newlines, which may not appear
-//!   raw on a command line: inside `"…"` tmux decodes `\n`, `\ooo`, `\\`, `\"`, `\$`.
+//!   raw on a command line: inside `"…"` tmux decodes `\n`, `\ooo`, `\\`, `\"`, `\$`,
+//!   and expands a leading `~` (so that one is written `\176`).
+//!
+//! Text arguments follow `--`, so text that starts with `-` is never taken for flags.
 //!
 //! Both were checked byte-for-byte against tmux 3.3a.
 
@@ -30,12 +33,15 @@ pub fn single(text: &str) -> String {
     out
 }
 
-/// Quotes any text for tmux's parser with double quotes and escapes.
+/// Quotes any text for tmux's parser with double quotes and escapes. A leading `~`,
+/// which tmux expands to a home directory even inside double quotes, is written as an
+/// escape.
 pub fn double(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
-    for c in text.chars() {
+    for (i, c) in text.chars().enumerate() {
         match c {
+            '~' if i == 0 => out.push_str("\\176"),
             '"' => out.push_str("\\\""),
             '\\' => out.push_str("\\\\"),
             '$' => out.push_str("\\$"),
@@ -75,6 +81,14 @@ pub fn sh(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_leading_tilde_is_not_left_for_tmux_to_expand() {
+        assert_eq!(double("~/x\ny"), "\"\\176/x\\012y\"");
+        assert_eq!(double("a~b\n"), "\"a~b\\012\"");
+        // Single quotes keep it as it is.
+        assert_eq!(single("~/x"), "'~/x'");
+    }
 
     #[test]
     fn single_quotes_escape_only_quotes() {
