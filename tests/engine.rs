@@ -1138,3 +1138,88 @@ async fn text_that_starts_with_a_dash_or_a_tilde_is_typed_as_it_is() {
         out.output.text
     );
 }
+
+#[tokio::test]
+async fn a_second_process_waits_for_the_command_another_one_typed() {
+    isolate_home();
+    let server = TestServer::new();
+    let typist = engine(&server).await;
+    let watcher = engine(&server).await;
+    let pane = shell(&typist, "watched").await;
+
+    // One process starts a command; another, which never typed into the pane, waits
+    // for that command rather than answering with the previous one's status.
+    run(&typist, &pane, "true", spec(10_000)).await;
+    let out = run(&typist, &pane, "sleep 0.7; false", spec(100)).await;
+    assert_eq!(out.verdict.layer, Layer::Timeout, "{:?}", out.verdict);
+    let verdict = watcher.wait(&pane, spec(10_000)).await.unwrap();
+    assert_eq!(
+        (verdict.complete, verdict.layer, verdict.exit_status),
+        (true, Layer::Exit, Some(1)),
+        "{verdict:?}"
+    );
+}
+
+/// fish, when installed (CI installs it): a continuation line and its own `read` are
+/// not done.
+#[tokio::test]
+async fn fish_continuation_and_read_are_not_done() {
+    let Some(fish) = ["/usr/bin/fish", "/usr/local/bin/fish", "/bin/fish"]
+        .into_iter()
+        .find(|p| std::path::Path::new(p).exists())
+    else {
+        assert!(
+            std::env::var("COHORT_REQUIRE_ALL_SHELLS").as_deref() != Ok("1"),
+            "fish is not installed but COHORT_REQUIRE_ALL_SHELLS=1"
+        );
+        eprintln!("NOTICE: fish is not installed; its verdicts were not tested here");
+        return;
+    };
+    isolate_home();
+    let server = TestServer::new();
+    let mut config = server.config();
+    config.shell = Some(fish.into());
+    let backend = cohort_backends::tmux::TmuxBackend::connect(config)
+        .await
+        .unwrap();
+    let engine =
+        Engine::with_backend(Arc::new(backend), server.state_dir(), &server.socket).unwrap();
+    let pane = shell(&engine, "fish").await;
+
+    let out = run(&engine, &pane, "for i in 1 2", spec(10_000)).await;
+    assert_eq!(
+        outcome(&out),
+        (false, Layer::Nested, None),
+        "{:?}",
+        out.verdict
+    );
+    assert!(
+        out.verdict
+            .hint
+            .unwrap_or_default()
+            .contains("rest of the command"),
+        "continuation"
+    );
+    let out = run(&engine, &pane, "echo $i; end", spec(10_000)).await;
+    assert_eq!(
+        outcome(&out),
+        (true, Layer::Exit, Some(0)),
+        "{:?}",
+        out.verdict
+    );
+
+    let out = run(&engine, &pane, "read -P 'q? ' answer", spec(10_000)).await;
+    assert_eq!(
+        outcome(&out),
+        (false, Layer::Nested, None),
+        "{:?}",
+        out.verdict
+    );
+    let out = run(&engine, &pane, "yes", spec(10_000)).await;
+    assert_eq!(
+        outcome(&out),
+        (true, Layer::Exit, Some(0)),
+        "{:?}",
+        out.verdict
+    );
+}

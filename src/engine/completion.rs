@@ -547,10 +547,13 @@ pub async fn wait(
                     // its prompt. (A nested shell runs in a process group of its own.)
                     // Unless its line editor holds the terminal in raw mode: then it is
                     // at its prompt, and its hook did not report.
-                    let at_line_editor = state
-                        .foreground_pid
-                        .and_then(cohort_backends::process::terminal_in_line_mode)
-                        == Some(false);
+                    // (fish reads its own `read` with its line editor too: there raw
+                    // mode says nothing, and fish's hook is not a variable to replace.)
+                    let at_line_editor = state.shell_command != "fish"
+                        && state
+                            .foreground_pid
+                            .and_then(cohort_backends::process::terminal_in_line_mode)
+                            == Some(false);
                     if at_line_editor {
                         lost_hook = true;
                     } else if state.foreground_pid.and_then(waiting_for_input) == Some(true)
@@ -565,6 +568,7 @@ pub async fn wait(
                     }
                 } else if shell_back
                     && !started.continues
+                    && !started.typed.is_empty()
                     && state.at_shell()
                     && silent_since_enter(runtime, started)
                 {
@@ -572,7 +576,10 @@ pub async fn wait(
                     // started a command (C) nor drawn its prompt (A), which it does even
                     // for an empty line: either it took the line as the start of a longer
                     // one and shows its continuation prompt, or it no longer marks.
-                    if shows_continuation_prompt(backend, pane).await {
+                    // fish draws no continuation prompt, only indentation.
+                    if state.shell_command == "fish"
+                        || shows_continuation_prompt(backend, pane).await
+                    {
                         let hint = "the shell is waiting for the rest of the command (an unclosed quote, \
                                     bracket or here-document, or a trailing backslash): send the rest, or \
                                     send the key C-c to drop the line"

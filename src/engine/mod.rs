@@ -957,9 +957,44 @@ impl Engine {
         let runtime = self.runtimes.get(pane);
         let started = {
             let data = runtime.lock();
-            // Nothing typed yet: from the start of the output.
+            let now = Instant::now();
             let last = data.commands.last().cloned().unwrap_or_default();
-            Started::after(&last, Instant::now())
+            // Where the last command typed here ended (nothing typed: the start).
+            let ours_ended = if data.commands.is_empty() {
+                Some(0)
+            } else {
+                data.marks
+                    .iter()
+                    .find(|m| {
+                        m.offset > last.offset
+                            && matches!(m.mark, cohort_backends::PromptMark::CommandFinished { .. })
+                    })
+                    .map(|m| m.offset)
+            };
+            let later_start = data
+                .marks
+                .iter()
+                .rev()
+                .find(|m| m.mark == cohort_backends::PromptMark::CommandStart)
+                .map(|m| m.offset)
+                .filter(|c| ours_ended.is_some_and(|end| *c >= end));
+            match later_start {
+                // A command this process did not type (another cohort process's, a
+                // human's) started after the last one it did: wait for that one.
+                Some(c) => Started {
+                    enter_offset: c.saturating_sub(1),
+                    at: now,
+                    continues: false,
+                    typed_into: None,
+                    typed: String::new(),
+                },
+                // Nothing typed here and no start announced: from the latest prompt.
+                _ if data.commands.is_empty() => Started {
+                    enter_offset: data.marks.last().map_or(0, |m| m.offset),
+                    ..Started::after(&last, now)
+                },
+                _ => Started::after(&last, now),
+            }
         };
         // A command typed with a mark answers with its sentinel: wait for it again.
         let mut spec = spec;
