@@ -28,7 +28,7 @@ const MIDDLE_SIGNAL_SHOWN: usize = 20;
 /// Reduces `raw` as head + scanned middle + tail, or `None` when it is small enough
 /// (or has too few lines) to reduce whole.
 pub(crate) fn reduce(command: &str, raw: &[u8], options: &Options) -> Option<Reduced> {
-    if raw.len() <= WHOLE_LIMIT || options.raw {
+    if raw.len() <= WHOLE_LIMIT || options.raw || options.exact {
         return None;
     }
     let head_end = HEAD + raw[HEAD..].iter().position(|b| *b == b'\n')? + 1;

@@ -125,6 +125,16 @@ pub(crate) fn run(
     };
     let rule = options.user_rules.as_ref().and_then(|r| r.find(command));
     let (reducer, mut out) = match rule {
+        _ if options.exact => {
+            let post = Post {
+                fold_identical: false,
+                fold_similar: false,
+                max_lines: None,
+                width: None,
+                ..post
+            };
+            ("exact".to_owned(), pipeline::generic(&src, post))
+        }
         Some(rule) => (format!("user:{}", rule.name), rule.apply(&src, post)),
         None => {
             let kind = choose_reducer(command);

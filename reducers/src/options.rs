@@ -24,6 +24,10 @@ pub struct Options {
     pub max_signal_lines: usize,
     /// User-defined reducers, tried before the built-in ones.
     pub user_rules: Option<UserRules>,
+    /// Every line as the terminal showed it (escapes removed, progress bars at their last
+    /// state, blank runs collapsed), with nothing folded, elided or clipped and no
+    /// per-command reducer: for reading back the lines a marker or the meta line named.
+    pub exact: bool,
     /// Raw lines before this output, for the line numbers markers in the text name: a
     /// read from the middle of a longer output numbers its lines as that output does, so
     /// `… 40 lines hidden (1201-1240)` is the range to read back. Default 0.
@@ -40,6 +44,7 @@ impl Default for Options {
             max_line_width: Some(300),
             max_signal_lines: 100,
             user_rules: None,
+            exact: false,
             line_base: 0,
         }
     }

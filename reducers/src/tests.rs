@@ -309,6 +309,27 @@ fn raw_option_bypasses_everything() {
     }
 }
 
+#[test]
+fn exact_reads_show_every_non_blank_line_whole() {
+    for f in fixtures() {
+        let r = crate::reduce(
+            &f.command,
+            &f.raw,
+            &Options {
+                exact: true,
+                ..Options::default()
+            },
+        );
+        // Only blank lines may go (runs collapsed); nothing is folded, elided or clipped.
+        assert!(r.hidden.is_empty(), "{}: {:?}", f.name, r.hidden);
+        assert!(
+            !r.text.contains("… "),
+            "{}: a marker in an exact read",
+            f.name
+        );
+    }
+}
+
 /// Median token saving over `fixtures` with at least `min_lines` raw lines.
 fn median_saving(min_lines: usize) -> f64 {
     let mut savings: Vec<f64> = fixtures()

@@ -112,8 +112,10 @@ pub fn read(
             (from, len)
         }
         ReadWhat::Lines(range) => {
+            // Lines asked for by number are shown exactly, at most EXACT_LINES at a time.
+            let end = range.end.min(range.start + EXACT_LINES);
             let a = data.journal.line_start(range.start).unwrap_or(len);
-            let b = data.journal.line_start(range.end).unwrap_or(len);
+            let b = data.journal.line_start(end).unwrap_or(len);
             (a, b.max(a))
         }
         ReadWhat::Tail(n) => {
@@ -146,8 +148,10 @@ pub fn read(
         }
     };
     let clean = sanitize_output(&bytes);
+    let exact = matches!(options.what, ReadWhat::Lines(_));
     let reduce_options = ReduceOptions {
         raw: options.raw,
+        exact,
         max_lines: options.max_lines.or(ReduceOptions::default().max_lines),
         user_rules: user_rules.cloned(),
         // Markers in the text name the pane's line numbers, as `read lines=` takes them.
@@ -214,6 +218,16 @@ pub fn read(
         meta.push_str("; ");
         meta.push_str(notice);
     }
+    if let ReadWhat::Lines(range) = &options.what {
+        let shown_to = range.start + EXACT_LINES;
+        if range.end > shown_to && last < total_lines {
+            meta.push_str(&format!(
+                "; at most {EXACT_LINES} lines a read: read lines={}-{} for the next",
+                shown_to + 1,
+                range.end.min(total_lines).min(shown_to + EXACT_LINES)
+            ));
+        }
+    }
     if start < data.history_end && reduced.raw_lines > 0 {
         meta.push_str(&format!(
             "; lines up to {} are the terminal's scrollback from before cohort attached (plain text)",
@@ -240,6 +254,9 @@ pub fn read(
         raw_tokens: reduced.raw_tokens,
     }
 }
+
+/// Lines a `lines` read shows, exactly, at once.
+const EXACT_LINES: u64 = 500;
 
 /// Hidden ranges the meta line names one by one.
 const MAX_LISTED_RANGES: usize = 4;

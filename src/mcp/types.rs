@@ -192,7 +192,8 @@ pub struct ReadArgs {
     /// for full-screen programs), "tail", "lines" or "all".
     #[serde(default)]
     pub mode: Option<String>,
-    /// For mode "lines": 1-based inclusive range such as "21-1180" (as the meta line prints it).
+    /// For mode "lines": 1-based inclusive range such as "21-1180" (as the meta line prints it);
+    /// shown exactly, nothing folded or clipped, at most 500 lines a read.
     #[serde(default)]
     pub lines: Option<String>,
     /// For mode "tail": how many lines (default 50).
