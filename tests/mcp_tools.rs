@@ -130,7 +130,7 @@ async fn toolsets_choose_the_tools_and_every_tool_is_described() {
     let tools = h.client.list_all_tools().await.unwrap();
     assert_eq!(
         tools.len(),
-        26,
+        27,
         "{:?}",
         tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>()
     );
@@ -353,6 +353,25 @@ async fn a_lock_refuses_a_second_owner() {
         )
         .await;
     assert_eq!(asked["holder"]["owner"], "alice");
+    assert!(h
+        .error("lock", json!({"target": "shared", "owner": " "}))
+        .await
+        .contains("owner is empty"));
+    // The holder reads the request, once.
+    let note = h.ok("notifications", json!({"owner": "alice"})).await;
+    let notes = note["notifications"].as_array().unwrap();
+    assert_eq!(notes.len(), 1, "{note}");
+    assert_eq!(notes[0]["from"], "bob");
+    assert!(
+        notes[0]["message"].as_str().unwrap().contains("deploy"),
+        "{note}"
+    );
+    let again = h.ok("notifications", json!({"owner": "alice"})).await;
+    assert_eq!(again["notifications"], json!([]), "{again}");
+    let all = h
+        .ok("notifications", json!({"owner": "alice", "all": true}))
+        .await;
+    assert_eq!(all["notifications"].as_array().unwrap().len(), 1);
     // The requester does not hold it; the message says since when, for people.
     assert_eq!(asked["locked"], false);
     let message = asked["message"].as_str().unwrap();

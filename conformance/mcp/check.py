@@ -77,7 +77,7 @@ async def main(binary):
             for expected in ["open", "send", "read", "run", "key", "close", "list", "status", "create_layout", "split",
                              "focus", "set_appearance", "register_agent", "list_agents", "remove_agent", "create_team",
                              "list_teams", "remove_team", "assign_team", "write_many", "read_many", "broadcast", "lock",
-                             "unlock", "request_access", "tag"]:
+                             "unlock", "request_access", "notifications", "tag"]:
                 check(f"tool {expected} is listed", expected in names, sorted(names))
             for tool in tools:
                 input_schema = field(tool, "input_schema", "inputSchema")
@@ -148,6 +148,10 @@ async def main(binary):
             check("the refusal names the holder", "alice" in refused, refused)
             await c.call("send", {"target": "p1", "text": "echo bob", "owner": "bob"}, expect_error=True)
             await c.call("send", {"target": "p1", "text": "echo alice", "owner": "alice"})
+            await c.call("request_access", {"target": "p1", "requester": "bob", "reason": "tests"})
+            notes = await c.call("notifications", {"owner": "alice"})
+            check("the holder reads the access request", len(notes["notifications"]) == 1
+                  and notes["notifications"][0]["from"] == "bob", notes)
             await c.call("unlock", {"target": "p1", "owner": "alice"})
 
             # errors are tool results that say what to do

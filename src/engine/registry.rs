@@ -711,6 +711,46 @@ impl Registry {
         })
     }
 
+    /// Notifications for `target` not yet handed out, oldest first; they count as
+    /// delivered from now on.
+    pub fn take_notifications(
+        &self,
+        target: &str,
+    ) -> Result<Vec<NotificationRecord>, RegistryError> {
+        let pending = self.write(|tx| {
+            let rows: Vec<NotificationRecord> = {
+                let mut stmt = tx
+                    .prepare(
+                        "SELECT id, created, source, target, kind, message FROM notifications \
+                         WHERE target = ?1 AND delivered = 0 ORDER BY id",
+                    )
+                    .map_err(sql(&self.path))?;
+                let rows = stmt
+                    .query_map([target], |r| {
+                        Ok(NotificationRecord {
+                            id: r.get(0)?,
+                            created: r.get(1)?,
+                            source: r.get(2)?,
+                            target: r.get(3)?,
+                            kind: r.get(4)?,
+                            message: r.get(5)?,
+                        })
+                    })
+                    .map_err(sql(&self.path))?
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(sql(&self.path))?;
+                rows
+            };
+            tx.execute(
+                "UPDATE notifications SET delivered = 1 WHERE target = ?1 AND delivered = 0",
+                [target],
+            )
+            .map_err(sql(&self.path))?;
+            Ok(rows)
+        })?;
+        Ok(pending)
+    }
+
     /// Notifications for `target`, newest last.
     pub fn notifications(&self, target: &str) -> Result<Vec<NotificationRecord>, RegistryError> {
         self.with(|c| {

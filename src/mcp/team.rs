@@ -243,6 +243,37 @@ pub struct RequestAccessArgs {
     pub reason: Option<String>,
 }
 
+/// `notifications` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NotificationsArgs {
+    /// Whose messages: your agent name (the owner you lock with).
+    pub owner: String,
+    /// Every message kept, handed out before or not (default: only new ones).
+    #[serde(default)]
+    pub all: bool,
+}
+
+/// One message.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct NotificationOut {
+    /// Who left it.
+    pub from: String,
+    /// What kind: "access_request", …
+    pub kind: String,
+    /// The message.
+    pub message: String,
+    /// How long ago it was left.
+    pub when: String,
+}
+
+/// `notifications` result.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct NotificationsResult {
+    /// The messages, oldest first.
+    pub notifications: Vec<NotificationOut>,
+}
+
 /// `tag` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -703,6 +734,12 @@ impl CohortServer {
         Parameters(args): Parameters<LockArgs>,
     ) -> Result<Json<LockResult>, String> {
         let engine = self.engine().await?;
+        if args.owner.trim().is_empty() {
+            return Err(
+                "owner is empty: give your agent name, which your send, run and key then pass as owner"
+                    .into(),
+            );
+        }
         let (pane, id) = self.session_id(&args.target).await?;
         match engine.registry().lock(&id, &args.owner).map_err(reg)? {
             None => Ok(Json(LockResult {
@@ -749,7 +786,7 @@ impl CohortServer {
     }
 
     #[tool(
-        description = "Ask the holder of a session's lock for access: leaves a notification for the holder and answers who holds it.",
+        description = "Ask the holder of a session's lock for access: leaves a notification for the holder (who reads it with notifications) and answers who holds it.",
         annotations(
             title = "Request access",
             read_only_hint = false,
@@ -792,6 +829,43 @@ impl CohortServer {
                 ago(holder.since)
             ),
             holder: Some(holder),
+        }))
+    }
+
+    #[tool(
+        description = "Messages left for you by other agents (access requests for sessions you locked): the ones not handed out yet, oldest first; all: true for every one kept.",
+        annotations(
+            title = "Notifications",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn notifications(
+        &self,
+        Parameters(args): Parameters<NotificationsArgs>,
+    ) -> Result<Json<NotificationsResult>, String> {
+        let engine = self.engine().await?;
+        if args.owner.trim().is_empty() {
+            return Err("owner is empty: give your agent name, as you gave it to lock".into());
+        }
+        let records = if args.all {
+            engine.registry().notifications(&args.owner)
+        } else {
+            engine.registry().take_notifications(&args.owner)
+        }
+        .map_err(reg)?;
+        Ok(Json(NotificationsResult {
+            notifications: records
+                .into_iter()
+                .map(|n| NotificationOut {
+                    from: n.source,
+                    kind: n.kind,
+                    message: n.message,
+                    when: ago(n.created),
+                })
+                .collect(),
         }))
     }
 
