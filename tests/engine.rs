@@ -1161,30 +1161,57 @@ async fn a_second_process_waits_for_the_command_another_one_typed() {
     );
 }
 
-/// fish, when installed (CI installs it): a continuation line and its own `read` are
-/// not done.
-#[tokio::test]
-async fn fish_continuation_and_read_are_not_done() {
-    let Some(fish) = ["/usr/bin/fish", "/usr/local/bin/fish", "/bin/fish"]
-        .into_iter()
-        .find(|p| std::path::Path::new(p).exists())
+/// An engine whose panes run `name` (zsh, fish), when it is installed; CI installs
+/// every shell and sets COHORT_REQUIRE_ALL_SHELLS, so a missing one fails there.
+async fn engine_with_shell(server: &TestServer, name: &str) -> Option<Engine> {
+    let Some(path) = ["/usr/bin", "/usr/local/bin", "/bin"]
+        .iter()
+        .map(|d| std::path::Path::new(d).join(name))
+        .find(|p| p.exists())
     else {
         assert!(
             std::env::var("COHORT_REQUIRE_ALL_SHELLS").as_deref() != Ok("1"),
-            "fish is not installed but COHORT_REQUIRE_ALL_SHELLS=1"
+            "{name} is not installed but COHORT_REQUIRE_ALL_SHELLS=1"
         );
-        eprintln!("NOTICE: fish is not installed; its verdicts were not tested here");
-        return;
+        eprintln!("NOTICE: {name} is not installed; its verdicts were not tested here");
+        return None;
     };
-    isolate_home();
-    let server = TestServer::new();
     let mut config = server.config();
-    config.shell = Some(fish.into());
+    config.shell = Some(path);
     let backend = cohort_backends::tmux::TmuxBackend::connect(config)
         .await
         .unwrap();
-    let engine =
-        Engine::with_backend(Arc::new(backend), server.state_dir(), &server.socket).unwrap();
+    Some(Engine::with_backend(Arc::new(backend), server.state_dir(), &server.socket).unwrap())
+}
+
+#[tokio::test]
+async fn zsh_output_without_a_final_newline_has_no_partial_line_mark() {
+    isolate_home();
+    let server = TestServer::new();
+    let Some(engine) = engine_with_shell(&server, "zsh").await else {
+        return;
+    };
+    let pane = shell(&engine, "zsh").await;
+    let out = run(&engine, &pane, "printf nonl", spec(10_000)).await;
+    assert_eq!(
+        outcome(&out),
+        (true, Layer::Exit, Some(0)),
+        "{:?}",
+        out.verdict
+    );
+    assert_eq!(out.output.text, "nonl");
+    let out = run(&engine, &pane, "echo ok", spec(10_000)).await;
+    assert_eq!(out.output.text, "ok");
+}
+
+/// fish: a continuation line and its own `read` are not done.
+#[tokio::test]
+async fn fish_continuation_and_read_are_not_done() {
+    isolate_home();
+    let server = TestServer::new();
+    let Some(engine) = engine_with_shell(&server, "fish").await else {
+        return;
+    };
     let pane = shell(&engine, "fish").await;
 
     let out = run(&engine, &pane, "for i in 1 2", spec(10_000)).await;

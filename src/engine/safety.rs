@@ -340,9 +340,27 @@ fn check_git(args: &[String]) -> Option<Refusal> {
 }
 
 /// Removes string escape sequences (OSC, DCS, APC, PM, SOS: titles, clipboard
-/// writes, hyperlinks, images) from output. CSI sequences (colours, cursor moves)
-/// are kept for raw reads; the reducers strip them for normal reads.
+/// writes, hyperlinks, images) from output, and zsh's partial-line mark. CSI
+/// sequences (colours, cursor moves) are kept for raw reads; the reducers strip them
+/// for normal reads.
 pub fn sanitize_output(bytes: &[u8]) -> Vec<u8> {
+    let out = remove_string_escapes(bytes);
+    // zsh's PROMPT_SP: before each prompt, the end-of-line mark (`%`, `#` for root) in
+    // reverse video, spaces to the margin, then `\r \r`. On a terminal it is erased or
+    // marks a last line without a newline; in a transcript it would end every output.
+    static PROMPT_SP: std::sync::LazyLock<regex::bytes::Regex> = std::sync::LazyLock::new(|| {
+        regex::bytes::Regex::new(
+            r"\x1b\[1m\x1b\[7m[^\x1b\r\n]{1,16}\x1b\[27m\x1b\[1m\x1b\[0m *\r \r",
+        )
+        .expect("a valid pattern")
+    });
+    match PROMPT_SP.replace_all(&out, &b""[..]) {
+        std::borrow::Cow::Borrowed(_) => out,
+        std::borrow::Cow::Owned(cleaned) => cleaned,
+    }
+}
+
+fn remove_string_escapes(bytes: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
@@ -509,6 +527,21 @@ mod tests {
         assert_eq!(sanitize_output(raw), b"ablinkc\x1b[31mred\x1b[0m");
         assert_eq!(sanitize_output(b"x\x1bPq#0;1;2\x1b\\y"), b"xy");
         assert_eq!(sanitize_output(b"unterminated\x1b]0;ti"), b"unterminated");
+    }
+
+    #[test]
+    fn zsh_partial_line_marks_are_removed() {
+        // As zsh 5.9 writes them after `printf nonl` and after `echo ok` (root: `#`).
+        let pad = " ".repeat(59);
+        let sp = |mark: &str| format!("\x1b[1m\x1b[7m{mark}\x1b[27m\x1b[1m\x1b[0m{pad}\r \r");
+        let raw = format!("nonl{}\x1b[0mvm# ok\r\n{}", sp("#"), sp("%"));
+        assert_eq!(
+            sanitize_output(raw.as_bytes()),
+            b"nonl\x1b[0mvm# ok\r\n".to_vec()
+        );
+        // Reverse video of the program's own stays.
+        let own = "\x1b[7m#\x1b[27m kept\r\n";
+        assert_eq!(sanitize_output(own.as_bytes()), own.as_bytes());
     }
 
     #[test]
