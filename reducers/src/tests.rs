@@ -419,6 +419,7 @@ const GOLDEN: &[&str] = &[
     "binary-head",
     "latin1",
     "script-errors",
+    "pytest-quiet",
 ];
 
 #[test]

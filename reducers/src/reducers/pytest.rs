@@ -9,9 +9,10 @@ use crate::doc::{Out, Post, Src};
 use crate::model::HiddenReason::{Detail, Noise, Passed};
 
 re!(BANNER, r"^(=+|_+|-+|!+) (.+?) (=+|_+|-+|!+)$");
+// The counts line: between `=` rules, or bare under `-q` (`3 failed, 8 passed in 0.02s`).
 re!(
     FINAL,
-    r"^=+ .*\b(passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?|no tests ran)\b.* =+$"
+    r"^=+ .*\b(passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?|no tests ran)\b.* =+$|^\d+ (passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?)\b.* in \d+(\.\d+)?s( \([^)]*\))?$|^no tests ran in \d+(\.\d+)?s$"
 );
 re!(
     HEADER_NOISE,
@@ -19,7 +20,7 @@ re!(
 );
 re!(
     PROGRESS,
-    r"^\S+\.py [.sxXF E]*\s*\[\s*\d+%\]$|^\S+\.py::\S.* (PASSED|SKIPPED|XFAIL|XPASS|XFAILED)( \(.*\))?\s*\[\s*\d+%\]$|^[.sxX]+\s*\[\s*\d+%\]$"
+    r"^\S+\.py [.sxXF E]*\s*\[\s*\d+%\]$|^\S+\.py::\S.* (PASSED|SKIPPED|XFAIL|XPASS|XFAILED)( \(.*\))?\s*\[\s*\d+%\]$|^[.sxXFE]+\s*\[\s*\d+%\]$"
 );
 re!(LOCATION, r"^[^\s:]+:\d+: ");
 re!(SEPARATOR, r"^(_ )+_?$");
@@ -73,7 +74,8 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
             continue;
         }
         let detail_section = section == "FAILURES" || section == "ERRORS";
-        if section.contains("test session starts")
+        // Before the first rule is where `-q` puts its progress dots.
+        if (section.is_empty() || section.contains("test session starts"))
             && (HEADER_NOISE.is_match(line) || PROGRESS.is_match(line))
         {
             let why = if PROGRESS.is_match(line) {
