@@ -45,14 +45,14 @@ async fn check_shell(shell: &str, profile: &str, write_user_files: impl FnOnce(&
     config.shell = Some(path.clone());
     let backend = TmuxBackend::connect(config).await.unwrap();
     let mut events = backend.subscribe();
-    let path = format!(
+    let search_path = format!(
         "{}:{}",
         start_bin.display(),
         std::env::var("PATH").unwrap_or_default()
     );
     let mut env = vec![
         ("HOME".to_string(), home.to_string_lossy().into_owned()),
-        ("PATH".to_string(), path),
+        ("PATH".to_string(), search_path),
     ];
     if home.join(".shrc").exists() {
         env.push((
@@ -84,6 +84,20 @@ async fn check_shell(shell: &str, profile: &str, write_user_files: impl FnOnce(&
         wait_exit(&mut events, &pane.id).await,
         Some(0),
         "{shell}: echo"
+    );
+
+    // SHELL names the shell the pane runs.
+    backend
+        .send_text(&pane.id, "echo \"shell=$SHELL\"")
+        .await
+        .unwrap();
+    backend.send_keys(&pane.id, &[Key::ENTER]).await.unwrap();
+    let expected = format!("shell={}\r\n", path.display());
+    collect_output_until(&mut events, &pane.id, |o| contains(o, expected.as_bytes())).await;
+    assert_eq!(
+        wait_exit(&mut events, &pane.id).await,
+        Some(0),
+        "{shell}: SHELL"
     );
 
     backend

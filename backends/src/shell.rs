@@ -275,18 +275,25 @@ impl ShellIntegration {
 pub fn launch_command(shell: &Path, files: &Path) -> String {
     let path = |name: &str| quote::sh(&files.join(name).to_string_lossy());
     let shell_q = quote::sh(&shell.to_string_lossy());
+    // SHELL names the shell the pane runs (tmux would leave its own `/bin/sh` there), so
+    // programs that start "your shell" start this one.
     match ShellKind::detect(shell) {
-        ShellKind::Bash => format!("exec {shell_q} --rcfile {} -i", path("bashrc")),
+        ShellKind::Bash => {
+            format!("SHELL={shell_q} exec {shell_q} --rcfile {} -i", path("bashrc"))
+        }
         ShellKind::Zsh => format!(
-            "COHORT_USER_ZDOTDIR=\"${{ZDOTDIR:-$HOME}}\" ZDOTDIR={} exec {shell_q} -l -i",
+            "COHORT_USER_ZDOTDIR=\"${{ZDOTDIR:-$HOME}}\" ZDOTDIR={} SHELL={shell_q} exec {shell_q} -l -i",
             path("zsh")
         ),
         ShellKind::Fish => {
             let init = format!("source {}", path("cohort.fish"));
-            format!("exec {shell_q} -l --init-command {} -i", quote::sh(&init))
+            format!(
+                "SHELL={shell_q} exec {shell_q} -l --init-command {} -i",
+                quote::sh(&init)
+            )
         }
         ShellKind::Sh => format!(
-            "COHORT_USER_ENV=\"${{ENV-}}\" ENV={} exec {shell_q} -i",
+            "COHORT_USER_ENV=\"${{ENV-}}\" ENV={} SHELL={shell_q} exec {shell_q} -i",
             path("shrc")
         ),
     }
@@ -326,7 +333,10 @@ mod tests {
         let shells = ShellIntegration::install(dir.path()).unwrap();
         ShellIntegration::install(dir.path()).unwrap();
         let cmd = shells.shell_command(Path::new("/bin/bash"));
-        assert!(cmd.starts_with("exec /bin/bash --rcfile "), "{cmd}");
+        assert!(
+            cmd.starts_with("SHELL=/bin/bash exec /bin/bash --rcfile "),
+            "{cmd}"
+        );
         assert!(dir.path().join("bashrc").exists());
         assert!(dir.path().join("zsh/.zshenv").exists());
     }
