@@ -192,6 +192,11 @@ async fn teams_broadcast_with_a_cascade_and_many_at_once() {
         json!({"name": "carol", "session": "c", "teams": ["ops"]}),
     )
     .await;
+    h.ok(
+        "register_agent",
+        json!({"name": "dave", "session": "c", "teams": ["ops"]}),
+    )
+    .await;
     let teams = h.ok("list_teams", json!({})).await;
     let web = teams["teams"]
         .as_array()
@@ -227,6 +232,14 @@ async fn teams_broadcast_with_a_cascade_and_many_at_once() {
     );
     assert_eq!(by_agent("bob")["meta"], "team");
     assert_eq!(by_agent("carol")["meta"], "broadcast");
+    // dave shares carol's session: the same message is typed there once, and dave is
+    // answered for.
+    let dave = by_agent("dave");
+    assert_eq!((&dave["ok"], &dave["session"]), (&json!(true), &json!("c")));
+    assert!(
+        dave["meta"].as_str().unwrap().contains("sent once"),
+        "{dave}"
+    );
     h.screen_until("alice", |s| s.lines().any(|l| l == "to-alice"))
         .await;
     h.screen_until("bob", |s| s.lines().any(|l| l == "to-web"))
@@ -311,7 +324,7 @@ async fn teams_broadcast_with_a_cascade_and_many_at_once() {
         .await;
     h.ok("remove_agent", json!({"name": "carol"})).await;
     let agents = h.ok("list_agents", json!({})).await;
-    assert_eq!(agents["agents"].as_array().unwrap().len(), 2);
+    assert_eq!(agents["agents"].as_array().unwrap().len(), 3);
 }
 
 #[tokio::test]

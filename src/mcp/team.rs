@@ -695,7 +695,19 @@ impl CohortServer {
                 continue;
             };
             if !seen.insert((pane.id.clone(), message.clone())) {
-                continue; // the same message to the same session: once
+                // The same message to the same session goes once; the agent is still
+                // answered for.
+                results.push(TargetOutcome {
+                    target: agent,
+                    session: name_of(&pane),
+                    ok: true,
+                    error: None,
+                    text: Some(message),
+                    meta: Some(format!(
+                        "{level}; its session already got this message from another agent's entry: sent once"
+                    )),
+                });
+                continue;
             }
             let engine = engine.clone();
             let options = SendOptions {
