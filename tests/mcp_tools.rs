@@ -197,6 +197,16 @@ async fn teams_broadcast_with_a_cascade_and_many_at_once() {
         json!({"name": "dave", "session": "c", "teams": ["ops"]}),
     )
     .await;
+    // Session and agent names are both targets: neither may take the other's name.
+    let clash = h
+        .error("register_agent", json!({"name": "a", "session": "b"}))
+        .await;
+    assert!(
+        clash.contains("is taken") && clash.contains("session \"a\""),
+        "{clash}"
+    );
+    let clash = h.error("open", json!({"name": "alice"})).await;
+    assert!(clash.contains("an agent of that name"), "{clash}");
     let teams = h.ok("list_teams", json!({})).await;
     let web = teams["teams"]
         .as_array()

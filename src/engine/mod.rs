@@ -51,8 +51,13 @@ pub enum EngineError {
         known: String,
     },
     /// The name is taken.
-    #[error("a session named {0:?} already exists: pick another name, or close it first")]
-    NameTaken(String),
+    #[error("the name {name:?} is taken: {by}; session and agent names are both targets, so pick another name (or close that session first)")]
+    NameTaken {
+        /// The name as given.
+        name: String,
+        /// What holds it.
+        by: String,
+    },
     /// The name is not usable.
     #[error("invalid session name {name:?}: {why}")]
     InvalidName {
@@ -438,10 +443,33 @@ impl Engine {
     pub async fn open(&self, options: OpenOptions) -> Result<PaneInfo, EngineError> {
         validate_name(&options.name)?;
         let panes = self.list().await?;
-        if resolve_target(&panes, &options.name).is_some() {
-            return Err(EngineError::NameTaken(options.name));
-        }
+        self.name_free(&panes, &options.name)?;
         self.create(None, options).await
+    }
+
+    /// Refuses a name for a new session that already names a session or an agent, so
+    /// that every target keeps meaning one thing.
+    fn name_free(&self, panes: &[PaneInfo], name: &str) -> Result<(), EngineError> {
+        let taken = |by: String| {
+            Err(EngineError::NameTaken {
+                name: name.to_string(),
+                by,
+            })
+        };
+        if let Some(pane) = resolve_target(panes, name) {
+            return taken(match &pane.identity {
+                Some(i) if i.name == name => "a session of that name already exists".into(),
+                Some(i) => format!("an agent of that name works in session {:?}", i.name),
+                None => format!("pane {} goes by it", pane.id),
+            });
+        }
+        if let Some(agent) = self.registry.agents()?.iter().find(|a| a.name == name) {
+            return taken(match &agent.session {
+                Some(_) => "an agent of that name is registered".into(),
+                None => "an agent of that name is registered (without a session)".into(),
+            });
+        }
+        Ok(())
     }
 
     /// Splits `parent`, opening a new session in the new pane.
@@ -454,9 +482,7 @@ impl Engine {
     ) -> Result<PaneInfo, EngineError> {
         validate_name(&options.name)?;
         let panes = self.list().await?;
-        if resolve_target(&panes, &options.name).is_some() {
-            return Err(EngineError::NameTaken(options.name));
-        }
+        self.name_free(&panes, &options.name)?;
         self.create(Some((parent, direction, size)), options).await
     }
 
@@ -567,10 +593,12 @@ impl Engine {
         let existing = self.list().await?;
         for (i, o) in options.iter().enumerate() {
             validate_name(&o.name)?;
-            if resolve_target(&existing, &o.name).is_some()
-                || options[..i].iter().any(|p| p.name == o.name)
-            {
-                return Err(EngineError::NameTaken(o.name.clone()));
+            self.name_free(&existing, &o.name)?;
+            if options[..i].iter().any(|p| p.name == o.name) {
+                return Err(EngineError::NameTaken {
+                    name: o.name.clone(),
+                    by: "the layout names two panes so".into(),
+                });
             }
         }
         let mut created: Vec<Option<PaneInfo>> = vec![None; count];
@@ -616,6 +644,18 @@ impl Engine {
         teams: &[String],
     ) -> Result<(), EngineError> {
         validate_name(agent)?;
+        // An agent named like another session would make that name mean two things.
+        if let Some(other) = self
+            .list()
+            .await?
+            .iter()
+            .find(|p| p.id != pane.id && p.identity.as_ref().is_some_and(|i| i.name == agent))
+        {
+            return Err(EngineError::NameTaken {
+                name: agent.to_string(),
+                by: format!("session {agent:?} ({}) has it", other.id),
+            });
+        }
         let Some(mut identity) = pane.identity.clone() else {
             return Err(EngineError::InvalidArgument(format!(
                 "pane {} is not a cohort session: open it with cohort first",
