@@ -1251,3 +1251,24 @@ async fn fish_continuation_and_read_are_not_done() {
         out.verdict
     );
 }
+
+#[tokio::test]
+async fn a_run_is_not_appended_to_keys_left_on_the_line() {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let pane = shell(&engine, "dirty-line").await;
+    let typed = SendOptions {
+        enter: false,
+        ..SendOptions::default()
+    };
+    engine.send(&pane, "a", &typed).await.unwrap();
+    let out = run(&engine, &pane, "echo two", spec(10_000)).await;
+    assert_eq!(
+        outcome(&out),
+        (true, Layer::Exit, Some(0)),
+        "{:?}",
+        out.verdict
+    );
+    assert_eq!(out.output.text.trim(), "two");
+}

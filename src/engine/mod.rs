@@ -866,6 +866,18 @@ impl Engine {
         text: &str,
         options: &SendOptions,
     ) -> Result<Sent, EngineError> {
+        self.type_text(pane, text, options, false).await
+    }
+
+    /// [`Engine::send`]; with `fresh_line`, a shell at its prompt first has its input
+    /// line emptied (C-u), so a command is not appended to keys typed before it.
+    async fn type_text(
+        &self,
+        pane: &PaneId,
+        text: &str,
+        options: &SendOptions,
+        fresh_line: bool,
+    ) -> Result<Sent, EngineError> {
         self.check_lock(pane, options.owner.as_deref())?;
         let mut text = if options.raw {
             text.to_string()
@@ -899,6 +911,11 @@ impl Engine {
             });
         }
         self.backend.cancel_copy_mode(pane).await?;
+        if fresh_line && state.at_shell() && !runtime.lock().command_running() {
+            self.backend
+                .send_keys(pane, &["C-u".parse().expect("a known key")])
+                .await?;
+        }
         if text.len() > 1024 {
             // Text typed before the program reads the terminal sits in the kernel's line
             // buffer, which keeps 4095 characters and drops the rest.
@@ -975,7 +992,7 @@ impl Engine {
         }
         let runtime = self.runtimes.get(pane);
         let _turn = runtime.run_turn().await;
-        let sent = self.send(pane, command, &send).await?;
+        let sent = self.type_text(pane, command, &send, true).await?;
         let started = sent.started.expect("enter was pressed");
         let verdict =
             completion::wait(&runtime, self.backend.as_ref(), pane, &started, &spec).await;
