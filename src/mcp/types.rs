@@ -126,6 +126,7 @@ pub struct RunArgs {
     #[serde(default)]
     pub regex: bool,
     /// Append an exit-status sentinel, for nested shells (ssh, docker exec) whose prompt cohort cannot see.
+    /// The sentinel is POSIX shell syntax (bash, zsh, sh, ksh); fish rejects it.
     #[serde(default)]
     pub mark: bool,
     /// Milliseconds without output before checking whether the shell is back (default 500).
