@@ -720,22 +720,12 @@ impl Registry {
         let pending = self.write(|tx| {
             let rows: Vec<NotificationRecord> = {
                 let mut stmt = tx
-                    .prepare(
-                        "SELECT id, created, source, target, kind, message FROM notifications \
-                         WHERE target = ?1 AND delivered = 0 ORDER BY id",
-                    )
+                    .prepare(&format!(
+                        "{NOTIFICATION_COLUMNS} WHERE target = ?1 AND delivered = 0 ORDER BY id"
+                    ))
                     .map_err(sql(&self.path))?;
                 let rows = stmt
-                    .query_map([target], |r| {
-                        Ok(NotificationRecord {
-                            id: r.get(0)?,
-                            created: r.get(1)?,
-                            source: r.get(2)?,
-                            target: r.get(3)?,
-                            kind: r.get(4)?,
-                            message: r.get(5)?,
-                        })
-                    })
+                    .query_map([target], notification_row)
                     .map_err(sql(&self.path))?
                     .collect::<Result<Vec<_>, _>>()
                     .map_err(sql(&self.path))?;
@@ -754,24 +744,28 @@ impl Registry {
     /// Notifications for `target`, newest last.
     pub fn notifications(&self, target: &str) -> Result<Vec<NotificationRecord>, RegistryError> {
         self.with(|c| {
-            let mut stmt = c.prepare(
-                "SELECT id, created, source, target, kind, message FROM notifications WHERE target = ?1 ORDER BY id",
-            )?;
-            let rows = stmt
-                .query_map([target], |r| {
-                    Ok(NotificationRecord {
-                        id: r.get(0)?,
-                        created: r.get(1)?,
-                        source: r.get(2)?,
-                        target: r.get(3)?,
-                        kind: r.get(4)?,
-                        message: r.get(5)?,
-                    })
-                })?
-                .collect();
+            let mut stmt = c.prepare(&format!(
+                "{NOTIFICATION_COLUMNS} WHERE target = ?1 ORDER BY id"
+            ))?;
+            let rows = stmt.query_map([target], notification_row)?.collect();
             rows
         })
     }
+}
+
+const NOTIFICATION_COLUMNS: &str =
+    "SELECT id, created, source, target, kind, message FROM notifications";
+
+/// A row of [`NOTIFICATION_COLUMNS`].
+fn notification_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<NotificationRecord> {
+    Ok(NotificationRecord {
+        id: r.get(0)?,
+        created: r.get(1)?,
+        source: r.get(2)?,
+        target: r.get(3)?,
+        kind: r.get(4)?,
+        message: r.get(5)?,
+    })
 }
 
 fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> RegistryError + '_ {
