@@ -20,6 +20,30 @@ fn cohort(server: &TestServer) -> Command {
     cmd
 }
 
+/// `cohort mcp` on `server` as a child process, through rmcp's client. `environment`
+/// shapes the child's environment first (it may clear it); the server's socket and
+/// state directory are set after it.
+async fn mcp_child(
+    server: &TestServer,
+    environment: impl FnOnce(&mut tokio::process::Command),
+) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
+    let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cohort")).configure(|c| {
+        environment(c);
+        c.arg("mcp")
+            .env("COHORT_TMUX_SOCKET", &server.socket)
+            .env("COHORT_STATE_DIR", server.state_dir())
+            .env_remove("TMUX");
+    });
+    ().serve(TokioChildProcess::new(cmd).unwrap())
+        .await
+        .expect("initialize")
+}
+
+/// A tool call with JSON arguments.
+fn call(name: &'static str, args: serde_json::Value) -> CallToolRequestParams {
+    CallToolRequestParams::new(name).with_arguments(args.as_object().unwrap().clone())
+}
+
 #[tokio::test]
 async fn a_second_process_finds_panes_by_their_stamped_identity() {
     isolate_home();
@@ -78,14 +102,10 @@ async fn a_second_process_finds_panes_by_their_stamped_identity() {
 async fn mcp_tools_over_stdio_through_a_real_client() {
     isolate_home();
     let server = TestServer::new();
-    let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cohort")).configure(|c| {
-        c.arg("mcp")
-            .env("COHORT_TMUX_SOCKET", &server.socket)
-            .env("COHORT_STATE_DIR", server.state_dir())
-            .env("SHELL", bash_path())
-            .env_remove("TMUX");
-    });
-    let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.expect("initialize");
+    let client = mcp_child(&server, |c| {
+        c.env("SHELL", bash_path());
+    })
+    .await;
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     for expected in ["list", "open", "send", "key", "read", "close"] {
@@ -99,9 +119,6 @@ async fn mcp_tools_over_stdio_through_a_real_client() {
         "every tool has an output schema"
     );
 
-    let call = |name: &'static str, args: serde_json::Value| {
-        CallToolRequestParams::new(name).with_arguments(args.as_object().unwrap().clone())
-    };
     let opened = client
         .call_tool(call("open", serde_json::json!({"name": "mcp-shell"})))
         .await
@@ -229,20 +246,14 @@ async fn a_second_process_reads_the_history_from_before_it_started() {
         .unwrap();
     collect_output_until(&mut events, &pane.id, |o| contains(o, b"early-42")).await;
 
-    let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cohort")).configure(|c| {
-        c.arg("mcp")
-            .env("COHORT_TMUX_SOCKET", &server.socket)
-            .env("COHORT_STATE_DIR", server.state_dir())
-            .env("SHELL", bash_path())
-            .env_remove("TMUX");
-    });
-    let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.expect("initialize");
+    let client = mcp_child(&server, |c| {
+        c.env("SHELL", bash_path());
+    })
+    .await;
     let read = |mode: &str| {
-        CallToolRequestParams::new("read").with_arguments(
-            serde_json::json!({"target": pane.id.as_str(), "mode": mode})
-                .as_object()
-                .unwrap()
-                .clone(),
+        call(
+            "read",
+            serde_json::json!({"target": pane.id.as_str(), "mode": mode}),
         )
     };
     let text_of = |r: rmcp::model::CallToolResult| {
@@ -277,18 +288,12 @@ async fn a_second_process_reads_the_history_from_before_it_started() {
 async fn a_bare_environment_without_locale_or_shell_still_works() {
     let home = tempfile::tempdir().unwrap();
     let server = TestServer::new();
-    let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cohort")).configure(|c| {
-        c.arg("mcp")
-            .env_clear()
+    let client = mcp_child(&server, |c| {
+        c.env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .env("HOME", home.path())
-            .env("COHORT_TMUX_SOCKET", &server.socket)
-            .env("COHORT_STATE_DIR", server.state_dir());
-    });
-    let client = ().serve(TokioChildProcess::new(cmd).unwrap()).await.expect("initialize");
-    let call = |name: &'static str, args: serde_json::Value| {
-        CallToolRequestParams::new(name).with_arguments(args.as_object().unwrap().clone())
-    };
+            .env("HOME", home.path());
+    })
+    .await;
     let opened = client
         .call_tool(call("open", serde_json::json!({"name": "bare"})))
         .await
