@@ -96,6 +96,10 @@ pub enum EngineError {
     Locked(LockRecord),
 }
 
+/// Lines of scrollback a starting process takes in per pane (see
+/// [`Engine::take_in_histories`]).
+pub const HISTORY_TAKEN: u64 = 20_000;
+
 /// A target as given to a many-target call, and its session or why it names none.
 pub type ExpandedTarget = (String, Result<PaneInfo, EngineError>);
 
@@ -275,31 +279,36 @@ impl Engine {
         if let Some(message) = engine.registry.recovered() {
             tracing::error!(target: "cohort::engine", "{message}");
         }
-        let panes = engine.adopt().await?;
-        engine.take_in_histories(panes);
+        engine.adopt().await?;
         Ok(engine)
     }
 
-    /// In the background, starts each pane's journal with the scrollback it had before
-    /// this process, so a second cohort process (a worker's, next to its manager's) reads
-    /// what came before it. Panes that print meanwhile keep their live output instead.
-    fn take_in_histories(&self, panes: Vec<PaneInfo>) {
-        let backend = self.backend.clone();
-        let runtimes = self.runtimes.clone();
-        tokio::spawn(async move {
-            for pane in panes {
+    /// Starts each pane's journal with the last [`HISTORY_TAKEN`] lines of scrollback it
+    /// had before this process, so a process that starts later (a worker's next to its
+    /// manager's, or one restarted after a crash) reads what came before it. The MCP
+    /// server does this before it answers its first tool call; a pane that printed
+    /// meanwhile keeps its live output instead.
+    pub async fn take_in_histories(&self) {
+        let Ok(panes) = self.backend.list_panes().await else {
+            return;
+        };
+        for pane in panes {
+            let taken = async {
+                let state = self.backend.pane_state(&pane.id).await?;
+                let total = state.history_lines + u64::from(state.size.rows);
                 let range = cohort_backends::LineRange {
-                    start: 0,
-                    end: u64::MAX,
+                    start: total.saturating_sub(HISTORY_TAKEN),
+                    end: total,
                 };
-                match backend.read_lines(&pane.id, range).await {
-                    Ok(lines) => runtimes.take_in_history(&pane.id, &lines.lines),
-                    Err(e) => {
-                        tracing::debug!(target: "cohort::engine", pane = %pane.id, error = %e, "scrollback not taken in")
-                    }
+                self.backend.read_lines(&pane.id, range).await
+            };
+            match taken.await {
+                Ok(lines) => self.runtimes.take_in_history(&pane.id, &lines.lines),
+                Err(e) => {
+                    tracing::debug!(target: "cohort::engine", pane = %pane.id, error = %e, "scrollback not taken in")
                 }
             }
-        });
+        }
     }
 
     /// Uses these user-defined reducer rules for reads.

@@ -139,7 +139,13 @@ impl EngineSlot {
         self.cell
             .get_or_init(|| async move {
                 match config {
-                    Some(config) => Engine::start(&config).await.map_err(|e| e.to_string()),
+                    Some(config) => {
+                        let engine = Engine::start(&config).await.map_err(|e| e.to_string())?;
+                        // Before the first tool call: a read or run then sees what the
+                        // sessions printed before this process started.
+                        engine.take_in_histories().await;
+                        Ok(engine)
+                    }
                     None => Err("no engine configured".to_string()),
                 }
             })
