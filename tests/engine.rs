@@ -1272,3 +1272,23 @@ async fn a_run_is_not_appended_to_keys_left_on_the_line() {
     );
     assert_eq!(out.output.text.trim(), "two");
 }
+
+#[tokio::test]
+async fn a_run_whose_session_is_closed_says_so() {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let pane = shell(&engine, "closing").await;
+    let (out, closed) = tokio::join!(run(&engine, &pane, "sleep 20", spec(15_000)), async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        engine.close(&pane).await
+    });
+    closed.unwrap();
+    // Not a timeout: the wait noticed the pane was gone.
+    assert_eq!(
+        outcome(&out),
+        (false, Layer::Closed, None),
+        "{:?}",
+        out.verdict
+    );
+}

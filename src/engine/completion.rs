@@ -48,6 +48,9 @@ pub enum Layer {
     Nested,
     /// Time ran out (not complete).
     Timeout,
+    /// The session was closed (its pane is gone) before the command finished (not
+    /// complete).
+    Closed,
 }
 
 impl Layer {
@@ -60,6 +63,7 @@ impl Layer {
             Layer::Quiescence => "quiescence",
             Layer::Nested => "nested",
             Layer::Timeout => "timeout",
+            Layer::Closed => "closed",
         }
     }
 }
@@ -514,6 +518,10 @@ pub async fn wait(
                 }
                 state = backend.pane_state(pane) => state,
             };
+            if let Err(cohort_backends::BackendError::PaneGone(_)) = &checked {
+                let hint = "the session was closed while the command ran: its output up to then is here; open a new session to go on".to_string();
+                return verdict(false, Layer::Closed, None, Some(hint), output_start..end);
+            }
             if let Ok(state) = checked {
                 if state.dead {
                     return verdict(

@@ -125,7 +125,7 @@ impl CohortServer {
     }
 
     #[tool(
-        description = "Run a command in a session and wait until it is done: returns its output (reduced to save tokens, with a meta line saying what was hidden and how to read it) and a verdict: complete or not, the exit status, and which layer decided (exit, mark, until, quiescence, nested, timeout). For a REPL or any program that keeps running, pass until (its prompt); for ssh or docker exec shells, pass mark: true.",
+        description = "Run a command in a session and wait until it is done: returns its output (reduced to save tokens, with a meta line saying what was hidden and how to read it) and a verdict: complete or not, the exit status, and which layer decided (exit, mark, until, quiescence, nested, timeout, or closed when the session went away). For a REPL or any program that keeps running, pass until (its prompt); for ssh or docker exec shells, pass mark: true.",
         annotations(
             title = "Run a command",
             read_only_hint = false,

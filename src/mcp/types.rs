@@ -148,7 +148,7 @@ pub struct RunArgs {
 pub struct VerdictOut {
     /// Whether the command finished.
     pub complete: bool,
-    /// Which layer decided: exit, mark, until, quiescence, nested, timeout.
+    /// Which layer decided: exit, mark, until, quiescence, nested, timeout, closed.
     pub layer: String,
     /// Exit status, when known.
     pub exit_status: Option<i32>,
