@@ -1292,3 +1292,34 @@ async fn a_run_whose_session_is_closed_says_so() {
         out.verdict
     );
 }
+
+#[tokio::test]
+async fn two_processes_opening_one_name_at_once_get_one_session() {
+    isolate_home();
+    let server = TestServer::new();
+    let (a, b) = (engine(&server).await, engine(&server).await);
+    for round in 0..3 {
+        let name = format!("race-{round}");
+        let (x, y) = tokio::join!(
+            a.open(OpenOptions::named(&name)),
+            b.open(OpenOptions::named(&name))
+        );
+        assert!(
+            x.is_ok() != y.is_ok(),
+            "round {round}: exactly one open succeeds: {x:?} / {y:?}"
+        );
+        let refused = x.err().or(y.err()).unwrap();
+        assert!(
+            matches!(refused, EngineError::NameTaken { .. }),
+            "{refused}"
+        );
+        let named = a
+            .list()
+            .await
+            .unwrap()
+            .into_iter()
+            .filter(|p| p.identity.as_ref().is_some_and(|i| i.name == name))
+            .count();
+        assert_eq!(named, 1, "round {round}");
+    }
+}

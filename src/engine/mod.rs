@@ -386,7 +386,9 @@ impl Engine {
             let alive = panes
                 .iter()
                 .any(|p| p.identity.as_ref().is_some_and(|i| i.id == record.id));
-            if !alive {
+            // A name another process claimed a moment ago, whose pane is on its way.
+            let being_opened = record.pane.is_empty() && unix_now() - record.created < 60;
+            if !alive && !being_opened {
                 self.registry.remove_session(&record.id)?;
             }
         }
@@ -522,6 +524,22 @@ impl Engine {
         if let Some(agent) = &options.agent {
             env.push(("COHORT_AGENT".into(), agent.clone()));
         }
+        // Claim the name across processes before the pane exists.
+        let live: Vec<String> = self
+            .list()
+            .await?
+            .iter()
+            .map(|p| p.id.to_string())
+            .collect();
+        if !self
+            .registry
+            .claim_name(&identity.id, &options.name, &self.server_key, &live)?
+        {
+            return Err(EngineError::NameTaken {
+                name: options.name,
+                by: "another session of that name is open or being opened".into(),
+            });
+        }
         let cwd = options.cwd.clone();
         let spawn = SpawnOptions {
             name: options
@@ -534,8 +552,8 @@ impl Engine {
             size: None,
             identity: Some(identity.clone()),
         };
-        let pane = match split {
-            None => self.backend.spawn(spawn).await?,
+        let made = match split {
+            None => self.backend.spawn(spawn).await,
             Some((parent, direction, size)) => {
                 self.backend
                     .split(
@@ -546,7 +564,14 @@ impl Engine {
                             spawn,
                         },
                     )
-                    .await?
+                    .await
+            }
+        };
+        let pane = match made {
+            Ok(pane) => pane,
+            Err(e) => {
+                let _ = self.registry.remove_session(&identity.id);
+                return Err(e.into());
             }
         };
         self.runtimes.get(&pane.id);

@@ -326,6 +326,47 @@ impl Registry {
         })
     }
 
+    /// Claims `name` for a session about to be created with id `id` on `server`, before
+    /// its pane exists, so that two processes opening the same name at once cannot both
+    /// succeed. A row of that name whose pane is not among `live_panes` of `server` (a
+    /// closed pane, another server's) is stale and yields; a live one, or another claim
+    /// younger than a minute, keeps the name and `false` is returned. The claim becomes the session's row with
+    /// [`Registry::upsert_session`], or is dropped with [`Registry::remove_session`].
+    pub fn claim_name(
+        &self,
+        id: &str,
+        name: &str,
+        server: &str,
+        live_panes: &[String],
+    ) -> Result<bool, RegistryError> {
+        self.write(|tx| {
+            let holder: Option<(String, String, String, i64)> = tx
+                .query_row(
+                    "SELECT id, server, pane, created FROM sessions WHERE name = ?1",
+                    [name],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                )
+                .optional()
+                .map_err(sql(&self.path))?;
+            if let Some((other, other_server, pane, created)) = holder {
+                let claimed = pane.is_empty() && now() - created < 60;
+                let live = other_server == server && live_panes.contains(&pane);
+                if claimed || live {
+                    return Ok(false);
+                }
+                tx.execute("DELETE FROM sessions WHERE id = ?1", [&other])
+                    .map_err(sql(&self.path))?;
+            }
+            tx.execute(
+                "INSERT INTO sessions (id, name, backend, server, pane, cwd, created, last_command)
+                 VALUES (?1, ?2, '', ?3, '', NULL, ?4, NULL)",
+                params![id, name, server, now()],
+            )
+            .map_err(sql(&self.path))?;
+            Ok(true)
+        })
+    }
+
     /// Every session.
     pub fn sessions(&self) -> Result<Vec<SessionRecord>, RegistryError> {
         self.with(|c| {
@@ -832,6 +873,30 @@ mod tests {
         let agents = one.agents().unwrap();
         assert_eq!(agents[0].session.as_deref(), Some("alpha"));
         assert_eq!(agents[0].teams, vec!["core".to_string()]);
+    }
+
+    #[test]
+    fn a_name_is_claimed_once_across_connections() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("registry.db");
+        let (one, two) = (
+            Registry::open(&path).unwrap(),
+            Registry::open(&path).unwrap(),
+        );
+        let server = "-L cohort";
+        // Two processes opening "race" at once: the second claim loses.
+        assert!(one.claim_name("a", "race", server, &[]).unwrap());
+        assert!(!two.claim_name("b", "race", server, &[]).unwrap());
+        // The first becomes a session whose pane lives: still taken.
+        one.upsert_session(&session("a", "race")).unwrap();
+        assert!(!two.claim_name("b", "race", server, &["%1".into()]).unwrap());
+        // Its pane gone, the row is stale and yields.
+        assert!(two.claim_name("b", "race", server, &[]).unwrap());
+        let sessions = one.sessions().unwrap();
+        assert_eq!(
+            sessions.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(),
+            ["b"]
+        );
     }
 
     #[test]
