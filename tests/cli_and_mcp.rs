@@ -536,7 +536,26 @@ fn doctor_times_the_shell_startup_and_warns_when_it_is_slow() {
     assert!(out.status.success(), "{text}");
     assert!(text.contains("first prompt after"), "{text}");
     assert!(
-        text.contains("warn  shell startup") && text.contains("-l -i -c exit"),
+        text.contains("warn  shell startup")
+            && text.contains(&format!("`{} -l -i -c exit`", bash_path())),
         "{text}"
+    );
+}
+
+#[test]
+fn a_reader_that_stops_early_is_not_an_error() {
+    // `cohort tools | head -1`: the pipe closes after the first line.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cohort"))
+        .arg("tools")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && !stderr.contains("panicked"),
+        "{stderr}"
     );
 }

@@ -50,6 +50,16 @@ pub async fn run(config: &Config) -> ExitCode {
             println!("FAIL  reducer rules: {e}");
         }
     }
+    if let Some(named) = std::env::var_os("SHELL").filter(|s| !s.is_empty()) {
+        let named = std::path::PathBuf::from(named);
+        if !named.is_absolute() || !named.exists() {
+            println!(
+                "warn  shell: SHELL={} does not exist, so sessions run {}: set SHELL to your shell's full path",
+                named.display(),
+                cohort_backends::shell::user_shell().display()
+            );
+        }
+    }
     match check_shell_integration(config).await {
         Ok((shell, startup)) => {
             println!(
@@ -116,12 +126,7 @@ async fn check_shell_integration(config: &Config) -> Result<(String, Duration), 
         })
         .await
         .map_err(|e| e.to_string())?;
-    let shell = backend
-        .shell_command()
-        .split_whitespace()
-        .nth(1)
-        .unwrap_or("shell")
-        .to_string();
+    let shell = backend.shell().display().to_string();
     let result = async {
         let mut first_prompt: Option<Duration> = None;
         loop {

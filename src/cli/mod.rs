@@ -225,8 +225,14 @@ pub async fn run(cli: Cli) -> ExitCode {
 /// Prints the tool reference; needs no terminal server.
 fn tools(markdown: bool) -> Result<(), String> {
     let text = crate::mcp::offline_reference(markdown);
-    print!("{text}");
-    Ok(())
+    use std::io::Write;
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        // A reader that stopped early (`| head`) is not an error.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(format!("could not write the tool reference: {e}"))
+        }
+        _ => Ok(()),
+    }
 }
 
 async fn ls(config: &Config) -> Result<(), String> {

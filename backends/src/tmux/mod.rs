@@ -70,6 +70,7 @@ struct Inner {
     config: TmuxConfig,
     version: Version,
     version_text: String,
+    shell: PathBuf,
     shell_command: String,
     hub: Arc<EventHub>,
     link: Link<ControlClient>,
@@ -109,6 +110,7 @@ impl TmuxBackend {
                 config,
                 version,
                 version_text,
+                shell,
                 shell_command,
                 hub: Arc::new(EventHub::new()),
                 link: Link::new(),
@@ -130,6 +132,11 @@ impl TmuxBackend {
     /// The tmux version found, as `tmux -V` printed it.
     pub fn version(&self) -> (Version, &str) {
         (self.inner.version, &self.inner.version_text)
+    }
+
+    /// The shell new panes run.
+    pub fn shell(&self) -> &Path {
+        &self.inner.shell
     }
 
     /// The command line new panes run (the user's shell with cohort's integration).
