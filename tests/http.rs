@@ -121,17 +121,34 @@ async fn a_token_is_required_when_given_and_off_loopback() {
         .trim_start_matches("http://")
         .trim_end_matches("/mcp")
         .to_string();
-    let mut stream = std::net::TcpStream::connect(&addr).unwrap();
-    let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
-    write!(
-        stream,
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut response = String::new();
-    let _ = stream.read_to_string(&mut response);
+    let post = |authorization: &str| {
+        let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        write!(
+            stream,
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\n{authorization}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut response = String::new();
+        let _ = stream.read_to_string(&mut response);
+        response
+    };
+    let response = post("");
     assert!(response.starts_with("HTTP/1.1 401"), "{response}");
+    assert!(
+        response
+            .to_ascii_lowercase()
+            .contains("www-authenticate: bearer"),
+        "{response}"
+    );
+    for wrong in ["Bearer s3cre", "Bearer  s3cret", "Basic s3cret"] {
+        let response = post(&format!("Authorization: {wrong}\r\n"));
+        assert!(response.starts_with("HTTP/1.1 401"), "{wrong}: {response}");
+    }
+    // The scheme's name is case-insensitive.
+    let response = post("Authorization: bearer s3cret\r\n");
+    assert!(!response.starts_with("HTTP/1.1 401"), "{response}");
 
     // With it: a working session.
     let config =

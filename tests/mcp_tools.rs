@@ -518,6 +518,11 @@ async fn resources_and_prompts() {
         .await
         .unwrap();
     assert!(format!("{sessions:?}").contains("\\\"res\\\""));
+    // JSON resources say so when read, as they do when listed.
+    assert!(
+        format!("{sessions:?}").contains("application/json"),
+        "{sessions:?}"
+    );
     let output = h
         .client
         .read_resource(read("terminal://res/output"))

@@ -71,7 +71,7 @@ async def main(binary):
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             init = await session.initialize()
-            check("initialize names the server", bool(field(init, "server_info", "serverInfo").name), init)
+            check("initialize names the server", field(init, "server_info", "serverInfo").name == "cohort", init)
             tools = (await session.list_tools()).tools
             names = {t.name for t in tools}
             for expected in ["open", "send", "read", "run", "key", "close", "list", "status", "create_layout", "split",

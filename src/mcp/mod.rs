@@ -259,20 +259,25 @@ pub async fn serve_http(
     );
     let mut app = axum::Router::new().nest_service("/mcp", service);
     if let Some(token) = token.filter(|t| !t.is_empty()) {
-        let expected = format!("Bearer {token}");
         app = app.layer(axum::middleware::from_fn(
             move |req: axum::extract::Request, next: axum::middleware::Next| {
+                // The scheme name is case-insensitive (RFC 7235); the token is not.
                 let ok = req
                     .headers()
                     .get(axum::http::header::AUTHORIZATION)
                     .and_then(|v| v.to_str().ok())
-                    .is_some_and(|v| constant_time_eq(v.as_bytes(), expected.as_bytes()));
+                    .and_then(|v| v.split_once(' '))
+                    .is_some_and(|(scheme, given)| {
+                        scheme.eq_ignore_ascii_case("bearer")
+                            && constant_time_eq(given.as_bytes(), token.as_bytes())
+                    });
                 async move {
                     if ok {
                         next.run(req).await
                     } else {
                         axum::response::IntoResponse::into_response((
                             axum::http::StatusCode::UNAUTHORIZED,
+                            [(axum::http::header::WWW_AUTHENTICATE, "Bearer")],
                             "missing or wrong bearer token",
                         ))
                     }
@@ -307,6 +312,10 @@ impl ServerHandler for CohortServer {
                 .enable_resources()
                 .enable_prompts()
                 .build(),
+        )
+        .with_server_info(
+            rmcp::model::Implementation::new("cohort", env!("CARGO_PKG_VERSION"))
+                .with_title("cohort: terminals for AI agents"),
         )
         .with_instructions(
             "cohort gives you persistent terminal sessions. `open` a session once, then `run` commands in it: each \

@@ -71,7 +71,8 @@ pub async fn read(engine: &Engine, uri: &str) -> Result<ReadResourceResult, McpE
         ReadResourceResult::new(vec![ResourceContents::text(
             value.to_string(),
             uri.to_string(),
-        )])
+        )
+        .with_mime_type("application/json")])
     };
     match uri {
         "terminal://sessions" => {
