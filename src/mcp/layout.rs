@@ -24,10 +24,10 @@ pub struct CreateLayoutArgs {
     /// Omit it to give `tree` instead.
     #[serde(default)]
     pub layout: Option<String>,
-    /// For grid: rows (1-8).
+    /// For grid: rows (1-8; rows × cols at most 16 panes).
     #[serde(default)]
     pub rows: Option<u16>,
-    /// For grid: columns (1-8).
+    /// For grid: columns (1-8; rows × cols at most 16 panes).
     #[serde(default)]
     pub cols: Option<u16>,
     /// A split tree instead of a preset, e.g. {"split": "horizontal", "children": [{"pane": 0, "size": 30},
