@@ -27,6 +27,17 @@ pub enum PromptMark {
     },
 }
 
+impl PromptMark {
+    /// For `D`, the exit status it reported (`Some(None)` when none was); `None` for
+    /// the other marks.
+    pub fn finished(&self) -> Option<Option<i32>> {
+        match self {
+            PromptMark::CommandFinished { exit_status } => Some(*exit_status),
+            _ => None,
+        }
+    }
+}
+
 /// Something that happened in a terminal.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BackendEvent {

@@ -355,9 +355,7 @@ pub async fn wait(
             let finished = |from: u64| {
                 after
                     .iter()
-                    .find(|m| {
-                        m.offset >= from && matches!(m.mark, PromptMark::CommandFinished { .. })
-                    })
+                    .find(|m| m.offset >= from && m.mark.finished().is_some())
                     .copied()
             };
             let finish = match (data.announces_start, start_mark) {
@@ -372,10 +370,7 @@ pub async fn wait(
             };
             let exit = match finish {
                 Some(d) => {
-                    let status = match d.mark {
-                        PromptMark::CommandFinished { exit_status } => exit_status,
-                        _ => None,
-                    };
+                    let status = d.mark.finished().flatten();
                     Some((
                         status,
                         echo_end.unwrap_or(started.enter_offset).min(d.offset)..d.offset,
@@ -427,20 +422,14 @@ pub async fn wait(
                     _ = changes.changed() => continue,
                     state = backend.pane_state(pane) => state,
                 };
-                let idle = state.is_ok_and(|s| {
-                    foreground_is_shell(&s)
-                        && s.foreground_pid.and_then(waiting_for_input) != Some(false)
-                });
+                let idle = state.is_ok_and(|s| shell_reading(&s));
                 let started_again = runtime
                     .lock()
                     .marks
                     .iter()
                     .any(|m| m.offset > d.offset && m.mark == PromptMark::CommandStart);
                 if idle && !started_again {
-                    let status = match d.mark {
-                        PromptMark::CommandFinished { exit_status } => exit_status,
-                        _ => None,
-                    };
+                    let status = d.mark.finished().flatten();
                     return verdict(
                         true,
                         Layer::Exit,
@@ -536,13 +525,10 @@ pub async fn wait(
                     .lock()
                     .marks
                     .iter()
-                    .any(|m| matches!(m.mark, PromptMark::CommandFinished { .. }));
+                    .any(|m| m.mark.finished().is_some());
                 // The pane's own shell, or a shell started inside it (a nested
                 // `bash`), sitting at its prompt: the command is over.
-                // Where the platform tells, the shell must also be waiting for input: a
-                // wrapper `sh` running its own builtins is not "back".
-                let shell_back = foreground_is_shell(&state)
-                    && state.foreground_pid.and_then(waiting_for_input) != Some(false);
+                let shell_back = shell_reading(&state);
                 let same_group =
                     state.foreground_pid.is_some() && state.foreground_pid == started.typed_into;
                 // A shell that stopped marking its prompts (its hook replaced: a new
@@ -762,6 +748,12 @@ async fn shell_still_starting(
     }
     matches!(backend.pane_state(pane).await,
         Ok(state) if state.at_shell() && SHELLS.contains(&state.shell_command.as_str()))
+}
+
+/// A shell in the foreground that, where the platform tells, waits for input: a wrapper
+/// `sh` running its own builtins is not "back".
+fn shell_reading(state: &cohort_backends::PaneState) -> bool {
+    foreground_is_shell(state) && state.foreground_pid.and_then(waiting_for_input) != Some(false)
 }
 
 /// Whether the terminal's foreground process group is a shell: the pane's own, or one

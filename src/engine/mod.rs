@@ -801,12 +801,7 @@ impl Engine {
             changes.borrow_and_update();
             {
                 let mut data = runtime.lock();
-                let status = data.marks.iter().find_map(|m| match m.mark {
-                    cohort_backends::PromptMark::CommandFinished { exit_status } => {
-                        Some(exit_status)
-                    }
-                    _ => None,
-                });
+                let status = data.marks.iter().find_map(|m| m.mark.finished());
                 if !ended && status.is_some() {
                     // The pane closes a moment after the status: wait for that too.
                     ended = true;
