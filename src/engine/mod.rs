@@ -455,7 +455,7 @@ impl Engine {
         validate_name(&options.name)?;
         let panes = self.list().await?;
         self.name_free(&panes, &options.name)?;
-        self.create(None, options).await
+        self.create(None, options, &panes).await
     }
 
     /// Refuses a name for a new session that already names a session or an agent, so
@@ -494,9 +494,12 @@ impl Engine {
         validate_name(&options.name)?;
         let panes = self.list().await?;
         self.name_free(&panes, &options.name)?;
-        self.create(Some((parent, direction, size)), options).await
+        self.create(Some((parent, direction, size)), options, &panes)
+            .await
     }
 
+    /// Makes the session: claims its name, spawns (or splits) its pane, records it.
+    /// `live` are the panes that exist, as the caller listed them to check the name.
     async fn create(
         &self,
         split: Option<(
@@ -505,6 +508,7 @@ impl Engine {
             Option<cohort_backends::SplitSize>,
         )>,
         options: OpenOptions,
+        live: &[PaneInfo],
     ) -> Result<PaneInfo, EngineError> {
         let identity = Identity {
             id: uuid::Uuid::new_v4().to_string(),
@@ -525,12 +529,7 @@ impl Engine {
             env.push(("COHORT_AGENT".into(), agent.clone()));
         }
         // Claim the name across processes before the pane exists.
-        let live: Vec<String> = self
-            .list()
-            .await?
-            .iter()
-            .map(|p| p.id.to_string())
-            .collect();
+        let live: Vec<String> = live.iter().map(|p| p.id.to_string()).collect();
         if !self
             .registry
             .claim_name(&identity.id, &options.name, &self.server_key, &live)?
@@ -639,7 +638,8 @@ impl Engine {
         for step in layout::plan(tree) {
             match step {
                 layout::Step::First { pane } => {
-                    created[pane] = Some(self.create(None, options[pane].clone()).await?);
+                    created[pane] =
+                        Some(self.create(None, options[pane].clone(), &existing).await?);
                 }
                 layout::Step::Split {
                     from,
@@ -659,6 +659,7 @@ impl Engine {
                         self.create(
                             Some((&parent, direction, Some(size))),
                             options[pane].clone(),
+                            &existing,
                         )
                         .await?,
                     );
