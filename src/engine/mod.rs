@@ -925,22 +925,8 @@ impl Engine {
             }
             text.push_str(&mark_suffix(nonce));
         }
-        let path = input::lock_path(&self.lock_dir, &self.server_key, pane.as_str());
-        let _lock = input::lock(path, Duration::from_secs(10))
-            .await
-            .map_err(|e| EngineError::Busy {
-                pane: pane.clone(),
-                reason: e.to_string(),
-            })?;
+        let (_lock, state) = self.input_turn(pane).await?;
         let runtime = self.runtimes.get(pane);
-        let state = self.backend.pane_state(pane).await?;
-        if state.dead {
-            return Err(EngineError::Exited {
-                pane: pane.clone(),
-                status: state.exit_status,
-            });
-        }
-        self.backend.cancel_copy_mode(pane).await?;
         if fresh_line && state.at_shell() && !runtime.lock().command_running() {
             self.backend
                 .send_keys(pane, &["C-u".parse().expect("a known key")])
@@ -1121,8 +1107,18 @@ impl Engine {
         owner: Option<&str>,
     ) -> Result<(), EngineError> {
         self.check_lock(pane, owner)?;
+        let (_lock, _) = self.input_turn(pane).await?;
+        Ok(self.backend.send_keys(pane, keys).await?)
+    }
+
+    /// The pane's input, held against every other cohort process until the guard drops,
+    /// with the pane's state: refused when its program exited, out of copy mode.
+    async fn input_turn(
+        &self,
+        pane: &PaneId,
+    ) -> Result<(input::SendLock, cohort_backends::PaneState), EngineError> {
         let path = input::lock_path(&self.lock_dir, &self.server_key, pane.as_str());
-        let _lock = input::lock(path, Duration::from_secs(10))
+        let lock = input::lock(path, Duration::from_secs(10))
             .await
             .map_err(|e| EngineError::Busy {
                 pane: pane.clone(),
@@ -1136,7 +1132,7 @@ impl Engine {
             });
         }
         self.backend.cancel_copy_mode(pane).await?;
-        Ok(self.backend.send_keys(pane, keys).await?)
+        Ok((lock, state))
     }
 
     /// The rendered screen.
