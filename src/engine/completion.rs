@@ -180,6 +180,8 @@ pub struct Started {
     pub typed_into: Option<u32>,
     /// The text typed, to tell its echo from the command's output.
     pub typed: String,
+    /// The nonce of the sentinel appended to it, when one was.
+    pub mark: Option<String>,
 }
 
 impl Started {
@@ -191,6 +193,41 @@ impl Started {
             continues: command.continues,
             typed_into: command.typed_into,
             typed: command.text.clone(),
+            mark: command.mark.clone(),
+        }
+    }
+
+    /// The wait for the pane's latest command, from `at`: the last one typed here, or
+    /// one that another process (another cohort, a human) started after it; with
+    /// nothing typed here and no start announced, whatever follows the latest prompt.
+    pub fn latest(data: &super::runtime::PaneData, at: Instant) -> Started {
+        let last = data.commands.last().cloned().unwrap_or_default();
+        // Where the last command typed here ended (nothing typed: the start).
+        let ours_ended = if data.commands.is_empty() {
+            Some(0)
+        } else {
+            data.marks
+                .iter()
+                .find(|m| m.offset > last.offset && m.mark.finished().is_some())
+                .map(|m| m.offset)
+        };
+        let later_start = data
+            .marks
+            .iter()
+            .rev()
+            .find(|m| m.mark == PromptMark::CommandStart)
+            .map(|m| m.offset)
+            .filter(|c| ours_ended.is_some_and(|end| *c >= end));
+        match later_start {
+            Some(c) => Started {
+                enter_offset: c.saturating_sub(1),
+                ..Started::after(&Default::default(), at)
+            },
+            None if data.commands.is_empty() => Started {
+                enter_offset: data.marks.last().map_or(0, |m| m.offset),
+                ..Started::after(&last, at)
+            },
+            None => Started::after(&last, at),
         }
     }
 }
@@ -200,17 +237,6 @@ impl Started {
 /// ever containing the sentinel itself.
 pub fn mark_suffix(nonce: &str) -> String {
     format!("; printf '\\n__cohort_mark_%s:%s__\\n' {nonce} \"$?\"")
-}
-
-/// The nonce of a command line that ends in [`mark_suffix`], so a later wait on that
-/// command (read with wait) looks for the same sentinel.
-pub fn mark_nonce_of(command: &str) -> Option<String> {
-    let rest = command.strip_suffix(" \"$?\"")?;
-    let (line, nonce) = rest.rsplit_once(' ')?;
-    (line.ends_with("; printf '\\n__cohort_mark_%s:%s__\\n'")
-        && !nonce.is_empty()
-        && nonce.bytes().all(|b| b.is_ascii_alphanumeric()))
-    .then(|| nonce.to_string())
 }
 
 fn mark_regex(nonce: &str) -> Regex {
@@ -833,14 +859,6 @@ mod tests {
         assert!(!mark_regex(nonce).is_match(&typed));
         let answered = "\n__cohort_mark_k3x9:1__\n";
         assert_eq!(&mark_regex(nonce).captures(answered).unwrap()[1], "1");
-    }
-
-    #[test]
-    fn a_marked_command_names_its_nonce() {
-        let typed = format!("ls -l{}", mark_suffix("a1b2c3"));
-        assert_eq!(mark_nonce_of(&typed).as_deref(), Some("a1b2c3"));
-        assert_eq!(mark_nonce_of("ls -l"), None);
-        assert_eq!(mark_nonce_of("echo \"$?\""), None);
     }
 
     #[test]

@@ -975,7 +975,7 @@ impl Engine {
                 )
                 .await;
             }
-            let command = runtime.record_command(&text, state.foreground_pid);
+            let command = runtime.record_command(&text, state.foreground_pid, options.mark.clone());
             let at = Instant::now();
             self.backend.send_keys(pane, &[Key::ENTER]).await?;
             started = Some(Started::after(&command, at));
@@ -1028,51 +1028,11 @@ impl Engine {
     /// Waits on the ladder for the command last typed into `pane` (from its Enter).
     pub async fn wait(&self, pane: &PaneId, spec: WaitSpec) -> Result<Verdict, EngineError> {
         let runtime = self.runtimes.get(pane);
-        let started = {
-            let data = runtime.lock();
-            let now = Instant::now();
-            let last = data.commands.last().cloned().unwrap_or_default();
-            // Where the last command typed here ended (nothing typed: the start).
-            let ours_ended = if data.commands.is_empty() {
-                Some(0)
-            } else {
-                data.marks
-                    .iter()
-                    .find(|m| {
-                        m.offset > last.offset
-                            && matches!(m.mark, cohort_backends::PromptMark::CommandFinished { .. })
-                    })
-                    .map(|m| m.offset)
-            };
-            let later_start = data
-                .marks
-                .iter()
-                .rev()
-                .find(|m| m.mark == cohort_backends::PromptMark::CommandStart)
-                .map(|m| m.offset)
-                .filter(|c| ours_ended.is_some_and(|end| *c >= end));
-            match later_start {
-                // A command this process did not type (another cohort process's, a
-                // human's) started after the last one it did: wait for that one.
-                Some(c) => Started {
-                    enter_offset: c.saturating_sub(1),
-                    at: now,
-                    continues: false,
-                    typed_into: None,
-                    typed: String::new(),
-                },
-                // Nothing typed here and no start announced: from the latest prompt.
-                _ if data.commands.is_empty() => Started {
-                    enter_offset: data.marks.last().map_or(0, |m| m.offset),
-                    ..Started::after(&last, now)
-                },
-                _ => Started::after(&last, now),
-            }
-        };
+        let started = Started::latest(&runtime.lock(), Instant::now());
         // A command typed with a mark answers with its sentinel: wait for it again.
         let mut spec = spec;
         if spec.mark.is_none() {
-            spec.mark = completion::mark_nonce_of(&started.typed);
+            spec.mark = started.mark.clone();
         }
         Ok(completion::wait(&runtime, self.backend.as_ref(), pane, &started, &spec).await)
     }

@@ -38,6 +38,8 @@ pub struct CommandAt {
     /// The terminal's foreground process group when Enter was pressed: what read the
     /// line (the shell, at its prompt).
     pub typed_into: Option<u32>,
+    /// The nonce of the exit-status sentinel appended to it, for the mark layer.
+    pub mark: Option<String>,
 }
 
 /// Mutable state of one pane.
@@ -144,14 +146,21 @@ impl PaneRuntime {
 
     /// Records a command cohort is about to run (call right before pressing Enter).
     /// Records text about to be entered into `typed_into` (the foreground process
-    /// group), and returns the record.
-    pub fn record_command(&self, text: &str, typed_into: Option<u32>) -> CommandAt {
+    /// group), with the nonce of its sentinel when one was appended, and returns the
+    /// record.
+    pub fn record_command(
+        &self,
+        text: &str,
+        typed_into: Option<u32>,
+        mark: Option<String>,
+    ) -> CommandAt {
         let mut data = self.lock();
         let command = CommandAt {
             offset: data.journal.len(),
             text: text.to_string(),
             continues: data.command_running(),
             typed_into,
+            mark,
         };
         data.commands.push(command.clone());
         if data.commands.len() > 1024 {
