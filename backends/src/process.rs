@@ -5,10 +5,7 @@
 /// Pid of the foreground process group of `pid`'s terminal.
 pub fn foreground_pid(shell_pid: u32) -> Option<u32> {
     if cfg!(target_os = "linux") {
-        let stat = std::fs::read_to_string(format!("/proc/{shell_pid}/stat")).ok()?;
-        let after_comm = &stat[stat.rfind(')')? + 1..];
-        // state ppid pgrp session tty_nr tpgid
-        let tpgid: i64 = after_comm.split_whitespace().nth(5)?.parse().ok()?;
+        let tpgid: i64 = stat_field(shell_pid, TPGID)?.parse().ok()?;
         (tpgid > 0).then_some(tpgid as u32)
     } else {
         let out = std::process::Command::new("ps")
@@ -63,9 +60,7 @@ pub fn waiting_for_input(pid: u32) -> Option<bool> {
     }
     // A running process (R) or one in uninterruptible sleep (D) is not waiting for
     // input; its wchan reads "0" while it runs.
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let state = stat[stat.rfind(')')? + 1..].split_whitespace().next()?;
-    if state != "S" {
+    if stat_field(pid, STATE)? != "S" {
         return Some(false);
     }
     let wchan = std::fs::read_to_string(format!("/proc/{pid}/wchan")).ok()?;
@@ -258,10 +253,20 @@ pub fn group_members_waiting(shell_pid: Option<u32>, pgid: u32) -> Vec<(u32, Str
 
 /// Process group of `pid` (Linux).
 fn group_of(pid: u32) -> Option<u32> {
+    stat_field(pid, PGRP)?.parse().ok()
+}
+
+/// Fields of `/proc/<pid>/stat` after the command name (which may hold spaces and
+/// parentheses, so the fields are counted from its closing one).
+const STATE: usize = 0;
+const PGRP: usize = 2;
+const TPGID: usize = 5;
+
+/// Field `index` of `/proc/<pid>/stat`, counted after the command name (Linux).
+fn stat_field(pid: u32, index: usize) -> Option<String> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let after_comm = &stat[stat.rfind(')')? + 1..];
-    // state ppid pgrp
-    after_comm.split_whitespace().nth(2)?.parse().ok()
+    after_comm.split_whitespace().nth(index).map(str::to_string)
 }
 
 /// Every descendant of `root` (Linux, from `/proc/<pid>/task/<tid>/children`); `None`
