@@ -64,7 +64,7 @@ mod tokens;
 mod tests;
 
 pub use choose::{choose_reducer, ReducerKind};
-pub use model::{Hidden, HiddenReason, Reduced};
+pub use model::{ranges_named, Hidden, HiddenReason, Reduced};
 pub use options::Options;
 pub use rules::{RulesError, UserRules};
 pub use tokens::estimate_tokens;

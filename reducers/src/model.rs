@@ -56,6 +56,16 @@ impl Hidden {
     }
 }
 
+/// How many of `count` hidden ranges a meta line names one by one; the others go as
+/// one span. Four cost no more than three and a count.
+pub fn ranges_named(count: usize) -> usize {
+    if count <= 4 {
+        count
+    } else {
+        3
+    }
+}
+
 pub(crate) fn display_range(lines: &Range<usize>) -> String {
     if lines.end <= lines.start + 1 {
         format!("{}", lines.start + 1)
@@ -135,16 +145,15 @@ impl Reduced {
                 let signal: usize = of.iter().map(|h| h.signal).sum();
                 let sep = if n == 0 { " " } else { "; " };
                 let _ = write!(out, "{sep}{} {lines} line(s) at ", why.as_str());
-                // Four ranges cost no more than three and a count.
-                let named = if of.len() == 4 { 4 } else { 3 };
+                let named = ranges_named(of.len());
                 let shown: Vec<String> = of.iter().take(named).map(|h| h.display_range()).collect();
                 out.push_str(&shown.join(", "));
                 if of.len() > named {
-                    let rest = of[3].lines.start..of[of.len() - 1].lines.end;
+                    let rest = of[named].lines.start..of[of.len() - 1].lines.end;
                     let _ = write!(
                         out,
                         " and {} more range(s) within {}",
-                        of.len() - 3,
+                        of.len() - named,
                         display_range(&rest)
                     );
                 }

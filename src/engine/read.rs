@@ -187,11 +187,7 @@ pub fn read(
     };
     // Each hidden range with the read that returns it; past a few, the rest as one span,
     // so the meta line stays short next to the text it saved.
-    let listed = if reduced.hidden.len() > MAX_LISTED_RANGES {
-        MAX_LISTED_RANGES - 1
-    } else {
-        reduced.hidden.len()
-    };
+    let listed = cohort_reducers::ranges_named(reduced.hidden.len());
     for hidden in &reduced.hidden[..listed] {
         let range = span(
             first + hidden.lines.start as u64 + 1,
@@ -257,9 +253,6 @@ pub fn read(
 
 /// Lines a `lines` read shows, exactly, at once.
 const EXACT_LINES: u64 = 500;
-
-/// Hidden ranges the meta line names one by one.
-const MAX_LISTED_RANGES: usize = 4;
 
 fn signal_note(signal: usize) -> String {
     if signal > 0 {
