@@ -72,12 +72,7 @@ impl PaneData {
         self.marks
             .iter()
             .rev()
-            .find(|m| {
-                matches!(
-                    m.mark,
-                    PromptMark::CommandStart | PromptMark::CommandFinished { .. }
-                )
-            })
+            .find(|m| m.mark == PromptMark::CommandStart || m.mark.finished().is_some())
             .is_some_and(|m| m.mark == PromptMark::CommandStart)
     }
 }
@@ -144,10 +139,9 @@ impl PaneRuntime {
         self.bump();
     }
 
-    /// Records a command cohort is about to run (call right before pressing Enter).
-    /// Records text about to be entered into `typed_into` (the foreground process
-    /// group), with the nonce of its sentinel when one was appended, and returns the
-    /// record.
+    /// Records text about to be entered (call right before pressing Enter) into
+    /// `typed_into`, the foreground process group, with the nonce of its sentinel when
+    /// one was appended, and returns the record.
     pub fn record_command(
         &self,
         text: &str,
