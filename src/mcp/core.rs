@@ -340,9 +340,6 @@ impl CohortServer {
     }
 }
 
-/// Runs `work`, sending a progress notification every second while it waits (when
-/// the client asked for progress), and giving up promptly when the client cancels.
-/// Cancelling leaves the session as it was: the command keeps running.
 /// The ladder's settings from a tool's arguments.
 fn wait_spec(
     until: Option<&str>,
@@ -363,6 +360,9 @@ fn wait_spec(
     Ok(spec)
 }
 
+/// Runs `work`, sending a progress notification every second while it waits (when
+/// the client asked for progress), and giving up promptly when the client cancels.
+/// Cancelling leaves the session as it was: the command keeps running.
 pub(crate) async fn with_progress<T>(
     work: impl std::future::Future<Output = T>,
     ctx: &RequestContext<RoleServer>,
