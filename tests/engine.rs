@@ -36,6 +36,16 @@ async fn shell(engine: &Engine, name: &str) -> PaneId {
     pane.id
 }
 
+/// A private tmux server, an engine on it and a shell session named `name`, at its
+/// first prompt. The server lives as long as the first value.
+async fn shell_session(name: &str) -> (TestServer, Engine, PaneId) {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let pane = shell(&engine, name).await;
+    (server, engine, pane)
+}
+
 fn spec(timeout_ms: u64) -> WaitSpec {
     WaitSpec {
         timeout: Duration::from_millis(timeout_ms),
@@ -57,10 +67,7 @@ async fn run(
 
 #[tokio::test]
 async fn exit_layer_reports_status_and_output_without_the_echo() {
-    isolate_home();
-    let server = TestServer::new();
-    let engine = engine(&server).await;
-    let pane = shell(&engine, "exit-layer").await;
+    let (_server, engine, pane) = shell_session("exit-layer").await;
 
     let out = run(&engine, &pane, "false", spec(10_000)).await;
     assert!(out.verdict.complete);
@@ -87,10 +94,7 @@ async fn exit_layer_reports_status_and_output_without_the_echo() {
 
 #[tokio::test]
 async fn a_prompt_like_line_is_not_taken_for_completion() {
-    isolate_home();
-    let server = TestServer::new();
-    let engine = engine(&server).await;
-    let pane = shell(&engine, "collecting").await;
+    let (_server, engine, pane) = shell_session("collecting").await;
     // pytest prints "collecting ..." and pauses; only the shell's own mark ends it.
     let command = "printf 'collecting ... '; sleep 1.2; echo 'collected 3 items'; echo '3 passed'";
     let out = run(&engine, &pane, command, spec(15_000)).await;
@@ -133,10 +137,7 @@ async fn quiescence_waits_for_the_shell_to_come_back() {
 
 #[tokio::test]
 async fn a_repl_answers_through_until_and_is_reported_nested_without_it() {
-    isolate_home();
-    let server = TestServer::new();
-    let engine = engine(&server).await;
-    let pane = shell(&engine, "repl").await;
+    let (_server, engine, pane) = shell_session("repl").await;
 
     let out = run(&engine, &pane, "python3 -q", spec(10_000)).await;
     assert!(!out.verdict.complete);
@@ -168,10 +169,7 @@ async fn a_repl_answers_through_until_and_is_reported_nested_without_it() {
 
 #[tokio::test]
 async fn a_nested_shell_answers_through_mark() {
-    isolate_home();
-    let server = TestServer::new();
-    let engine = engine(&server).await;
-    let pane = shell(&engine, "nested").await;
+    let (_server, engine, pane) = shell_session("nested").await;
 
     let out = run(&engine, &pane, "bash --norc --noprofile", spec(10_000)).await;
     assert!(
@@ -224,10 +222,7 @@ async fn a_nested_shell_answers_through_mark() {
 
 #[tokio::test]
 async fn a_timeout_is_a_verdict_not_an_error() {
-    isolate_home();
-    let server = TestServer::new();
-    let engine = engine(&server).await;
-    let pane = shell(&engine, "timeout").await;
+    let (_server, engine, pane) = shell_session("timeout").await;
     let out = run(&engine, &pane, "sleep 30", spec(1000)).await;
     assert!(!out.verdict.complete);
     assert_eq!(out.verdict.layer, Layer::Timeout);
@@ -263,10 +258,7 @@ async fn a_dead_pane_reports_its_exit_status() {
 
 #[tokio::test]
 async fn a_64k_paste_arrives_intact() {
-    isolate_home();
-    let server = TestServer::new();
-    let engine = engine(&server).await;
-    let pane = shell(&engine, "paste").await;
+    let (server, engine, pane) = shell_session("paste").await;
     let target = server.state_dir().join("pasted.txt");
     let mut body = String::new();
     let mut i = 0;
@@ -285,10 +277,7 @@ async fn a_64k_paste_arrives_intact() {
 
 #[tokio::test]
 async fn two_million_lines_stay_retrievable_with_bounded_memory() {
-    isolate_home();
-    let server = TestServer::new();
-    let engine = engine(&server).await;
-    let pane = shell(&engine, "big").await;
+    let (_server, engine, pane) = shell_session("big").await;
     let out = run(&engine, &pane, "seq 1 2000000", spec(300_000)).await;
     assert_eq!(
         (out.verdict.layer, out.verdict.exit_status),
@@ -340,10 +329,7 @@ async fn two_million_lines_stay_retrievable_with_bounded_memory() {
 
 #[tokio::test]
 async fn callers_have_independent_cursors() {
-    isolate_home();
-    let server = TestServer::new();
-    let engine = engine(&server).await;
-    let pane = shell(&engine, "cursors").await;
+    let (_server, engine, pane) = shell_session("cursors").await;
     let new = |caller: &str| ReadOptions {
         caller: caller.into(),
         ..Default::default()
@@ -371,10 +357,7 @@ async fn callers_have_independent_cursors() {
 
 #[tokio::test]
 async fn the_tripwire_refuses_and_force_passes() {
-    isolate_home();
-    let server = TestServer::new();
-    let engine = engine(&server).await;
-    let pane = shell(&engine, "tripwire").await;
+    let (_server, engine, pane) = shell_session("tripwire").await;
     let dir = tempfile::tempdir().unwrap();
     let command = format!("cd '{}' && git reset --hard", dir.path().display());
     let err = engine
@@ -410,10 +393,7 @@ async fn the_tripwire_refuses_and_force_passes() {
 
 #[tokio::test]
 async fn escapes_in_typed_text_cannot_break_out() {
-    isolate_home();
-    let server = TestServer::new();
-    let engine = engine(&server).await;
-    let pane = shell(&engine, "sanitise").await;
+    let (_server, engine, pane) = shell_session("sanitise").await;
     let out = run(
         &engine,
         &pane,
@@ -495,10 +475,7 @@ async fn sessions_the_registry_lost_are_adopted_again() {
 
 #[tokio::test]
 async fn cjk_and_emoji_come_back_exactly() {
-    isolate_home();
-    let server = TestServer::new();
-    let engine = engine(&server).await;
-    let pane = shell(&engine, "unicode").await;
+    let (_server, engine, pane) = shell_session("unicode").await;
     for text in ["héllo 世界 🎉", "日本語テキスト ✓ 🧪 👩‍💻 ünïcödé"] {
         let out = run(&engine, &pane, &format!("echo '{text}'"), spec(10_000)).await;
         assert_eq!(out.output.text.trim(), text, "{}", out.output.meta);
@@ -622,10 +599,7 @@ async fn a_pager_set_back_on_is_named_with_the_way_out() {
 
 #[tokio::test]
 async fn a_shell_builtin_waiting_for_input_is_not_done() {
-    isolate_home();
-    let server = TestServer::new();
-    let engine = engine(&server).await;
-    let pane = shell(&engine, "read-builtin").await;
+    let (_server, engine, pane) = shell_session("read-builtin").await;
 
     // `read` runs inside the shell itself: the shell is in the foreground and reading
     // its terminal, exactly as at its prompt, but the command has not ended.
@@ -653,10 +627,7 @@ async fn a_shell_builtin_waiting_for_input_is_not_done() {
 
 #[tokio::test]
 async fn input_that_ends_a_running_program_reports_its_exit_status() {
-    isolate_home();
-    let server = TestServer::new();
-    let engine = engine(&server).await;
-    let pane = shell(&engine, "repl-exit").await;
+    let (_server, engine, pane) = shell_session("repl-exit").await;
 
     let out = run(
         &engine,
@@ -702,10 +673,7 @@ fn outcome(out: &cohort::engine::RunOutput) -> (bool, Layer, Option<i32>) {
 
 #[tokio::test]
 async fn a_script_waiting_at_its_question_is_not_done() {
-    isolate_home();
-    let server = TestServer::new();
-    let engine = engine(&server).await;
-    let pane = shell(&engine, "script-read").await;
+    let (server, engine, pane) = shell_session("script-read").await;
     let script = server.state_dir().join("ask.sh");
     std::fs::write(
         &script,
@@ -743,10 +711,7 @@ async fn a_script_waiting_at_its_question_is_not_done() {
 
 #[tokio::test]
 async fn an_unfinished_command_line_waits_for_its_rest() {
-    isolate_home();
-    let server = TestServer::new();
-    let engine = engine(&server).await;
-    let pane = shell(&engine, "ps2").await;
+    let (_server, engine, pane) = shell_session("ps2").await;
 
     let out = run(&engine, &pane, "echo \"unterminated", spec(10_000)).await;
     assert_eq!(
@@ -775,10 +740,7 @@ async fn an_unfinished_command_line_waits_for_its_rest() {
 
 #[tokio::test]
 async fn a_replaced_prompt_hook_still_completes_and_says_statuses_are_lost() {
-    isolate_home();
-    let server = TestServer::new();
-    let engine = engine(&server).await;
-    let pane = shell(&engine, "lost-hook").await;
+    let (_server, engine, pane) = shell_session("lost-hook").await;
 
     let out = run(&engine, &pane, "PROMPT_COMMAND='echo hook'", spec(10_000)).await;
     assert!(out.verdict.complete, "{:?}", out.verdict);
@@ -816,10 +778,7 @@ async fn a_replaced_prompt_hook_still_completes_and_says_statuses_are_lost() {
 
 #[tokio::test]
 async fn a_program_waiting_on_a_timer_or_a_socket_is_not_waiting_for_input() {
-    isolate_home();
-    let server = TestServer::new();
-    let engine = engine(&server).await;
-    let pane = shell(&engine, "not-input").await;
+    let (_server, engine, pane) = shell_session("not-input").await;
 
     // Quiet for 1.5 s in a poll on a timer, then in a blocking socket read: neither
     // is a question to the user, so the ladder waits for the exit.
@@ -854,10 +813,7 @@ async fn a_program_waiting_on_a_timer_or_a_socket_is_not_waiting_for_input() {
 
 #[tokio::test]
 async fn runs_on_one_session_take_turns() {
-    isolate_home();
-    let server = TestServer::new();
-    let engine = engine(&server).await;
-    let pane = shell(&engine, "turns").await;
+    let (_server, engine, pane) = shell_session("turns").await;
 
     // Three runs at once, as an MCP host issuing parallel calls does: each gets its
     // own command's output and exit status.
@@ -884,10 +840,7 @@ async fn runs_on_one_session_take_turns() {
 
 #[tokio::test]
 async fn typing_into_a_session_whose_program_exited_is_refused() {
-    isolate_home();
-    let server = TestServer::new();
-    let engine = engine(&server).await;
-    let pane = shell(&engine, "gone").await;
+    let (_server, engine, pane) = shell_session("gone").await;
 
     let out = run(&engine, &pane, "exit 7", spec(10_000)).await;
     assert_eq!(
@@ -933,10 +886,7 @@ async fn typing_into_a_session_whose_program_exited_is_refused() {
 
 #[tokio::test]
 async fn a_tab_in_a_command_is_text_not_completion() {
-    isolate_home();
-    let server = TestServer::new();
-    let engine = engine(&server).await;
-    let pane = shell(&engine, "tab").await;
+    let (server, engine, pane) = shell_session("tab").await;
     // A file the tab would complete `x` to, were it typed as a key.
     let dir = server.state_dir().join("tabdir");
     std::fs::create_dir_all(&dir).unwrap();
@@ -961,10 +911,7 @@ async fn a_tab_in_a_command_is_text_not_completion() {
 
 #[tokio::test]
 async fn an_answer_that_is_not_echoed_keeps_the_first_line_of_output() {
-    isolate_home();
-    let server = TestServer::new();
-    let engine = engine(&server).await;
-    let pane = shell(&engine, "silent-answer").await;
+    let (_server, engine, pane) = shell_session("silent-answer").await;
 
     let out = run(
         &engine,
@@ -993,10 +940,7 @@ async fn an_answer_that_is_not_echoed_keeps_the_first_line_of_output() {
 
 #[tokio::test]
 async fn markers_in_a_read_name_the_lines_to_read_back() {
-    isolate_home();
-    let server = TestServer::new();
-    let engine = engine(&server).await;
-    let pane = shell(&engine, "marker-lines").await;
+    let (_server, engine, pane) = shell_session("marker-lines").await;
     run(&engine, &pane, "seq 1 3000 | sed 's/^/row /'", spec(20_000)).await;
 
     // A read from the middle of the pane's output: its markers name the pane's line
@@ -1055,10 +999,7 @@ async fn markers_in_a_read_name_the_lines_to_read_back() {
 
 #[tokio::test]
 async fn many_hidden_ranges_make_a_short_meta_line() {
-    isolate_home();
-    let server = TestServer::new();
-    let engine = engine(&server).await;
-    let pane = shell(&engine, "short-meta").await;
+    let (server, engine, pane) = shell_session("short-meta").await;
     // Eight runs of similar lines, each between lines that differ.
     let mut text = String::new();
     for i in 1..=8 {
@@ -1086,10 +1027,7 @@ async fn many_hidden_ranges_make_a_short_meta_line() {
 
 #[tokio::test]
 async fn text_that_starts_with_a_dash_or_a_tilde_is_typed_as_it_is() {
-    isolate_home();
-    let server = TestServer::new();
-    let engine = engine(&server).await;
-    let pane = shell(&engine, "dash-tilde").await;
+    let (server, engine, pane) = shell_session("dash-tilde").await;
 
     // Not flags for tmux: the shell gets the word and says it is no command.
     let out = run(&engine, &pane, "-l", spec(10_000)).await;
@@ -1254,10 +1192,7 @@ async fn fish_continuation_and_read_are_not_done() {
 
 #[tokio::test]
 async fn a_run_is_not_appended_to_keys_left_on_the_line() {
-    isolate_home();
-    let server = TestServer::new();
-    let engine = engine(&server).await;
-    let pane = shell(&engine, "dirty-line").await;
+    let (_server, engine, pane) = shell_session("dirty-line").await;
     let typed = SendOptions {
         enter: false,
         ..SendOptions::default()
@@ -1275,10 +1210,7 @@ async fn a_run_is_not_appended_to_keys_left_on_the_line() {
 
 #[tokio::test]
 async fn a_run_whose_session_is_closed_says_so() {
-    isolate_home();
-    let server = TestServer::new();
-    let engine = engine(&server).await;
-    let pane = shell(&engine, "closing").await;
+    let (_server, engine, pane) = shell_session("closing").await;
     let (out, closed) = tokio::join!(run(&engine, &pane, "sleep 20", spec(15_000)), async {
         tokio::time::sleep(Duration::from_millis(300)).await;
         engine.close(&pane).await
