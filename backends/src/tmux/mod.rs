@@ -365,7 +365,7 @@ impl TmuxBackend {
                     "working directory {cwd:?} does not exist or is not a directory"
                 )));
             }
-            args.push_str(&format!(" -c {}", quote::arg(cwd)));
+            args.push_str(&format!(" -c {}", quote::arg(&quote::format_literal(cwd))));
         }
         for (key, value) in &options.env {
             if key.is_empty() || key.contains('=') || key.contains('\0') {
@@ -714,7 +714,7 @@ impl TerminalBackend for TmuxBackend {
             "new-window -d -P -F {} -t {} -n {}{args}",
             quote::single("#{pane_id}"),
             self.window_target(),
-            quote::arg(&options.name),
+            quote::arg(&quote::format_literal(&options.name)),
         );
         let Size { cols, rows } = options.size.unwrap_or(self.inner.config.default_size);
         if !(2..=10_000).contains(&cols) || !(2..=10_000).contains(&rows) {
@@ -1058,7 +1058,10 @@ impl TerminalBackend for TmuxBackend {
     async fn set_title(&self, pane: &PaneId, title: &str) -> Result<()> {
         self.pane_cmd(
             pane,
-            &format!("select-pane -t {pane} -T {}", quote::arg(title)),
+            &format!(
+                "select-pane -t {pane} -T {}",
+                quote::arg(&quote::format_literal(title))
+            ),
         )
         .await
         .map(|_| ())

@@ -11,6 +11,11 @@
 //!
 //! Text arguments follow `--`, so text that starts with `-` is never taken for flags.
 //!
+//! Some arguments are also *formats*: tmux expands `#{…}`, runs `#(…)` as a shell
+//! command, and so on, in a window name (`new-window -n`, `rename-window`), a pane
+//! title (`select-pane -T`) and a start directory (`-c`). Text that reaches those goes
+//! through [`format_literal`] first, so tmux takes it as it is.
+//!
 //! Both were checked byte-for-byte against tmux 3.3a.
 
 /// Whether `text` can go inside single quotes on one control-mode line.
@@ -64,6 +69,28 @@ pub fn arg(text: &str) -> String {
     }
 }
 
+/// Escapes `text` for an argument tmux expands as a format, so that the expansion
+/// gives back exactly `text` and runs nothing: every `#` is doubled, except in a run of
+/// `#` followed by `[`, which tmux copies as it is (it keeps `##[` for its style
+/// parser). Checked byte-for-byte against tmux 3.3a.
+pub fn format_literal(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut rest = text;
+    while let Some(at) = rest.find('#') {
+        out.push_str(&rest[..at]);
+        let run = rest[at..].bytes().take_while(|b| *b == b'#').count();
+        let after = &rest[at + run..];
+        let hashes = &rest[at..at + run];
+        out.push_str(hashes);
+        if !after.starts_with('[') {
+            out.push_str(hashes);
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Quotes one word for a POSIX shell command line (bare when it is safe as is).
 pub fn sh(text: &str) -> String {
     let bare = !text.is_empty()
@@ -101,6 +128,17 @@ mod tests {
     #[test]
     fn double_quotes_escape_controls() {
         assert_eq!(double("a\nb\"$\\\x1b"), r#""a\012b\"\$\\\033""#);
+    }
+
+    #[test]
+    fn format_literals_double_hashes_except_before_a_style() {
+        assert_eq!(format_literal("a#(touch x)b"), "a##(touch x)b");
+        assert_eq!(format_literal("#{pane_id}"), "##{pane_id}");
+        assert_eq!(format_literal("x##"), "x####");
+        assert_eq!(format_literal("a#[fg=red]b"), "a#[fg=red]b");
+        assert_eq!(format_literal("##[x"), "##[x");
+        assert_eq!(format_literal("héllo #"), "héllo ##");
+        assert_eq!(format_literal("plain"), "plain");
     }
 
     #[test]
