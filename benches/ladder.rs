@@ -165,13 +165,15 @@ async fn run() {
         echo.push(start.elapsed().as_secs_f64() * 1000.0);
         assert_eq!(out.output.text.trim(), "x");
     }
-    let _ = engine.read(
-        &shell,
-        &ReadOptions {
-            what: ReadWhat::Tail(1),
-            ..Default::default()
-        },
-    );
+    let _ = engine
+        .read(
+            &shell,
+            &ReadOptions {
+                what: ReadWhat::Tail(1),
+                ..Default::default()
+            },
+        )
+        .await;
 
     println!("Completion: time from the command's end to the verdict ({SAMPLES} samples each)");
     println!("{:<44} {:>10} {:>10}", "layer", "median", "p90");

@@ -299,14 +299,16 @@ async fn two_million_lines_stay_retrievable_with_bounded_memory() {
     );
 
     // Find line "1" and check a sample of lines all the way to 2000000.
-    let head = engine.read(
-        &pane,
-        &ReadOptions {
-            what: ReadWhat::Lines(0..5),
-            raw: true,
-            ..Default::default()
-        },
-    );
+    let head = engine
+        .read(
+            &pane,
+            &ReadOptions {
+                what: ReadWhat::Lines(0..5),
+                raw: true,
+                ..Default::default()
+            },
+        )
+        .await;
     let offset = head
         .text
         .lines()
@@ -315,14 +317,16 @@ async fn two_million_lines_stay_retrievable_with_bounded_memory() {
         as u64;
     for n in [1u64, 2, 1000, 777_777, 1_999_999, 2_000_000] {
         let line = offset + n - 1;
-        let got = engine.read(
-            &pane,
-            &ReadOptions {
-                what: ReadWhat::Lines(line..line + 1),
-                raw: true,
-                ..Default::default()
-            },
-        );
+        let got = engine
+            .read(
+                &pane,
+                &ReadOptions {
+                    what: ReadWhat::Lines(line..line + 1),
+                    raw: true,
+                    ..Default::default()
+                },
+            )
+            .await;
         assert_eq!(plain(&got.text), n.to_string(), "line for {n}");
     }
 }
@@ -336,22 +340,22 @@ async fn callers_have_independent_cursors() {
     };
 
     run(&engine, &pane, "echo alpha", spec(10_000)).await;
-    let a1 = engine.read(&pane, &new("a"));
+    let a1 = engine.read(&pane, &new("a")).await;
     assert!(a1.text.contains("alpha"));
     run(&engine, &pane, "echo beta", spec(10_000)).await;
-    let a2 = engine.read(&pane, &new("a"));
+    let a2 = engine.read(&pane, &new("a")).await;
     assert!(
         a2.text.contains("beta") && !a2.text.contains("alpha"),
         "{}",
         a2.text
     );
-    let b1 = engine.read(&pane, &new("b"));
+    let b1 = engine.read(&pane, &new("b")).await;
     assert!(
         b1.text.contains("alpha") && b1.text.contains("beta"),
         "{}",
         b1.text
     );
-    let a3 = engine.read(&pane, &new("a"));
+    let a3 = engine.read(&pane, &new("a")).await;
     assert!(!a3.text.contains("beta"), "{}", a3.text);
 }
 
@@ -512,14 +516,16 @@ async fn a_timeout_before_the_first_prompt_says_the_shell_is_still_starting() {
         .await
         .unwrap_or_else(|e| panic!("wait: {e}"));
     assert!(verdict.complete, "{verdict:?}");
-    let seen = engine.read(
-        &pane,
-        &ReadOptions {
-            what: ReadWhat::Tail(20),
-            raw: true,
-            ..Default::default()
-        },
-    );
+    let seen = engine
+        .read(
+            &pane,
+            &ReadOptions {
+                what: ReadWhat::Tail(20),
+                raw: true,
+                ..Default::default()
+            },
+        )
+        .await;
     assert!(seen.text.contains("typed-42"), "{}", seen.text);
 
     // Once the shell has prompted, a timeout is an ordinary "still running".
@@ -946,16 +952,22 @@ async fn markers_in_a_read_name_the_lines_to_read_back() {
     // A read from the middle of the pane's output: its markers name the pane's line
     // numbers, the ones `lines=` takes (1-based, inclusive).
     let read = |what| {
-        engine.read(
-            &pane,
-            &ReadOptions {
-                what,
-                raw: false,
-                ..ReadOptions::default()
-            },
-        )
+        let engine = engine.clone();
+        let pane = pane.clone();
+        async move {
+            engine
+                .read(
+                    &pane,
+                    &ReadOptions {
+                        what,
+                        raw: false,
+                        ..ReadOptions::default()
+                    },
+                )
+                .await
+        }
     };
-    let out = read(ReadWhat::Tail(1500));
+    let out = read(ReadWhat::Tail(1500)).await;
     let marker = regex::Regex::new(r"… (\d+) [a-z ]+ \((\d+)-(\d+)\)").unwrap();
     let caps = marker
         .captures(&out.text)
@@ -970,7 +982,7 @@ async fn markers_in_a_read_name_the_lines_to_read_back() {
     // The lines the marker names are the ones hidden, and reading them by number shows
     // every one of them: the line shown before the marker is the one before them.
     // (At most 500 a read; the meta line names the next range.)
-    let back = read(ReadWhat::Lines(a - 1..b));
+    let back = read(ReadWhat::Lines(a - 1..b)).await;
     let rows: Vec<&str> = back.text.lines().collect();
     assert_eq!(rows.len() as u64, (b - a + 1).min(500), "{}", back.text);
     if b - a + 1 > 500 {
@@ -981,7 +993,7 @@ async fn markers_in_a_read_name_the_lines_to_read_back() {
         );
     }
     // A range past the end says so, with what exists.
-    let past = read(ReadWhat::Lines(99_999_998..999_999_999));
+    let past = read(ReadWhat::Lines(99_999_998..999_999_999)).await;
     assert!(
         past.text.is_empty() && past.meta.contains("past the end"),
         "{}",

@@ -379,7 +379,7 @@ async fn a_lock_refuses_a_second_owner() {
     assert!(h
         .error("lock", json!({"target": "shared", "owner": " "}))
         .await
-        .contains("owner is empty"));
+        .contains("invalid owner name \" \": it is empty"));
     // The holder reads the request, once.
     let note = h.ok("notifications", json!({"owner": "alice"})).await;
     let notes = note["notifications"].as_array().unwrap();

@@ -491,6 +491,7 @@ async fn layout(ctx: &Ctx, window: &str, tree: &SplitTree) -> (LayoutNode, Vec<P
                     ..Default::default()
                 }
             )
+            .await
             .text
     );
     assert!(out.output.text.contains("in-layout-9"), "{window}");
@@ -644,13 +645,16 @@ async fn reduced_read(ctx: Ctx) {
     let mut numbers: Vec<u64> = Vec::new();
     let mut from = a - 1;
     while from < b {
-        let got = ctx.engine.read(
-            &pane,
-            &ReadOptions {
-                what: ReadWhat::Lines(from..b),
-                ..Default::default()
-            },
-        );
+        let got = ctx
+            .engine
+            .read(
+                &pane,
+                &ReadOptions {
+                    what: ReadWhat::Lines(from..b),
+                    ..Default::default()
+                },
+            )
+            .await;
         let page: Vec<u64> = got
             .text
             .lines()

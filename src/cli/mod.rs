@@ -300,7 +300,7 @@ fn table<const N: usize>(header: [&str; N], rows: &[[String; N]]) -> String {
 async fn attach(config: &Config, name: &str, print: bool) -> Result<(), String> {
     let engine = Engine::start(config).await.map_err(|e| e.to_string())?;
     let pane = engine.resolve(name).await.map_err(|e| e.to_string())?;
-    let hint = engine.backend().attach_hint(&pane.id);
+    let hint = engine.attach_hint(&pane.id);
     if print || hint.argv.is_empty() {
         if hint.argv.is_empty() {
             println!("{}", hint.description);

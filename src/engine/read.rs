@@ -72,30 +72,70 @@ pub struct ReadOutput {
     pub raw_tokens: usize,
 }
 
-/// Reads from a pane's journal. `command` selects the reducer.
-pub fn read(
-    data: &mut PaneData,
-    options: &ReadOptions,
-    user_rules: Option<&cohort_reducers::UserRules>,
-) -> ReadOutput {
+impl ReadOutput {
+    /// A read that returned nothing, with `why` in its meta line.
+    pub fn unavailable(why: String) -> ReadOutput {
+        ReadOutput {
+            text: String::new(),
+            meta: format!("[output unavailable: {why}]"),
+            first_line: 0,
+            last_line: 0,
+            total_lines: 0,
+            reducer: "none".into(),
+            shown_tokens: 0,
+            raw_tokens: 0,
+        }
+    }
+}
+
+/// What a read took from a pane under its lock: the bytes and the facts its meta
+/// line needs. Reducing them happens after the lock is released (see [`render`]), so
+/// a big read never holds up the pane's events.
+#[derive(Debug)]
+pub struct Slice {
+    /// The bytes read (escapes not yet sanitised).
+    bytes: Vec<u8>,
+    /// Why the bytes could not be read, when they could not.
+    unavailable: Option<String>,
+    /// The command whose output this is, when one command's.
+    command: Option<String>,
+    /// Line number (0-based) of the first byte.
+    first: u64,
+    /// Lines in the journal.
+    total_lines: u64,
+    /// Whether the range reaches into scrollback taken in at start, and where that ends.
+    history_end_line: Option<u64>,
+    /// Whether output was lost inside the range.
+    gap: bool,
+    /// Why older output is unavailable, when the spill file failed.
+    spill_error: Option<String>,
+    /// The answer when the range asked for is past the end.
+    past_end: Option<String>,
+}
+
+/// Takes what a read needs from the pane's data (call with the pane locked; cheap
+/// but for copying the bytes).
+pub fn take(data: &mut PaneData, options: &ReadOptions) -> Slice {
     let len = data.journal.len();
+    let total_lines = data.journal.line_count();
+    let empty = |past_end: Option<String>| Slice {
+        bytes: Vec::new(),
+        unavailable: None,
+        command: None,
+        first: 0,
+        total_lines,
+        history_end_line: None,
+        gap: false,
+        spill_error: None,
+        past_end,
+    };
     if let ReadWhat::Lines(range) = &options.what {
-        let total_lines = data.journal.line_count();
         if range.start >= total_lines {
-            return ReadOutput {
-                text: String::new(),
-                meta: format!(
-                    "[lines {}-{} are past the end: the output has {total_lines} lines so far; read a range within 1-{total_lines}, or the tail]",
-                    range.start + 1,
-                    range.end
-                ),
-                first_line: 0,
-                last_line: 0,
-                total_lines,
-                reducer: "none".into(),
-                shown_tokens: 0,
-                raw_tokens: 0,
-            };
+            return empty(Some(format!(
+                "[lines {}-{} are past the end: the output has {total_lines} lines so far; read a range within 1-{total_lines}, or the tail]",
+                range.start + 1,
+                range.end
+            )));
         }
     }
     let (start, end) = match &options.what {
@@ -119,35 +159,59 @@ pub fn read(
             (a, b.max(a))
         }
         ReadWhat::Tail(n) => {
-            let count = data.journal.line_count();
             let a = data
                 .journal
-                .line_start(count.saturating_sub(*n))
+                .line_start(total_lines.saturating_sub(*n))
                 .unwrap_or(len);
             (a, len)
         }
         ReadWhat::All => (0, len),
         ReadWhat::Bytes(range) => (range.start.min(len), range.end.min(len)),
     };
-    let command = command_for(data, start, end);
-    let first = data.journal.line_of(start);
-    let total_lines = data.journal.line_count();
-    let bytes = match data.journal.read(start, end) {
-        Ok(b) => b,
-        Err(e) => {
-            return ReadOutput {
-                text: String::new(),
-                meta: format!("[output unavailable: {e}]"),
-                first_line: 0,
-                last_line: 0,
-                total_lines,
-                reducer: "none".into(),
-                shown_tokens: 0,
-                raw_tokens: 0,
-            }
-        }
+    let (bytes, unavailable) = match data.journal.read(start, end) {
+        Ok(b) => (b, None),
+        Err(e) => (Vec::new(), Some(e.to_string())),
     };
-    let clean = sanitize_output(&bytes);
+    Slice {
+        bytes,
+        unavailable,
+        command: command_for(data, start, end),
+        first: data.journal.line_of(start),
+        total_lines,
+        history_end_line: (start < data.history_end)
+            .then(|| data.journal.line_of(data.history_end)),
+        gap: data.gaps.iter().any(|g| *g > start && *g <= end),
+        spill_error: data.journal.spill_error().map(str::to_string),
+        past_end: None,
+    }
+}
+
+/// Reduces what [`take`] took and writes its meta line (no lock needed).
+pub fn render(
+    slice: Slice,
+    options: &ReadOptions,
+    user_rules: Option<&cohort_reducers::UserRules>,
+) -> ReadOutput {
+    let total_lines = slice.total_lines;
+    let nothing = |meta: String| ReadOutput {
+        text: String::new(),
+        meta,
+        first_line: 0,
+        last_line: 0,
+        total_lines,
+        reducer: "none".into(),
+        shown_tokens: 0,
+        raw_tokens: 0,
+    };
+    if let Some(meta) = slice.past_end {
+        return nothing(meta);
+    }
+    if let Some(e) = slice.unavailable {
+        return nothing(format!("[output unavailable: {e}]"));
+    }
+    let first = slice.first;
+    let clean = sanitize_output(&slice.bytes);
+    drop(slice.bytes);
     let exact = matches!(options.what, ReadWhat::Lines(_));
     let reduce_options = ReduceOptions {
         raw: options.raw,
@@ -158,7 +222,12 @@ pub fn read(
         line_base: usize::try_from(first).unwrap_or(usize::MAX),
         ..ReduceOptions::default()
     };
-    let reduced = reduce(command.as_deref().unwrap_or(""), &clean, &reduce_options);
+    let reduced = reduce(
+        slice.command.as_deref().unwrap_or(""),
+        &clean,
+        &reduce_options,
+    );
+    drop(clean);
     let last = if reduced.raw_lines == 0 {
         first
     } else {
@@ -224,18 +293,17 @@ pub fn read(
             ));
         }
     }
-    if start < data.history_end && reduced.raw_lines > 0 {
+    if let Some(line) = slice.history_end_line.filter(|_| reduced.raw_lines > 0) {
         meta.push_str(&format!(
-            "; lines up to {} are the terminal's scrollback from before cohort attached (plain text)",
-            data.journal.line_of(data.history_end)
+            "; lines up to {line} are the terminal's scrollback from before cohort attached (plain text)"
         ));
     }
-    if data.gaps.iter().any(|g| *g > start && *g <= end) {
+    if slice.gap {
         meta.push_str(
             "; some output was lost in transit here: read the screen for the current state",
         );
     }
-    if let Some(e) = data.journal.spill_error() {
+    if let Some(e) = &slice.spill_error {
         meta.push_str(&format!("; older output unavailable ({e})"));
     }
     meta.push(']');

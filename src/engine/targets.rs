@@ -1,12 +1,20 @@
-//! Resolving a user's target (session name, persistent id, agent name or pane id)
-//! to a pane.
+//! Targets: which session a caller means by a session name, persistent id, agent
+//! name or pane id, and, for calls that reach many sessions, by a team.
 
 use cohort_backends::PaneInfo;
+
+use super::{orchestrate, Engine, EngineError};
+
+/// A target as given to a many-target call, and its session or why it names none.
+pub type ExpandedTarget = (String, Result<PaneInfo, EngineError>);
 
 /// The pane `target` names, trying in order: pane id, persistent id, session name,
 /// agent name, window name.
 pub fn resolve_target<'a>(panes: &'a [PaneInfo], target: &str) -> Option<&'a PaneInfo> {
     let target = target.trim();
+    if target.is_empty() {
+        return None;
+    }
     panes
         .iter()
         .find(|p| p.id.as_str() == target)
@@ -47,5 +55,97 @@ pub fn describe_targets(panes: &[PaneInfo]) -> String {
         "there are no sessions yet: open one first".into()
     } else {
         format!("existing sessions: {}", names.join(", "))
+    }
+}
+
+impl Engine {
+    /// Finds a session by name, persistent id, agent name or pane id.
+    pub async fn resolve(&self, target: &str) -> Result<PaneInfo, EngineError> {
+        let panes = self.list().await?;
+        if let Some(found) = resolve_target(&panes, target) {
+            return Ok(found.clone());
+        }
+        // An agent known to the registry (possibly registered by another process).
+        if let Some(agent) = self
+            .agents()
+            .await?
+            .into_iter()
+            .find(|a| !target.trim().is_empty() && a.name == target.trim())
+        {
+            if let Some(found) = agent
+                .session
+                .as_deref()
+                .and_then(|s| resolve_target(&panes, s))
+            {
+                return Ok(found.clone());
+            }
+        }
+        Err(EngineError::UnknownTarget {
+            target: target.to_string(),
+            known: describe_targets(&panes),
+        })
+    }
+
+    /// Resolves many targets (session names, ids, agents, teams) to their sessions,
+    /// each session once; a target that names none is answered with why, in its place,
+    /// so one mistyped name does not stop the others.
+    pub async fn expand_targets(
+        &self,
+        targets: &[String],
+    ) -> Result<Vec<ExpandedTarget>, EngineError> {
+        let panes = self.list().await?;
+        let agents = self.agents().await?;
+        let teams = self.teams().await?;
+        let mut out: Vec<ExpandedTarget> = Vec::new();
+        let push = |label: String, pane: &PaneInfo, out: &mut Vec<ExpandedTarget>| {
+            if !out
+                .iter()
+                .any(|(_, p)| p.as_ref().is_ok_and(|p| p.id == pane.id))
+            {
+                out.push((label, Ok(pane.clone())));
+            }
+        };
+        for target in targets {
+            if let Some(pane) = resolve_target(&panes, target) {
+                push(target.clone(), pane, &mut out);
+                continue;
+            }
+            if let Some(agent) = agents.iter().find(|a| &a.name == target) {
+                match agent
+                    .session
+                    .as_deref()
+                    .and_then(|s| resolve_target(&panes, s))
+                {
+                    Some(pane) => push(target.clone(), pane, &mut out),
+                    None => out.push((
+                        target.clone(),
+                        Err(EngineError::InvalidArgument(format!(
+                            "agent {target:?} has no open session"
+                        ))),
+                    )),
+                }
+                continue;
+            }
+            if teams.iter().any(|t| &t.name == target) {
+                for name in orchestrate::team_agents(target, &teams) {
+                    let session = agents
+                        .iter()
+                        .find(|a| a.name == name)
+                        .and_then(|a| a.session.clone());
+                    if let Some(pane) = session.as_deref().and_then(|s| resolve_target(&panes, s)) {
+                        push(name.clone(), pane, &mut out);
+                    }
+                }
+                continue;
+            }
+            out.push((
+                target.clone(),
+                Err(EngineError::UnknownTarget {
+                    target: target.clone(),
+                    known: describe_targets(&panes),
+                }),
+            ));
+        }
+        Ok(out)
     }
 }

@@ -242,15 +242,17 @@ impl CohortServer {
             ))
             }
         };
-        let mut out = engine.read(
-            &pane.id,
-            &ReadOptions {
-                what,
-                caller: READER.into(),
-                raw: args.raw,
-                max_lines: None,
-            },
-        );
+        let mut out = engine
+            .read(
+                &pane.id,
+                &ReadOptions {
+                    what,
+                    caller: READER.into(),
+                    raw: args.raw,
+                    max_lines: None,
+                },
+            )
+            .await;
         if let Some(v) = &verdict {
             append_verdict(&mut out.meta, v);
         }
@@ -293,31 +295,24 @@ impl CohortServer {
         Parameters(args): Parameters<StatusArgs>,
     ) -> Result<Json<StatusResult>, String> {
         let engine = self.engine().await?;
+        let server = engine.status().await.map_err(err)?;
         let mut result = StatusResult {
-            backend: engine.backend().kind().name().to_string(),
-            capabilities: serde_json::to_value(engine.backend().capabilities()).unwrap_or_default(),
-            registry: engine.registry().path().display().to_string(),
-            registry_warning: engine.registry().recovered().map(str::to_string),
+            backend: server.backend.name().to_string(),
+            capabilities: serde_json::to_value(server.capabilities).unwrap_or_default(),
+            registry: server.registry.display().to_string(),
+            registry_warning: server.registry_warning,
             toolsets: self.toolsets.iter().map(|t| t.name().to_string()).collect(),
-            sessions: engine.list().await.map_err(err)?.len(),
-            journal_memory_kib: (engine.stats().journal_memory / 1024) as u64,
+            sessions: server.sessions,
+            journal_memory_kib: (server.journal_memory / 1024) as u64,
             session: None,
         };
         if let Some(target) = &args.target {
             let pane = engine.resolve(target).await.map_err(err)?;
-            let state = engine
-                .backend()
-                .pane_state(&pane.id)
-                .await
-                .map_err(|e| e.to_string())?;
-            let record = engine.session_record(&pane.id).map_err(err)?;
-            let lock = match &record {
-                Some(r) => engine
-                    .registry()
-                    .lock_of(&r.id)
-                    .map_err(|e| e.to_string())?,
-                None => None,
-            };
+            let crate::engine::status::SessionStatus {
+                state,
+                record,
+                lock,
+            } = engine.session_status(&pane.id).await.map_err(err)?;
             result.session = Some(SessionStatus {
                 name: name_of(&pane),
                 pane: pane.id.to_string(),
@@ -333,7 +328,7 @@ impl CohortServer {
                 last_command: record.as_ref().and_then(|r| r.last_command.clone()),
                 tags: record.map(|r| r.tags).unwrap_or_default(),
                 locked_by: lock.map(|l| l.owner),
-                attach: attach_text(engine, &pane.id),
+                attach: engine.attach_text(&pane.id),
             });
         }
         Ok(Json(result))

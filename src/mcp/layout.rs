@@ -99,21 +99,6 @@ pub struct AppearanceArgs {
     pub background: Option<String>,
 }
 
-fn check_color(name: &str, value: &Option<String>) -> Result<(), String> {
-    match value {
-        Some(v)
-            if !(v.len() == 7
-                && v.starts_with('#')
-                && v[1..].chars().all(|c| c.is_ascii_hexdigit())) =>
-        {
-            Err(format!(
-                "{name} {v:?} is not a colour: use #rrggbb, e.g. #1e90ff"
-            ))
-        }
-        _ => Ok(()),
-    }
-}
-
 #[tool_router(router = layout_router, vis = "pub(crate)")]
 impl CohortServer {
     #[tool(
@@ -162,7 +147,7 @@ impl CohortServer {
             .collect();
         let attach = panes
             .first()
-            .map(|p| attach_text(engine, &p.id))
+            .map(|p| engine.attach_text(&p.id))
             .unwrap_or_default();
         Ok(Json(CreateLayoutResult {
             sessions,
@@ -236,11 +221,7 @@ impl CohortServer {
     async fn focus(&self, Parameters(args): Parameters<TargetArgs>) -> Result<Json<Done>, String> {
         let engine = self.engine().await?;
         let pane = engine.resolve(&args.target).await.map_err(err)?;
-        engine
-            .backend()
-            .focus(&pane.id)
-            .await
-            .map_err(|e| e.to_string())?;
+        engine.focus(&pane.id).await.map_err(err)?;
         Ok(Json(Done::from(&pane)))
     }
 
@@ -259,27 +240,8 @@ impl CohortServer {
         Parameters(args): Parameters<AppearanceArgs>,
     ) -> Result<Json<Done>, String> {
         let engine = self.engine().await?;
-        check_color("tab_color", &args.tab_color)?;
-        check_color("background", &args.background)?;
         let pane = engine.resolve(&args.target).await.map_err(err)?;
-        let caps = engine.backend().capabilities();
-        let kind = engine.backend().kind().name();
-        for (asked, able, what) in [
-            (args.badge.is_some(), caps.badges, "badges"),
-            (args.tab_color.is_some(), caps.tab_colors, "tab colours"),
-            (
-                args.background.is_some(),
-                caps.background_colors,
-                "background colours",
-            ),
-            (args.title.is_some(), caps.titles, "titles"),
-        ] {
-            if asked && !able {
-                return Err(format!("the {kind} backend cannot show {what}; nothing was changed (titles work everywhere; use the iTerm2 backend for {what})"));
-            }
-        }
         engine
-            .backend()
             .set_appearance(
                 &pane.id,
                 &Appearance {
@@ -290,7 +252,7 @@ impl CohortServer {
                 },
             )
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(err)?;
         Ok(Json(Done::from(&pane)))
     }
 }

@@ -82,14 +82,30 @@ pub async fn read(engine: &Engine, uri: &str) -> Result<ReadResourceResult, McpE
         }
         "agents://all" => {
             return Ok(json(
-                serde_json::to_value(engine.registry().agents().map_err(internal)?)
-                    .map_err(internal)?,
+                serde_json::to_value(
+                    engine
+                        .agents()
+                        .await
+                        .map_err(internal)?
+                        .into_iter()
+                        .map(super::team::AgentOut::from)
+                        .collect::<Vec<_>>(),
+                )
+                .map_err(internal)?,
             ))
         }
         "teams://all" => {
             return Ok(json(
-                serde_json::to_value(engine.registry().teams().map_err(internal)?)
-                    .map_err(internal)?,
+                serde_json::to_value(
+                    engine
+                        .teams()
+                        .await
+                        .map_err(internal)?
+                        .into_iter()
+                        .map(super::team::TeamOut::from)
+                        .collect::<Vec<_>>(),
+                )
+                .map_err(internal)?,
             ))
         }
         _ => {}
@@ -117,13 +133,15 @@ pub async fn read(engine: &Engine, uri: &str) -> Result<ReadResourceResult, McpE
             .trim_end()
             .to_string(),
         "output" => {
-            let out = engine.read(
-                &pane.id,
-                &ReadOptions {
-                    what: ReadWhat::Tail(200),
-                    ..ReadOptions::default()
-                },
-            );
+            let out = engine
+                .read(
+                    &pane.id,
+                    &ReadOptions {
+                        what: ReadWhat::Tail(200),
+                        ..ReadOptions::default()
+                    },
+                )
+                .await;
             format!("{}\n{}", out.text, out.meta)
         }
         _ => return Err(unknown()),
@@ -195,14 +213,10 @@ pub async fn prompt(
         "monitor_team" => {
             let team = arg("team")
                 .ok_or_else(|| McpError::invalid_params("monitor_team needs a team", None))?;
-            let teams = engine.registry().teams().map_err(internal)?;
-            if !teams.iter().any(|t| t.name == team) {
-                return Err(McpError::invalid_params(
-                    format!("no team named {team:?}"),
-                    None,
-                ));
-            }
-            let members = crate::engine::orchestrate::team_agents(&team, &teams);
+            let members = engine
+                .team_members(&team)
+                .await
+                .map_err(|e| McpError::invalid_params(e.to_string(), None))?;
             let list = if members.is_empty() {
                 "(no members yet)".to_string()
             } else {

@@ -8,14 +8,11 @@ use rmcp::{tool, tool_router, Json};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use futures_util::future::join_all;
-
 use super::types::*;
 use super::CohortServer;
-use crate::engine::orchestrate::cascade;
-use crate::engine::read::{ReadOptions, ReadWhat};
+use crate::engine::many::{Delivery, ManyRead};
 use crate::engine::registry::{AgentRecord, LockRecord, TeamRecord};
-use crate::engine::{EngineError, ExpandedTarget, SendOptions};
+use crate::engine::SendOptions;
 
 /// `register_agent` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -65,18 +62,84 @@ pub struct AssignTeamArgs {
     pub remove: bool,
 }
 
+/// An agent as the tools show it.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct AgentOut {
+    /// Unique agent name.
+    pub name: String,
+    /// Session it works in.
+    pub session: Option<String>,
+    /// Role (free text: "reviewer", "builder").
+    pub role: Option<String>,
+    /// Teams it belongs to.
+    pub teams: Vec<String>,
+}
+
+impl From<AgentRecord> for AgentOut {
+    fn from(a: AgentRecord) -> Self {
+        AgentOut {
+            name: a.name,
+            session: a.session,
+            role: a.role,
+            teams: a.teams,
+        }
+    }
+}
+
+/// A team as the tools show it.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct TeamOut {
+    /// Unique team name.
+    pub name: String,
+    /// Parent team, for hierarchies.
+    pub parent: Option<String>,
+    /// Agents in it.
+    pub members: Vec<String>,
+}
+
+impl From<TeamRecord> for TeamOut {
+    fn from(t: TeamRecord) -> Self {
+        TeamOut {
+            name: t.name,
+            parent: t.parent,
+            members: t.members,
+        }
+    }
+}
+
+/// A lock as the tools show it.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct LockOut {
+    /// Session name.
+    pub session: String,
+    /// Who holds it.
+    pub owner: String,
+    /// Unix seconds.
+    pub since: i64,
+}
+
+impl From<LockRecord> for LockOut {
+    fn from(l: LockRecord) -> Self {
+        LockOut {
+            session: l.session,
+            owner: l.owner,
+            since: l.since,
+        }
+    }
+}
+
 /// `list_agents` result.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct AgentsResult {
     /// Every agent.
-    pub agents: Vec<AgentRecord>,
+    pub agents: Vec<AgentOut>,
 }
 
 /// `list_teams` result.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct TeamsResult {
     /// Every team.
-    pub teams: Vec<TeamRecord>,
+    pub teams: Vec<TeamOut>,
 }
 
 /// A plain acknowledgement.
@@ -122,28 +185,15 @@ pub struct TargetOutcome {
     pub meta: Option<String>,
 }
 
-/// The expanded targets, unless none names a session: then the first reason is the
-/// call's error.
-fn resolved_somewhere(
-    targets: Result<Vec<ExpandedTarget>, EngineError>,
-) -> Result<Vec<ExpandedTarget>, String> {
-    let targets = targets.map_err(err)?;
-    match targets.iter().find_map(|(_, pane)| pane.as_ref().err()) {
-        Some(first) if targets.iter().all(|(_, pane)| pane.is_err()) => Err(first.to_string()),
-        _ => Ok(targets),
-    }
-}
-
-impl TargetOutcome {
-    /// The answer for a target that names no session.
-    fn unresolved(target: &str, error: &EngineError) -> TargetOutcome {
+impl From<Delivery> for TargetOutcome {
+    fn from(d: Delivery) -> Self {
         TargetOutcome {
-            target: target.to_string(),
-            session: String::new(),
-            ok: false,
-            error: Some(error.to_string()),
-            text: None,
-            meta: None,
+            target: d.target,
+            session: d.session,
+            ok: d.error.is_none(),
+            error: d.error,
+            text: d.text,
+            meta: d.meta,
         }
     }
 }
@@ -153,6 +203,14 @@ impl TargetOutcome {
 pub struct ManyResult {
     /// One entry per distinct session.
     pub results: Vec<TargetOutcome>,
+}
+
+impl From<Vec<Delivery>> for ManyResult {
+    fn from(deliveries: Vec<Delivery>) -> Self {
+        ManyResult {
+            results: deliveries.into_iter().map(TargetOutcome::from).collect(),
+        }
+    }
 }
 
 /// `read_many` arguments.
@@ -225,7 +283,7 @@ pub struct LockResult {
     /// Whether you hold the lock now.
     pub locked: bool,
     /// The holder.
-    pub holder: Option<LockRecord>,
+    pub holder: Option<LockOut>,
     /// What happened.
     pub message: String,
 }
@@ -297,10 +355,6 @@ pub struct TagResult {
     pub tags: Vec<String>,
 }
 
-fn reg(e: crate::engine::registry::RegistryError) -> String {
-    e.to_string()
-}
-
 #[tool_router(router = team_router, vis = "pub(crate)")]
 impl CohortServer {
     #[tool(
@@ -319,13 +373,12 @@ impl CohortServer {
     ) -> Result<Json<AgentsResult>, String> {
         let engine = self.engine().await?;
         let pane = engine.resolve(&args.session).await.map_err(err)?;
-        engine
+        let agent = engine
             .register_agent(&args.name, &pane, args.role.as_deref(), &args.teams)
             .await
             .map_err(err)?;
-        let agents = engine.registry().agents().map_err(reg)?;
         Ok(Json(AgentsResult {
-            agents: agents.into_iter().filter(|a| a.name == args.name).collect(),
+            agents: vec![AgentOut::from(agent)],
         }))
     }
 
@@ -341,7 +394,13 @@ impl CohortServer {
     async fn list_agents(&self) -> Result<Json<AgentsResult>, String> {
         let engine = self.engine().await?;
         Ok(Json(AgentsResult {
-            agents: engine.registry().agents().map_err(reg)?,
+            agents: engine
+                .agents()
+                .await
+                .map_err(err)?
+                .into_iter()
+                .map(AgentOut::from)
+                .collect(),
         }))
     }
 
@@ -360,7 +419,7 @@ impl CohortServer {
         Parameters(args): Parameters<NameArgs>,
     ) -> Result<Json<Ack>, String> {
         let engine = self.engine().await?;
-        let removed = engine.registry().remove_agent(&args.name).map_err(reg)?;
+        let removed = engine.remove_agent(&args.name).await.map_err(err)?;
         Ok(Json(Ack {
             message: if removed {
                 format!("agent {:?} removed", args.name)
@@ -385,19 +444,12 @@ impl CohortServer {
         Parameters(args): Parameters<CreateTeamArgs>,
     ) -> Result<Json<TeamsResult>, String> {
         let engine = self.engine().await?;
-        crate::engine::validate_name(&args.name).map_err(err)?;
-        engine
-            .registry()
+        let team = engine
             .create_team(&args.name, args.parent.as_deref())
-            .map_err(reg)?;
+            .await
+            .map_err(err)?;
         Ok(Json(TeamsResult {
-            teams: engine
-                .registry()
-                .teams()
-                .map_err(reg)?
-                .into_iter()
-                .filter(|t| t.name == args.name)
-                .collect(),
+            teams: vec![TeamOut::from(team)],
         }))
     }
 
@@ -413,7 +465,13 @@ impl CohortServer {
     async fn list_teams(&self) -> Result<Json<TeamsResult>, String> {
         let engine = self.engine().await?;
         Ok(Json(TeamsResult {
-            teams: engine.registry().teams().map_err(reg)?,
+            teams: engine
+                .teams()
+                .await
+                .map_err(err)?
+                .into_iter()
+                .map(TeamOut::from)
+                .collect(),
         }))
     }
 
@@ -432,7 +490,7 @@ impl CohortServer {
         Parameters(args): Parameters<NameArgs>,
     ) -> Result<Json<Ack>, String> {
         let engine = self.engine().await?;
-        let removed = engine.registry().remove_team(&args.name).map_err(reg)?;
+        let removed = engine.remove_team(&args.name).await.map_err(err)?;
         Ok(Json(Ack {
             message: if removed {
                 format!("team {:?} removed", args.name)
@@ -457,16 +515,12 @@ impl CohortServer {
         Parameters(args): Parameters<AssignTeamArgs>,
     ) -> Result<Json<AgentsResult>, String> {
         let engine = self.engine().await?;
-        engine
-            .registry()
+        let agent = engine
             .assign_team(&args.agent, &args.team, !args.remove)
-            .map_err(reg)?;
-        let agents = engine.registry().agents().map_err(reg)?;
+            .await
+            .map_err(err)?;
         Ok(Json(AgentsResult {
-            agents: agents
-                .into_iter()
-                .filter(|a| a.name == args.agent)
-                .collect(),
+            agents: vec![AgentOut::from(agent)],
         }))
     }
 
@@ -485,39 +539,17 @@ impl CohortServer {
         Parameters(args): Parameters<WriteManyArgs>,
     ) -> Result<Json<ManyResult>, String> {
         let engine = self.engine().await?;
-        if args.targets.is_empty() {
-            return Err("no targets: name sessions, agents or teams".into());
-        }
-        let targets = resolved_somewhere(engine.expand_targets(&args.targets).await)?;
         let options = SendOptions {
             enter: args.enter,
             force: args.force,
             owner: args.owner.clone(),
             ..SendOptions::default()
         };
-        let sends = targets.iter().map(|(label, pane)| {
-            let engine = engine.clone();
-            let options = options.clone();
-            let text = args.text.clone();
-            async move {
-                let pane = match pane {
-                    Ok(pane) => pane,
-                    Err(e) => return TargetOutcome::unresolved(label, e),
-                };
-                let result = engine.send(&pane.id, &text, &options).await;
-                TargetOutcome {
-                    target: label.clone(),
-                    session: name_of(pane),
-                    ok: result.is_ok(),
-                    error: result.err().map(|e| e.to_string()),
-                    text: None,
-                    meta: None,
-                }
-            }
-        });
-        Ok(Json(ManyResult {
-            results: join_all(sends).await,
-        }))
+        let results = engine
+            .write_many(&args.targets, &args.text, &options)
+            .await
+            .map_err(err)?;
+        Ok(Json(ManyResult::from(results)))
     }
 
     #[tool(
@@ -545,88 +577,27 @@ impl CohortServer {
                 )
             })?;
         let limit = args.limit.unwrap_or(40).clamp(1, 10_000);
-        let mode = args.mode.clone().unwrap_or_else(|| "new".into());
-        if !["new", "tail", "screen"].contains(&mode.as_str()) {
-            return Err(format!(
-                "unknown mode {mode:?}: use \"new\", \"tail\" or \"screen\""
-            ));
-        }
-        let targets = resolved_somewhere(engine.expand_targets(&args.targets).await)?;
-        let reads = targets.iter().map(|(label, pane)| {
-            let engine = engine.clone();
-            let filter = filter.clone();
-            let mode = mode.clone();
-            async move {
-                let pane = match pane {
-                    Ok(pane) => pane,
-                    Err(e) => return TargetOutcome::unresolved(label, e),
-                };
-                let outcome = |text: Result<(String, String), String>| match text {
-                    Ok((text, meta)) => TargetOutcome {
-                        target: label.clone(),
-                        session: name_of(pane),
-                        ok: true,
-                        error: None,
-                        text: Some(text),
-                        meta: Some(meta),
-                    },
-                    Err(e) => TargetOutcome {
-                        target: label.clone(),
-                        session: name_of(pane),
-                        ok: false,
-                        error: Some(e),
-                        text: None,
-                        meta: None,
-                    },
-                };
-                let text = if mode == "screen" {
-                    engine
-                        .screen(&pane.id)
-                        .await
-                        .map(|s| {
-                            (
-                                s.rows.join("\n").trim_end().to_string(),
-                                format!("[screen {}x{}]", s.size.cols, s.size.rows),
-                            )
-                        })
-                        .map_err(|e| e.to_string())
-                } else {
-                    let what = if mode == "tail" {
-                        ReadWhat::Tail(limit as u64)
-                    } else {
-                        ReadWhat::New
-                    };
-                    let out = engine.read(
-                        &pane.id,
-                        &ReadOptions {
-                            what,
-                            caller: super::core::READER.into(),
-                            raw: false,
-                            max_lines: Some(limit),
-                        },
-                    );
-                    Ok((out.text, out.meta))
-                };
-                let text = text.map(|(text, meta)| match &filter {
-                    Some(re) => {
-                        let kept: Vec<&str> = text.lines().filter(|l| re.is_match(l)).collect();
-                        let meta = format!("{meta} [filter kept {} line(s)]", kept.len());
-                        (
-                            kept.into_iter().take(limit).collect::<Vec<_>>().join("\n"),
-                            meta,
-                        )
-                    }
-                    None => (
-                        text.lines().take(limit).collect::<Vec<_>>().join("\n"),
-                        meta,
-                    ),
-                });
-                outcome(text)
+        let how = match args.mode.as_deref().unwrap_or("new") {
+            "new" => ManyRead::New,
+            "tail" => ManyRead::Tail,
+            "screen" => ManyRead::Screen,
+            mode => {
+                return Err(format!(
+                    "unknown mode {mode:?}: use \"new\", \"tail\" or \"screen\""
+                ))
             }
-        });
-        Ok(Json(ManyResult {
-            results: join_all(reads).await,
-        }))
+        };
+        let results = engine
+            .read_many(
+                &args.targets,
+                how,
+                super::core::READER,
+                limit,
+                filter.as_ref(),
+            )
+            .await
+            .map_err(err)?;
+        Ok(Json(ManyResult::from(results)))
     }
 
     #[tool(
@@ -644,91 +615,16 @@ impl CohortServer {
         Parameters(args): Parameters<BroadcastArgs>,
     ) -> Result<Json<ManyResult>, String> {
         let engine = self.engine().await?;
-        if args.message.is_none() && args.teams.is_empty() && args.agents.is_empty() {
-            return Err("nothing to send: give message, teams or agents".into());
-        }
-        let agents = engine.registry().agents().map_err(reg)?;
-        let teams = engine.registry().teams().map_err(reg)?;
-        for name in args.agents.keys() {
-            if !agents.iter().any(|a| &a.name == name) {
-                return Err(format!(
-                    "no agent named {name:?}: register it first (list_agents shows who exists)"
-                ));
-            }
-        }
-        for name in args.teams.keys() {
-            if !teams.iter().any(|t| &t.name == name) {
-                return Err(format!(
-                    "no team named {name:?}: create it first (list_teams shows what exists)"
-                ));
-            }
-        }
-        let chosen = cascade(
-            &agents,
-            &teams,
-            args.message.as_deref(),
-            &args.teams,
-            &args.agents,
-        );
-        let panes = engine.list().await.map_err(err)?;
-        let mut seen = std::collections::BTreeSet::new();
-        let mut jobs = Vec::new();
-        let mut results = Vec::new();
-        for (agent, (message, level)) in chosen {
-            let session = agents
-                .iter()
-                .find(|a| a.name == agent)
-                .and_then(|a| a.session.clone());
-            let Some(pane) = session
-                .as_deref()
-                .and_then(|s| crate::engine::resolve_target(&panes, s))
-                .cloned()
-            else {
-                results.push(TargetOutcome {
-                    target: agent,
-                    session: session.unwrap_or_default(),
-                    ok: false,
-                    error: Some("the agent has no open session".into()),
-                    text: Some(message),
-                    meta: Some(level.into()),
-                });
-                continue;
-            };
-            if !seen.insert((pane.id.clone(), message.clone())) {
-                // The same message to the same session goes once; the agent is still
-                // answered for.
-                results.push(TargetOutcome {
-                    target: agent,
-                    session: name_of(&pane),
-                    ok: true,
-                    error: None,
-                    text: Some(message),
-                    meta: Some(format!(
-                        "{level}; its session already got this message from another agent's entry: sent once"
-                    )),
-                });
-                continue;
-            }
-            let engine = engine.clone();
-            let options = SendOptions {
-                enter: args.enter,
-                owner: args.owner.clone(),
-                ..SendOptions::default()
-            };
-            jobs.push(async move {
-                let result = engine.send(&pane.id, &message, &options).await;
-                TargetOutcome {
-                    target: agent,
-                    session: name_of(&pane),
-                    ok: result.is_ok(),
-                    error: result.err().map(|e| e.to_string()),
-                    text: Some(message),
-                    meta: Some(level.into()),
-                }
-            });
-        }
-        results.extend(join_all(jobs).await);
-        Ok(Json(ManyResult { results }))
+        let options = SendOptions {
+            enter: args.enter,
+            owner: args.owner.clone(),
+            ..SendOptions::default()
+        };
+        let results = engine
+            .broadcast(args.message.as_deref(), &args.teams, &args.agents, &options)
+            .await
+            .map_err(err)?;
+        Ok(Json(ManyResult::from(results)))
     }
 
     #[tool(
@@ -746,24 +642,13 @@ impl CohortServer {
         Parameters(args): Parameters<LockArgs>,
     ) -> Result<Json<LockResult>, String> {
         let engine = self.engine().await?;
-        if args.owner.trim().is_empty() {
-            return Err(
-                "owner is empty: give your agent name, which your send, run and key then pass as owner"
-                    .into(),
-            );
-        }
-        let (pane, id) = self.session_id(&args.target).await?;
-        match engine.registry().lock(&id, &args.owner).map_err(reg)? {
-            None => Ok(Json(LockResult {
-                locked: true,
-                holder: engine.registry().lock_of(&id).map_err(reg)?,
-                message: format!("{} is locked for {}", name_of(&pane), args.owner),
-            })),
-            Some(holder) => Err(format!(
-                "session {:?} is already locked by {:?}: ask with request_access, or wait for unlock",
-                holder.session, holder.owner
-            )),
-        }
+        let pane = engine.resolve(&args.target).await.map_err(err)?;
+        let lock = engine.lock(&pane.id, &args.owner).await.map_err(err)?;
+        Ok(Json(LockResult {
+            locked: true,
+            message: format!("{} is locked for {}", lock.session, lock.owner),
+            holder: Some(LockOut::from(lock)),
+        }))
     }
 
     #[tool(
@@ -781,11 +666,11 @@ impl CohortServer {
         Parameters(args): Parameters<LockArgs>,
     ) -> Result<Json<LockResult>, String> {
         let engine = self.engine().await?;
-        let (pane, id) = self.session_id(&args.target).await?;
+        let pane = engine.resolve(&args.target).await.map_err(err)?;
         let released = engine
-            .registry()
-            .unlock(&id, &args.owner, args.force)
-            .map_err(reg)?;
+            .unlock(&pane.id, &args.owner, args.force)
+            .await
+            .map_err(err)?;
         Ok(Json(LockResult {
             locked: false,
             holder: None,
@@ -812,35 +697,26 @@ impl CohortServer {
         Parameters(args): Parameters<RequestAccessArgs>,
     ) -> Result<Json<LockResult>, String> {
         let engine = self.engine().await?;
-        let (pane, id) = self.session_id(&args.target).await?;
-        let Some(holder) = engine.registry().lock_of(&id).map_err(reg)? else {
-            return Ok(Json(LockResult {
+        let pane = engine.resolve(&args.target).await.map_err(err)?;
+        let answer = engine
+            .request_access(&pane.id, &args.requester, args.reason.as_deref())
+            .await
+            .map_err(err)?;
+        Ok(Json(match answer.holder {
+            None => LockResult {
                 locked: false,
                 holder: None,
-                message: format!("{} is not locked: go ahead", name_of(&pane)),
-            }));
-        };
-        let message = format!(
-            "{} asks for access to {}{}",
-            args.requester,
-            name_of(&pane),
-            args.reason
-                .as_deref()
-                .map(|r| format!(": {r}"))
-                .unwrap_or_default()
-        );
-        engine
-            .registry()
-            .notify(&args.requester, &holder.owner, "access_request", &message)
-            .map_err(reg)?;
-        Ok(Json(LockResult {
-            locked: false,
-            message: format!(
-                "asked {} (they hold the lock, taken {}); it is still theirs: wait for their unlock",
-                holder.owner,
-                ago(holder.since)
-            ),
-            holder: Some(holder),
+                message: format!("{} is not locked: go ahead", answer.session),
+            },
+            Some(holder) => LockResult {
+                locked: false,
+                message: format!(
+                    "asked {} (they hold the lock, taken {}); it is still theirs: wait for their unlock",
+                    holder.owner,
+                    ago(holder.since)
+                ),
+                holder: Some(LockOut::from(holder)),
+            },
         }))
     }
 
@@ -859,15 +735,10 @@ impl CohortServer {
         Parameters(args): Parameters<NotificationsArgs>,
     ) -> Result<Json<NotificationsResult>, String> {
         let engine = self.engine().await?;
-        if args.owner.trim().is_empty() {
-            return Err("owner is empty: give your agent name, as you gave it to lock".into());
-        }
-        let records = if args.all {
-            engine.registry().notifications(&args.owner)
-        } else {
-            engine.registry().take_notifications(&args.owner)
-        }
-        .map_err(reg)?;
+        let records = engine
+            .notifications(&args.owner, args.all)
+            .await
+            .map_err(err)?;
         Ok(Json(NotificationsResult {
             notifications: records
                 .into_iter()
@@ -893,47 +764,14 @@ impl CohortServer {
     )]
     async fn tag(&self, Parameters(args): Parameters<TagArgs>) -> Result<Json<TagResult>, String> {
         let engine = self.engine().await?;
-        if let Some(bad) = args
-            .add
-            .iter()
-            .find(|t| t.trim().is_empty() || t.chars().any(char::is_control))
-        {
-            return Err(format!(
-                "tag {bad:?} is not usable: tags are non-empty text without control characters"
-            ));
-        }
-        let (pane, id) = self.session_id(&args.target).await?;
-        engine
-            .registry()
-            .tag(&id, &args.add, &args.remove)
-            .map_err(reg)?;
+        let pane = engine.resolve(&args.target).await.map_err(err)?;
         let tags = engine
-            .registry()
-            .sessions()
-            .map_err(reg)?
-            .into_iter()
-            .find(|s| s.id == id)
-            .map(|s| s.tags)
-            .unwrap_or_default();
+            .tag(&pane.id, &args.add, &args.remove)
+            .await
+            .map_err(err)?;
         Ok(Json(TagResult {
             session: name_of(&pane),
             tags,
         }))
-    }
-}
-
-impl CohortServer {
-    /// The pane and registry id of a target session.
-    async fn session_id(
-        &self,
-        target: &str,
-    ) -> Result<(cohort_backends::PaneInfo, String), String> {
-        let engine = self.engine().await?;
-        let pane = engine.resolve(target).await.map_err(err)?;
-        let record = engine
-            .session_record(&pane.id)
-            .map_err(err)?
-            .ok_or_else(|| format!("{target:?} is not a cohort session (no persistent identity): open it with cohort"))?;
-        Ok((pane, record.id))
     }
 }

@@ -402,21 +402,8 @@ impl OpenResult {
         let pane = engine.resolve(pane.id.as_str()).await.unwrap_or(pane);
         OpenResult {
             session: SessionSummary::from(&pane),
-            attach: attach_text(engine, &pane.id),
+            attach: engine.attach_text(&pane.id),
             notice,
         }
-    }
-}
-
-/// How a human attaches: the command to run, or what to do when it is not a command.
-pub(crate) fn attach_text(
-    engine: &crate::engine::Engine,
-    pane: &cohort_backends::PaneId,
-) -> String {
-    let hint = engine.backend().attach_hint(pane);
-    if hint.command_line.is_empty() {
-        hint.description
-    } else {
-        hint.command_line
     }
 }

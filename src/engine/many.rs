@@ -1,0 +1,281 @@
+//! Many sessions at once: the same text to many, reads of many, and the broadcast
+//! cascade (see [`super::orchestrate`]).
+//!
+//! Each target is answered on its own, in the order given, so one mistyped name
+//! does not stop the others; a session reached twice (a team and one of its agents)
+//! is written once.
+
+use std::collections::BTreeMap;
+
+use futures_util::future::join_all;
+use regex::Regex;
+
+use super::orchestrate::cascade;
+use super::read::{ReadOptions, ReadWhat};
+use super::send::SendOptions;
+use super::targets::ExpandedTarget;
+use super::{Engine, EngineError};
+
+/// What happened at one target of a many-session call.
+#[derive(Clone, Debug)]
+pub struct Delivery {
+    /// The target as resolved (an agent's or a session's name).
+    pub target: String,
+    /// The session it reached (empty when it names none).
+    pub session: String,
+    /// Why it failed, when it did.
+    pub error: Option<String>,
+    /// The message sent (broadcast) or the text read (reads).
+    pub text: Option<String>,
+    /// The read's meta line, or which cascade level chose the message.
+    pub meta: Option<String>,
+}
+
+impl Delivery {
+    fn failed(target: &str, session: String, error: impl ToString) -> Delivery {
+        Delivery {
+            target: target.to_string(),
+            session,
+            error: Some(error.to_string()),
+            text: None,
+            meta: None,
+        }
+    }
+}
+
+/// How [`Engine::read_many`] reads each session.
+#[derive(Clone, Debug)]
+pub enum ManyRead {
+    /// What is new since `caller`'s last read.
+    New,
+    /// The last lines.
+    Tail,
+    /// The rendered screen.
+    Screen,
+}
+
+/// The session name a pane goes by.
+fn session_name(pane: &cohort_backends::PaneInfo) -> String {
+    pane.identity
+        .as_ref()
+        .map(|i| i.name.clone())
+        .unwrap_or_else(|| pane.window_name.clone())
+}
+
+impl Engine {
+    /// The targets, expanded, unless none names a session: then the first reason is
+    /// the call's error.
+    async fn expand_somewhere(
+        &self,
+        targets: &[String],
+    ) -> Result<Vec<ExpandedTarget>, EngineError> {
+        if targets.is_empty() {
+            return Err(EngineError::InvalidArgument(
+                "no targets: name sessions, agents or teams".into(),
+            ));
+        }
+        let expanded = self.expand_targets(targets).await?;
+        if expanded.iter().all(|(_, pane)| pane.is_err()) {
+            if let Some((_, Err(first))) = expanded.into_iter().next() {
+                return Err(first);
+            }
+            return Err(EngineError::InvalidArgument("no targets".into()));
+        }
+        Ok(expanded)
+    }
+
+    /// Types `text` into every session the targets reach, in parallel.
+    pub async fn write_many(
+        &self,
+        targets: &[String],
+        text: &str,
+        options: &SendOptions,
+    ) -> Result<Vec<Delivery>, EngineError> {
+        let targets = self.expand_somewhere(targets).await?;
+        let sends = targets.into_iter().map(|(label, pane)| {
+            let (engine, options, text) = (self.clone(), options.clone(), text.to_string());
+            async move {
+                let pane = match pane {
+                    Ok(pane) => pane,
+                    Err(e) => return Delivery::failed(&label, String::new(), e),
+                };
+                let result = engine.send(&pane.id, &text, &options).await;
+                Delivery {
+                    target: label,
+                    session: session_name(&pane),
+                    error: result.err().map(|e| e.to_string()),
+                    text: None,
+                    meta: None,
+                }
+            }
+        });
+        Ok(join_all(sends).await)
+    }
+
+    /// Reads every session the targets reach, in parallel: at most `limit` lines each,
+    /// only those matching `filter` when given.
+    pub async fn read_many(
+        &self,
+        targets: &[String],
+        how: ManyRead,
+        caller: &str,
+        limit: usize,
+        filter: Option<&Regex>,
+    ) -> Result<Vec<Delivery>, EngineError> {
+        let targets = self.expand_somewhere(targets).await?;
+        let reads = targets.into_iter().map(|(label, pane)| {
+            let (engine, how, caller, filter) = (
+                self.clone(),
+                how.clone(),
+                caller.to_string(),
+                filter.cloned(),
+            );
+            async move {
+                let pane = match pane {
+                    Ok(pane) => pane,
+                    Err(e) => return Delivery::failed(&label, String::new(), e),
+                };
+                let read = match how {
+                    ManyRead::Screen => engine.screen(&pane.id).await.map(|s| {
+                        (
+                            s.rows.join("\n").trim_end().to_string(),
+                            format!("[screen {}x{}]", s.size.cols, s.size.rows),
+                        )
+                    }),
+                    ManyRead::New | ManyRead::Tail => {
+                        let what = match how {
+                            ManyRead::Tail => ReadWhat::Tail(limit as u64),
+                            _ => ReadWhat::New,
+                        };
+                        let out = engine
+                            .read(
+                                &pane.id,
+                                &ReadOptions {
+                                    what,
+                                    caller,
+                                    raw: false,
+                                    max_lines: Some(limit),
+                                },
+                            )
+                            .await;
+                        Ok((out.text, out.meta))
+                    }
+                };
+                let (text, meta) = match read {
+                    Ok(read) => read,
+                    Err(e) => return Delivery::failed(&label, session_name(&pane), e),
+                };
+                let (text, meta) = match &filter {
+                    Some(re) => {
+                        let kept: Vec<&str> = text.lines().filter(|l| re.is_match(l)).collect();
+                        let meta = format!("{meta} [filter kept {} line(s)]", kept.len());
+                        (
+                            kept.into_iter().take(limit).collect::<Vec<_>>().join("\n"),
+                            meta,
+                        )
+                    }
+                    None => (
+                        text.lines().take(limit).collect::<Vec<_>>().join("\n"),
+                        meta,
+                    ),
+                };
+                Delivery {
+                    target: label,
+                    session: session_name(&pane),
+                    error: None,
+                    text: Some(text),
+                    meta: Some(meta),
+                }
+            }
+        });
+        Ok(join_all(reads).await)
+    }
+
+    /// Sends messages to registered agents with the cascade: an agent's own message
+    /// beats its team's (the nearest team up the hierarchy), which beats `message`.
+    /// Every agent gets at most one message; a session shared by several agents gets
+    /// the same message once.
+    pub async fn broadcast(
+        &self,
+        message: Option<&str>,
+        team_messages: &BTreeMap<String, String>,
+        agent_messages: &BTreeMap<String, String>,
+        options: &SendOptions,
+    ) -> Result<Vec<Delivery>, EngineError> {
+        if message.is_none() && team_messages.is_empty() && agent_messages.is_empty() {
+            return Err(EngineError::InvalidArgument(
+                "nothing to send: give message, teams or agents".into(),
+            ));
+        }
+        let agents = self.agents().await?;
+        let teams = self.teams().await?;
+        if let Some(name) = agent_messages
+            .keys()
+            .find(|n| !agents.iter().any(|a| &a.name == *n))
+        {
+            return Err(EngineError::InvalidArgument(format!(
+                "no agent named {name:?}: register it first (list_agents shows who exists)"
+            )));
+        }
+        if let Some(name) = team_messages
+            .keys()
+            .find(|n| !teams.iter().any(|t| &t.name == *n))
+        {
+            return Err(EngineError::InvalidArgument(format!(
+                "no team named {name:?}: create it first (list_teams shows what exists)"
+            )));
+        }
+        let chosen = cascade(&agents, &teams, message, team_messages, agent_messages);
+        let panes = self.list().await?;
+        let mut seen = std::collections::BTreeSet::new();
+        let mut jobs = Vec::new();
+        let mut results = Vec::new();
+        for (agent, (message, level)) in chosen {
+            let session = agents
+                .iter()
+                .find(|a| a.name == agent)
+                .and_then(|a| a.session.clone());
+            let Some(pane) = session
+                .as_deref()
+                .and_then(|s| super::resolve_target(&panes, s))
+                .cloned()
+            else {
+                results.push(Delivery {
+                    target: agent,
+                    session: session.unwrap_or_default(),
+                    error: Some("the agent has no open session".into()),
+                    text: Some(message),
+                    meta: Some(level.into()),
+                });
+                continue;
+            };
+            if !seen.insert((pane.id.clone(), message.clone())) {
+                // The same message to the same session goes once; the agent is still
+                // answered for.
+                results.push(Delivery {
+                    target: agent,
+                    session: session_name(&pane),
+                    error: None,
+                    text: Some(message),
+                    meta: Some(format!(
+                        "{level}; its session already got this message from another agent's entry: sent once"
+                    )),
+                });
+                continue;
+            }
+            let (engine, options) = (self.clone(), options.clone());
+            jobs.push(async move {
+                let result = engine.send(&pane.id, &message, &options).await;
+                Delivery {
+                    target: agent,
+                    session: session_name(&pane),
+                    error: result.err().map(|e| e.to_string()),
+                    text: Some(message),
+                    meta: Some(level.into()),
+                }
+            });
+        }
+        results.extend(join_all(jobs).await);
+        Ok(results)
+    }
+}

@@ -1,0 +1,237 @@
+//! The send path: the tripwire, sanitising, the session's lock, the per-pane input
+//! turn across processes, text or bracketed paste, settling before Enter, and the
+//! record of what was typed.
+
+use std::time::{Duration, Instant};
+
+use cohort_backends::{Key, PaneId};
+
+use super::completion::{mark_suffix, Started};
+use super::{input, safety, Engine, EngineError};
+
+/// How to send text.
+#[derive(Clone, Debug)]
+pub struct SendOptions {
+    /// Press Enter after the text.
+    pub enter: bool,
+    /// Send the text exactly as given (no sanitising).
+    pub raw: bool,
+    /// Pass the tripwire.
+    pub force: bool,
+    /// Append the exit-status sentinel (the mark layer) with this nonce.
+    pub mark: Option<String>,
+    /// Who is typing (an agent name); a locked session accepts only its holder.
+    pub owner: Option<String>,
+}
+
+impl Default for SendOptions {
+    fn default() -> Self {
+        SendOptions {
+            enter: true,
+            raw: false,
+            force: false,
+            mark: None,
+            owner: None,
+        }
+    }
+}
+
+/// What a send did.
+#[derive(Clone, Debug)]
+pub struct Sent {
+    /// Where the command's output starts (when Enter was pressed).
+    pub started: Option<Started>,
+    /// Bytes typed.
+    pub bytes: usize,
+    /// Whether it went in as a bracketed paste.
+    pub pasted: bool,
+}
+
+/// The most text one call types (1 MiB): more than any command line or answer, and
+/// enough for a pasted file.
+pub const TEXT_MAX: usize = 1 << 20;
+
+impl Engine {
+    /// Refuses when `pane`'s session is locked by someone other than `owner`; returns
+    /// the session's persistent id when it is a cohort session.
+    async fn check_lock(
+        &self,
+        pane: &PaneId,
+        owner: Option<&str>,
+    ) -> Result<Option<String>, EngineError> {
+        let (server, pane) = (self.server_key.clone(), pane.to_string());
+        let found = self
+            .db(move |r| match r.session_for_pane(&server, &pane)? {
+                Some(session) => Ok(Some((r.lock_of(&session.id)?, session.id))),
+                None => Ok(None),
+            })
+            .await?;
+        match found {
+            Some((Some(lock), _)) if Some(lock.owner.as_str()) != owner => {
+                Err(EngineError::Locked(lock))
+            }
+            Some((_, id)) => Ok(Some(id)),
+            None => Ok(None),
+        }
+    }
+
+    /// Types `text` and presses Enter.
+    pub async fn type_line(&self, pane: &PaneId, text: &str) -> Result<Sent, EngineError> {
+        self.send(pane, text, &SendOptions::default()).await
+    }
+
+    /// The send path: tripwire, sanitising, the per-pane lock, copy mode, text or
+    /// bracketed paste, settle, Enter.
+    pub async fn send(
+        &self,
+        pane: &PaneId,
+        text: &str,
+        options: &SendOptions,
+    ) -> Result<Sent, EngineError> {
+        self.type_text(pane, text, options, false).await
+    }
+
+    /// [`Engine::send`]; with `fresh_line`, a shell at its prompt first has its input
+    /// line emptied (C-u), so a command is not appended to keys typed before it.
+    pub(crate) async fn type_text(
+        &self,
+        pane: &PaneId,
+        text: &str,
+        options: &SendOptions,
+        fresh_line: bool,
+    ) -> Result<Sent, EngineError> {
+        if text.len() > TEXT_MAX {
+            return Err(EngineError::InvalidArgument(format!(
+                "the text is {} bytes; at most {} MiB is typed in one call: write long content to a file and run a command that reads it",
+                text.len(),
+                TEXT_MAX >> 20
+            )));
+        }
+        let session = self.check_lock(pane, options.owner.as_deref()).await?;
+        let mut text = if options.raw {
+            text.to_string()
+        } else {
+            safety::sanitize_input(text)
+        };
+        if options.enter && !options.force {
+            safety::check_command(&text).map_err(EngineError::Refused)?;
+        }
+        if let Some(nonce) = &options.mark {
+            if text.contains('\n') {
+                return Err(EngineError::InvalidArgument(
+                    "mark works with single-line commands: send the lines one at a time, or use until".into(),
+                ));
+            }
+            text.push_str(&mark_suffix(nonce));
+        }
+        let (_lock, state) = self.input_turn(pane).await?;
+        let runtime = self.runtimes.get(pane);
+        if fresh_line && state.at_shell() && !runtime.lock().command_running() {
+            self.backend
+                .send_keys(pane, &["C-u".parse().expect("a known key")])
+                .await?;
+        }
+        if text.len() > 1024 {
+            // Text typed before the program reads the terminal sits in the kernel's line
+            // buffer, which keeps 4095 characters and drops the rest.
+            self.wait_reading(pane, Duration::from_secs(3)).await;
+        }
+        // Lines go as one paste, and so does a tab: typed, it would ask the shell to
+        // complete a word, and a different command would run.
+        let pasted = text.contains(['\n', '\t']);
+        let before_typing = runtime.lock().journal.len();
+        if pasted {
+            // With Enter to follow, a final newline would be a second Enter; without,
+            // the text goes as it is.
+            let text = if options.enter {
+                text.trim_end_matches('\n')
+            } else {
+                text.as_str()
+            };
+            self.backend.paste(pane, text).await?;
+        } else if !text.is_empty() {
+            self.backend.send_text(pane, &text).await?;
+        }
+        let mut started = None;
+        if options.enter {
+            if !state.at_shell() || pasted {
+                // A program drawing what was typed (a REPL, a TUI, a paste) must
+                // finish before Enter, or a TUI takes Enter as a newline in its input.
+                // Agent TUIs and full-screen programs redraw in frames, so they get a
+                // longer quiet window than line-mode programs.
+                let heavy =
+                    state.alternate_screen || input::is_agent_tui(&state.foreground_command);
+                let quiet = if heavy {
+                    Duration::from_millis(100)
+                } else {
+                    Duration::from_millis(15)
+                };
+                input::settle_after_echo(
+                    &runtime,
+                    before_typing,
+                    quiet,
+                    Duration::from_millis(1500),
+                )
+                .await;
+            }
+            let command = runtime.record_command(&text, state.foreground_pid, options.mark.clone());
+            let at = Instant::now();
+            self.backend.send_keys(pane, &[Key::ENTER]).await?;
+            started = Some(Started::after(&command, at));
+            // Bookkeeping after Enter, in the background, so it never delays the
+            // keystroke or the verdict.
+            if let Some(id) = session {
+                let (engine, command) = (self.clone(), text.clone());
+                tokio::spawn(async move {
+                    let _ = engine.db(move |r| r.set_last_command(&id, &command)).await;
+                });
+            }
+        }
+        Ok(Sent {
+            started,
+            bytes: text.len(),
+            pasted,
+        })
+    }
+
+    /// Presses named keys.
+    pub async fn keys(&self, pane: &PaneId, keys: &[Key]) -> Result<(), EngineError> {
+        self.keys_as(pane, keys, None).await
+    }
+
+    /// Presses named keys on behalf of `owner` (checked against the session's lock).
+    pub async fn keys_as(
+        &self,
+        pane: &PaneId,
+        keys: &[Key],
+        owner: Option<&str>,
+    ) -> Result<(), EngineError> {
+        self.check_lock(pane, owner).await?;
+        let (_lock, _) = self.input_turn(pane).await?;
+        Ok(self.backend.send_keys(pane, keys).await?)
+    }
+
+    /// The pane's input, held against every other cohort process until the guard drops,
+    /// with the pane's state: refused when its program exited, out of copy mode.
+    async fn input_turn(
+        &self,
+        pane: &PaneId,
+    ) -> Result<(input::SendLock, cohort_backends::PaneState), EngineError> {
+        let path = input::lock_path(&self.lock_dir, &self.server_key, pane.as_str());
+        let lock = input::lock(path, Duration::from_secs(10))
+            .await
+            .map_err(|e| EngineError::Busy {
+                pane: pane.clone(),
+                reason: e.to_string(),
+            })?;
+        let state = self.backend.pane_state(pane).await?;
+        if state.dead {
+            return Err(EngineError::Exited {
+                pane: pane.clone(),
+                status: state.exit_status,
+            });
+        }
+        self.backend.cancel_copy_mode(pane).await?;
+        Ok((lock, state))
+    }
+}
