@@ -679,3 +679,109 @@ async fn reduced_read(ctx: Ctx) {
     );
 }
 parity!(reduced_read_, reduced_read);
+
+/// Names, titles and directories reach the terminal as text, never as something it
+/// runs or expands: tmux formats (`#(…)` runs a shell command, `#{…}` expands, `#[…]`
+/// styles) in every field that reaches the terminal, read back exactly, and nothing
+/// ran.
+async fn names_are_never_run_or_expanded(ctx: Ctx) {
+    let dir = tempfile::tempdir().unwrap();
+    let canary = dir.path().join("ran");
+    let run = format!("#(touch {})", canary.display());
+    let payloads = [run.as_str(), "#{pane_id}", "#[fg=red]x", "a##b#", "\\(1+1)"];
+    let mut expected_titles = Vec::new();
+    for (i, payload) in payloads.iter().enumerate() {
+        let name = format!("s{i}{payload}");
+        // A working directory whose name is a format too.
+        let cwd = dir.path().join(format!("d{i}{payload}"));
+        std::fs::create_dir_all(&cwd).unwrap();
+        let pane = ctx
+            .engine
+            .open(OpenOptions {
+                name: name.clone(),
+                cwd: Some(cwd.display().to_string()),
+                agent: Some(format!("a{i}{payload}")),
+                team: Some(format!("t{i}{payload}")),
+                ..Default::default()
+            })
+            .await
+            .unwrap_or_else(|e| panic!("open {name:?} on {:?}: {e}", ctx.which));
+        assert!(ctx.engine.wait_ready(&pane.id, WAIT).await);
+        let out = ctx.run(&pane.id, "pwd", spec(10_000)).await;
+        assert!(
+            out.output.text.contains(&cwd.display().to_string()),
+            "cwd on {:?}: {:?}",
+            ctx.which,
+            out.output.text
+        );
+        let title = format!("title {payload}");
+        ctx.engine
+            .set_appearance(
+                &pane.id,
+                &cohort_backends::Appearance {
+                    title: Some(title.clone()),
+                    ..Default::default()
+                },
+            )
+            .await
+            .unwrap();
+        expected_titles.push((pane.id.clone(), name, title));
+    }
+    // Layout names, pane names, agents and teams.
+    let layout_payload = payloads[0];
+    let tree = SplitTree::preset("horizontal", None, None).unwrap();
+    let panes = ctx
+        .engine
+        .create_layout(
+            &format!("w{layout_payload}"),
+            &tree,
+            &[cohort::engine::LayoutPane {
+                name: Some(format!("p{layout_payload}")),
+                agent: Some(format!("la{layout_payload}")),
+                team: Some(format!("lt{layout_payload}")),
+                ..Default::default()
+            }],
+        )
+        .await
+        .unwrap();
+    let registered = ctx
+        .engine
+        .register_agent(
+            &format!("r{}", payloads[1]),
+            &panes[1],
+            Some("role #(x)"),
+            &[format!("rt{}", payloads[2])],
+        )
+        .await
+        .unwrap();
+    assert_eq!(registered.teams, vec![format!("rt{}", payloads[2])]);
+
+    let listed = ctx.engine.list().await.unwrap();
+    for (pane, name, title) in &expected_titles {
+        let info = listed.iter().find(|p| &p.id == pane).unwrap();
+        let identity = info.identity.as_ref().unwrap();
+        assert_eq!(&identity.name, name, "on {:?}", ctx.which);
+        let state = ctx.backend().pane_state(pane).await.unwrap();
+        assert_eq!(&state.title, title, "title on {:?}", ctx.which);
+    }
+    let window = window_of(&ctx, &panes[0].id).await;
+    assert_eq!(window.name, format!("w{layout_payload}"), "on {:?}", ctx.which);
+    let agents = ctx.engine.agents().await.unwrap();
+    for expected in [format!("la{layout_payload}"), format!("r{}", payloads[1])] {
+        assert!(
+            agents.iter().any(|a| a.name == expected),
+            "{expected:?} in {agents:?}"
+        );
+    }
+    // A `#(…)` job would have run by the time a few more round trips are done.
+    for _ in 0..5 {
+        ctx.engine.list().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        !canary.exists(),
+        "a name ran a shell command on {:?}",
+        ctx.which
+    );
+}
+parity!(names_are_never_run_or_expanded_, names_are_never_run_or_expanded);
