@@ -765,7 +765,12 @@ async fn names_are_never_run_or_expanded(ctx: Ctx) {
         assert_eq!(&state.title, title, "title on {:?}", ctx.which);
     }
     let window = window_of(&ctx, &panes[0].id).await;
-    assert_eq!(window.name, format!("w{layout_payload}"), "on {:?}", ctx.which);
+    assert_eq!(
+        window.name,
+        format!("w{layout_payload}"),
+        "on {:?}",
+        ctx.which
+    );
     let agents = ctx.engine.agents().await.unwrap();
     for expected in [format!("la{layout_payload}"), format!("r{}", payloads[1])] {
         assert!(
@@ -784,4 +789,7 @@ async fn names_are_never_run_or_expanded(ctx: Ctx) {
         ctx.which
     );
 }
-parity!(names_are_never_run_or_expanded_, names_are_never_run_or_expanded);
+parity!(
+    names_are_never_run_or_expanded_,
+    names_are_never_run_or_expanded
+);

@@ -247,3 +247,101 @@ async fn sh_with_env_named_in_the_profile() {
     })
     .await;
 }
+
+/// `run` empties the shell's input line before typing, silently: no bell a human
+/// attached to the session would hear (readline rings it for C-u on an empty line),
+/// and keys left on the line do not reach the command.
+async fn check_no_bell(shell: &str) {
+    let Some(path) = find(shell) else {
+        assert!(
+            std::env::var("COHORT_REQUIRE_ALL_SHELLS").as_deref() != Ok("1"),
+            "{shell} is not installed but COHORT_REQUIRE_ALL_SHELLS=1"
+        );
+        eprintln!("NOTICE: {shell} is not installed; its line clearing was not tested here");
+        return;
+    };
+    isolate_home();
+    let server = TestServer::new();
+    let mut config = server.config();
+    config.shell = Some(path);
+    let backend = std::sync::Arc::new(TmuxBackend::connect(config).await.unwrap());
+    let mut events = backend.subscribe();
+    let engine =
+        cohort::engine::Engine::with_backend(backend, server.state_dir(), &server.socket).unwrap();
+    let pane = engine
+        .open(cohort::engine::OpenOptions::named("bell"))
+        .await
+        .unwrap();
+    assert!(
+        engine.wait_ready(&pane.id, WAIT).await,
+        "{shell}: no prompt"
+    );
+    engine.wait_shell_up(&pane.id).await;
+    let spec = cohort::engine::completion::WaitSpec {
+        timeout: std::time::Duration::from_secs(10),
+        ..Default::default()
+    };
+    let options = cohort::engine::SendOptions::default();
+    for _ in 0..3 {
+        let out = engine
+            .run(&pane.id, "true", &options, spec.clone(), false)
+            .await
+            .unwrap();
+        assert!(out.verdict.complete, "{shell}: {}", out.output.meta);
+    }
+    // Keys left on the line are dropped, not prefixed to the command.
+    engine
+        .send(
+            &pane.id,
+            "junk",
+            &cohort::engine::SendOptions {
+                enter: false,
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap();
+    let out = engine
+        .run(&pane.id, "printf 'clean-%s\\n' ok", &options, spec, false)
+        .await
+        .unwrap();
+    assert!(
+        out.output.text.trim().ends_with("clean-ok") && !out.output.text.contains("junk"),
+        "{shell}: {:?}",
+        out.output.text
+    );
+    // Every byte the pane wrote so far: BEL only as the end of an OSC sequence.
+    let mut bytes = Vec::new();
+    while let Ok(event) = events.try_recv() {
+        if let cohort_backends::BackendEvent::Output { bytes: b, .. } = event {
+            bytes.extend_from_slice(&b);
+        }
+    }
+    let osc = regex::bytes::Regex::new(r"\x1b\][^\x07\x1b]*(\x07|\x1b\\)").unwrap();
+    let rest = osc.replace_all(&bytes, &b""[..]);
+    assert!(
+        !rest.contains(&0x07),
+        "{shell} rang the bell: {:?}",
+        String::from_utf8_lossy(&bytes)
+    );
+}
+
+#[tokio::test]
+async fn clearing_the_line_rings_no_bell_in_bash() {
+    check_no_bell("bash").await;
+}
+
+#[tokio::test]
+async fn clearing_the_line_rings_no_bell_in_zsh() {
+    check_no_bell("zsh").await;
+}
+
+#[tokio::test]
+async fn clearing_the_line_rings_no_bell_in_fish() {
+    check_no_bell("fish").await;
+}
+
+#[tokio::test]
+async fn clearing_the_line_rings_no_bell_in_sh() {
+    check_no_bell("dash").await;
+}

@@ -92,7 +92,8 @@ impl Engine {
     }
 
     /// [`Engine::send`]; with `fresh_line`, a shell at its prompt first has its input
-    /// line emptied (C-u), so a command is not appended to keys typed before it.
+    /// line emptied (see [`clear_line_keys`]), so a command is not appended to keys
+    /// typed before it.
     pub(crate) async fn type_text(
         &self,
         pane: &PaneId,
@@ -127,8 +128,11 @@ impl Engine {
         let (_lock, state) = self.input_turn(pane).await?;
         let runtime = self.runtimes.get(pane);
         if fresh_line && state.at_shell() && !runtime.lock().command_running() {
+            let cooked = state
+                .foreground_pid
+                .and_then(cohort_backends::process::terminal_in_line_mode);
             self.backend
-                .send_keys(pane, &["C-u".parse().expect("a known key")])
+                .send_keys(pane, &clear_line_keys(cooked))
                 .await?;
         }
         if text.len() > 1024 {
@@ -234,4 +238,23 @@ impl Engine {
         self.backend.cancel_copy_mode(pane).await?;
         Ok((lock, state))
     }
+}
+
+/// The keys that empty a shell's input line without ringing its bell. A line editor
+/// (the terminal in raw mode: readline, zle, fish) gets `C-a C-k`: readline rings the
+/// bell for `C-u` on an empty line (`unix-line-discard` at the start of the line),
+/// which a human attached to the session hears at every command, while moving to the
+/// start and killing to the end is silent on every editor. A shell reading in line
+/// mode (`cooked`: sh without an editor) gets `C-u`, the terminal's own line kill,
+/// where `C-a`/`C-k` would be typed as characters.
+fn clear_line_keys(cooked: Option<bool>) -> Vec<Key> {
+    let names: &[&str] = if cooked == Some(true) {
+        &["C-u"]
+    } else {
+        &["C-a", "C-k"]
+    };
+    names
+        .iter()
+        .map(|k| k.parse().expect("a known key"))
+        .collect()
 }
