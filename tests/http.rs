@@ -160,3 +160,54 @@ async fn a_token_is_required_when_given_and_off_loopback() {
     assert!(!client.list_all_tools().await.unwrap().is_empty());
     client.cancel().await.unwrap();
 }
+
+/// A browser page on another site (a drive-by page, or DNS rebinding) cannot drive
+/// the terminals: a request with a foreign `Origin` is refused, a loopback page's and
+/// an allowed one pass, and clients that send no `Origin` are not affected.
+#[tokio::test]
+async fn cross_origin_requests_from_browsers_are_refused() {
+    isolate_home();
+    let server = TestServer::new();
+    let served = serve(&server, &["--allow-origin", "https://app.example.com"]);
+    let addr = served
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_string();
+    let post = |origin: Option<&str>| {
+        let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"page","version":"1"}}}"#;
+        let origin = origin
+            .map(|o| format!("Origin: {o}\r\n"))
+            .unwrap_or_default();
+        write!(
+            stream,
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\n{origin}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut response = String::new();
+        let _ = stream.read_to_string(&mut response);
+        response
+    };
+    for foreign in [
+        "https://evil.example",
+        "null",
+        "http://localhost.evil.example",
+    ] {
+        let response = post(Some(foreign));
+        assert!(
+            response.starts_with("HTTP/1.1 403"),
+            "{foreign}: {response}"
+        );
+        assert!(response.contains("--allow-origin"), "{response}");
+    }
+    for fine in [
+        None,
+        Some("http://localhost:3000"),
+        Some("https://app.example.com"),
+    ] {
+        let response = post(fine);
+        assert!(response.starts_with("HTTP/1.1 200"), "{fine:?}: {response}");
+    }
+}

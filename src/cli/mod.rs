@@ -73,6 +73,10 @@ pub enum Command {
             hide_env_values = true
         )]
         token: Option<String>,
+        /// A browser origin allowed to call (e.g. https://app.example.com; repeatable).
+        /// Requests from other web pages are refused; loopback pages are allowed.
+        #[arg(long = "allow-origin", value_name = "ORIGIN")]
+        allow_origin: Vec<String>,
         /// Toolsets to offer: core, layout, team (comma-separated), or all.
         #[arg(
             long,
@@ -190,11 +194,20 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Serve {
             http,
             token,
+            allow_origin,
             toolsets,
         } => match crate::mcp::Toolset::parse_list(&toolsets) {
-            Ok(sets) => crate::mcp::serve_http(&config, &sets, http, token)
-                .await
-                .map_err(|e| e.to_string()),
+            Ok(sets) => crate::mcp::serve_http(
+                &config,
+                &sets,
+                http,
+                crate::mcp::HttpOptions {
+                    token,
+                    allowed_origins: allow_origin,
+                },
+            )
+            .await
+            .map_err(|e| e.to_string()),
             Err(e) => Err(e),
         },
         Command::Tools { markdown } => tools(markdown),

@@ -14,12 +14,12 @@
 //! - *team* ([`team`]): agents, teams, write_many, read_many, broadcast, locks, tags.
 
 mod core;
+mod http;
 mod layout;
 mod resources;
 mod team;
 mod types;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -34,6 +34,7 @@ use rmcp::{tool_handler, ErrorData as McpError, RoleServer, ServerHandler, Servi
 use crate::config::Config;
 use crate::engine::Engine;
 
+pub use http::{serve_http, HttpOptions};
 pub use types::*;
 
 /// A group of tools a host can enable.
@@ -222,85 +223,6 @@ pub async fn serve_stdio(
         .await?;
     service.waiting().await?;
     Ok(())
-}
-
-/// Serves MCP over streamable HTTP at `addr` (path `/mcp`) until interrupted.
-/// Binding anywhere but loopback requires a bearer token, checked on every request.
-pub async fn serve_http(
-    config: &Config,
-    toolsets: &[Toolset],
-    addr: SocketAddr,
-    token: Option<String>,
-) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
-    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
-    use rmcp::transport::streamable_http_server::{
-        StreamableHttpServerConfig, StreamableHttpService,
-    };
-
-    if !addr.ip().is_loopback() && token.as_deref().is_none_or(str::is_empty) {
-        return Err(format!(
-            "refusing to serve on {addr} without a bearer token: pass --token (or COHORT_HTTP_TOKEN), or bind to 127.0.0.1"
-        )
-        .into());
-    }
-    let engine = EngineSlot::starting(config.clone());
-    let toolsets = toolsets.to_vec();
-    let ct = tokio_util::sync::CancellationToken::new();
-    let mut http_config =
-        StreamableHttpServerConfig::default().with_cancellation_token(ct.child_token());
-    if !addr.ip().is_loopback() {
-        // The token is the protection; the default allow-list only admits loopback names.
-        http_config = http_config.disable_allowed_hosts();
-    }
-    let service = StreamableHttpService::new(
-        move || Ok(CohortServer::with_slot(engine.clone(), &toolsets)),
-        LocalSessionManager::default().into(),
-        http_config,
-    );
-    let mut app = axum::Router::new().nest_service("/mcp", service);
-    if let Some(token) = token.filter(|t| !t.is_empty()) {
-        app = app.layer(axum::middleware::from_fn(
-            move |req: axum::extract::Request, next: axum::middleware::Next| {
-                // The scheme name is case-insensitive (RFC 7235); the token is not.
-                let ok = req
-                    .headers()
-                    .get(axum::http::header::AUTHORIZATION)
-                    .and_then(|v| v.to_str().ok())
-                    .and_then(|v| v.split_once(' '))
-                    .is_some_and(|(scheme, given)| {
-                        scheme.eq_ignore_ascii_case("bearer")
-                            && constant_time_eq(given.as_bytes(), token.as_bytes())
-                    });
-                async move {
-                    if ok {
-                        next.run(req).await
-                    } else {
-                        axum::response::IntoResponse::into_response((
-                            axum::http::StatusCode::UNAUTHORIZED,
-                            [(axum::http::header::WWW_AUTHENTICATE, "Bearer")],
-                            "missing or wrong bearer token",
-                        ))
-                    }
-                }
-            },
-        ));
-    }
-    let listener = tokio::net::TcpListener::bind(addr).await?;
-    eprintln!(
-        "cohort: serving MCP at http://{}/mcp",
-        listener.local_addr()?
-    );
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            let _ = tokio::signal::ctrl_c().await;
-            ct.cancel();
-        })
-        .await?;
-    Ok(())
-}
-
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
 #[tool_handler(router = self.tool_router)]
