@@ -559,3 +559,67 @@ fn a_reader_that_stops_early_is_not_an_error() {
         "{stderr}"
     );
 }
+
+/// Every request gets an answer: one nested past what the JSON parser reads, or over
+/// the size limit, is refused with an error for its id, and the server goes on.
+#[test]
+fn requests_too_deep_or_too_big_are_answered() {
+    use std::io::{BufRead, BufReader, Write};
+    isolate_home();
+    let server = TestServer::new();
+    let mut child = cohort(&server)
+        .arg("mcp")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut answer = || {
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        serde_json::from_str::<serde_json::Value>(&line).unwrap()
+    };
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-06-18","capabilities":{{}},"clientInfo":{{"name":"raw","version":"1"}}}}}}"#).unwrap();
+    assert_eq!(answer()["id"], 1);
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+    )
+    .unwrap();
+    let mut tree = serde_json::json!({"pane": 0});
+    for _ in 0..70 {
+        tree = serde_json::json!({"split": "horizontal", "children": [tree, {"pane": 1}]});
+    }
+    let deep = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "create_layout", "arguments": {"name": "deep", "tree": tree}}});
+    writeln!(stdin, "{deep}").unwrap();
+    let refused = answer();
+    assert_eq!(refused["id"], 2, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("levels deep"),
+        "{refused}"
+    );
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{{"name":"list","arguments":{{"x":"{}"}}}}}}"#,
+        "z".repeat(17 << 20)
+    );
+    writeln!(stdin, "{big}").unwrap();
+    let refused = answer();
+    assert_eq!(refused["id"], 3, "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("MiB"),
+        "{refused}"
+    );
+    writeln!(stdin, r#"{{"jsonrpc":"2.0","id":4,"method":"ping"}}"#).unwrap();
+    assert_eq!(answer()["id"], 4);
+    drop(stdin);
+    let _ = child.wait();
+}

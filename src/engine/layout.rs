@@ -29,6 +29,9 @@ impl From<Direction> for SplitDirection {
     }
 }
 
+/// The most panes one layout makes.
+pub const MAX_PANES: usize = 16;
+
 /// A split tree: leaves are panes, numbered in reading order.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize, schemars::JsonSchema)]
 #[serde(untagged)]
@@ -123,17 +126,21 @@ impl SplitTree {
                 n - 1
             ));
         }
-        if n > 16 {
-            return Err(format!(
-                "{n} panes in one window is too many: use at most 16"
-            ));
-        }
         Ok(n)
     }
 
+    /// Collects the leaves' pane numbers, stopping as soon as there are more than
+    /// [`MAX_PANES`] (a huge tree is refused without walking all of it).
     fn collect(&self, out: &mut Vec<usize>) -> Result<(), String> {
         match self {
-            SplitTree::Pane { pane } => out.push(*pane),
+            SplitTree::Pane { pane } => {
+                out.push(*pane);
+                if out.len() > MAX_PANES {
+                    return Err(format!(
+                        "more than {MAX_PANES} panes in one window: use at most {MAX_PANES}"
+                    ));
+                }
+            }
             SplitTree::Split { children, .. } => {
                 if children.len() < 2 {
                     return Err("a split needs at least two children".into());

@@ -151,7 +151,7 @@ impl PaneRuntime {
         let mut data = self.lock();
         let command = CommandAt {
             offset: data.journal.len(),
-            text: text.to_string(),
+            text: kept_text(text),
             continues: data.command_running(),
             typed_into,
             mark,
@@ -162,6 +162,34 @@ impl PaneRuntime {
         }
         command
     }
+}
+
+/// Bytes of a typed command's start and end that its record keeps.
+const KEPT_HEAD: usize = 4 << 10;
+const KEPT_TAIL: usize = 8 << 10;
+
+/// What a command record keeps of a long text (the pane keeps 1024 records): its
+/// start, which names the program (the reducer is chosen by it), and its end, which
+/// is what the terminal echoes after Enter (see the completion ladder's echo check).
+fn kept_text(text: &str) -> String {
+    if text.len() <= KEPT_HEAD + KEPT_TAIL {
+        return text.to_string();
+    }
+    let head = char_floor(text, KEPT_HEAD);
+    let mut tail = text.len() - KEPT_TAIL;
+    while !text.is_char_boundary(tail) {
+        tail += 1;
+    }
+    format!("{}\n…\n{}", &text[..head], &text[tail..])
+}
+
+/// The largest character boundary of `text` at or before `at`.
+pub(crate) fn char_floor(text: &str, at: usize) -> usize {
+    let mut at = at.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
 }
 
 /// Every pane's runtime, created on first sight.

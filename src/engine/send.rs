@@ -185,7 +185,8 @@ impl Engine {
             // Bookkeeping after Enter, in the background, so it never delays the
             // keystroke or the verdict.
             if let Some(id) = session {
-                let (engine, command) = (self.clone(), text.clone());
+                let end = super::runtime::char_floor(&text, 4096);
+                let (engine, command) = (self.clone(), text[..end].to_string());
                 tokio::spawn(async move {
                     let _ = engine.db(move |r| r.set_last_command(&id, &command)).await;
                 });

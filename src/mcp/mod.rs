@@ -18,6 +18,7 @@ mod http;
 mod layout;
 mod resources;
 mod team;
+pub mod transport;
 mod types;
 
 use std::sync::Arc;
@@ -218,8 +219,9 @@ pub async fn serve_stdio(
     toolsets: &[Toolset],
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let engine = EngineSlot::starting(config.clone());
+    let (stdin, stdout) = rmcp::transport::stdio();
     let service = CohortServer::with_slot(engine, toolsets)
-        .serve(rmcp::transport::stdio())
+        .serve(transport::LineTransport::new(stdin, stdout))
         .await?;
     service.waiting().await?;
     Ok(())
