@@ -1267,3 +1267,63 @@ async fn two_processes_opening_one_name_at_once_get_one_session() {
         assert_eq!(named, 1, "round {round}");
     }
 }
+
+/// tmux killed and started again: the run in flight ends `closed`, the same name opens
+/// again, and the new pane (which gets the old one's id) inherits nothing: not its
+/// output, not its marks, not its registry row or lock.
+#[tokio::test]
+async fn a_new_tmux_server_hands_nothing_of_the_old_one_to_new_panes() {
+    let (server, engine, pane) = shell_session("phoenix").await;
+    run(&engine, &pane, "echo old-life-marker", spec(10_000)).await;
+    engine.lock(&pane, "holder").await.unwrap();
+    let waiting = {
+        let (engine, pane) = (engine.clone(), pane.clone());
+        let owner = SendOptions {
+            owner: Some("holder".into()),
+            ..SendOptions::default()
+        };
+        tokio::spawn(async move {
+            engine
+                .run(&pane, "sleep 30", &owner, spec(60_000), false)
+                .await
+                .unwrap()
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let killed = std::process::Command::new("tmux")
+        .args(["-L", &server.socket, "kill-server"])
+        .env_remove("TMUX")
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = tokio::time::timeout(WAIT, waiting).await.unwrap().unwrap();
+    assert_eq!(out.verdict.layer, Layer::Closed, "{}", out.output.meta);
+
+    let again = engine
+        .open(OpenOptions::named("phoenix"))
+        .await
+        .expect("the same name opens on the new server");
+    assert!(engine.wait_ready(&again.id, WAIT).await, "no prompt");
+    assert_eq!(
+        again.id, pane,
+        "tmux reuses the pane id (the case under test)"
+    );
+    let all = engine
+        .read(
+            &again.id,
+            &ReadOptions {
+                what: ReadWhat::All,
+                raw: true,
+                ..ReadOptions::default()
+            },
+        )
+        .await;
+    assert!(!all.text.contains("old-life-marker"), "{}", all.text);
+    // Not locked by the old session's holder, and its commands complete on their own
+    // marks.
+    assert!(engine.lock_of(&again.id).await.unwrap().is_none());
+    let out = run(&engine, &again.id, "echo new-life", spec(10_000)).await;
+    assert_eq!(out.verdict.layer, Layer::Exit);
+    assert_eq!(out.output.text.trim(), "new-life");
+    assert_eq!(engine.list().await.unwrap().len(), 1);
+}

@@ -467,24 +467,24 @@ async fn reconnects_after_the_server_goes_away() {
             None => panic!("stream ended"),
         }
     }
-    // …and the next call starts a fresh server and works, saying it reconnected (so
-    // the engine marks a gap in every journal).
+    // …and the next call starts a fresh server and works, saying the server is a new
+    // one (so the engine keeps nothing of the old panes, whose ids the new ones reuse).
     let pane = backend.spawn(shell("after")).await.expect("reconnected");
-    let mut reconnected = false;
+    let mut restarted = false;
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
         match tokio::time::timeout_at(deadline, events.recv())
             .await
             .expect("prompt after reconnecting")
         {
-            Some(BackendEvent::Reconnected) => reconnected = true,
+            Some(BackendEvent::ServerRestarted) => restarted = true,
             Some(BackendEvent::Prompt { pane: p, .. }) if p == pane.id => break,
             Some(_) => continue,
             None => panic!("stream ended"),
         }
     }
     assert!(
-        reconnected,
-        "no Reconnected event before the new pane's prompt"
+        restarted,
+        "no ServerRestarted event before the new pane's prompt"
     );
 }

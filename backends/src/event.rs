@@ -98,8 +98,12 @@ pub enum BackendEvent {
         /// Why.
         reason: String,
     },
-    /// The connection was re-established.
+    /// The connection was re-established (to the same terminal server).
     Reconnected,
+    /// The connection was re-established to a *new* terminal server (tmux was killed
+    /// and started again): every pane of the old one is gone, and new panes may reuse
+    /// their ids. Whatever a subscriber kept per pane belongs to the old server.
+    ServerRestarted,
 }
 
 impl BackendEvent {

@@ -72,6 +72,8 @@ pub struct Engine {
     journal_dir: PathBuf,
     rules: Option<Arc<cohort_reducers::UserRules>>,
     registry: Arc<Registry>,
+    /// The terminal server restarts the registry has been brought in line with.
+    adopted_restarts: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -149,6 +151,7 @@ impl Engine {
             journal_dir,
             rules: None,
             registry,
+            adopted_restarts: Default::default(),
         })
     }
 

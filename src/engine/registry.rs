@@ -328,16 +328,18 @@ impl Registry {
 
     /// Claims `name` for a session about to be created with id `id` on `server`, before
     /// its pane exists, so that two processes opening the same name at once cannot both
-    /// succeed. A row of that name whose pane is not among `live_panes` of `server` (a
-    /// closed pane, another server's) is stale and yields; a live one, or another claim
-    /// younger than a minute, keeps the name and `false` is returned. The claim becomes the session's row with
+    /// succeed. A row of that name whose session is not among `live_sessions` of
+    /// `server` (the persistent ids stamped on the panes that exist: a closed pane,
+    /// one of a server that was killed, whose pane id a new pane may now have) is stale
+    /// and yields; a live one, or another claim younger than a minute, keeps the name
+    /// and `false` is returned. The claim becomes the session's row with
     /// [`Registry::upsert_session`], or is dropped with [`Registry::remove_session`].
     pub fn claim_name(
         &self,
         id: &str,
         name: &str,
         server: &str,
-        live_panes: &[String],
+        live_sessions: &[String],
     ) -> Result<bool, RegistryError> {
         self.write(|tx| {
             let holder: Option<(String, String, String, i64)> = tx
@@ -350,7 +352,7 @@ impl Registry {
                 .map_err(sql(&self.path))?;
             if let Some((other, other_server, pane, created)) = holder {
                 let claimed = pane.is_empty() && now() - created < 60;
-                let live = other_server == server && live_panes.contains(&pane);
+                let live = other_server == server && live_sessions.contains(&other);
                 if claimed || live {
                     return Ok(false);
                 }
@@ -889,9 +891,10 @@ mod tests {
         assert!(!two.claim_name("b", "race", server, &[]).unwrap());
         // The first becomes a session whose pane lives: still taken.
         one.upsert_session(&session("a", "race")).unwrap();
-        assert!(!two.claim_name("b", "race", server, &["%1".into()]).unwrap());
-        // Its pane gone, the row is stale and yields.
-        assert!(two.claim_name("b", "race", server, &[]).unwrap());
+        assert!(!two.claim_name("b", "race", server, &["a".into()]).unwrap());
+        // Its pane gone (another session now has its pane id), the row is stale and
+        // yields.
+        assert!(two.claim_name("b", "race", server, &["c".into()]).unwrap());
         let sessions = one.sessions().unwrap();
         assert_eq!(
             sessions.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(),

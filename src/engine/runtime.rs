@@ -198,6 +198,8 @@ pub struct Runtimes {
     panes: Mutex<HashMap<PaneId, Arc<PaneRuntime>>>,
     dir: PathBuf,
     memory: usize,
+    /// How many times the terminal server was replaced by a new one.
+    restarts: std::sync::atomic::AtomicU64,
 }
 
 impl Runtimes {
@@ -207,6 +209,7 @@ impl Runtimes {
             panes: Mutex::new(HashMap::new()),
             dir,
             memory: DEFAULT_MEMORY,
+            restarts: Default::default(),
         }
     }
 
@@ -252,6 +255,11 @@ impl Runtimes {
             data.history_end = data.journal.len();
         }
         rt.bump();
+    }
+
+    /// How many times the terminal server was replaced so far.
+    pub fn restarts(&self) -> u64 {
+        self.restarts.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     /// Forgets a closed pane (its journal file is removed).
@@ -320,6 +328,23 @@ impl Runtimes {
                     .collect();
                 for rt in panes {
                     rt.mark_gap();
+                }
+            }
+            BackendEvent::ServerRestarted => {
+                // Every pane of the old server is gone, and new ones reuse their ids:
+                // nothing kept for an id may pass to a new pane. Waiters still holding
+                // an old runtime are woken and find their pane gone.
+                let old: Vec<Arc<PaneRuntime>> = self
+                    .panes
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .drain()
+                    .map(|(_, rt)| rt)
+                    .collect();
+                self.restarts
+                    .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                for rt in old {
+                    rt.bump();
                 }
             }
             BackendEvent::LayoutChanged { .. } | BackendEvent::WindowClosed { .. } => {}

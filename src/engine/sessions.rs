@@ -160,8 +160,18 @@ impl Engine {
         Ok(panes)
     }
 
-    /// Every session (pane) cohort manages.
+    /// Every session (pane) cohort manages. After the terminal server was replaced by
+    /// a new one (tmux killed and started again), the registry is first brought in
+    /// line: the old server's sessions are gone, and their rows must not pass to the
+    /// new panes that reuse their ids.
     pub async fn list(&self) -> Result<Vec<PaneInfo>, EngineError> {
+        use std::sync::atomic::Ordering;
+        let restarts = self.runtimes.restarts();
+        if self.adopted_restarts.load(Ordering::SeqCst) != restarts {
+            let panes = self.adopt().await?;
+            self.adopted_restarts.store(restarts, Ordering::SeqCst);
+            return Ok(panes);
+        }
         Ok(self.backend.list_panes().await?)
     }
 
@@ -244,7 +254,10 @@ impl Engine {
             env.push(("COHORT_AGENT".into(), agent.clone()));
         }
         // Claim the name across processes before the pane exists.
-        let live: Vec<String> = live.iter().map(|p| p.id.to_string()).collect();
+        let live: Vec<String> = live
+            .iter()
+            .filter_map(|p| p.identity.as_ref().map(|i| i.id.clone()))
+            .collect();
         let (id, name, server) = (
             identity.id.clone(),
             options.name.clone(),

@@ -82,6 +82,9 @@ struct Inner {
     /// Last exit status each pane reported through a `D` mark; stands in when tmux
     /// loses a dead pane's status (seen with 3.3a, about 1 in 30 under load).
     last_marks: Arc<Mutex<HashMap<String, i32>>>,
+    /// The tmux server this backend last attached to (its pid and start time): pane
+    /// ids are only unique within one server.
+    instance: Mutex<Option<String>>,
 }
 
 impl std::fmt::Debug for TmuxBackend {
@@ -118,6 +121,7 @@ impl TmuxBackend {
                 exits_reported: Default::default(),
                 watched: Default::default(),
                 last_marks: Default::default(),
+                instance: Default::default(),
             }),
         };
         backend.client().await?;
@@ -161,10 +165,28 @@ impl TmuxBackend {
         }
     }
 
-    /// The live control connection, reconnecting when it was lost.
+    /// The live control connection, reconnecting when it was lost. A connection to a
+    /// new server (the old one was killed) starts with nothing kept from the old
+    /// one's panes, whose ids the new server reuses.
     async fn client(&self) -> Result<Arc<ControlClient>> {
         let (client, got) = self.inner.link.get(|| self.open_connection()).await?;
-        if got == Got::Reopened {
+        if got == Got::Live {
+            return Ok(client);
+        }
+        let instance = client
+            .command("display-message -p '#{pid} #{start_time}'")
+            .await
+            .map(|reply| reply.text().trim().to_string())
+            .ok();
+        let previous = std::mem::replace(&mut *lock(&self.inner.instance), instance.clone());
+        let restarted = previous.is_some() && instance.is_some() && previous != instance;
+        if restarted {
+            lock(&self.inner.exits_reported).clear();
+            lock(&self.inner.watched).clear();
+            lock(&self.inner.last_marks).clear();
+            tracing::info!(target: "cohort::tmux", "the tmux server was started again: panes of the old one are gone");
+            self.inner.hub.emit(BackendEvent::ServerRestarted);
+        } else if got == Got::Reopened {
             self.inner.hub.emit(BackendEvent::Reconnected);
         }
         Ok(client)
