@@ -139,9 +139,9 @@ impl Session {
         })
     }
 
-    /// True when some hook is configured.
-    pub fn has_hooks(&self) -> bool {
-        self.hooks.any()
+    /// How many hook commands are configured.
+    pub fn hook_count(&self) -> usize {
+        self.hooks.count()
     }
 
     /// Turns all hooks off for the rest of the session.

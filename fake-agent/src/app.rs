@@ -86,7 +86,8 @@ pub fn run(o: Options, settings: Settings) -> Result<i32, StartError> {
     if settings.no_hooks {
         s.disable_hooks();
     }
-    let trust_pending = flavor == Flavor::Codex && s.has_hooks() && !bypass_trust && !trusted();
+    let hook_count = s.hook_count();
+    let trust_pending = flavor == Flavor::Codex && hook_count > 0 && !bypass_trust && !trusted();
     let raw = term::RawMode::enter();
     term::write(match (flavor, alt) {
         (Flavor::Claude, _) => b"\x1b]0;\xe2\x9c\xb3 Claude Code\x07\x1b[?2004h\x1b[?1004h\x1b[>1u",
@@ -99,8 +100,8 @@ pub fn run(o: Options, settings: Settings) -> Result<i32, StartError> {
         settings,
         decoder: Decoder::new(),
         queued: Vec::new(),
-        dialog: trust_pending.then(|| Dialog::HookTrust {
-            count: 1,
+        dialog: trust_pending.then_some(Dialog::HookTrust {
+            count: hook_count,
             selected: 0,
         }),
         trust_pending,
@@ -206,9 +207,11 @@ impl App {
             model: &self.s.o.model,
             cwd: &cwd,
             history: &self.s.history,
+            // A dialog takes the busy line's place, as in the real TUIs.
             busy: self
                 .turn
                 .as_ref()
+                .filter(|_| self.dialog.is_none())
                 .map(|t| now.saturating_duration_since(t.started).as_secs()),
             queued: &self.queued,
             composer: self.composer.text(),
@@ -391,12 +394,13 @@ impl App {
             Key::Esc if busy => self.interrupt(now),
             Key::CtrlC if busy => self.interrupt(now),
             Key::CtrlC if !self.composer.is_empty() => self.composer.clear(),
-            Key::CtrlC | Key::CtrlD if flavor == Flavor::Codex => {
-                if self.composer.is_empty() && !busy {
-                    self.exit = Some("other");
-                }
+            // Codex quits on the first one; Claude asks for a second.
+            Key::CtrlC | Key::CtrlD
+                if flavor == Flavor::Codex && self.composer.is_empty() && !busy =>
+            {
+                self.exit = Some("other");
             }
-            Key::CtrlC | Key::CtrlD if self.composer.is_empty() => {
+            Key::CtrlC | Key::CtrlD if flavor == Flavor::Claude && self.composer.is_empty() => {
                 let which = if key == Key::CtrlC {
                     Armed::CtrlC
                 } else {

@@ -151,12 +151,13 @@ impl Hooks {
         self.disabled = true;
     }
 
-    /// True when some hook is configured (whether or not hooks are disabled).
-    pub fn any(&self) -> bool {
+    /// How many hook commands are configured (whether or not hooks are disabled).
+    pub fn count(&self) -> usize {
         self.events
             .values()
             .flatten()
-            .any(|g| !g.handlers.is_empty())
+            .map(|g| g.handlers.len())
+            .sum()
     }
 
     /// Runs the hooks for `event` whose matcher accepts `target` (the tool name, the
@@ -329,7 +330,7 @@ mod tests {
             {"type": "command", "command": format!("cat >> {}", out.display())}]}]}});
         let hooks =
             Hooks::load_claude(dir.path(), dir.path(), Some(&settings.to_string())).unwrap();
-        assert!(hooks.any());
+        assert_eq!(hooks.count(), 1);
         let ran = hooks.fire("Stop", "", &json!({"x": 1}), dir.path());
         assert_eq!(ran.len(), 1);
         assert_eq!(std::fs::read_to_string(&out).unwrap(), "{\"x\":1}");

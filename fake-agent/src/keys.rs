@@ -413,7 +413,7 @@ mod tests {
         ];
         let mut out = Vec::new();
         while out.len() < len {
-            if rng.next() % 3 == 0 {
+            if rng.next().is_multiple_of(3) {
                 out.push((rng.next() % 256) as u8);
             } else {
                 out.extend_from_slice(PIECES[(rng.next() as usize) % PIECES.len()]);

@@ -40,6 +40,16 @@
 //! computed over the prompt exactly as submitted ([`script::digest`]), so a test can
 //! prove a multi-KB, multi-line prompt arrived byte for byte.
 //!
+//! A test that drives the binary checks the answer against the prompt it sent:
+//!
+//! ```
+//! use cohort_fake_agent::script::{answer, Script};
+//! let prompt = "fix the build [[approval]]\nthen report";
+//! assert!(Script::parse(prompt).approval);
+//! // What `Stop`'s `last_assistant_message` (or Codex's `task_complete`) will say:
+//! assert!(answer(prompt).starts_with("Done: received 38 bytes, 2 lines, fnv1a64 "));
+//! ```
+//!
 //! # Environment
 //!
 //! `FAKE_AGENT_READY_MS` (default 300): the composer is drawn at once but its input

@@ -119,8 +119,13 @@ pub fn render(view: &View, cols: u16, rows: u16) -> Vec<u8> {
         if i > 0 {
             out.push_str("\r\n");
         }
-        out.push_str(&clip(line, cols));
-        out.push_str("\x1b[K");
+        let line = clip(line, cols);
+        let full = line.chars().count() >= cols;
+        out.push_str(&line);
+        if !full {
+            // Erasing at the last column would eat the line's final character.
+            out.push_str("\x1b[K");
+        }
     }
     if let Some((row_from_bottom, col)) = cursor_col {
         let row = rows.saturating_sub(row_from_bottom);
@@ -229,7 +234,7 @@ fn codex(view: &View, cols: usize) -> Frame {
     ];
     let mut bottom = Vec::new();
     if let Some(secs) = view.busy {
-        let dot = if secs % 2 == 0 { "•" } else { "◦" };
+        let dot = if secs.is_multiple_of(2) { "•" } else { "◦" };
         bottom.push(format!("{dot} Working ({secs}s • esc to interrupt)"));
     }
     if !view.queued.is_empty() {
