@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -189,6 +190,7 @@ impl Hooks {
         let child = Command::new(program)
             .args(args)
             .arg(payload.to_string())
+            .process_group(0)
             .current_dir(cwd)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -211,9 +213,12 @@ fn matches(matcher: &str, target: &str) -> bool {
 }
 
 fn run_hook(command: &str, stdin: &str, cwd: &Path, timeout: Duration) {
+    // Its own process group: the hangup that ends a session (a closed pane) must not
+    // also kill the SessionEnd hook it runs.
     let child = Command::new("/bin/sh")
         .arg("-c")
         .arg(command)
+        .process_group(0)
         .current_dir(cwd)
         .env("CLAUDE_PROJECT_DIR", cwd)
         .stdin(Stdio::piped())
@@ -222,8 +227,10 @@ fn run_hook(command: &str, stdin: &str, cwd: &Path, timeout: Duration) {
         .spawn();
     let Ok(mut child) = child else { return };
     if let Some(mut pipe) = child.stdin.take() {
-        // A hook that does not read its input must not block us.
-        let _ = pipe.write_all(stdin.as_bytes());
+        // Written from a thread: a hook that does not read a large input must not
+        // block the session past its timeout.
+        let input = stdin.to_string();
+        std::thread::spawn(move || pipe.write_all(input.as_bytes()));
     }
     let deadline = Instant::now() + timeout;
     loop {

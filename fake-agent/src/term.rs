@@ -1,7 +1,30 @@
 //! The controlling terminal: raw mode (restored on drop), polled reads, size.
 
 use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+
+static HANGUP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_hangup(_: libc::c_int) {
+    HANGUP.store(true, Ordering::SeqCst);
+}
+
+/// Catches SIGHUP and SIGTERM so the session can end cleanly (the real CLIs fire
+/// `SessionEnd` when their terminal goes away).
+pub fn catch_hangup() {
+    let handler = on_hangup as extern "C" fn(libc::c_int) as libc::sighandler_t;
+    // SAFETY: installs an async-signal-safe handler that only stores an atomic.
+    unsafe {
+        libc::signal(libc::SIGHUP, handler);
+        libc::signal(libc::SIGTERM, handler);
+    }
+}
+
+/// True once SIGHUP or SIGTERM arrived.
+pub fn hung_up() -> bool {
+    HANGUP.load(Ordering::SeqCst)
+}
 
 /// Raw mode on stdin for as long as this lives.
 pub struct RawMode {

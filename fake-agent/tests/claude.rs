@@ -294,3 +294,14 @@ fn unknown_options_are_refused_like_the_real_cli() {
         "{screen}"
     );
 }
+
+#[test]
+fn closing_the_terminal_fires_session_end() {
+    let agent = claude(&[]);
+    std::process::Command::new("tmux")
+        .args(["-L", &agent.socket, "kill-pane", "-t", "0"])
+        .status()
+        .expect("kill-pane");
+    let end = agent.wait_events("SessionEnd", 1);
+    assert_eq!(end[0]["reason"], "other");
+}
