@@ -3,8 +3,8 @@
 //! on, without accounts or a network.
 //!
 //! The flavour comes from argv\[0\] (`claude`, `codex`; tests symlink the binary) or
-//! `--flavor claude|codex`. It was modelled on Claude Code 2.1.197 and Codex CLI
-//! 0.169.0, observed driving a local model stub in tmux.
+//! `--flavor claude|codex`. It is modelled on the behaviour of Claude Code 2.1.197
+//! and Codex CLI 0.169.0 in tmux panes.
 //!
 //! # Command lines
 //!

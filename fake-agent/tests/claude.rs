@@ -305,3 +305,18 @@ fn closing_the_terminal_fires_session_end() {
     let end = agent.wait_events("SessionEnd", 1);
     assert_eq!(end[0]["reason"], "other");
 }
+
+#[test]
+fn a_question_fires_elicitation_and_waits_for_the_answer() {
+    let agent = claude(&[]);
+    agent.submit("which one [[ask]]");
+    agent.wait_for("Which file should I change?");
+    let asked = agent.wait_events("Elicitation", 1);
+    assert_eq!(asked[0]["message"], "Which file should I change?");
+    assert!(agent.events("Stop").is_empty());
+    agent.keys(&["2"]);
+    let result = agent.wait_events("ElicitationResult", 1);
+    assert_eq!(result[0]["action"], "accept");
+    assert_eq!(result[0]["content"]["file"], "src/lib.rs");
+    agent.wait_events("Stop", 1);
+}
