@@ -213,9 +213,17 @@ fn matches(matcher: &str, target: &str) -> bool {
 }
 
 fn run_hook(command: &str, stdin: &str, cwd: &Path, timeout: Duration) {
-    // Its own process group: the hangup that ends a session (a closed pane) must not
-    // also kill the SessionEnd hook it runs.
-    let child = Command::new("/bin/sh")
+    // The hangup that ends a session (a closed pane) must not also kill the
+    // SessionEnd hook it runs: own process group, and SIGHUP ignored.
+    let mut cmd = Command::new("/bin/sh");
+    // SAFETY: only calls signal(2), which is async-signal-safe, between fork and exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::signal(libc::SIGHUP, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let child = cmd
         .arg("-c")
         .arg(command)
         .process_group(0)

@@ -18,6 +18,7 @@ static COUNTER: AtomicU32 = AtomicU32::new(0);
 /// One fake agent running in a tmux pane.
 pub struct Agent {
     pub socket: String,
+    socket_path: Option<PathBuf>,
     pub dir: tempfile::TempDir,
     pub flavor: &'static str,
 }
@@ -31,8 +32,9 @@ impl Agent {
             .prefix("fake-agent-test-")
             .tempdir()
             .expect("temp dir");
-        let agent = Agent {
+        let mut agent = Agent {
             socket: format!("fake-agent-test-{}-{n}", std::process::id()),
+            socket_path: None,
             dir,
             flavor,
         };
@@ -66,6 +68,8 @@ impl Agent {
             .status()
             .expect("tmux");
         assert!(status.success(), "tmux new-session failed");
+        let path = agent.tmux(&["display", "-p", "#{socket_path}"]);
+        agent.socket_path = Some(PathBuf::from(path.trim()));
         agent
     }
 
@@ -252,6 +256,14 @@ impl Drop for Agent {
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .status();
+        // tmux may leave its socket file behind.
+        if let Some(path) = self
+            .socket_path
+            .take()
+            .filter(|p| !p.as_os_str().is_empty())
+        {
+            let _ = std::fs::remove_file(path);
+        }
     }
 }
 
