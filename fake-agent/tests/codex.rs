@@ -76,7 +76,19 @@ fn the_rollout_appears_with_the_first_turn_and_hooks_carry_turn_ids() {
         stop[0]["transcript_path"],
         files[0].to_string_lossy().as_ref()
     );
-    let lines = read_json_lines(&files[0]);
+    // Codex runs the Stop hook before it records the turn's end, as the fake does:
+    // the line follows the hook.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let lines = loop {
+        let lines = read_json_lines(&files[0]);
+        let ended = lines
+            .iter()
+            .any(|l| l["payload"]["type"] == "task_complete");
+        if ended || std::time::Instant::now() > deadline {
+            break lines;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
     assert_eq!(lines[0]["type"], "session_meta");
     let kinds: Vec<&str> = lines
         .iter()
