@@ -1327,3 +1327,90 @@ async fn a_new_tmux_server_hands_nothing_of_the_old_one_to_new_panes() {
     assert_eq!(out.output.text.trim(), "new-life");
     assert_eq!(engine.list().await.unwrap().len(), 1);
 }
+
+/// The registry overwritten with garbage, or deleted, under a running server: the
+/// sessions it holds keep working, the next calls get a fresh registry that knows
+/// them again (from their panes), the old file is kept, and status says what
+/// happened, naming the file.
+#[tokio::test]
+async fn a_registry_overwritten_or_deleted_under_the_server_is_recovered() {
+    let (server, engine, pane) = shell_session("keeper").await;
+    let agent_pane = engine
+        .open(OpenOptions {
+            name: "worker-1".into(),
+            agent: Some("wally".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let db = server.state_dir().join("registry.db");
+    for damage in ["overwrite", "delete"] {
+        match damage {
+            // Same file, new bytes: as `echo garbage > registry.db` does.
+            "overwrite" => std::fs::write(&db, b"this is not a database at all").unwrap(),
+            _ => std::fs::remove_file(&db).unwrap(),
+        }
+        let out = run(
+            &engine,
+            &pane,
+            &format!("echo after-{damage}"),
+            spec(10_000),
+        )
+        .await;
+        assert_eq!(
+            out.output.text.trim(),
+            format!("after-{damage}"),
+            "{}",
+            out.output.meta
+        );
+        let fresh = engine
+            .open(OpenOptions::named(format!("new-after-{damage}")))
+            .await
+            .unwrap_or_else(|e| panic!("open after {damage}: {e}"));
+        assert!(engine.wait_ready(&fresh.id, WAIT).await);
+        // The registry knows the sessions and the agent again.
+        let names: Vec<String> = engine
+            .registry()
+            .sessions()
+            .unwrap()
+            .into_iter()
+            .map(|s| s.name)
+            .collect();
+        assert!(names.contains(&"keeper".to_string()), "{damage}: {names:?}");
+        assert!(engine.agent("wally").await.unwrap().is_some(), "{damage}");
+        let status = engine.status().await.unwrap();
+        let warning = status.registry_warning.unwrap_or_default();
+        assert!(
+            warning.contains(&db.display().to_string()),
+            "{damage}: {warning:?}"
+        );
+    }
+    // The overwritten file was kept aside, not lost.
+    let kept = std::fs::read_dir(server.state_dir())
+        .unwrap()
+        .flatten()
+        .any(|e| e.file_name().to_string_lossy().contains("corrupt-"));
+    assert!(kept, "no backup of the overwritten registry");
+    let _ = agent_pane;
+}
+
+/// The whole state directory deleted under a running server: a new session still
+/// comes up with its prompt marks (the shell integration is written again), instead
+/// of waiting 10 s and blaming the user's startup files.
+#[tokio::test]
+async fn a_deleted_state_directory_is_written_again() {
+    let (server, engine, pane) = shell_session("before-rm").await;
+    std::fs::remove_dir_all(server.state_dir()).unwrap();
+    let fresh = engine.open(OpenOptions::named("after-rm")).await.unwrap();
+    assert!(
+        engine.wait_shell_up(&fresh.id).await.is_none(),
+        "the new shell came up without its integration"
+    );
+    let out = run(&engine, &fresh.id, "false", spec(10_000)).await;
+    assert_eq!(
+        (out.verdict.layer, out.verdict.exit_status),
+        (Layer::Exit, Some(1))
+    );
+    let out = run(&engine, &pane, "echo still-here", spec(10_000)).await;
+    assert_eq!(out.output.text.trim(), "still-here");
+}

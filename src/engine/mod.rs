@@ -72,8 +72,9 @@ pub struct Engine {
     journal_dir: PathBuf,
     rules: Option<Arc<cohort_reducers::UserRules>>,
     registry: Arc<Registry>,
-    /// The terminal server restarts the registry has been brought in line with.
-    adopted_restarts: Arc<std::sync::atomic::AtomicU64>,
+    /// The terminal server restarts plus registry replacements the registry has been
+    /// brought in line with (see [`Engine::list`]).
+    adopted_epoch: Arc<std::sync::atomic::AtomicU64>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -151,7 +152,7 @@ impl Engine {
             journal_dir,
             rules: None,
             registry,
-            adopted_restarts: Default::default(),
+            adopted_epoch: Default::default(),
         })
     }
 

@@ -121,11 +121,48 @@ pub struct NotificationRecord {
 }
 
 /// The registry handle; one connection per process, shared by its tasks.
+///
+/// The file can change under a running process: deleted with the state directory,
+/// overwritten by another program, corrupted. Every call first checks that the file
+/// at the path is still the one this connection has open (device and inode), and a
+/// call that finds the database unreadable moves it aside. Either way the registry
+/// opens a fresh database at the path and goes on, [`Registry::generation`] counts
+/// up so the engine re-adopts its sessions from the identities stamped on their
+/// panes, and [`Registry::recovered`] says what happened.
 #[derive(Debug)]
 pub struct Registry {
-    conn: Mutex<Connection>,
+    conn: Mutex<Open>,
     path: PathBuf,
-    recovered: Option<String>,
+    recovered: Mutex<Option<String>>,
+    generation: std::sync::atomic::AtomicU64,
+}
+
+/// The open connection and the file it is on.
+#[derive(Debug)]
+struct Open {
+    conn: Connection,
+    file: Option<(u64, u64)>,
+}
+
+/// Whether the file at `path` starts as every SQLite database does (an empty file
+/// counts: SQLite writes the header with the first page).
+fn has_sqlite_header(path: &Path) -> bool {
+    use std::io::Read;
+    let mut header = [0u8; 16];
+    match std::fs::File::open(path) {
+        Ok(mut file) => match file.read(&mut header) {
+            Ok(0) => true,
+            Ok(n) => header[..n] == b"SQLite format 3\0"[..n],
+            Err(_) => true,
+        },
+        Err(_) => true,
+    }
+}
+
+/// The device and inode of the file at `path`.
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
 const SCHEMA_VERSION: i64 = 2;
@@ -195,47 +232,64 @@ impl Registry {
         if let Some(dir) = path.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
+        let (open, recovered) = Self::open_or_recover(path)?;
+        Ok(Registry {
+            conn: Mutex::new(open),
+            path: path.to_path_buf(),
+            recovered: Mutex::new(recovered),
+            generation: Default::default(),
+        })
+    }
+
+    /// A connection to the database at `path`, and the recovery message when the file
+    /// there was unreadable and had to be moved aside first.
+    fn open_or_recover(path: &Path) -> Result<(Open, Option<String>), RegistryError> {
+        let opened = |conn| Open {
+            conn,
+            file: file_id(path),
+        };
         match Self::try_open(path) {
-            Ok(conn) => Ok(Registry {
-                conn: Mutex::new(conn),
-                path: path.to_path_buf(),
-                recovered: None,
-            }),
+            Ok(conn) => Ok((opened(conn), None)),
             Err(e) if is_corruption(&e) && path.exists() => {
-                let backup = path.with_extension(format!("corrupt-{}.db", now()));
-                std::fs::rename(path, &backup).map_err(|_| RegistryError::Sqlite {
-                    path: path.to_path_buf(),
-                    source: e,
-                })?;
-                for suffix in ["-wal", "-shm"] {
-                    let side = PathBuf::from(format!("{}{suffix}", path.display()));
-                    let _ = std::fs::rename(
-                        &side,
-                        PathBuf::from(format!("{}{suffix}", backup.display())),
-                    );
-                }
-                let message = RegistryError::Recovered {
-                    path: path.to_path_buf(),
-                    backup: backup.clone(),
-                    why: "not a database or damaged".into(),
-                }
-                .to_string();
+                let message =
+                    Self::move_aside(path, "not a database or damaged").map_err(|_| {
+                        RegistryError::Sqlite {
+                            path: path.to_path_buf(),
+                            source: e,
+                        }
+                    })?;
                 tracing::error!(target: "cohort::registry", "{message}");
                 let conn = Self::try_open(path).map_err(|source| RegistryError::Sqlite {
                     path: path.to_path_buf(),
                     source,
                 })?;
-                Ok(Registry {
-                    conn: Mutex::new(conn),
-                    path: path.to_path_buf(),
-                    recovered: Some(message),
-                })
+                Ok((opened(conn), Some(message)))
             }
             Err(source) => Err(RegistryError::Sqlite {
                 path: path.to_path_buf(),
                 source,
             }),
         }
+    }
+
+    /// Moves the database at `path` (and its WAL files) to a timestamped backup and
+    /// returns the message saying so.
+    fn move_aside(path: &Path, why: &str) -> std::io::Result<String> {
+        let backup = path.with_extension(format!("corrupt-{}.db", now()));
+        std::fs::rename(path, &backup)?;
+        for suffix in ["-wal", "-shm"] {
+            let side = PathBuf::from(format!("{}{suffix}", path.display()));
+            let _ = std::fs::rename(
+                &side,
+                PathBuf::from(format!("{}{suffix}", backup.display())),
+            );
+        }
+        Ok(RegistryError::Recovered {
+            path: path.to_path_buf(),
+            backup,
+            why: why.into(),
+        }
+        .to_string())
     }
 
     fn try_open(path: &Path) -> rusqlite::Result<Connection> {
@@ -274,37 +328,118 @@ impl Registry {
         &self.path
     }
 
-    /// The recovery message, when the database had to be moved aside on open.
-    pub fn recovered(&self) -> Option<&str> {
-        self.recovered.as_deref()
+    /// What happened to the database, when it had to be replaced (moved aside as
+    /// unreadable on open or while running, or found deleted or replaced).
+    pub fn recovered(&self) -> Option<String> {
+        self.recovered
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// How many times the database was replaced while this process ran: each time,
+    /// the sessions it knew must be adopted again from their panes.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// The connection, first replaced by a fresh database when the file at the path
+    /// is no longer the one it has open (deleted, or replaced by another program).
+    fn connection(&self) -> Result<std::sync::MutexGuard<'_, Open>, RegistryError> {
+        let mut open = self.conn.lock().unwrap_or_else(|e| e.into_inner());
+        let now_at_path = file_id(&self.path);
+        if now_at_path.is_some() && now_at_path == open.file && !has_sqlite_header(&self.path) {
+            // Overwritten in place (`echo … > registry.db`): SQLite would go on from
+            // its cache and its WAL, over a file nobody else can read.
+            let message = Self::move_aside(&self.path, "overwritten by another program while cohort ran")
+                .unwrap_or_else(|e| format!("the registry at {} was overwritten by another program and could not be moved aside ({e})", self.path.display()));
+            let (fresh, _) = Self::open_or_recover(&self.path)?;
+            *open = fresh;
+            self.replaced(message);
+            return Ok(open);
+        }
+        if now_at_path != open.file {
+            let what = if now_at_path.is_none() {
+                "was deleted"
+            } else {
+                "was replaced by another file"
+            };
+            if let Some(dir) = self.path.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            let (fresh, moved) = Self::open_or_recover(&self.path)?;
+            *open = fresh;
+            let message = moved.unwrap_or_else(|| {
+                format!(
+                    "the registry at {} {what} while cohort ran; a new one was started and the open sessions were adopted again from the identity stamped on their panes",
+                    self.path.display()
+                )
+            });
+            self.replaced(message);
+        }
+        Ok(open)
+    }
+
+    /// Notes that the database was replaced.
+    fn replaced(&self, message: String) {
+        tracing::error!(target: "cohort::registry", "{message}");
+        *self.recovered.lock().unwrap_or_else(|e| e.into_inner()) = Some(message);
+        self.generation
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Runs `f`; when the database turns out unreadable (overwritten, damaged), moves
+    /// it aside, starts a fresh one and runs `f` once more on it.
+    fn retrying<T>(
+        &self,
+        mut f: impl FnMut(&mut Open) -> Result<T, RegistryError>,
+    ) -> Result<T, RegistryError> {
+        let mut open = self.connection()?;
+        match f(&mut open) {
+            Err(RegistryError::Sqlite { source, .. }) if is_corruption(&source) => {
+                let message = Self::move_aside(&self.path, "found unreadable while cohort ran")
+                    .map_err(|_| RegistryError::Sqlite {
+                        path: self.path.clone(),
+                        source,
+                    })?;
+                let (fresh, _) = Self::open_or_recover(&self.path)?;
+                *open = fresh;
+                self.replaced(message);
+                f(&mut open)
+            }
+            other => other,
+        }
     }
 
     fn with<T>(
         &self,
-        f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>,
+        mut f: impl FnMut(&mut Connection) -> rusqlite::Result<T>,
     ) -> Result<T, RegistryError> {
-        let mut conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
-        f(&mut conn).map_err(|source| RegistryError::Sqlite {
-            path: self.path.clone(),
-            source,
+        self.retrying(|open| {
+            f(&mut open.conn).map_err(|source| RegistryError::Sqlite {
+                path: self.path.clone(),
+                source,
+            })
         })
     }
 
     fn write<T>(
         &self,
-        f: impl FnOnce(&rusqlite::Transaction<'_>) -> Result<T, RegistryError>,
+        mut f: impl FnMut(&rusqlite::Transaction<'_>) -> Result<T, RegistryError>,
     ) -> Result<T, RegistryError> {
-        let mut conn = self.conn.lock().unwrap_or_else(|e| e.into_inner());
-        let sql = |source| RegistryError::Sqlite {
-            path: self.path.clone(),
-            source,
-        };
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .map_err(sql)?;
-        let out = f(&tx)?;
-        tx.commit().map_err(sql)?;
-        Ok(out)
+        self.retrying(|open| {
+            let sql = |source| RegistryError::Sqlite {
+                path: self.path.clone(),
+                source,
+            };
+            let tx = open
+                .conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(sql)?;
+            let out = f(&tx)?;
+            tx.commit().map_err(sql)?;
+            Ok(out)
+        })
     }
 
     // ----- sessions -----

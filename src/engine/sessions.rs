@@ -161,15 +161,17 @@ impl Engine {
     }
 
     /// Every session (pane) cohort manages. After the terminal server was replaced by
-    /// a new one (tmux killed and started again), the registry is first brought in
-    /// line: the old server's sessions are gone, and their rows must not pass to the
-    /// new panes that reuse their ids.
+    /// a new one (tmux killed and started again), or the registry by a fresh database
+    /// (deleted or overwritten under this process), the registry is first brought in
+    /// line with the panes: the old server's sessions are gone, and their rows must
+    /// not pass to new panes that reuse their ids; a fresh registry learns the
+    /// sessions again from the identities stamped on their panes.
     pub async fn list(&self) -> Result<Vec<PaneInfo>, EngineError> {
         use std::sync::atomic::Ordering;
-        let restarts = self.runtimes.restarts();
-        if self.adopted_restarts.load(Ordering::SeqCst) != restarts {
+        let epoch = self.runtimes.restarts() + self.registry.generation();
+        if self.adopted_epoch.load(Ordering::SeqCst) != epoch {
             let panes = self.adopt().await?;
-            self.adopted_restarts.store(restarts, Ordering::SeqCst);
+            self.adopted_epoch.store(epoch, Ordering::SeqCst);
             return Ok(panes);
         }
         Ok(self.backend.list_panes().await?)

@@ -42,7 +42,7 @@ impl Engine {
             backend: self.backend.kind(),
             capabilities: self.backend.capabilities(),
             registry: self.registry.path().to_path_buf(),
-            registry_warning: self.registry.recovered().map(str::to_string),
+            registry_warning: self.registry.recovered(),
             sessions: self.list().await?.len(),
             journal_memory: self.stats().journal_memory,
         })

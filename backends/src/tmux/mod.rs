@@ -211,6 +211,7 @@ impl TmuxBackend {
     }
 
     async fn attach_once(&self) -> Result<Arc<ControlClient>> {
+        self.ensure_files()?;
         let config = &self.inner.config;
         let Size { cols, rows } = config.default_size;
         let mut command = cli::command(&config.program, &config.socket);
@@ -378,7 +379,29 @@ impl TmuxBackend {
         });
     }
 
+    /// Writes the shell integration and tmux config again when they are gone (the
+    /// state directory was deleted under a running server): a new shell would start
+    /// without its prompt marks, and every wait on it would time out blaming the
+    /// user's startup files.
+    fn ensure_files(&self) -> Result<()> {
+        let config = &self.inner.config;
+        let rc = config.shell_dir().join("bashrc");
+        if !rc.exists() {
+            tracing::warn!(target: "cohort::tmux", dir = %config.shell_dir().display(), "the shell integration files were gone; writing them again");
+            ShellIntegration::install(&config.shell_dir())?;
+        }
+        if !config.conf_path().exists() {
+            let conf = config.conf_text(&self.inner.shell_command, config::pick_terminal());
+            std::fs::create_dir_all(&config.state_dir).map_err(|e| {
+                BackendError::io(format!("creating {}", config.state_dir.display()), e)
+            })?;
+            write_if_changed(&config.conf_path(), &conf)?;
+        }
+        Ok(())
+    }
+
     fn spawn_args(&self, options: &SpawnOptions) -> Result<String> {
+        self.ensure_files()?;
         let mut args = String::new();
         if let Some(cwd) = &options.cwd {
             let path = Path::new(cwd);
