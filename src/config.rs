@@ -1,7 +1,7 @@
 //! Resolved configuration: where state lives, which tmux server to use.
 //!
 //! Sources, strongest first: command-line flags, environment (`COHORT_TMUX_SOCKET`,
-//! `COHORT_STATE_DIR`, `COHORT_TMUX`), defaults.
+//! `COHORT_STATE_DIR`, `COHORT_TMUX`, `COHORT_JOURNAL_CAP_MB`), defaults.
 
 use std::path::PathBuf;
 
@@ -22,6 +22,9 @@ pub struct Config {
     pub backend: AutoChoice,
     /// iTerm2's API socket, when not the default one.
     pub iterm2_socket: Option<PathBuf>,
+    /// Bytes of each pane's output kept on disk; older output is dropped, and reads
+    /// say so.
+    pub journal_disk_cap: u64,
 }
 
 impl Config {
@@ -46,12 +49,17 @@ impl Config {
         let iterm2_socket = std::env::var_os("COHORT_ITERM2_SOCKET")
             .filter(|v| !v.is_empty())
             .map(PathBuf::from);
+        let journal_disk_cap = std::env::var("COHORT_JOURNAL_CAP_MB")
+            .ok()
+            .and_then(|mb| mb.trim().parse::<u64>().ok())
+            .map_or(crate::engine::journal::DEFAULT_DISK_CAP, |mb| mb << 20);
         Config {
             state_dir,
             tmux_program,
             tmux_socket,
             backend,
             iterm2_socket,
+            journal_disk_cap,
         }
     }
 

@@ -1414,3 +1414,55 @@ async fn a_deleted_state_directory_is_written_again() {
     let out = run(&engine, &pane, "echo still-here", spec(10_000)).await;
     assert_eq!(out.output.text.trim(), "still-here");
 }
+
+/// A pane's journal keeps a bounded amount of output on disk: past it the oldest is
+/// dropped, the files stay near the cap, and reads say what was dropped and why.
+#[tokio::test]
+async fn output_past_the_journal_cap_is_dropped_and_reads_say_so() {
+    isolate_home();
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    engine.set_journal_disk_cap(2 << 20);
+    let pane = shell(&engine, "capped").await;
+    let out = run(&engine, &pane, "seq 1 1000000", spec(60_000)).await;
+    assert_eq!(out.verdict.layer, Layer::Exit, "{}", out.output.meta);
+    let all = engine
+        .read(
+            &pane,
+            &ReadOptions {
+                what: ReadWhat::All,
+                ..ReadOptions::default()
+            },
+        )
+        .await;
+    assert!(all.meta.contains("were dropped"), "{}", all.meta);
+    assert!(all.meta.contains("MiB of output on disk"), "{}", all.meta);
+    assert!(
+        all.text.contains("1000000"),
+        "the end is kept: {}",
+        all.meta
+    );
+    let journal_bytes: u64 = walk(&server.state_dir().join("journal"));
+    assert!(
+        journal_bytes < 3 << 20,
+        "{journal_bytes} bytes of journal on disk"
+    );
+}
+
+fn walk(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| {
+                    let path = e.path();
+                    if path.is_dir() {
+                        walk(&path)
+                    } else {
+                        e.metadata().map(|m| m.len()).unwrap_or(0)
+                    }
+                })
+                .sum()
+        })
+        .unwrap_or(0)
+}

@@ -112,6 +112,7 @@ impl Engine {
             ),
         };
         let mut engine = Engine::with_backend(backend, &config.state_dir, &key)?;
+        engine.set_journal_disk_cap(config.journal_disk_cap);
         let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
         match crate::rules::load(&cwd) {
             Ok(rules) => engine.rules = rules.map(Arc::new),
@@ -124,6 +125,12 @@ impl Engine {
         }
         engine.adopt().await?;
         Ok(engine)
+    }
+
+    /// How much of each pane's output to keep on disk (for panes first seen from now
+    /// on); older output is dropped, and reads say so.
+    pub fn set_journal_disk_cap(&self, bytes: u64) {
+        self.runtimes.set_disk_cap(bytes);
     }
 
     /// Uses these user-defined reducer rules for reads.

@@ -107,8 +107,9 @@ pub struct Slice {
     history_end_line: Option<u64>,
     /// Whether output was lost inside the range.
     gap: bool,
-    /// Why older output is unavailable, when the spill file failed.
-    spill_error: Option<String>,
+    /// When the range asked for began before the oldest output kept: the first line
+    /// kept and why the older ones were dropped.
+    dropped: Option<(u64, String)>,
     /// The answer when the range asked for is past the end.
     past_end: Option<String>,
 }
@@ -126,7 +127,7 @@ pub fn take(data: &mut PaneData, options: &ReadOptions) -> Slice {
         total_lines,
         history_end_line: None,
         gap: false,
-        spill_error: None,
+        dropped: None,
         past_end,
     };
     if let ReadWhat::Lines(range) = &options.what {
@@ -168,6 +169,20 @@ pub fn take(data: &mut PaneData, options: &ReadOptions) -> Slice {
         ReadWhat::All => (0, len),
         ReadWhat::Bytes(range) => (range.start.min(len), range.end.min(len)),
     };
+    // Output older than the journal keeps (its disk cap, or a failed spill) is
+    // dropped: read from the oldest kept, and say so.
+    let floor = data.journal.floor();
+    let dropped = (start < floor && end > start).then(|| {
+        (
+            data.journal.first_line(),
+            data.journal
+                .dropped_why()
+                .unwrap_or("it is no longer kept")
+                .to_string(),
+        )
+    });
+    let start = start.max(floor);
+    let end = end.max(start);
     let (bytes, unavailable) = match data.journal.read(start, end) {
         Ok(b) => (b, None),
         Err(e) => (Vec::new(), Some(e.to_string())),
@@ -181,7 +196,7 @@ pub fn take(data: &mut PaneData, options: &ReadOptions) -> Slice {
         history_end_line: (start < data.history_end)
             .then(|| data.journal.line_of(data.history_end)),
         gap: data.gaps.iter().any(|g| *g > start && *g <= end),
-        spill_error: data.journal.spill_error().map(str::to_string),
+        dropped,
         past_end: None,
     }
 }
@@ -303,8 +318,8 @@ pub fn render(
             "; some output was lost in transit here: read the screen for the current state",
         );
     }
-    if let Some(e) = &slice.spill_error {
-        meta.push_str(&format!("; older output unavailable ({e})"));
+    if let Some((line, why)) = &slice.dropped {
+        meta.push_str(&format!("; lines before {} were dropped ({why})", line + 1));
     }
     meta.push(']');
     ReadOutput {

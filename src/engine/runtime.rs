@@ -14,7 +14,7 @@ use std::time::Instant;
 use cohort_backends::{BackendEvent, EventStream, PaneId, PromptMark};
 use tokio::sync::watch;
 
-use super::journal::{Journal, DEFAULT_MEMORY};
+use super::journal::{Journal, DEFAULT_DISK_CAP, DEFAULT_MEMORY};
 
 /// A prompt mark and where it happened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -198,6 +198,8 @@ pub struct Runtimes {
     panes: Mutex<HashMap<PaneId, Arc<PaneRuntime>>>,
     dir: PathBuf,
     memory: usize,
+    /// Bytes of output each new journal keeps on disk.
+    disk_cap: std::sync::atomic::AtomicU64,
     /// How many times the terminal server was replaced by a new one.
     restarts: std::sync::atomic::AtomicU64,
 }
@@ -209,8 +211,15 @@ impl Runtimes {
             panes: Mutex::new(HashMap::new()),
             dir,
             memory: DEFAULT_MEMORY,
+            disk_cap: DEFAULT_DISK_CAP.into(),
             restarts: Default::default(),
         }
+    }
+
+    /// Sets how much output journals created from now on keep on disk.
+    pub fn set_disk_cap(&self, bytes: u64) {
+        self.disk_cap
+            .store(bytes, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// The runtime of `pane`, created (with an empty journal) if needed.
@@ -222,11 +231,8 @@ impl Runtimes {
         let file = self
             .dir
             .join(format!("{}.log", pane.as_str().replace(['%', '/'], "")));
-        let journal = Journal::create(&file, self.memory).unwrap_or_else(|e| {
-            tracing::warn!(target: "cohort::engine", error = %e, path = %file.display(), "journal spill file unavailable; using a temporary file");
-            let fallback = std::env::temp_dir().join(format!("cohort-journal-{}-{}.log", std::process::id(), pane.as_str().replace('%', "")));
-            Journal::create(&fallback, self.memory).expect("a journal in the temp dir")
-        });
+        let cap = self.disk_cap.load(std::sync::atomic::Ordering::Relaxed);
+        let journal = Journal::create(&file, self.memory, cap);
         let rt = Arc::new(PaneRuntime::new(pane.clone(), journal));
         panes.insert(pane.clone(), rt.clone());
         rt
