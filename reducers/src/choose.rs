@@ -1,12 +1,14 @@
 //! Choosing a reducer from the command line that produced the output.
 //!
-//! The command is split like a shell would (quotes, escapes, operators), wrappers are seen
-//! through (`sudo`, `env`, `VAR=x`, `command`, `exec`, `time`, `nice`, `nohup`, `timeout`,
-//! `uv run`, `poetry run`, `npx`, `pnpm exec`, `python -m`, `bash -c`, `xargs` …), and the
+//! The command is split by [`crate::command`] (quotes, escapes, operators), wrappers are
+//! seen through (`sudo`, `env`, `VAR=x`, `time`, `timeout`, `uv run`, `npx`, `xargs` …, and
+//! here also `python -m`), `bash -c '…'`, subshells and groups are read inside, and the
 //! program and its subcommand pick a [`ReducerKind`]. In a pipeline the last stage that
 //! shapes the output decides (`cargo test 2>&1 | tail -40` is cargo's output); in a chain
 //! (`&&`, `||`, `;`) only a single stage that prints anything can decide, otherwise the
 //! output is generic.
+
+use crate::command::{self, BodyKind, Command, Nested, Origin};
 
 /// The built-in reducers. [`ReducerKind::Generic`] means the generic pipeline alone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -128,280 +130,83 @@ pub(crate) fn invocation(command: &str) -> Option<Vec<String>> {
     invocation_depth(command, 0)
 }
 
-fn invocation_depth(command: &str, depth: usize) -> Option<Vec<String>> {
-    let tokens = lex(command);
-    // Split into chain segments, each a pipeline of stages.
-    let mut segments: Vec<Vec<Vec<String>>> = vec![vec![vec![]]];
-    for t in tokens {
-        match t {
-            Tok::Word(w) => segments.last_mut()?.last_mut()?.push(w),
-            Tok::Pipe => segments.last_mut()?.push(vec![]),
-            Tok::Chain => segments.push(vec![vec![]]),
-        }
-    }
-    let printing: Vec<Vec<Vec<String>>> = segments
-        .into_iter()
+/// How deep `bash -c '…'`, subshells and groups are followed to find the command.
+const MAX_DEPTH: usize = 4;
+
+fn invocation_depth(line: &str, depth: usize) -> Option<Vec<String>> {
+    let script = command::parse(line);
+    let printing: Vec<&[Command]> = script
+        .pipelines()
         .filter(|pipeline| {
-            let first = unwrap(&pipeline[0]);
-            !(first.is_empty() || (pipeline.len() == 1 && is_silent(&first)))
+            let first = &pipeline[0];
+            let words = program_words(first);
+            let runs_code = first.body.is_some();
+            !((words.is_empty() && !runs_code) || (pipeline.len() == 1 && is_silent(&words)))
         })
         .collect();
     let [pipeline] = printing.as_slice() else {
         return None;
     };
     // The last stage that shapes the output: pass-through filters are skipped.
-    let mut chosen = None;
     for (n, stage) in pipeline.iter().enumerate().rev() {
-        if n > 0 && is_filter(stage) {
+        // Judged on the stage as written: `xargs grep x` reads file names, not lines.
+        let written: Vec<String> = stage.words.iter().map(|w| w.text.clone()).collect();
+        if n > 0 && stage.body.is_none() && is_filter(&written) {
             continue;
         }
-        chosen = Some(unwrap(stage));
-        break;
-    }
-    let words = chosen?;
-    // `bash -c '…'` and `sh -c '…'`: decide from the inner command.
-    if depth < 4 && words.len() >= 3 && matches!(base(&words[0]), "bash" | "sh" | "zsh" | "dash") {
-        if let Some(at) = words.iter().position(|w| w == "-c" || w == "-lc") {
-            if let Some(inner) = words.get(at + 1) {
-                return invocation_depth(inner, depth + 1);
+        let words = program_words(stage);
+        // `bash -c '…'`, `( … )`, `{ …; }`: decide from the code inside.
+        if depth < MAX_DEPTH {
+            if let Some(code) = inner_code(stage) {
+                return invocation_depth(&code, depth + 1);
             }
         }
+        return Some(words);
     }
-    Some(words)
+    None
 }
 
-#[derive(Debug, PartialEq)]
-enum Tok {
-    Word(String),
-    Pipe,
-    Chain,
+/// The code a stage runs in place of a program of its own: a subshell's or group's body,
+/// or what a shell is given with `-c` (or `eval`, `watch` …).
+fn inner_code(stage: &Command) -> Option<String> {
+    stage.nested().into_iter().find_map(|nested| match nested {
+        Nested::Script {
+            origin: Origin::Argument | Origin::Body(BodyKind::Subshell | BodyKind::Group),
+            text,
+        } => Some(text),
+        _ => None,
+    })
 }
 
-/// Shell-like splitting: quotes, backslashes, `|`, `|&`, `||`, `&&`, `;`, `&`, newlines.
-/// Redirections (`2>&1`, `> file`, `<file`) are dropped with their targets.
-fn lex(s: &str) -> Vec<Tok> {
-    let mut out = Vec::new();
-    let mut word = String::new();
-    let mut in_word = false;
-    let mut chars = s.chars().peekable();
-    let mut skip_next_word = false;
-    let finish = |word: &mut String, in_word: &mut bool, skip: &mut bool, out: &mut Vec<Tok>| {
-        if *in_word {
-            if *skip {
-                *skip = false;
-            } else {
-                out.push(Tok::Word(std::mem::take(word)));
-            }
-        }
-        word.clear();
-        *in_word = false;
+/// The words of the program a stage runs, wrappers removed, and `python -m MODULE` read
+/// as the module's own command (`python3 -m pytest -x` → `pytest -x`).
+fn program_words(stage: &Command) -> Vec<String> {
+    let words: Vec<String> = stage.effective().iter().map(|w| w.text.clone()).collect();
+    let Some(first) = words.first() else {
+        return words;
     };
-    while let Some(c) = chars.next() {
-        match c {
-            '\'' => {
-                in_word = true;
-                for c in chars.by_ref() {
-                    if c == '\'' {
-                        break;
-                    }
-                    word.push(c);
-                }
-            }
-            '"' => {
-                in_word = true;
-                while let Some(c) = chars.next() {
-                    match c {
-                        '"' => break,
-                        '\\' => {
-                            if let Some(n) = chars.next() {
-                                word.push(n);
-                            }
-                        }
-                        _ => word.push(c),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                if let Some(n) = chars.next() {
-                    if n != '\n' {
-                        word.push(n);
-                    }
-                }
-            }
-            ' ' | '\t' => finish(&mut word, &mut in_word, &mut skip_next_word, &mut out),
-            '|' | '&' | ';' | '\n' => {
-                finish(&mut word, &mut in_word, &mut skip_next_word, &mut out);
-                let doubled = chars.peek() == Some(&c);
-                if doubled {
-                    chars.next();
-                }
-                let tok = match (c, doubled) {
-                    ('|', false) => {
-                        if chars.peek() == Some(&'&') {
-                            chars.next();
-                        }
-                        Tok::Pipe
-                    }
-                    _ => Tok::Chain,
-                };
-                out.push(tok);
-            }
-            '>' | '<' => {
-                // A redirection: drop the file descriptor digits before it, and its target.
-                let fd_only = in_word && word.chars().all(|c| c.is_ascii_digit());
-                if fd_only {
-                    word.clear();
-                    in_word = false;
-                } else {
-                    finish(&mut word, &mut in_word, &mut skip_next_word, &mut out);
-                }
-                while matches!(chars.peek(), Some('>' | '<' | '|')) {
-                    chars.next();
-                }
-                if chars.peek() == Some(&'&') {
-                    chars.next();
-                    while chars
-                        .peek()
-                        .is_some_and(|c| c.is_ascii_digit() || *c == '-')
-                    {
-                        chars.next();
-                    }
-                } else {
-                    while matches!(chars.peek(), Some(' ' | '\t')) {
-                        chars.next();
-                    }
-                    skip_next_word = true;
-                }
-            }
-            _ => {
-                in_word = true;
-                word.push(c);
-            }
-        }
+    if !is_python(command::program_name(first)) {
+        return words;
     }
-    finish(&mut word, &mut in_word, &mut skip_next_word, &mut out);
-    out
-}
-
-fn base(word: &str) -> &str {
-    word.rsplit('/').next().unwrap_or(word)
-}
-
-fn is_assignment(word: &str) -> bool {
-    match word.split_once('=') {
-        Some((name, _)) => {
-            !name.is_empty()
-                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-                && !name.starts_with(|c: char| c.is_ascii_digit())
-        }
-        None => false,
-    }
-}
-
-/// Skips leading options; `with_value` lists the options that take the next word.
-fn skip_options(words: &[String], mut i: usize, with_value: &[&str]) -> usize {
-    while let Some(w) = words.get(i) {
-        if w == "--" {
-            return i + 1;
-        }
-        if !w.starts_with('-') || w == "-" {
-            break;
-        }
-        i += if with_value.contains(&w.as_str()) {
+    let mut j = 1;
+    while words
+        .get(j)
+        .is_some_and(|w| w.starts_with('-') && !w.starts_with("-m"))
+    {
+        j += if matches!(words[j].as_str(), "-W" | "-X") {
             2
         } else {
             1
         };
     }
-    i
-}
-
-/// Removes wrappers until the real program comes first.
-fn unwrap(stage: &[String]) -> Vec<String> {
-    let mut i = 0;
-    for _ in 0..16 {
-        while stage.get(i).is_some_and(|w| is_assignment(w)) {
-            i += 1;
-        }
-        let Some(first) = stage.get(i) else { break };
-        let next = stage.get(i + 1).map(String::as_str);
-        i = match (base(first), next) {
-            ("sudo" | "doas", _) => skip_options(
-                stage,
-                i + 1,
-                &["-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-U", "-T"],
-            ),
-            ("env", _) => {
-                let j = skip_options(stage, i + 1, &["-u", "-C", "-S", "--unset", "--chdir"]);
-                j + stage[j..].iter().take_while(|w| is_assignment(w)).count()
-            }
-            ("command" | "builtin" | "nohup" | "time" | "exec", _) => {
-                skip_options(stage, i + 1, &["-a"])
-            }
-            ("nice", _) => skip_options(stage, i + 1, &["-n"]),
-            ("ionice", _) => skip_options(stage, i + 1, &["-c", "-n", "-p"]),
-            ("stdbuf", _) => skip_options(stage, i + 1, &[]),
-            ("timeout", _) => {
-                skip_options(stage, i + 1, &["-s", "-k", "--signal", "--kill-after"]) + 1
-            }
-            ("xargs", _) => skip_options(
-                stage,
-                i + 1,
-                &["-n", "-I", "-P", "-L", "-d", "-E", "-s", "-a"],
-            ),
-            ("uv", Some("run")) => skip_options(
-                stage,
-                i + 2,
-                &[
-                    "--with",
-                    "--python",
-                    "-p",
-                    "--project",
-                    "--directory",
-                    "--package",
-                    "--extra",
-                    "--group",
-                    "--env-file",
-                ],
-            ),
-            ("uvx" | "pipx", _) => {
-                let j = if next == Some("run") { i + 2 } else { i + 1 };
-                skip_options(stage, j, &["--from", "--with", "--python", "-p"])
-            }
-            ("poetry" | "pdm" | "pipenv" | "hatch" | "rye", Some("run")) => {
-                skip_options(stage, i + 2, &[])
-            }
-            ("npx" | "bunx", _) => skip_options(stage, i + 1, &["-p", "--package", "-c"]),
-            ("pnpm" | "yarn" | "npm", Some("exec" | "dlx")) => skip_options(stage, i + 2, &["-c"]),
-            ("bun", Some("x")) => i + 2,
-            (py, Some(_)) if is_python(py) => {
-                let mut j = i + 1;
-                while stage
-                    .get(j)
-                    .is_some_and(|w| w.starts_with('-') && !w.starts_with("-m"))
-                {
-                    j += if matches!(stage[j].as_str(), "-W" | "-X") {
-                        2
-                    } else {
-                        1
-                    };
-                }
-                match stage.get(j).map(String::as_str) {
-                    Some("-m") => j + 1,
-                    // `-mpytest`
-                    Some(m) if m.starts_with("-m") => {
-                        return std::iter::once(m[2..].to_owned())
-                            .chain(stage[j + 1..].iter().cloned())
-                            .collect();
-                    }
-                    _ => break,
-                }
-            }
-            _ => break,
-        };
+    match words.get(j).map(String::as_str) {
+        Some("-m") if j + 1 < words.len() => words[j + 1..].to_vec(),
+        // `-mpytest`
+        Some(m) if m.starts_with("-m") && m.len() > 2 => std::iter::once(m[2..].to_owned())
+            .chain(words[j + 1..].iter().cloned())
+            .collect(),
+        _ => words,
     }
-    stage.get(i..).map(<[String]>::to_vec).unwrap_or_default()
 }
 
 fn is_python(word: &str) -> bool {
@@ -426,7 +231,7 @@ fn is_silent(words: &[String]) -> bool {
         return true;
     };
     matches!(
-        base(first),
+        command::program_name(first),
         "cd" | "export"
             | "set"
             | "unset"
@@ -440,7 +245,7 @@ fn is_silent(words: &[String]) -> bool {
             | "shopt"
             | "ulimit"
             | "umask"
-    ) || (words.len() == 1 && is_assignment(first))
+    )
 }
 
 /// Pipeline stages that pass the earlier stage's lines through (maybe fewer or reordered).
@@ -449,12 +254,12 @@ fn is_filter(words: &[String]) -> bool {
         return true;
     };
     let positionals = words[1..].iter().filter(|w| !w.starts_with('-')).count();
-    match base(first) {
+    match command::program_name(first) {
         "head" | "tail" => words[1..]
             .iter()
             .all(|w| w.starts_with('-') || w.chars().all(|c| c.is_ascii_digit())),
         "less" | "more" | "cat" | "tee" | "sort" | "uniq" | "most" => {
-            base(first) == "tee"
+            command::program_name(first) == "tee"
                 || positionals == 0
                 || words[1..]
                     .iter()
@@ -471,7 +276,7 @@ fn classify(words: &[String]) -> ReducerKind {
     let Some(first) = words.first() else {
         return K::Generic;
     };
-    let prog = base(first);
+    let prog = command::program_name(first);
     let args: Vec<&str> = words[1..].iter().map(String::as_str).collect();
     let sub = |skip_with_value: &[&str]| -> Option<&str> {
         let mut i = 0;
@@ -656,13 +461,25 @@ mod tests {
     #[test]
     fn quotes_keep_operators() {
         assert_eq!(
-            lex("grep -rn 'a|b; c' src 2>/dev/null"),
-            vec![
-                Tok::Word("grep".into()),
-                Tok::Word("-rn".into()),
-                Tok::Word("a|b; c".into()),
-                Tok::Word("src".into())
-            ]
+            invocation("grep -rn 'a|b; c' src 2>/dev/null"),
+            Some(vec![
+                "grep".into(),
+                "-rn".into(),
+                "a|b; c".into(),
+                "src".into()
+            ])
         );
+    }
+
+    #[test]
+    fn subshells_and_groups_are_read_inside() {
+        for (cmd, kind) in [
+            ("(cd app && cargo test) 2>&1 | tail -n 20", K::CargoTest),
+            ("{ git status; } | head", K::GitStatus),
+            ("sh -c 'npm ci' | cat", K::JsInstall),
+            ("time (make -j4)", K::Make),
+        ] {
+            assert_eq!(choose_reducer(cmd), kind, "{cmd}");
+        }
     }
 }

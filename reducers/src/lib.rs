@@ -49,6 +49,7 @@
 
 mod choose;
 mod clean;
+pub mod command;
 mod decode;
 mod doc;
 mod large;
