@@ -3,7 +3,7 @@
 use cohort_backends::{BackendError, PaneId};
 
 use super::registry::{LockRecord, RegistryError};
-use super::safety::Refusal;
+use super::tripwire::Refusal;
 
 /// Errors the engine reports; each says what to do next.
 #[derive(Debug, thiserror::Error)]

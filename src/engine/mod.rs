@@ -30,12 +30,13 @@ pub mod read;
 pub mod registry;
 pub mod run;
 pub mod runtime;
-pub mod safety;
+pub mod sanitize;
 pub mod send;
 pub mod sessions;
 pub mod status;
 pub mod targets;
 pub mod team;
+pub mod tripwire;
 
 use std::path::PathBuf;
 use std::sync::Arc;

@@ -10,7 +10,7 @@ use cohort_reducers::{reduce, Options as ReduceOptions};
 use serde::Serialize;
 
 use super::runtime::PaneData;
-use super::safety::sanitize_output;
+use super::sanitize::sanitize_output;
 
 /// Which part of a pane's output to read.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use cohort_backends::{Key, PaneId};
 
 use super::completion::{mark_suffix, Started};
-use super::{input, safety, Engine, EngineError};
+use super::{input, sanitize, tripwire, Engine, EngineError};
 
 /// How to send text.
 #[derive(Clone, Debug)]
@@ -112,10 +112,10 @@ impl Engine {
         let mut text = if options.raw {
             text.to_string()
         } else {
-            safety::sanitize_input(text)
+            sanitize::sanitize_input(text)
         };
         if options.enter && !options.force {
-            safety::check_command(&text).map_err(EngineError::Refused)?;
+            tripwire::check_command(&text).map_err(EngineError::Refused)?;
         }
         if let Some(nonce) = &options.mark {
             if text.contains('\n') {
