@@ -16,6 +16,7 @@ fn cohort(server: &TestServer) -> Command {
     cmd.env("COHORT_TMUX_SOCKET", &server.socket)
         .env("COHORT_STATE_DIR", server.state_dir())
         .env("SHELL", bash_path())
+        .env("HOME", server.home())
         .env_remove("TMUX");
     cmd
 }
@@ -46,7 +47,6 @@ fn call(name: &'static str, args: serde_json::Value) -> CallToolRequestParams {
 
 #[tokio::test]
 async fn a_second_process_finds_panes_by_their_stamped_identity() {
-    isolate_home();
     let server = TestServer::new();
     let backend = server.backend().await;
     let pane = backend
@@ -100,10 +100,9 @@ async fn a_second_process_finds_panes_by_their_stamped_identity() {
 
 #[tokio::test]
 async fn mcp_tools_over_stdio_through_a_real_client() {
-    isolate_home();
     let server = TestServer::new();
     let client = mcp_child(&server, |c| {
-        c.env("SHELL", bash_path());
+        c.env("SHELL", bash_path()).env("HOME", server.home());
     })
     .await;
     let tools = client.list_all_tools().await.unwrap();
@@ -224,7 +223,6 @@ async fn mcp_tools_over_stdio_through_a_real_client() {
 /// printed before it started: tail and line reads reach back; "new" starts at its start.
 #[tokio::test]
 async fn a_second_process_reads_the_history_from_before_it_started() {
-    isolate_home();
     let server = TestServer::new();
     let backend = server.backend().await;
     let mut events = backend.subscribe();
@@ -247,7 +245,7 @@ async fn a_second_process_reads_the_history_from_before_it_started() {
     collect_output_until(&mut events, &pane.id, |o| contains(o, b"early-42")).await;
 
     let client = mcp_child(&server, |c| {
-        c.env("SHELL", bash_path());
+        c.env("SHELL", bash_path()).env("HOME", server.home());
     })
     .await;
     let read = |mode: &str| {
@@ -368,7 +366,6 @@ fn reduce_reads_stdin_and_names_bad_rule_lines() {
 
 #[tokio::test]
 async fn a_human_attaching_does_not_resize_the_agents_window() {
-    isolate_home();
     let server = TestServer::new();
     let backend = server.backend().await;
     let pane = backend
@@ -565,7 +562,6 @@ fn a_reader_that_stops_early_is_not_an_error() {
 #[test]
 fn requests_too_deep_or_too_big_are_answered() {
     use std::io::{BufRead, BufReader, Write};
-    isolate_home();
     let server = TestServer::new();
     let mut child = cohort(&server)
         .arg("mcp")

@@ -39,7 +39,6 @@ async fn shell(engine: &Engine, name: &str) -> PaneId {
 /// A private tmux server, an engine on it and a shell session named `name`, at its
 /// first prompt. The server lives as long as the first value.
 async fn shell_session(name: &str) -> (TestServer, Engine, PaneId) {
-    isolate_home();
     let server = TestServer::new();
     let engine = engine(&server).await;
     let pane = shell(&engine, name).await;
@@ -105,7 +104,6 @@ async fn a_prompt_like_line_is_not_taken_for_completion() {
 
 #[tokio::test]
 async fn quiescence_waits_for_the_shell_to_come_back() {
-    isolate_home();
     let server = TestServer::new();
     let engine = engine(&server).await;
     // A shell without cohort's integration: only the quiescence layer can decide.
@@ -237,7 +235,6 @@ async fn a_timeout_is_a_verdict_not_an_error() {
 
 #[tokio::test]
 async fn a_dead_pane_reports_its_exit_status() {
-    isolate_home();
     let server = TestServer::new();
     let engine = engine(&server).await;
     let pane = engine
@@ -420,7 +417,6 @@ async fn escapes_in_typed_text_cannot_break_out() {
 
 #[tokio::test]
 async fn typing_into_a_pane_in_copy_mode_leaves_copy_mode_first() {
-    isolate_home();
     let server = TestServer::new();
     let backend = Arc::new(server.backend().await);
     let engine = Engine::with_backend(backend.clone(), server.state_dir(), &server.socket).unwrap();
@@ -442,7 +438,6 @@ async fn typing_into_a_pane_in_copy_mode_leaves_copy_mode_first() {
 
 #[tokio::test]
 async fn sessions_the_registry_lost_are_adopted_again() {
-    isolate_home();
     let server = TestServer::new();
     let pane = {
         let engine = engine(&server).await;
@@ -493,7 +488,6 @@ async fn cjk_and_emoji_come_back_exactly() {
 
 #[tokio::test]
 async fn a_timeout_before_the_first_prompt_says_the_shell_is_still_starting() {
-    isolate_home();
     let server = TestServer::new();
     let engine = engine(&server).await;
     // A home of its own whose ~/.bashrc takes a while, like one that runs a slow
@@ -536,7 +530,6 @@ async fn a_timeout_before_the_first_prompt_says_the_shell_is_still_starting() {
 
 #[tokio::test]
 async fn git_log_completes_instead_of_waiting_in_a_pager() {
-    isolate_home();
     let server = TestServer::new();
     let engine = engine(&server).await;
     let repo = tempfile::tempdir().unwrap();
@@ -577,7 +570,6 @@ async fn git_log_completes_instead_of_waiting_in_a_pager() {
 
 #[tokio::test]
 async fn a_pager_set_back_on_is_named_with_the_way_out() {
-    isolate_home();
     let server = TestServer::new();
     let engine = engine(&server).await;
     let mut options = OpenOptions::named("pager-on");
@@ -1092,7 +1084,6 @@ async fn text_that_starts_with_a_dash_or_a_tilde_is_typed_as_it_is() {
 
 #[tokio::test]
 async fn a_second_process_waits_for_the_command_another_one_typed() {
-    isolate_home();
     let server = TestServer::new();
     let typist = engine(&server).await;
     let watcher = engine(&server).await;
@@ -1136,7 +1127,6 @@ async fn engine_with_shell(server: &TestServer, name: &str) -> Option<Engine> {
 
 #[tokio::test]
 async fn zsh_output_without_a_final_newline_has_no_partial_line_mark() {
-    isolate_home();
     let server = TestServer::new();
     let Some(engine) = engine_with_shell(&server, "zsh").await else {
         return;
@@ -1157,7 +1147,6 @@ async fn zsh_output_without_a_final_newline_has_no_partial_line_mark() {
 /// fish: a continuation line and its own `read` are not done.
 #[tokio::test]
 async fn fish_continuation_and_read_are_not_done() {
-    isolate_home();
     let server = TestServer::new();
     let Some(engine) = engine_with_shell(&server, "fish").await else {
         return;
@@ -1239,7 +1228,6 @@ async fn a_run_whose_session_is_closed_says_so() {
 
 #[tokio::test]
 async fn two_processes_opening_one_name_at_once_get_one_session() {
-    isolate_home();
     let server = TestServer::new();
     let (a, b) = (engine(&server).await, engine(&server).await);
     for round in 0..3 {
@@ -1419,7 +1407,6 @@ async fn a_deleted_state_directory_is_written_again() {
 /// dropped, the files stay near the cap, and reads say what was dropped and why.
 #[tokio::test]
 async fn output_past_the_journal_cap_is_dropped_and_reads_say_so() {
-    isolate_home();
     let server = TestServer::new();
     let engine = engine(&server).await;
     engine.set_journal_disk_cap(2 << 20);

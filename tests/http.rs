@@ -31,6 +31,7 @@ fn serve(server: &TestServer, extra: &[&str]) -> Served {
         .env("COHORT_TMUX_SOCKET", &server.socket)
         .env("COHORT_STATE_DIR", server.state_dir())
         .env("SHELL", bash_path())
+        .env("HOME", server.home())
         .env_remove("COHORT_HTTP_TOKEN")
         .env_remove("TMUX")
         .stdin(Stdio::null())
@@ -64,7 +65,6 @@ fn serve(server: &TestServer, extra: &[&str]) -> Served {
 
 #[tokio::test]
 async fn tools_answer_over_streamable_http() {
-    isolate_home();
     let server = TestServer::new();
     let served = serve(&server, &[]);
     let transport = StreamableHttpClientTransport::from_uri(served.url.clone());
@@ -97,7 +97,6 @@ async fn tools_answer_over_streamable_http() {
 
 #[tokio::test]
 async fn a_token_is_required_when_given_and_off_loopback() {
-    isolate_home();
     let server = TestServer::new();
     // Off loopback without a token: refused before listening.
     let out = Command::new(env!("CARGO_BIN_EXE_cohort"))
@@ -166,7 +165,6 @@ async fn a_token_is_required_when_given_and_off_loopback() {
 /// an allowed one pass, and clients that send no `Origin` are not affected.
 #[tokio::test]
 async fn cross_origin_requests_from_browsers_are_refused() {
-    isolate_home();
     let server = TestServer::new();
     let served = serve(&server, &["--allow-origin", "https://app.example.com"]);
     let addr = served

@@ -18,7 +18,6 @@ use support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_cookie_is_replaced_once() {
-    isolate_home();
     let fake = FakeIterm2::new().await;
     let jar = fake.server.cookie_jar();
     let asked = Arc::new(AtomicUsize::new(0));
@@ -52,17 +51,17 @@ async fn a_refused_cookie_is_replaced_once() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn legacy_tcp_transport_works() {
-    isolate_home();
+    let dir = tempfile::tempdir().unwrap();
     let server = FakeServer::start_tcp(
         "127.0.0.1:0",
         FakeOptions {
             auth: Auth::AllowAll,
+            env: vec![("HOME".into(), dir.path().display().to_string())],
             ..FakeOptions::default()
         },
     )
     .await
     .unwrap();
-    let dir = tempfile::tempdir().unwrap();
     let mut config = cohort_backends::iterm2::Iterm2Config::new(dir.path());
     config.connect.endpoint = Some(Endpoint::Tcp(server.endpoint().to_string()));
     config.connect.credentials = CredentialSource::None;
@@ -84,7 +83,6 @@ async fn legacy_tcp_transport_works() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn prompt_modes_are_gated_on_the_protocol_version() {
-    isolate_home();
     // A server announcing 1.0 cannot send COMMAND_START / COMMAND_END; the backend
     // subscribes to PROMPT only and still works.
     let dir = tempfile::tempdir().unwrap();
@@ -94,6 +92,7 @@ async fn prompt_modes_are_gated_on_the_protocol_version() {
         FakeOptions {
             auth: Auth::AllowAll,
             protocol_version: "1.0".into(),
+            env: vec![("HOME".into(), dir.path().display().to_string())],
             ..FakeOptions::default()
         },
     )
@@ -119,7 +118,6 @@ async fn prompt_modes_are_gated_on_the_protocol_version() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_requests_are_matched_by_id() {
-    isolate_home();
     let fake = FakeIterm2::new().await;
     let backend = fake.backend().await;
     // Tab creation answers late; listing answers at once: the replies cross.

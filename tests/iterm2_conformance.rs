@@ -27,6 +27,7 @@ async fn official_client_accepts_the_fake() {
         &socket,
         FakeOptions {
             auth: Auth::Cookies,
+            env: vec![("HOME".into(), home.path().display().to_string())],
             ..FakeOptions::default()
         },
     )

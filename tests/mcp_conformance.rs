@@ -17,7 +17,6 @@ async fn the_official_python_sdk_drives_cohort() {
     else {
         return;
     };
-    isolate_home();
     let server = TestServer::new();
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance/mcp/check.py");
     let mut check = tokio::process::Command::new(&python);
@@ -27,6 +26,7 @@ async fn the_official_python_sdk_drives_cohort() {
         .env("COHORT_TMUX_SOCKET", &server.socket)
         .env("COHORT_STATE_DIR", server.state_dir())
         .env("SHELL", bash_path())
+        .env("HOME", server.home())
         .env_remove("TMUX");
     python::run(check, Duration::from_secs(180)).await;
 }

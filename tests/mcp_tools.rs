@@ -40,7 +40,6 @@ struct Harness {
 }
 
 async fn harness(toolsets: &[Toolset]) -> Harness {
-    isolate_home();
     let server = TestServer::new();
     let backend = server.backend().await;
     let engine =

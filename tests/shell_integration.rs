@@ -33,7 +33,6 @@ async fn check_shell(shell: &str, profile: &str, write_user_files: impl FnOnce(&
         eprintln!("NOTICE: {shell} is not installed; its integration was not tested here (CI installs it)");
         return false;
     };
-    isolate_home();
     let server = TestServer::new();
     let home = server.state_dir().join("home");
     std::fs::create_dir_all(&home).unwrap();
@@ -260,7 +259,6 @@ async fn check_no_bell(shell: &str) {
         eprintln!("NOTICE: {shell} is not installed; its line clearing was not tested here");
         return;
     };
-    isolate_home();
     let server = TestServer::new();
     let mut config = server.config();
     config.shell = Some(path);

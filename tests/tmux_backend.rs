@@ -37,7 +37,6 @@ async fn run(backend: &impl TerminalBackend, pane: &PaneId, command: &str) {
 
 #[tokio::test]
 async fn exit_status_arrives_as_an_event() {
-    isolate_home();
     let server = TestServer::new();
     let backend = server.backend().await;
     let mut events = backend.subscribe();
@@ -53,7 +52,6 @@ async fn exit_status_arrives_as_an_event() {
 
 #[tokio::test]
 async fn an_empty_line_reports_no_exit_status() {
-    isolate_home();
     let server = TestServer::new();
     let backend = server.backend().await;
     let mut events = backend.subscribe();
@@ -68,7 +66,6 @@ async fn an_empty_line_reports_no_exit_status() {
 
 #[tokio::test]
 async fn cjk_and_emoji_round_trip_byte_exact() {
-    isolate_home();
     let server = TestServer::new();
     let backend = server.backend().await;
     let mut events = backend.subscribe();
@@ -101,7 +98,6 @@ async fn cjk_and_emoji_round_trip_byte_exact() {
 
 #[tokio::test]
 async fn a_100kb_multiline_paste_arrives_intact_and_runs_only_on_enter() {
-    isolate_home();
     let server = TestServer::new();
     let backend = server.backend().await;
     let mut events = backend.subscribe();
@@ -156,7 +152,6 @@ async fn a_100kb_multiline_paste_arrives_intact_and_runs_only_on_enter() {
 
 #[tokio::test]
 async fn long_text_is_typed_whole() {
-    isolate_home();
     let server = TestServer::new();
     let backend = server.backend().await;
     let mut events = backend.subscribe();
@@ -179,7 +174,6 @@ async fn long_text_is_typed_whole() {
 
 #[tokio::test]
 async fn ctrl_c_interrupts_and_the_shell_is_back() {
-    isolate_home();
     let server = TestServer::new();
     let backend = server.backend().await;
     let mut events = backend.subscribe();
@@ -219,7 +213,6 @@ async fn ctrl_c_interrupts_and_the_shell_is_back() {
 
 #[tokio::test]
 async fn an_exiting_process_reports_its_status() {
-    isolate_home();
     let server = TestServer::new();
     let backend = server.backend().await;
     let mut events = backend.subscribe();
@@ -256,7 +249,6 @@ async fn an_exiting_process_reports_its_status() {
 
 #[tokio::test]
 async fn two_connections_drive_the_same_server_at_once() {
-    isolate_home();
     let server = TestServer::new();
     let first = server.backend().await;
     let second = server.backend().await;
@@ -292,7 +284,6 @@ async fn two_connections_drive_the_same_server_at_once() {
 
 #[tokio::test]
 async fn a_pane_is_found_again_by_its_stamped_identity() {
-    isolate_home();
     let server = TestServer::new();
     let identity = Identity {
         id: "6f1c9a52-0000-4000-8000-000000000001".into(),
@@ -325,7 +316,6 @@ async fn a_pane_is_found_again_by_its_stamped_identity() {
 
 #[tokio::test]
 async fn splits_layouts_and_close() {
-    isolate_home();
     let server = TestServer::new();
     let backend = server.backend().await;
     let left = backend.spawn(shell("split")).await.unwrap();
@@ -371,7 +361,6 @@ async fn splits_layouts_and_close() {
 
 #[tokio::test]
 async fn lines_and_screen_are_readable() {
-    isolate_home();
     let server = TestServer::new();
     let backend = server.backend().await;
     let mut events = backend.subscribe();
@@ -413,7 +402,6 @@ async fn lines_and_screen_are_readable() {
 
 #[tokio::test]
 async fn bad_input_gets_clear_errors() {
-    isolate_home();
     let server = TestServer::new();
     let backend = server.backend().await;
     let gone = PaneId::new("%9999");
@@ -446,7 +434,6 @@ async fn bad_input_gets_clear_errors() {
 
 #[tokio::test]
 async fn reconnects_after_the_server_goes_away() {
-    isolate_home();
     let server = TestServer::new();
     let backend = server.backend().await;
     let mut events = backend.subscribe();

@@ -77,6 +77,9 @@ pub struct FakeOptions {
     pub scrollback: usize,
     /// The program a tab runs when its profile has no custom command; `$SHELL` when `None`.
     pub default_command: Option<String>,
+    /// Environment every session's program gets on top of the server's own (tests give
+    /// the shells an empty `HOME`).
+    pub env: Vec<(String, String)>,
 }
 
 impl Default for FakeOptions {
@@ -87,6 +90,7 @@ impl Default for FakeOptions {
             default_size: (80, 24),
             scrollback: 10_000,
             default_command: None,
+            env: Vec::new(),
         }
     }
 }

@@ -80,9 +80,19 @@ impl Session {
         cmd.env("LC_TERMINAL", "iTerm2");
         cmd.env("ITERM_SESSION_ID", format!("w0t0p0:{id}"));
         cmd.env("TERM_SESSION_ID", format!("w0t0p0:{id}"));
+        for (key, value) in &state.options.env {
+            cmd.env(key, value);
+        }
+        let home = state
+            .options
+            .env
+            .iter()
+            .find(|(k, _)| k == "HOME")
+            .map(|(_, v)| v.clone());
         let cwd = launch
             .cwd
             .clone()
+            .or(home)
             .or_else(|| std::env::var("HOME").ok())
             .unwrap_or_else(|| "/".into());
         cmd.cwd(cwd);

@@ -33,7 +33,7 @@ use serde::Serialize;
 use super::runtime::PaneRuntime;
 
 /// Which rung of the ladder decided.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Layer {
     /// The shell reported the exit status, or the pane's process exited.

@@ -52,7 +52,7 @@ impl Default for ReadOptions {
 }
 
 /// A read's result.
-#[derive(Clone, Debug, Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Serialize)]
 pub struct ReadOutput {
     /// The text.
     pub text: String,

@@ -46,7 +46,7 @@ pub enum RegistryError {
 }
 
 /// A session row.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionRecord {
     /// Persistent id.
     pub id: String,
@@ -69,7 +69,7 @@ pub struct SessionRecord {
 }
 
 /// An agent row.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AgentRecord {
     /// Unique agent name.
     pub name: String,
@@ -82,7 +82,7 @@ pub struct AgentRecord {
 }
 
 /// A team row.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TeamRecord {
     /// Unique team name.
     pub name: String,
@@ -93,7 +93,7 @@ pub struct TeamRecord {
 }
 
 /// A lock on a session's input.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LockRecord {
     /// Session name.
     pub session: String,
@@ -104,7 +104,7 @@ pub struct LockRecord {
 }
 
 /// A notification for an agent or a human.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NotificationRecord {
     /// Id.
     pub id: i64,

@@ -35,7 +35,7 @@ pub struct OpenOptions {
 }
 
 /// One pane of a layout.
-#[derive(Clone, Debug, Default, serde::Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Default, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LayoutPane {
     /// Session name (default: the layout's name and the pane's number).

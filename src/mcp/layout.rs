@@ -10,8 +10,106 @@ use cohort_backends::{Appearance, SplitDirection, SplitSize};
 
 use super::types::*;
 use super::CohortServer;
-use crate::engine::layout::SplitTree;
+use crate::engine::layout::{Child, Direction, SplitTree};
 use crate::engine::{LayoutPane, OpenOptions};
+
+/// Which way a split goes.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum DirectionArg {
+    /// Side by side.
+    Horizontal,
+    /// Stacked.
+    Vertical,
+}
+
+/// A split tree: leaves are panes, numbered in reading order.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum TreeArg {
+    /// A split of the area into children.
+    Split {
+        /// "horizontal" (side by side) or "vertical" (stacked).
+        split: DirectionArg,
+        /// The children, left to right or top to bottom.
+        children: Vec<ChildArg>,
+    },
+    /// One pane (its index in the pane list).
+    Pane {
+        /// Index into the layout's pane list, in reading order.
+        pane: usize,
+    },
+}
+
+/// A child of a split, with an optional share of its parent.
+#[derive(Clone, Debug, Deserialize, JsonSchema)]
+pub struct ChildArg {
+    /// The child's subtree.
+    #[serde(flatten)]
+    pub tree: TreeArg,
+    /// Share of the parent in percent (the rest is divided evenly among children
+    /// without a size).
+    #[serde(default)]
+    pub size: Option<u8>,
+}
+
+impl From<TreeArg> for SplitTree {
+    fn from(tree: TreeArg) -> Self {
+        match tree {
+            TreeArg::Pane { pane } => SplitTree::Pane { pane },
+            TreeArg::Split { split, children } => SplitTree::Split {
+                split: match split {
+                    DirectionArg::Horizontal => Direction::Horizontal,
+                    DirectionArg::Vertical => Direction::Vertical,
+                },
+                children: children
+                    .into_iter()
+                    .map(|c| Child {
+                        tree: c.tree.into(),
+                        size: c.size,
+                    })
+                    .collect(),
+            },
+        }
+    }
+}
+
+/// One pane of a layout.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PaneArg {
+    /// Session name (default: the layout's name and the pane's number).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Agent working there.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// Team of that agent.
+    #[serde(default)]
+    pub team: Option<String>,
+    /// Command instead of a shell.
+    #[serde(default)]
+    pub command: Option<String>,
+    /// Working directory.
+    #[serde(default)]
+    pub cwd: Option<String>,
+    /// Extra environment.
+    #[serde(default)]
+    pub env: std::collections::BTreeMap<String, String>,
+}
+
+impl From<PaneArg> for LayoutPane {
+    fn from(p: PaneArg) -> Self {
+        LayoutPane {
+            name: p.name,
+            agent: p.agent,
+            team: p.team,
+            command: p.command,
+            cwd: p.cwd,
+            env: p.env,
+        }
+    }
+}
 
 /// `create_layout` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -33,10 +131,10 @@ pub struct CreateLayoutArgs {
     /// A split tree instead of a preset, e.g. {"split": "horizontal", "children": [{"pane": 0, "size": 30},
     /// {"split": "vertical", "children": [{"pane": 1}, {"pane": 2}]}]}; panes are numbered in reading order.
     #[serde(default)]
-    pub tree: Option<SplitTree>,
+    pub tree: Option<TreeArg>,
     /// The panes in reading order: name, agent, team, command, cwd, env (all optional).
     #[serde(default)]
-    pub panes: Vec<LayoutPane>,
+    pub panes: Vec<PaneArg>,
 }
 
 /// `create_layout` result.
@@ -118,15 +216,16 @@ impl CohortServer {
         let engine = self.engine().await?;
         let tree = match (&args.layout, args.tree) {
             (Some(preset), None) => SplitTree::preset(preset, args.rows, args.cols)?,
-            (None, Some(tree)) => tree,
+            (None, Some(tree)) => SplitTree::from(tree),
             (Some(_), Some(_)) => {
                 return Err("give either layout (a preset) or tree, not both".into())
             }
             (None, None) if args.panes.len() <= 1 => SplitTree::preset("single", None, None)?,
             (None, None) => return Err("give a layout preset (e.g. \"quad\") or a tree".into()),
         };
+        let described: Vec<LayoutPane> = args.panes.iter().cloned().map(LayoutPane::from).collect();
         let panes = engine
-            .create_layout(&args.name, &tree, &args.panes)
+            .create_layout(&args.name, &tree, &described)
             .await
             .map_err(err)?;
         // Every new shell gets to its first prompt before anyone types into it.

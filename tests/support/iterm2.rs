@@ -24,8 +24,11 @@ impl FakeIterm2 {
             .tempdir()
             .expect("temp dir");
         let socket = dir.path().join("private/socket");
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(&home).expect("test home");
         let options = FakeOptions {
             auth: Auth::Cookies,
+            env: vec![("HOME".into(), home.display().to_string())],
             ..FakeOptions::default()
         };
         let server = FakeServer::start(&socket, options)

@@ -33,9 +33,18 @@ impl TestServer {
     pub fn config(&self) -> TmuxConfig {
         let mut config = TmuxConfig::new(self.state.path());
         config.socket = Socket::Name(self.socket.clone());
-        // Tests use bash with no user rc files, so results do not depend on the machine.
+        // Tests use bash with an empty home (no user rc files), so results do not
+        // depend on the machine.
         config.shell = Some(PathBuf::from(bash_path()));
+        config.server_env = vec![("HOME".into(), self.home().display().to_string())];
         config
+    }
+
+    /// An empty home directory for the server's shells, removed with the server.
+    pub fn home(&self) -> PathBuf {
+        let home = self.state.path().join("home");
+        std::fs::create_dir_all(&home).expect("test home");
+        home
     }
 
     pub async fn backend(&self) -> TmuxBackend {
@@ -50,13 +59,48 @@ impl TestServer {
 }
 
 impl Drop for TestServer {
+    /// Kills the server, waits for it and its panes' programs to be gone (a shell
+    /// writing its history on the way out would otherwise recreate files in the
+    /// state directory after it was removed), and removes its socket, which tmux
+    /// leaves behind: a test run leaves nothing.
     fn drop(&mut self) {
-        let _ = std::process::Command::new("tmux")
-            .args(["-L", &self.socket, "kill-server"])
-            .env_remove("TMUX")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status();
+        let tmux = |args: &[&str]| {
+            std::process::Command::new("tmux")
+                .arg("-L")
+                .arg(&self.socket)
+                .args(args)
+                .env_remove("TMUX")
+                .stderr(std::process::Stdio::null())
+                .output()
+                .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+                .unwrap_or_default()
+        };
+        let pids: Vec<u32> = tmux(&["list-panes", "-a", "-F", "#{pane_pid}"])
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect();
+        tmux(&["kill-server"]);
+        // A pane's program is done once it is gone or a zombie (the server, which
+        // lingers a second after kill-server, reaps it).
+        let running = |pid: &u32| {
+            std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    stat.rsplit_once(") ")
+                        .map(|(_, rest)| !rest.starts_with('Z'))
+                })
+                .unwrap_or(false)
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(3);
+        while pids.iter().any(running) && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let dir = std::env::var_os("TMUX_TMPDIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/tmp"));
+        // SAFETY: getuid cannot fail.
+        let uid = unsafe { libc::getuid() };
+        let _ = std::fs::remove_file(dir.join(format!("tmux-{uid}")).join(&self.socket));
     }
 }
 
@@ -66,18 +110,6 @@ pub fn bash_path() -> &'static str {
     } else {
         "/usr/bin/bash"
     }
-}
-
-/// Sets HOME to an empty directory for the whole test binary, so the user's rc files
-/// never influence results.
-pub fn isolate_home() {
-    static ONCE: std::sync::Once = std::sync::Once::new();
-    ONCE.call_once(|| {
-        let home = std::env::temp_dir().join(format!("cohort-test-home-{}", std::process::id()));
-        std::fs::create_dir_all(&home).unwrap();
-        // SAFETY: called once, before any test spawns threads that read the environment.
-        unsafe { std::env::set_var("HOME", &home) };
-    });
 }
 
 pub const WAIT: Duration = Duration::from_secs(15);

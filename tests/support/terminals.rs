@@ -10,7 +10,7 @@ use std::sync::Arc;
 use cohort_backends::TerminalBackend;
 
 use crate::iterm2_support::FakeIterm2;
-use crate::support::{isolate_home, TestServer};
+use crate::support::TestServer;
 
 /// Which terminal program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,7 +27,6 @@ pub enum Terminal {
 
 impl Terminal {
     pub async fn start(which: Which) -> Terminal {
-        isolate_home();
         match which {
             Which::Tmux => Terminal::Tmux(TestServer::new()),
             Which::Iterm2 => Terminal::Iterm2(FakeIterm2::new().await),

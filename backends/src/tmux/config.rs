@@ -77,6 +77,9 @@ pub struct TmuxConfig {
     pub pause_after_secs: u32,
     /// Shell for new panes; the user's login shell when `None`.
     pub shell: Option<PathBuf>,
+    /// Environment set for the tmux server when cohort starts it (and so for every
+    /// pane's shell), on top of cohort's own; e.g. `HOME` for a clean test home.
+    pub server_env: Vec<(String, String)>,
 }
 
 impl TmuxConfig {
@@ -94,6 +97,7 @@ impl TmuxConfig {
             history_limit: 100_000,
             pause_after_secs: 30,
             shell: None,
+            server_env: Vec::new(),
         }
     }
 

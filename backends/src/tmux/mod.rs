@@ -215,6 +215,7 @@ impl TmuxBackend {
         let config = &self.inner.config;
         let Size { cols, rows } = config.default_size;
         let mut command = cli::command(&config.program, &config.socket);
+        command.envs(config.server_env.iter().map(|(k, v)| (k, v)));
         command.arg("-f").arg(config.conf_path()).args([
             "-C",
             "new-session",
@@ -290,17 +291,28 @@ impl TmuxBackend {
     /// `display-message` for `pane` with the given format fields. tmux answers for the
     /// current pane when the target is missing, so the reply's pane id is checked.
     async fn display(&self, pane: &PaneId, fields: &[&str]) -> Result<Vec<String>> {
+        let client = self.client().await?;
+        self.display_on(&client, pane, fields).await
+    }
+
+    /// [`TmuxBackend::display`] over `client`, without reconnecting.
+    async fn display_on(
+        &self,
+        client: &ControlClient,
+        pane: &PaneId,
+        fields: &[&str],
+    ) -> Result<Vec<String>> {
+        check_pane_id(pane)?;
         let mut format = String::from("#{pane_id}");
         for field in fields {
             format.push(SEP);
             format.push_str(field);
         }
-        let text = self
-            .pane_cmd(
-                pane,
-                &format!("display-message -p -t {pane} {}", quote::arg(&format)),
-            )
-            .await?
+        let line = format!("display-message -p -t {pane} {}", quote::arg(&format));
+        let text = client
+            .command(&line)
+            .await
+            .map_err(|e| pane_error(pane, e))?
             .text();
         let mut values: Vec<String> = text.split(SEP).map(str::to_string).collect();
         if values.first().map(String::as_str) != Some(pane.as_str()) {
@@ -345,8 +357,14 @@ impl TmuxBackend {
             for attempt in 0..100u64 {
                 let Some(inner) = weak.upgrade() else { return };
                 let backend = TmuxBackend { inner };
+                // Only over the connection that is open: a pane whose server was
+                // killed must not start a new server to ask about it.
+                let Some(client) = backend.inner.link.live() else {
+                    return;
+                };
                 match backend
-                    .display(
+                    .display_on(
+                        &client,
                         &pane,
                         &["#{pane_dead}", "#{pane_dead_status}", "#{pane_dead_signal}"],
                     )
