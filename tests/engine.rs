@@ -1,5 +1,6 @@
-//! The engine against real tmux: the completion ladder (one test per layer and
-//! verdict), the journal, reads, the input path and the tripwire.
+//! The engine against real tmux, beyond what the parity suite (`parity_engine.rs`)
+//! runs on both backends: the ladder's harder cases, the journal, reads, the input
+//! path, the tripwire, and faults (a killed server, a damaged registry).
 
 mod support;
 
@@ -65,33 +66,6 @@ async fn run(
 }
 
 #[tokio::test]
-async fn exit_layer_reports_status_and_output_without_the_echo() {
-    let (_server, engine, pane) = shell_session("exit-layer").await;
-
-    let out = run(&engine, &pane, "false", spec(10_000)).await;
-    assert!(out.verdict.complete);
-    assert_eq!(out.verdict.layer, Layer::Exit);
-    assert_eq!(out.verdict.exit_status, Some(1));
-
-    let out = run(&engine, &pane, "echo $((6*7))-done", spec(10_000)).await;
-    assert_eq!(
-        (out.verdict.layer, out.verdict.exit_status),
-        (Layer::Exit, Some(0))
-    );
-    assert_eq!(
-        out.output.text.trim(),
-        "42-done",
-        "meta: {}",
-        out.output.meta
-    );
-    assert!(
-        out.output.meta.contains("complete (exit 0, exit layer"),
-        "{}",
-        out.output.meta
-    );
-}
-
-#[tokio::test]
 async fn a_prompt_like_line_is_not_taken_for_completion() {
     let (_server, engine, pane) = shell_session("collecting").await;
     // pytest prints "collecting ..." and pauses; only the shell's own mark ends it.
@@ -100,157 +74,6 @@ async fn a_prompt_like_line_is_not_taken_for_completion() {
     assert_eq!(out.verdict.layer, Layer::Exit);
     assert!(out.verdict.elapsed >= Duration::from_millis(1200));
     assert!(out.output.text.contains("3 passed"), "{}", out.output.text);
-}
-
-#[tokio::test]
-async fn quiescence_waits_for_the_shell_to_come_back() {
-    let server = TestServer::new();
-    let engine = engine(&server).await;
-    // A shell without cohort's integration: only the quiescence layer can decide.
-    let pane = engine
-        .open(OpenOptions {
-            name: "plain".into(),
-            command: Some("exec bash --norc --noprofile -i".into()),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .id;
-    engine.wait_reading(&pane, WAIT).await;
-    let out = run(
-        &engine,
-        &pane,
-        "echo first; sleep 2; echo second",
-        spec(20_000),
-    )
-    .await;
-    assert!(out.verdict.complete, "{:?}", out.verdict);
-    assert_eq!(out.verdict.layer, Layer::Quiescence);
-    assert!(
-        out.verdict.elapsed >= Duration::from_secs(2),
-        "called complete while quiet mid-output"
-    );
-    assert!(out.output.text.contains("second"), "{}", out.output.text);
-}
-
-#[tokio::test]
-async fn a_repl_answers_through_until_and_is_reported_nested_without_it() {
-    let (_server, engine, pane) = shell_session("repl").await;
-
-    let out = run(&engine, &pane, "python3 -q", spec(10_000)).await;
-    assert!(!out.verdict.complete);
-    assert_eq!(out.verdict.layer, Layer::Nested, "{:?}", out.verdict);
-    assert!(out
-        .verdict
-        .hint
-        .as_deref()
-        .unwrap_or_default()
-        .contains("until"));
-
-    let until = WaitSpec {
-        until: Some(Until::new(">>> ", false).unwrap()),
-        ..spec(10_000)
-    };
-    let out = run(&engine, &pane, "print(6*7)", until.clone()).await;
-    assert_eq!(out.verdict.layer, Layer::Until);
-    assert!(out.output.text.contains("42"), "{}", out.output.text);
-
-    // The echo of the typed text never satisfies `until`.
-    let echo = WaitSpec {
-        until: Some(Until::new("NOT_PRINTED_", false).unwrap()),
-        ..spec(1500)
-    };
-    let out = run(&engine, &pane, "x = 'NOT_PRINTED_'", echo).await;
-    assert_eq!(out.verdict.layer, Layer::Timeout);
-    engine.type_line(&pane, "exit()").await.unwrap();
-}
-
-#[tokio::test]
-async fn a_nested_shell_answers_through_mark() {
-    let (_server, engine, pane) = shell_session("nested").await;
-
-    let out = run(&engine, &pane, "bash --norc --noprofile", spec(10_000)).await;
-    assert!(
-        out.verdict.complete,
-        "a nested shell at its prompt: {:?}",
-        out.verdict
-    );
-    let send = SendOptions {
-        mark: Some("t3st".into()),
-        ..SendOptions::default()
-    };
-    let out = engine
-        .run(&pane, "sh -c 'exit 3'", &send, spec(10_000), false)
-        .await
-        .unwrap();
-    assert_eq!(
-        (out.verdict.layer, out.verdict.exit_status),
-        (Layer::Mark, Some(3)),
-        "{:?}",
-        out.verdict
-    );
-    let out = engine
-        .run(&pane, "echo visible", &send, spec(10_000), false)
-        .await
-        .unwrap();
-    assert_eq!(
-        (out.verdict.layer, out.verdict.exit_status),
-        (Layer::Mark, Some(0))
-    );
-    // The sentinel is cohort's, not the command's output.
-    assert_eq!(out.output.text.trim(), "visible", "{:?}", out.output.text);
-
-    // A marked command that outlives its run: waiting again looks for its sentinel.
-    let send = SendOptions {
-        mark: Some("l8ter".into()),
-        ..SendOptions::default()
-    };
-    let out = engine
-        .run(&pane, "sleep 0.5; (exit 6)", &send, spec(100), false)
-        .await
-        .unwrap();
-    assert_eq!(out.verdict.layer, Layer::Timeout, "{:?}", out.verdict);
-    let verdict = engine.wait(&pane, spec(10_000)).await.unwrap();
-    assert_eq!(
-        (verdict.layer, verdict.exit_status),
-        (Layer::Mark, Some(6)),
-        "{verdict:?}"
-    );
-}
-
-#[tokio::test]
-async fn a_timeout_is_a_verdict_not_an_error() {
-    let (_server, engine, pane) = shell_session("timeout").await;
-    let out = run(&engine, &pane, "sleep 30", spec(1000)).await;
-    assert!(!out.verdict.complete);
-    assert_eq!(out.verdict.layer, Layer::Timeout);
-    assert!(out.verdict.elapsed >= Duration::from_millis(1000));
-    engine.keys(&pane, &["C-c".parse().unwrap()]).await.unwrap();
-    let verdict = engine.wait(&pane, spec(10_000)).await.unwrap();
-    assert_eq!(
-        (verdict.layer, verdict.exit_status),
-        (Layer::Exit, Some(130))
-    );
-}
-
-#[tokio::test]
-async fn a_dead_pane_reports_its_exit_status() {
-    let server = TestServer::new();
-    let engine = engine(&server).await;
-    let pane = engine
-        .open(OpenOptions {
-            name: "one-shot".into(),
-            command: Some("sleep 0.5; exit 4".into()),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .id;
-    let verdict = engine.wait(&pane, spec(10_000)).await.unwrap();
-    assert_eq!(
-        (verdict.complete, verdict.layer, verdict.exit_status),
-        (true, Layer::Exit, Some(4))
-    );
 }
 
 #[tokio::test]

@@ -237,7 +237,23 @@ async fn ladder_mark(ctx: Ctx) {
         .run_with(&pane, "echo inner-$((2*3))", &send, spec(10_000))
         .await;
     assert_eq!(decided(&out), (true, Layer::Mark, Some(0)));
-    assert!(out.output.text.contains("inner-6"), "{}", out.output.text);
+    // The sentinel is cohort's, not the command's output.
+    assert_eq!(out.output.text.trim(), "inner-6", "{:?}", out.output.text);
+    // A marked command that outlives its run: waiting again looks for its sentinel.
+    let later = SendOptions {
+        mark: Some("l8ter".into()),
+        ..SendOptions::default()
+    };
+    let out = ctx
+        .run_with(&pane, "sleep 0.5; (exit 6)", &later, spec(100))
+        .await;
+    assert_eq!(out.verdict.layer, Layer::Timeout, "{:?}", out.verdict);
+    let verdict = ctx.engine.wait(&pane, spec(10_000)).await.unwrap();
+    assert_eq!(
+        (verdict.layer, verdict.exit_status),
+        (Layer::Mark, Some(6)),
+        "{verdict:?}"
+    );
 }
 parity!(ladder_mark_, ladder_mark);
 
