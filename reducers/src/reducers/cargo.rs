@@ -1,7 +1,7 @@
 //! cargo build / check / clippy / run and cargo test / nextest: progress lines dropped,
 //! every diagnostic kept as its headline and location (source snippet, labels and notes
 //! folded as detail), passing tests dropped (the summary counts them),
-//! failures kept with their panic message, all-green result lines merged into one.
+//! failures kept with their panic message, every `test result:` line kept as it is.
 
 use super::{diagnostics, re};
 use crate::doc::{Out, Post, Src};
@@ -15,10 +15,6 @@ re!(TEST_OK, r"^\s*test .+ \.\.\. (ok|ignored)$");
 re!(NEXTEST_PASS, r"^\s+(PASS|SKIP) \[");
 re!(FRAME, r"^\s*\d+: \S");
 re!(FRAME_AT, r"^\s+at \S");
-re!(
-    RESULT_OK,
-    r"^test result: ok\. (\d+) passed; (\d+) failed; (\d+) ignored; (\d+) measured; (\d+) filtered out"
-);
 re!(GUTTER, r"^\s*\|\s*$");
 re!(
     NOTE_NOISE,
@@ -44,7 +40,6 @@ re!(
 
 pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
     let mut out = Out::new(diagnostics(post));
-    let mut ok_results: Vec<usize> = Vec::new();
     let n = src.len();
     let mut in_diag = false;
     // Whether the current diagnostic's ` --> file:line:col` was seen.
@@ -64,9 +59,9 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
             located = true;
             out.keep(src, i);
         } else if in_diag && !header && NOTE_NOISE.is_match(line) {
-            // `= note: #[warn(unused)] on by default` reads as a warning but only names the
-            // lint: hidden, and counted as one.
-            out.hide_counted(src, i, Detail);
+            // `= note: #[warn(unused)] on by default` holds the word but only names the
+            // lint: hidden, never counted as a warning.
+            out.hide_excerpt(i, Detail);
         } else if in_diag && !header {
             // Source snippet, span labels, `= note`/`= help` and sub-notes: detail behind
             // the headline and location, which say where to read it.
@@ -98,9 +93,6 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
             }
             i = at.unwrap_or(i) + 1;
             continue;
-        } else if RESULT_OK.is_match(line) {
-            ok_results.push(i);
-            out.keep(src, i);
         } else if line.trim_start() == "failures:" && is_name_list(src, i + 1) {
             // The second `failures:` block only lists the names already shown as FAILED.
             out.keep(src, i);
@@ -116,7 +108,6 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
         }
         i += 1;
     }
-    merge_ok_results(&mut out, src, &ok_results);
     Some(out)
 }
 
@@ -130,42 +121,4 @@ fn is_name_list(src: &Src<'_>, from: usize) -> bool {
         && names
             .iter()
             .all(|l| l.starts_with("    ") && !l.trim().contains(' ') && !l.trim().ends_with(':'))
-}
-
-/// Replaces several `test result: ok.` lines by one with the sums.
-fn merge_ok_results(out: &mut Out<'_>, src: &Src<'_>, ok: &[usize]) {
-    if ok.len() < 2 {
-        return;
-    }
-    let mut sums = [0u64; 5];
-    for &i in ok {
-        let caps = RESULT_OK.captures(src.line(i)).expect("matched before");
-        for (k, sum) in sums.iter_mut().enumerate() {
-            *sum += caps[k + 1].parse::<u64>().unwrap_or(0);
-        }
-    }
-    let last = *ok.last().expect("two or more");
-    let merged = format!(
-        "test result: ok. {} passed; {} failed; {} ignored; {} measured; {} filtered out (sum of {} result lines)",
-        sums[0],
-        sums[1],
-        sums[2],
-        sums[3],
-        sums[4],
-        ok.len()
-    );
-    out.entries
-        .retain(|e| !(e.nraw == 1 && ok.contains(&e.raw) && e.raw != last));
-    for &i in &ok[..ok.len() - 1] {
-        crate::doc::record(&mut out.hidden, i, Passed, src.signal[i]);
-    }
-    out.hidden.sort_by_key(|h| h.lines.start);
-    if let Some(e) = out
-        .entries
-        .iter_mut()
-        .find(|e| e.nraw == 1 && e.raw == last)
-    {
-        e.text = merged.into();
-        e.verbatim = false;
-    }
 }

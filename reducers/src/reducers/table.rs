@@ -1,6 +1,8 @@
 //! du / df / ps: tables whose largest rows matter most. Long tables keep their header, the
 //! largest rows by the size (or CPU and memory) columns, the last row (du's total) and any
-//! error, in their original order; the rest are counted with their ranges.
+//! error, in their original order; the rest are counted with their ranges. `ps` rows that
+//! repeat a command (forty workers, forty `sleep`s) keep the first and last of their kind
+//! and the busiest.
 
 use super::re;
 use crate::doc::{Out, Post, Src};
@@ -30,13 +32,22 @@ fn size(s: &str) -> Option<f64> {
     Some(n * mult)
 }
 
-/// Keeps the header rows, the `TOP` largest rows by each of `columns`, the last row and
-/// every row that does not parse (errors); hides the rest with one marker.
+/// Rows that repeat a command (the same text once numbers are ignored) this often fold to
+/// their first and last.
+const REPEATS: usize = 3;
+/// Largest rows kept by each ranking column when repeated rows fold.
+const OUTLIERS: usize = 3;
+
+/// Keeps the header rows, the last row, every row that does not parse (errors) and, of a long
+/// table, the `TOP` largest rows by each of `columns`; hides the rest with one marker. With
+/// `repeats_from`, rows whose text from that column on repeats (the same command, numbers
+/// aside) keep only the first and last of their kind and the [`OUTLIERS`] largest.
 fn largest<'a>(
     src: &Src<'a>,
     post: Post,
     header_rows: usize,
     columns: &[usize],
+    repeats_from: Option<usize>,
 ) -> Option<Out<'a>> {
     let n = src.len();
     let rows: Vec<usize> = (header_rows..n)
@@ -45,7 +56,21 @@ fn largest<'a>(
     let mut out = Out::new(post);
     out.post.fold_similar = false;
     out.post.max_lines = None;
-    if rows.len() <= SMALL {
+    // Rows of a command that repeats, by the command with its numbers left out.
+    let mut kinds: std::collections::HashMap<String, Vec<usize>> = Default::default();
+    if let Some(from) = repeats_from {
+        for &i in &rows {
+            let command: Vec<&str> = src.line(i).split_whitespace().skip(from).collect();
+            let shape: String = command
+                .join(" ")
+                .chars()
+                .filter(|c| !c.is_ascii_digit())
+                .collect();
+            kinds.entry(shape).or_default().push(i);
+        }
+        kinds.retain(|_, at| at.len() >= REPEATS);
+    }
+    if rows.len() <= SMALL && kinds.is_empty() {
         for i in 0..n {
             out.keep(src, i);
         }
@@ -55,6 +80,23 @@ fn largest<'a>(
     keep[..header_rows].fill(true);
     if let Some(&last) = rows.last() {
         keep[last] = true;
+    }
+    let top = if rows.len() <= SMALL {
+        // A short table keeps every row but the repeats between a kind's first and last.
+        let repeated: std::collections::HashSet<usize> =
+            kinds.values().flatten().copied().collect();
+        for &i in &rows {
+            keep[i] |= !repeated.contains(&i);
+        }
+        OUTLIERS
+    } else if kinds.is_empty() {
+        TOP
+    } else {
+        OUTLIERS.max(TOP / 2)
+    };
+    for at in kinds.values() {
+        keep[at[0]] = true;
+        keep[at[at.len() - 1]] = true;
     }
     let mut parsed = 0;
     for &col in columns {
@@ -67,7 +109,7 @@ fn largest<'a>(
         }
         parsed = parsed.max(ranked.len());
         ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
-        for &(_, i) in ranked.iter().take(TOP) {
+        for &(_, i) in ranked.iter().take(top) {
             keep[i] = true;
         }
     }
@@ -91,7 +133,7 @@ fn largest<'a>(
     if let (Some(&first), Some(&last)) = (hidden_rows.first(), hidden_rows.last()) {
         let signal = hidden_rows.iter().filter(|&&i| src.signal[i]).count();
         let what = format!(
-            "smaller rows hidden in {} ranges",
+            "repeated or smaller rows hidden in {} ranges",
             count_ranges(&hidden_rows)
         );
         let note = out
@@ -108,7 +150,7 @@ fn count_ranges(rows: &[usize]) -> usize {
 
 /// du: rank by the size column (first).
 pub(crate) fn du<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
-    largest(src, post, 0, &[0])
+    largest(src, post, 0, &[0], None)
 }
 
 /// df: rank by the Used column.
@@ -120,7 +162,7 @@ pub(crate) fn df<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
     if !header {
         return None;
     }
-    largest(src, post, 1, &[2])
+    largest(src, post, 1, &[2], None)
 }
 
 /// ps: rank by %CPU, %MEM and RSS, whichever the header has.
@@ -135,5 +177,6 @@ pub(crate) fn ps<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
     if ranking.is_empty() {
         return None;
     }
-    largest(src, post, 1, &ranking)
+    let command = cols.iter().position(|c| *c == "COMMAND" || *c == "CMD");
+    largest(src, post, 1, &ranking, command)
 }
