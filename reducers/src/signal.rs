@@ -35,7 +35,7 @@ const SIGNAL_LINES: &[&str] = &["Killed", "Terminated"];
 
 /// Line-start markers of failure: pytest's `E   ` detail lines, apt's `E: ` (error),
 /// `W: ` (warning) and `Err:` (failed fetch) lines, the crosses test runners print before a
-/// failing test (`× name`, `✕ name`), and a line that is only `Killed` or `Terminated`.
+/// failing test (`× name`, `✕ name`, node's `✖ name`), and a line that is only `Killed` or `Terminated`.
 pub(crate) fn marks_signal(line: &str) -> bool {
     // Every marker starts with `E`, `W`, `K`, `T`, a blank, or the lead byte of `×` (C3) or
     // of the other crosses (E2): one byte tells most lines apart.
@@ -52,7 +52,9 @@ pub(crate) fn marks_signal(line: &str) -> bool {
         return true;
     }
     let rest = line.trim_start_matches([' ', '\t']);
-    ["× ", "✕ ", "✗ ", "✘ "].iter().any(|m| rest.starts_with(m))
+    ["× ", "✕ ", "✗ ", "✘ ", "✖ "]
+        .iter()
+        .any(|m| rest.starts_with(m))
         || SIGNAL_LINES.contains(&rest.trim_end())
 }
 

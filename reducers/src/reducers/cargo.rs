@@ -31,7 +31,7 @@ re!(ARROW, r"^\s*--> \S");
 // What follows a diagnostic's headline: indented snippet and labels, gutter lines, notes.
 re!(
     BODY,
-    r"^(\s|\d+\s*\||(help|note|suggestion)(\[\w+\])?: |\.\.\.$)"
+    r"^(\s|\d+\s*\||\d+ [-+~] |(help|note|suggestion)(\[\w+\])?: |\.\.\.$)"
 );
 re!(
     EXPLAIN,
@@ -66,6 +66,10 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
             // Source snippet, span labels, `= note`/`= help` and sub-notes: detail behind
             // the headline and location, which say where to read it.
             out.hide(src, i, Detail);
+        } else if line.trim_start() == "failures:" && heads_nothing(src, i + 1) {
+            // A header whose block is empty (nextest runs one test a process): a heading,
+            // not a failure of its own.
+            out.hide_excerpt(i, Noise);
         } else if EXPLAIN.is_match(line)
             || PROGRESS.is_match(line)
             || LIBTEST_NOISE.is_match(line)
@@ -95,7 +99,7 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
             continue;
         } else if line.trim_start() == "failures:" && is_name_list(src, i + 1) {
             // The second `failures:` block only lists the names already shown as FAILED.
-            out.keep(src, i);
+            out.hide_excerpt(i, Noise);
             let mut j = i + 1;
             while j < n && !src.line(j).is_empty() {
                 out.hide(src, j, Detail);
@@ -109,6 +113,18 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
         i += 1;
     }
     Some(out)
+}
+
+/// Whether the block that would follow a `failures:` header at `from` is empty: the next
+/// line that is not blank is another header or the result.
+fn heads_nothing(src: &Src<'_>, from: usize) -> bool {
+    let next = src.lines[from.min(src.len())..]
+        .iter()
+        .find(|l| !l.trim().is_empty());
+    next.is_none_or(|l| {
+        let l = l.trim_start();
+        l == "failures:" || l.starts_with("test result:")
+    })
 }
 
 fn is_name_list(src: &Src<'_>, from: usize) -> bool {

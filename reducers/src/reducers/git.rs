@@ -229,6 +229,10 @@ fn flush_status_run<'a>(out: &mut Out<'a>, src: &Src<'a>, run: &mut Vec<StatusEn
 }
 
 re!(COMMIT, r"^commit ([0-9a-f]{7,64})( \(.*\))?$");
+re!(
+    HEADER_FIELD,
+    r"^(Author|AuthorDate|Commit|CommitDate|Date|Merge|Reflog|Reflog message|Notes|gpg|Signed-off-by|Primary key fingerprint)\b.*:"
+);
 re!(DIFF_GIT, r"^diff --(git|cc|combined) ");
 // `--stat`: ` path/to/file.rs     | 12 +++---`; the column padding is dropped, the count
 // and git's bar (scaled, so never more exact than it looks) kept.
@@ -266,6 +270,12 @@ pub(crate) fn log<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
             j += 1;
         }
         let header_end = j;
+        // Only git's own header fields are hidden; anything else there is not a log's.
+        if !(i + 1..header_end).all(|k| HEADER_FIELD.is_match(src.line(k))) {
+            out.keep(src, i);
+            i += 1;
+            continue;
+        }
         if j < n && src.line(j).is_empty() {
             j += 1;
         }

@@ -3,7 +3,7 @@
 
 use super::{re, write_list};
 use crate::doc::{Out, Post, Src};
-use crate::model::HiddenReason::Noise;
+use crate::model::HiddenReason::{self, Noise};
 
 re!(
     LONG_ROW,
@@ -134,9 +134,49 @@ pub(crate) fn find<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
     Some(out)
 }
 
-/// `tree`: the generic pipeline (runs of similar names fold) with the closing count pinned.
+/// `tree`: a run of more than [`LIST_CAP`](super::LIST_CAP) siblings (lines drawn to the
+/// same depth, one after the other) keeps its first and last and hides those between
+/// under a marker that counts them; the closing count is pinned.
 pub(crate) fn tree<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
-    let mut out = crate::pipeline::generic(src, post);
+    use super::{LIST_CAP, LIST_HEAD, LIST_TAIL};
+    let depth = |l: &str| {
+        l.find(|c: char| !"│├└─ \u{a0}".contains(c))
+            .filter(|&at| at > 0 && l[..at].contains(['├', '└']))
+            .map(|at| l[..at].chars().count())
+    };
+    let mut out = Out::new(post);
+    out.post.fold_similar = false;
+    let n = src.len();
+    let mut i = 0;
+    while i < n {
+        let Some(d) = depth(src.line(i)) else {
+            out.keep(src, i);
+            i += 1;
+            continue;
+        };
+        // Siblings: same depth, nothing nested between them.
+        let j = i
+            + (i..n)
+                .take_while(|&k| depth(src.line(k)) == Some(d))
+                .count();
+        if j - i <= LIST_CAP {
+            (i..j).for_each(|k| out.keep(src, k));
+        } else {
+            (i..i + LIST_HEAD).for_each(|k| out.keep(src, k));
+            let hidden = i + LIST_HEAD..j - LIST_TAIL;
+            let note = out.post.marker(hidden.len(), "more entries", &hidden, 0);
+            out.note(note, hidden.start);
+            for (m, k) in hidden.clone().enumerate() {
+                if m == 0 {
+                    out.hide_excerpt_apart(k, HiddenReason::Capped);
+                } else {
+                    out.hide_excerpt(k, HiddenReason::Capped);
+                }
+            }
+            (hidden.end..j).for_each(|k| out.keep(src, k));
+        }
+        i = j;
+    }
     if let Some(last) = out.entries.iter_mut().rev().find(|e| !e.is_blank()) {
         last.pinned = true;
     }

@@ -12,9 +12,11 @@ mod docker;
 mod git;
 mod go;
 mod grep;
+mod infra;
 mod js;
 mod listing;
 mod logs;
+mod net;
 mod node;
 mod pip;
 mod pytest;
@@ -58,10 +60,14 @@ pub(crate) fn apply<'a>(kind: ReducerKind, src: &Src<'a>, post: Post) -> Option<
         K::Du => table::du(src, post),
         K::Df => table::df(src, post),
         K::Ps => table::ps(src, post),
-        K::DockerPs => None,
         K::DockerBuild => docker::build(src, post),
         K::Pip => pip::reduce(src, post),
         K::Log => logs::reduce(src, post),
+        K::PipList => infra::pip_list(src, post),
+        K::NpmLs => infra::npm_ls(src, post),
+        K::Curl => net::curl(src, post),
+        K::Terraform => infra::terraform(src, post),
+        K::DockerPs | K::KubectlGet => table::rows(src, post),
     }
 }
 

@@ -4,14 +4,14 @@
 //! repeat a command (forty workers, forty `sleep`s) keep the first and last of their kind
 //! and the busiest.
 
-use super::re;
+use super::{re, LIST_CAP, LIST_HEAD, LIST_TAIL};
 use crate::doc::{Out, Post, Src};
 use crate::model::HiddenReason::Capped;
 
 /// Tables with at most this many rows are shown whole.
-const SMALL: usize = 40;
+const SMALL: usize = 24;
 /// Largest rows kept from a long table, per ranking column.
-const TOP: usize = 25;
+const TOP: usize = 12;
 
 re!(SIZE, r"^([\d.,]+)([KMGTPE]i?B?|B)?$");
 
@@ -81,18 +81,21 @@ fn largest<'a>(
     if let Some(&last) = rows.last() {
         keep[last] = true;
     }
-    let top = if rows.len() <= SMALL {
-        // A short table keeps every row but the repeats between a kind's first and last.
-        let repeated: std::collections::HashSet<usize> =
-            kinds.values().flatten().copied().collect();
-        for &i in &rows {
-            keep[i] |= !repeated.contains(&i);
+    // Rows of a kind that repeats keep the kind's first and last and the busiest; the
+    // others are kept whole when few, else ranked.
+    let repeated: std::collections::HashSet<usize> = kinds.values().flatten().copied().collect();
+    let single: Vec<usize> = rows
+        .iter()
+        .copied()
+        .filter(|i| !repeated.contains(i))
+        .collect();
+    let top = if single.len() <= SMALL {
+        for &i in &single {
+            keep[i] = true;
         }
         OUTLIERS
-    } else if kinds.is_empty() {
-        TOP
     } else {
-        OUTLIERS.max(TOP / 2)
+        TOP
     };
     for at in kinds.values() {
         keep[at[0]] = true;
@@ -179,4 +182,110 @@ pub(crate) fn ps<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
     }
     let command = cols.iter().position(|c| *c == "COMMAND" || *c == "CMD");
     largest(src, post, 1, &ranking, command)
+}
+
+re!(
+    BAD_STATE,
+    r"\b(CrashLoopBackOff|ImagePullBackOff|ErrImagePull|CreateContainerConfigError|Error|OOMKilled|Evicted|Failed|Unknown|Pending|NotReady|Terminating|Restarting|Dead|unhealthy)\b|\bExited \([1-9]\d*\)"
+);
+
+re!(CELL_GAP, r"\s{2,}");
+
+/// Tables of one row per object (`docker ps`, `docker images`, `kubectl get`): the header
+/// and the rows, their padding dropped when no cell is empty (and a column with one value
+/// on every row said once); a long table keeps its first and last rows and every row in a
+/// bad state (`CrashLoopBackOff`, `Exited (1)`, `Error`, `Pending` …), the rest counted
+/// under one marker with their range. Declines output without a header of capitals.
+pub(crate) fn rows<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
+    let header = src.lines.first()?;
+    let capitals = header
+        .split_whitespace()
+        .filter(|w| {
+            w.chars()
+                .all(|c| c.is_ascii_uppercase() || "-()%/".contains(c))
+        })
+        .count();
+    if capitals < 2 {
+        return None;
+    }
+    let mut out = Out::new(post);
+    out.post.fold_similar = false;
+    out.post.max_lines = None;
+    let n = src.len();
+    let rows: Vec<usize> = (1..n).filter(|&i| !src.line(i).is_empty()).collect();
+    let keep = |k: usize, i: usize| {
+        rows.len() <= LIST_CAP
+            || k < LIST_HEAD
+            || k >= rows.len() - LIST_TAIL
+            || src.signal[i]
+            || BAD_STATE.is_match(src.line(i))
+    };
+    let hidden: Vec<usize> = rows
+        .iter()
+        .enumerate()
+        .filter(|&(k, &i)| !keep(k, i))
+        .map(|(_, &i)| i)
+        .collect();
+    // Cells are two or more blanks apart. When every row has as many as the header, no cell
+    // is empty and the padding can go: two blanks still part the cells.
+    let cells = |l: &str| CELL_GAP.split(l.trim()).count();
+    let columns = cells(header);
+    let full = rows.iter().all(|&i| cells(src.line(i)) == columns);
+    // A column with one value on every row (of five or more) is said once, in a note.
+    let split = |i: usize| -> Vec<&str> { CELL_GAP.split(src.line(i).trim()).collect() };
+    let same: Vec<usize> = if full && rows.len() >= 5 {
+        (0..columns)
+            .filter(|&c| {
+                let first = split(rows[0])[c];
+                rows.iter().all(|&i| split(i)[c] == first)
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    // Never every column: the rows must still say which object they are.
+    let same = if same.len() + 1 >= columns {
+        Vec::new()
+    } else {
+        same
+    };
+    if !same.is_empty() {
+        let head = split(0);
+        let said: Vec<String> = same
+            .iter()
+            .map(|&c| format!("{} {}", head[c], split(rows[0])[c]))
+            .collect();
+        out.note(format!("(every row: {})", said.join(", ")), 0);
+    }
+    let show = |out: &mut Out<'a>, i: usize| {
+        if full {
+            let kept: Vec<&str> = split(i)
+                .into_iter()
+                .enumerate()
+                .filter(|(c, _)| !same.contains(c))
+                .map(|(_, cell)| cell)
+                .collect();
+            out.rewrite(src, kept.join("  "), i, 1);
+        } else {
+            out.keep(src, i);
+        }
+    };
+    show(&mut out, 0);
+    let mut marked = false;
+    for (k, &i) in rows.iter().enumerate() {
+        if keep(k, i) {
+            show(&mut out, i);
+            continue;
+        }
+        if !marked {
+            let span = hidden[0]..hidden[hidden.len() - 1] + 1;
+            let note = out.post.marker(hidden.len(), "more rows", &span, 0);
+            out.note(note, i);
+            marked = true;
+            out.hide_excerpt_apart(i, Capped);
+        } else {
+            out.hide_excerpt(i, Capped);
+        }
+    }
+    Some(out)
 }
