@@ -333,6 +333,7 @@ fn classify(words: &[String]) -> ReducerKind {
             _ => K::Generic,
         },
         "cargo-nextest" => K::CargoTest,
+        "rustc" => K::Cargo,
         "npm" | "pnpm" | "yarn" | "bun"
             if matches!(
                 sub(&["--prefix", "-C", "--dir", "--cwd"]),

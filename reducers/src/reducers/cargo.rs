@@ -2,6 +2,7 @@
 //! every diagnostic kept as its headline and location (source snippet, labels and notes
 //! folded as detail), passing tests dropped (the summary counts them),
 //! failures kept with their panic message, every `test result:` line kept as it is.
+//! JSON diagnostics (`--message-format=json`) are read, one line each.
 
 use super::{diagnostics, re};
 use crate::doc::{Out, Post, Src};
@@ -47,6 +48,11 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
     let mut i = 0;
     while i < n {
         let line = src.line(i);
+        if line.starts_with("{\"reason\":") || line.starts_with("{\"$message_type\":") {
+            json_line(&mut out, src, i);
+            i += 1;
+            continue;
+        }
         let header = DIAG_HEADER.is_match(line);
         if header {
             in_diag = true;
@@ -115,6 +121,57 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
     Some(out)
 }
 
+/// One line of `--message-format=json` (cargo) or `--error-format=json` (rustc): a
+/// diagnostic becomes `file:line:col: level[code]: message` in its place, the JSON line
+/// itself hidden as detail and, for an error or a warning, counted as one; the build's
+/// artifacts and notes are hidden; anything that does not parse stays as it is.
+fn json_line<'a>(out: &mut Out<'a>, src: &Src<'a>, i: usize) {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(src.line(i)) else {
+        out.keep(src, i);
+        return;
+    };
+    let message = match v["reason"].as_str() {
+        Some("compiler-message") => &v["message"],
+        None if v["$message_type"] == "diagnostic" => &v,
+        Some("build-finished") if v["success"] == false => {
+            out.keep(src, i);
+            return;
+        }
+        _ => {
+            out.hide(src, i, Noise);
+            return;
+        }
+    };
+    let level = message["level"].as_str().unwrap_or("");
+    if !matches!(level, "error" | "warning") {
+        out.hide_excerpt(i, Noise);
+        return;
+    }
+    let mut text = String::new();
+    let primary = message["spans"]
+        .as_array()
+        .and_then(|spans| spans.iter().find(|s| s["is_primary"] == true));
+    if let Some(span) = primary {
+        text.push_str(&format!(
+            "{}:{}:{}: ",
+            span["file_name"].as_str().unwrap_or("?"),
+            span["line_start"],
+            span["column_start"]
+        ));
+    }
+    text.push_str(level);
+    if let Some(code) = message["code"]["code"].as_str() {
+        text.push_str(&format!("[{code}]"));
+    }
+    text.push_str(": ");
+    text.push_str(message["message"].as_str().unwrap_or(""));
+    out.note(text, i);
+    if let Some(e) = out.entries.last_mut() {
+        e.pinned = true;
+    }
+    crate::doc::record(&mut out.hidden, i, Detail, true);
+}
+
 /// Whether the block that would follow a `failures:` header at `from` is empty: the next
 /// line that is not blank is another header or the result.
 fn heads_nothing(src: &Src<'_>, from: usize) -> bool {
@@ -137,4 +194,37 @@ fn is_name_list(src: &Src<'_>, from: usize) -> bool {
         && names
             .iter()
             .all(|l| l.starts_with("    ") && !l.trim().contains(' ') && !l.trim().ends_with(':'))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{reduce, HiddenReason, Options};
+
+    #[test]
+    fn json_diagnostics_are_read_one_line_each() {
+        let raw = concat!(
+            r#"{"$message_type":"diagnostic","message":"cannot find value `x` in this scope","code":{"code":"E0425","explanation":null},"level":"error","spans":[{"file_name":"main.rs","line_start":2,"column_start":13,"is_primary":true}],"children":[],"rendered":"error[E0425]: cannot find value `x` in this scope\n"}"#,
+            "\n",
+            r#"{"$message_type":"diagnostic","message":"For more information about this error, try `rustc --explain E0425`.","code":null,"level":"failure-note","spans":[],"children":[],"rendered":"..."}"#,
+            "\n",
+        );
+        let r = reduce(
+            "rustc --error-format=json main.rs",
+            raw.as_bytes(),
+            &Options::default(),
+        );
+        assert_eq!(
+            r.text,
+            "main.rs:2:13: error[E0425]: cannot find value `x` in this scope"
+        );
+        let detail: Vec<_> = r
+            .hidden
+            .iter()
+            .filter(|h| h.why == HiddenReason::Detail)
+            .collect();
+        assert_eq!(
+            (detail[0].display_range(), detail[0].signal),
+            ("1".to_owned(), 1)
+        );
+    }
 }

@@ -148,7 +148,7 @@ pub(crate) fn lint<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
                 out.keep(src, i);
             } else {
                 out.note(format!("{file}: {}", tally(&diags)), i);
-                write_diags(&mut out, src, &diags, ": ");
+                write_diags(&mut out, src, &diags, ": ", true);
             }
             in_frame = false;
             i = j;
@@ -168,16 +168,18 @@ pub(crate) fn lint<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
                 });
                 j += 1;
             }
+            let mut named = false;
             if !src.line(i - 1).is_empty() && diags.len() > 1 {
                 // The file line was kept just before: say the count on it.
                 if let Some(last) = out.entries.last_mut() {
                     if last.raw == i - 1 && last.nraw == 1 {
                         last.text = format!("{} ({})", last.text, tally(&diags)).into();
                         last.verbatim = false;
+                        named = true;
                     }
                 }
             }
-            write_diags(&mut out, src, &diags, "  ");
+            write_diags(&mut out, src, &diags, "  ", named);
             in_frame = false;
             i = j;
             continue;
@@ -268,9 +270,11 @@ fn rules_by_severity<'t>(diags: &[Diag<'t>]) -> Option<(Vec<&'t str>, Vec<&'t st
     Some((pick("error"), pick("warning")))
 }
 
-fn write_diags<'a>(out: &mut Out<'a>, src: &Src<'a>, diags: &[Diag<'_>], sep: &str) {
-    let shared = one_rule(diags).is_some();
-    let by_rule = rules_by_severity(diags).is_some();
+/// Writes each diagnostic on a line; when `named` (a line above names the file with its
+/// tally), the rule and severity that line says are not repeated.
+fn write_diags<'a>(out: &mut Out<'a>, src: &Src<'a>, diags: &[Diag<'_>], sep: &str, named: bool) {
+    let shared = named && one_rule(diags).is_some();
+    let by_rule = named && rules_by_severity(diags).is_some();
     for d in diags {
         let text = if shared {
             // The file's line names the rule and severity.
