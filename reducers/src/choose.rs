@@ -70,6 +70,16 @@ pub enum ReducerKind {
     Pip,
     /// `journalctl`, `tail -f`/`tail -n` of a file, `docker logs`, `kubectl logs`, `dmesg`.
     Log,
+    /// `pip list`, `pip freeze`.
+    PipList,
+    /// `npm ls`, `pnpm ls` and `yarn list`.
+    NpmLs,
+    /// `curl -v`.
+    Curl,
+    /// `terraform plan`, `apply`, `destroy` (and `tofu`).
+    Terraform,
+    /// `kubectl get` and other tables of one row per object.
+    KubectlGet,
 }
 
 impl ReducerKind {
@@ -104,6 +114,11 @@ impl ReducerKind {
             ReducerKind::DockerBuild => "docker-build",
             ReducerKind::Pip => "pip",
             ReducerKind::Log => "log",
+            ReducerKind::PipList => "pip-list",
+            ReducerKind::NpmLs => "npm-ls",
+            ReducerKind::Curl => "curl",
+            ReducerKind::Terraform => "terraform",
+            ReducerKind::KubectlGet => "kubectl-get",
         }
     }
 }
@@ -318,6 +333,15 @@ fn classify(words: &[String]) -> ReducerKind {
             _ => K::Generic,
         },
         "cargo-nextest" => K::CargoTest,
+        "rustc" => K::Cargo,
+        "npm" | "pnpm" | "yarn" | "bun"
+            if matches!(
+                sub(&["--prefix", "-C", "--dir", "--cwd"]),
+                Some("ls" | "list" | "la" | "ll")
+            ) =>
+        {
+            K::NpmLs
+        }
         "npm" | "pnpm" | "yarn" | "bun" => match sub(&[
             "--prefix",
             "-C",
@@ -348,6 +372,13 @@ fn classify(words: &[String]) -> ReducerKind {
         "cmake" if args.contains(&"--build") => K::Make,
         "gcc" | "g++" | "cc" | "c++" | "clang" | "clang++" => K::Cc,
         "javac" => K::Javac,
+        "node"
+            if args
+                .iter()
+                .any(|a| *a == "--test" || a.starts_with("--test=")) =>
+        {
+            K::JsTest
+        }
         "node" | "nodejs" | "tsx" | "ts-node" => K::Node,
         "deno" if args.first() == Some(&"run") => K::Node,
         p if is_versioned_compiler(p) => K::Cc,
@@ -383,6 +414,23 @@ fn classify(words: &[String]) -> ReducerKind {
         },
         "docker-compose" if args.contains(&"build") => K::DockerBuild,
         "pip" | "pip3" if args.contains(&"install") => K::Pip,
+        p if p.starts_with("pip") && (args.contains(&"list") || args.contains(&"freeze")) => {
+            K::PipList
+        }
+        "curl"
+            if args.iter().any(|a| {
+                *a == "-v"
+                    || *a == "--verbose"
+                    || (a.starts_with('-') && !a.starts_with("--") && a.contains('v'))
+            }) =>
+        {
+            K::Curl
+        }
+        "terraform" | "tofu" => match sub(&["-chdir"]) {
+            Some("plan" | "apply" | "destroy") => K::Terraform,
+            _ => K::Generic,
+        },
+        "kubectl" | "oc" if args.first() == Some(&"get") => K::KubectlGet,
         "uv" if args.first() == Some(&"pip") && args.contains(&"install") => K::Pip,
         p if p.starts_with("pip") && args.contains(&"install") => K::Pip,
         "journalctl" | "dmesg" => K::Log,
@@ -433,6 +481,13 @@ mod tests {
             ("docker compose build", K::DockerBuild),
             ("docker container ls -a", K::DockerPs),
             ("find . -name '*.rs' | xargs grep -n unwrap", K::Grep),
+            ("node --test --test-reporter=spec", K::JsTest),
+            ("npm ls --all", K::NpmLs),
+            ("pip list --outdated", K::PipList),
+            ("python3 -m pip freeze", K::PipList),
+            ("curl -sv https://example.invalid/", K::Curl),
+            ("terraform -chdir=infra plan", K::Terraform),
+            ("kubectl get pods -A", K::KubectlGet),
         ] {
             assert_eq!(choose_reducer(cmd), kind, "{cmd}");
         }

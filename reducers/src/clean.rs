@@ -80,8 +80,10 @@ fn needs_cleaning(line: &str, suspect: bool, binary: bool) -> bool {
 /// Cleans one raw line (without its `\n`). Borrows when only trailing blanks go.
 ///
 /// - a trailing `\r` (CRLF) goes;
-/// - a line redrawn with `\r` (progress bars) keeps its last non-blank state;
-/// - backspace erases the character before it (overstrike, as in man pages);
+/// - first of all, the line-editing controls that progress bars and spinners use act as a
+///   terminal acts on them: `\r` and `ESC[nG` move to a column, `ESC[K` erases, backspace
+///   steps back, later text overwrites earlier (a line the editing leaves blank keeps its
+///   last non-blank state);
 /// - ANSI CSI, OSC, DCS, SOS, PM and APC sequences go (strip-ansi-escapes, run between tabs
 ///   because it drops tabs), then every remaining C0/C1 control except tab;
 /// - in binary output, runs of U+FFFD shrink to one;
@@ -103,11 +105,8 @@ pub(crate) fn clean_line_digits(line: &str, binary: bool) -> (Cow<'_, str>, bool
         };
         return (Cow::Borrowed(trimmed), digits);
     }
-    let cleaned = if line.contains('\r') {
-        line.split('\r')
-            .map(|segment| clean_segment(segment, binary))
-            .rfind(|s| !s.trim().is_empty())
-            .unwrap_or_default()
+    let cleaned = if line.contains(['\r', '\u{8}']) || has_editing_csi(line) {
+        clean_segment(&edit_line(line), binary)
     } else {
         clean_segment(line, binary)
     };
@@ -118,12 +117,113 @@ pub(crate) fn clean_line_digits(line: &str, binary: bool) -> (Cow<'_, str>, bool
     (Cow::Owned(cleaned), digits)
 }
 
-fn clean_segment(segment: &str, binary: bool) -> String {
-    let mut s = if segment.contains('\u{8}') {
-        apply_backspaces(segment)
+/// Whether `line` holds a CSI sequence that moves along or erases the line (`ESC[nG`,
+/// `ESC[nC`, `ESC[nD`, `ESC[K`).
+fn has_editing_csi(line: &str) -> bool {
+    let b = line.as_bytes();
+    let mut at = 0;
+    while let Some(p) = b[at..].iter().position(|&c| c == 0x1b) {
+        let mut k = at + p + 1;
+        if b.get(k) == Some(&b'[') {
+            k += 1;
+            while b.get(k).is_some_and(|c| (0x20..=0x3f).contains(c)) {
+                k += 1;
+            }
+            if matches!(b.get(k), Some(b'G' | b'K' | b'C' | b'D')) {
+                return true;
+            }
+        }
+        at = k;
+    }
+    false
+}
+
+/// Renders a line as a terminal would: `\r`, `ESC[nG`, `ESC[nC`, `ESC[nD` and backspace move
+/// the cursor, `ESC[K` (0, 1, 2) erases, text overwrites; every other escape sequence is
+/// dropped. When the editing leaves the line blank, its last non-blank state is returned.
+fn edit_line(line: &str) -> String {
+    let mut cells: Vec<char> = Vec::with_capacity(line.len());
+    let mut last_shown: Vec<char> = Vec::new();
+    let mut at = 0usize;
+    let mut chars = line.chars().peekable();
+    let blank = |cells: &[char]| cells.iter().all(|c| c.is_whitespace());
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' => at = 0,
+            '\u{8}' => at = at.saturating_sub(1),
+            // An escape inside an escape starts it again.
+            '\u{1b}' if chars.peek() == Some(&'\u{1b}') => {}
+            // Controls inside an escape sequence do not end it.
+            '\u{1b}' => match chars.find(|c| *c == '\u{1b}' || !c.is_ascii_control()) {
+                Some('\u{1b}') => {}
+                Some('[') => {
+                    let mut n = 0usize;
+                    let mut fin = None;
+                    for p in chars.by_ref() {
+                        if ('\u{40}'..='\u{7e}').contains(&p) {
+                            fin = Some(p);
+                            break;
+                        }
+                        if let Some(d) = p.to_digit(10) {
+                            n = n.saturating_mul(10).saturating_add(d as usize);
+                        }
+                    }
+                    let erases_all = matches!(fin, Some('K')) && (n == 2 || at == 0);
+                    if erases_all && !blank(&cells) {
+                        last_shown.clone_from(&cells);
+                    }
+                    match fin {
+                        Some('G') => at = n.max(1) - 1,
+                        Some('C') => at = at.saturating_add(n.max(1)),
+                        Some('D') => at = at.saturating_sub(n.max(1)),
+                        Some('K') if n == 2 => cells.clear(),
+                        Some('K') if n == 1 => {
+                            for cell in cells.iter_mut().take(at.saturating_add(1)) {
+                                *cell = ' ';
+                            }
+                        }
+                        Some('K') => cells.truncate(at),
+                        _ => {}
+                    }
+                }
+                // String sequences (OSC, DCS, APC, PM, SOS) up to BEL or ST.
+                Some(']' | 'P' | '_' | '^' | 'X') => {
+                    while let Some(p) = chars.next() {
+                        if p == '\u{7}' || (p == '\u{1b}' && chars.next_if_eq(&'\\').is_some()) {
+                            break;
+                        }
+                    }
+                }
+                // Intermediates (` ` to `/`), then one final character.
+                Some(' '..='/') => {
+                    while chars.next_if(|c| (' '..='/').contains(c)).is_some() {}
+                    chars.next();
+                }
+                _ => {}
+            },
+            c if c == '\t' || !c.is_control() => {
+                if at > cells.len() {
+                    cells.resize(at, ' ');
+                }
+                if at < cells.len() {
+                    cells[at] = c;
+                } else {
+                    cells.push(c);
+                }
+                at += 1;
+            }
+            _ => {}
+        }
+    }
+    if blank(&cells) {
+        last_shown.into_iter().collect()
     } else {
-        segment.to_owned()
-    };
+        cells.into_iter().collect()
+    }
+}
+
+fn clean_segment(segment: &str, binary: bool) -> String {
+    let mut s = segment.to_owned();
     if s.contains('\u{1b}') {
         s = strip_escapes(&s);
     }
@@ -137,18 +237,6 @@ fn clean_segment(segment: &str, binary: bool) -> String {
             continue;
         }
         out.push(c);
-    }
-    out
-}
-
-fn apply_backspaces(segment: &str) -> String {
-    let mut out = String::with_capacity(segment.len());
-    for c in segment.chars() {
-        if c == '\u{8}' {
-            out.pop();
-        } else {
-            out.push(c);
-        }
     }
     out
 }
@@ -218,6 +306,21 @@ mod tests {
         assert_eq!(clean("done\r"), "done");
         assert_eq!(clean(" 10%\r 50%\r100%"), "100%");
         assert_eq!(clean("100%\r\u{1b}[K"), "100%");
+    }
+
+    #[test]
+    fn spinners_and_column_moves_act_like_a_terminal() {
+        // npm's spinner: a frame, back to column 1, erase, the message.
+        assert_eq!(
+            clean("\u{280b}\u{1b}[1G\u{1b}[0K\u{2819}\u{1b}[1G\u{1b}[0Knpm error code ENOTCACHED"),
+            "npm error code ENOTCACHED"
+        );
+        assert_eq!(clean("abcdef\u{1b}[3Gx"), "abxdef");
+        assert_eq!(clean("abc\u{1b}[2K\rxy"), "xy");
+        assert_eq!(clean("\u{1b}[31mred\u{1b}[0m\r\u{1b}[2Cd"), "red");
+        assert_eq!(clean("long progress 50%\rshort"), "shortprogress 50%");
+        // `ESC`, intermediates and a final character are one sequence, as to the parser.
+        assert_eq!(clean("\r\u{1b}  1:5 x"), clean("\u{1b}  1:5 x"));
     }
 
     #[test]

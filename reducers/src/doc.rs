@@ -4,7 +4,7 @@
 use crate::clean::{clean_line_digits, raw_lines};
 use crate::model::{Hidden, HiddenReason};
 use crate::options::Options;
-use crate::signal::{is_signal, marks_signal, signal_offsets};
+use crate::signal::{is_signal, marks_signal, signal_offsets, summary_offsets, words_signal};
 use std::borrow::Cow;
 use std::ops::Range;
 
@@ -16,6 +16,9 @@ pub(crate) struct Src<'a> {
     pub signal: Vec<bool>,
     /// Whether each cleaned line holds an ASCII digit (found while cleaning it).
     pub digits: Vec<bool>,
+    /// Whether each line is a tool's summary (counts of tests, problems, changes): never
+    /// elided, folded or cut.
+    pub summary: Vec<bool>,
 }
 
 impl<'a> Src<'a> {
@@ -25,9 +28,13 @@ impl<'a> Src<'a> {
         let mut signal = Vec::with_capacity(text.len() / 40 + 1);
         let mut digits = Vec::with_capacity(text.len() / 40 + 1);
         let mut hits = signal_offsets(text).peekable();
+        let mut summaries = summary_offsets(text).peekable();
+        let mut summary = Vec::with_capacity(text.len() / 40 + 1);
         let mut start = 0;
         for line in raw_lines(text) {
             let end = start + line.len();
+            while summaries.next_if(|&at| at < start).is_some() {}
+            summary.push(summaries.peek().is_some_and(|&at| at < end));
             let mut candidate = false;
             while let Some(&at) = hits.peek() {
                 if at < start {
@@ -39,13 +46,14 @@ impl<'a> Src<'a> {
             }
             let (cleaned, has_digit) = clean_line_digits(line, binary);
             digits.push(has_digit);
-            // The whole-text scan is exact for lines that only lost trailing blanks; lines
-            // that were rewritten are classified again as shown.
+            // The whole-text scan finds the lines that may hold a signal word (checked again
+            // here: not in a success phrase or a path); lines that were rewritten are
+            // classified again as shown.
             let rewritten = matches!(cleaned, Cow::Owned(_));
             signal.push(if rewritten {
                 is_signal(&cleaned)
             } else {
-                candidate || marks_signal(&cleaned)
+                (candidate && words_signal(&cleaned)) || marks_signal(&cleaned)
             });
             lines.push(cleaned);
             start = end + 1;
@@ -54,6 +62,7 @@ impl<'a> Src<'a> {
             lines,
             signal,
             digits,
+            summary,
         }
     }
 
@@ -85,6 +94,8 @@ pub(crate) struct Entry<'a> {
     pub verbatim: bool,
     /// For a verbatim entry, whether the text holds an ASCII digit (false otherwise).
     pub digits: bool,
+    /// Stands for a tool's summary line: never cut.
+    pub summary: bool,
 }
 
 impl<'a> Entry<'a> {
@@ -98,6 +109,7 @@ impl<'a> Entry<'a> {
             signal: false,
             verbatim: false,
             digits: false,
+            summary: false,
         }
     }
 
@@ -154,6 +166,9 @@ pub(crate) struct Out<'a> {
     /// For [`Reduced::notices`](crate::Reduced::notices): what the reducer left out that no
     /// hidden range stands for (columns of lines it shows), and how to get it back.
     pub notices: Vec<String>,
+    /// Raw lines that are excerpts (a grep hit's text, a diff's context, a commit message,
+    /// a table row): whatever words they hold, they are never counted as errors.
+    pub excerpts: Vec<usize>,
     pub post: Post,
 }
 
@@ -163,6 +178,7 @@ impl<'a> Out<'a> {
             entries: Vec::new(),
             hidden: Vec::new(),
             notices: Vec::new(),
+            excerpts: Vec::new(),
             post,
         }
     }
@@ -190,10 +206,11 @@ impl<'a> Out<'a> {
             text: src.lines[i].clone(),
             raw: i,
             nraw: 1,
-            pinned,
+            pinned: pinned || src.summary[i],
             signal: src.signal[i],
             verbatim: true,
             digits: src.digits[i],
+            summary: src.summary[i],
         });
     }
 
@@ -201,14 +218,16 @@ impl<'a> Out<'a> {
     /// The reducer must keep every fact of those lines in `text`.
     pub fn rewrite(&mut self, src: &Src<'a>, text: String, raw: usize, nraw: usize) {
         let signal = (raw..raw + nraw).any(|i| src.signal[i]);
+        let summary = (raw..raw + nraw).any(|i| src.summary[i]);
         self.entries.push(Entry {
             text: Cow::Owned(text),
             raw,
             nraw,
-            pinned: signal,
+            pinned: signal || summary,
             signal,
             verbatim: false,
             digits: false,
+            summary,
         });
     }
 
@@ -234,15 +253,24 @@ impl<'a> Out<'a> {
         record(&mut self.hidden, i, why, src.signal[i]);
     }
 
-    /// [`Out::hide_counted`], starting a range of its own even when the last one ends just
+    /// Hides raw line `i`, an excerpt (a grep hit's text, a diff's context, a commit
+    /// message, a table row): never counted as an error or warning, whatever words it
+    /// holds, here or when a later stage folds it.
+    pub fn hide_excerpt(&mut self, i: usize, why: HiddenReason) {
+        self.excerpts.push(i);
+        record(&mut self.hidden, i, why, false);
+    }
+
+    /// [`Out::hide_excerpt`], starting a range of its own even when the last one ends just
     /// before `i`: for the first line under a new marker, so each marker's count matches
     /// the ranges inside its own span.
-    pub fn hide_counted_apart(&mut self, src: &Src<'a>, i: usize, why: HiddenReason) {
+    pub fn hide_excerpt_apart(&mut self, i: usize, why: HiddenReason) {
+        self.excerpts.push(i);
         self.hidden.push(Hidden {
             lines: i..i + 1,
             count: 1,
             why,
-            signal: usize::from(src.signal[i]),
+            signal: 0,
         });
     }
 }

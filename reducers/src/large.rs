@@ -2,8 +2,9 @@
 //!
 //! Reducing works on every line at once, at several times the input's size in memory.
 //! Past [`WHOLE_LIMIT`] bytes only the head and the tail go through the reducer; the
-//! middle is scanned line by line for errors and warnings, which are shown (the first
-//! [`MIDDLE_SIGNAL_SHOWN`]) or counted, and every other middle line is listed as hidden.
+//! middle is scanned line by line for errors and warnings, which are shown with their line
+//! numbers (the first and the last [`MIDDLE_SIGNAL_HALF`]) or counted, and every other
+//! middle line is listed as hidden.
 //! Head+tail elision would have hidden that middle anyway; this bounds the memory a
 //! read of a 100 MB build log takes to that of a few megabytes.
 
@@ -22,8 +23,9 @@ pub(crate) const WHOLE_LIMIT: usize = 2 << 20;
 const HEAD: usize = 256 << 10;
 /// Bytes of the tail reduced (then extended back to the start of its line).
 const TAIL: usize = 1 << 20;
-/// Error and warning lines of the middle shown; the rest are counted.
-const MIDDLE_SIGNAL_SHOWN: usize = 20;
+/// Error and warning lines of the middle shown from its start, and as many from its end;
+/// those between are counted in the markers.
+const MIDDLE_SIGNAL_HALF: usize = 100;
 
 /// Reduces `raw` as head + scanned middle + tail, or `None` when it is small enough
 /// (or has too few lines) to reduce whole.
@@ -46,19 +48,32 @@ pub(crate) fn reduce(command: &str, raw: &[u8], options: &Options) -> Option<Red
     let middle_text = String::from_utf8_lossy(&raw[head_end..tail_start]);
     let first = head.raw_lines;
     let mut middle_lines = 0;
-    let mut signal_at: Vec<(usize, String)> = Vec::new(); // shown: raw line, text
-    let mut hidden_signal: Vec<usize> = Vec::new();
+    // Shown: the first and the last error and warning lines (raw line, text); every one's
+    // line, for the counts of those between.
+    let mut head_signal: Vec<(usize, String)> = Vec::new();
+    let mut tail_signal: std::collections::VecDeque<(usize, String)> = Default::default();
+    let mut every_signal: Vec<usize> = Vec::new();
     for (n, line) in raw_lines(&middle_text).enumerate() {
         middle_lines += 1;
         let (cleaned, _) = clean_line_digits(line, false);
         if is_signal(&cleaned) {
-            if signal_at.len() < MIDDLE_SIGNAL_SHOWN {
-                signal_at.push((first + n, cleaned.into_owned()));
+            every_signal.push(first + n);
+            let entry = (first + n, cleaned.into_owned());
+            if head_signal.len() < MIDDLE_SIGNAL_HALF {
+                head_signal.push(entry);
             } else {
-                hidden_signal.push(first + n);
+                tail_signal.push_back(entry);
+                if tail_signal.len() > MIDDLE_SIGNAL_HALF {
+                    tail_signal.pop_front();
+                }
             }
         }
     }
+    let signal_at: Vec<(usize, String)> = head_signal.into_iter().chain(tail_signal).collect();
+    let hidden_signal: Vec<usize> = every_signal
+        .into_iter()
+        .filter(|at| signal_at.binary_search_by_key(at, |(k, _)| *k).is_err())
+        .collect();
     let middle = first..first + middle_lines;
     let tail_offset = first + middle_lines;
     // Reduced with its markers naming absolute line numbers; its hidden ranges are
@@ -71,10 +86,11 @@ pub(crate) fn reduce(command: &str, raw: &[u8], options: &Options) -> Option<Red
     let mut text = head.text.clone();
     let base = options.line_base;
     let mut shown = signal_at.iter().peekable();
+    let numbered = |at: usize, line: &str| format!("(line {}) {line}", at + base + 1);
     for range in &hidden_middle {
-        while let Some((_, line)) = shown.next_if(|(at, _)| *at < range.lines.start) {
+        while let Some((at, line)) = shown.next_if(|(at, _)| *at < range.lines.start) {
             text.push('\n');
-            text.push_str(line);
+            text.push_str(&numbered(*at, line));
         }
         text.push('\n');
         text.push_str(&marker(
@@ -84,9 +100,9 @@ pub(crate) fn reduce(command: &str, raw: &[u8], options: &Options) -> Option<Red
             range.signal,
         ));
     }
-    for (_, line) in shown {
+    for (at, line) in shown {
         text.push('\n');
-        text.push_str(line);
+        text.push_str(&numbered(*at, line));
     }
     text.push('\n');
     text.push_str(&tail.text);
@@ -109,7 +125,9 @@ pub(crate) fn reduce(command: &str, raw: &[u8], options: &Options) -> Option<Red
         notices.push(notice);
     }
     notices.push(format!(
-        "output over {} MiB: its middle was scanned for errors and warnings, not reduced",
+        "output over {} MiB: its middle was scanned for errors and warnings, not reduced; \
+         the first and last {MIDDLE_SIGNAL_HALF} of them there are shown with their line \
+         numbers, the markers count the others",
         WHOLE_LIMIT >> 20
     ));
     let reducer = if head.reducer == tail.reducer {
@@ -168,7 +186,7 @@ mod tests {
         let mut log = String::new();
         let mut errors = Vec::new();
         for n in 0..120_000 {
-            if n % 4_000 == 1_777 {
+            if n % 200 == 77 {
                 errors.push(n);
                 log.push_str(&format!("error: step {n} failed to link libfoo.so\n"));
             } else {
@@ -194,8 +212,8 @@ mod tests {
             r.text.contains("[119999] compiling module_119999"),
             "tail missing"
         );
-        // Every error line is shown (30 in all: 20 from the middle at most, the
-        // others in the head or tail) or counted among the hidden lines.
+        // Every error line is shown (from the middle: the first and last 100) or counted
+        // among the hidden lines.
         let shown = errors
             .iter()
             .filter(|n| r.text.contains(&format!("error: step {n} failed")))
@@ -203,6 +221,23 @@ mod tests {
         let counted: usize = r.hidden.iter().map(|h| h.signal).sum();
         assert_eq!(shown + counted, errors.len(), "{}", r.text);
         assert!(counted > 0, "the test should exceed the shown allowance");
+        // The middle's first and last errors are among those shown, with their numbers.
+        let middle: Vec<&usize> = errors
+            .iter()
+            .filter(|n| {
+                r.text
+                    .contains(&format!("(line {}) error: step {n} ", *n + 1))
+            })
+            .collect();
+        assert_eq!(middle.len(), 200, "{}", r.text);
+        let hidden_one = errors
+            .iter()
+            .find(|n| !r.text.contains(&format!("step {n} failed")));
+        let (lo, hi) = (middle[0], middle[199]);
+        assert!(
+            hidden_one.is_some_and(|h| lo < h && h < hi),
+            "{hidden_one:?}"
+        );
         // Hidden ranges are in bounds, ordered, and never cover a shown error.
         let mut last = 0;
         for h in &r.hidden {
@@ -223,7 +258,7 @@ mod tests {
         assert_eq!(marked, counted, "{}", r.text);
         let mut previous = 0;
         for line in r.text.lines() {
-            let at = if let Some(step) = line.strip_prefix("error: step ") {
+            let at = if let Some((_, step)) = line.split_once("error: step ") {
                 step.split(' ').next().unwrap().parse::<usize>().unwrap() + 1
             } else if let Some(range) = line.strip_prefix("… ").and_then(|l| l.split('(').nth(1))
             {

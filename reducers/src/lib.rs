@@ -63,6 +63,9 @@ mod tokens;
 
 #[cfg(test)]
 mod tests;
+// The test support shared with the integration tests names the crate by its name.
+#[cfg(test)]
+extern crate self as cohort_reducers;
 
 pub use choose::{choose_reducer, ReducerKind};
 pub use model::{ranges_named, Hidden, HiddenReason, Reduced};

@@ -103,7 +103,32 @@ pub enum HiddenReason {
 }
 
 impl HiddenReason {
-    /// A short lowercase word for meta lines.
+    /// The hidden lines counted and named in words that cannot be read as a tool's own
+    /// figures: `"4 lines of passing-test progress"`, never `"passed 4 lines"` next to a
+    /// runner's `120 passed`.
+    ///
+    /// ```
+    /// use cohort_reducers::HiddenReason;
+    /// assert_eq!(HiddenReason::Passed.describe(4), "4 lines of passing-test progress");
+    /// assert_eq!(HiddenReason::Elided.describe(1), "1 line from the middle");
+    /// ```
+    pub fn describe(self, count: usize) -> String {
+        let lines = if count == 1 { "line" } else { "lines" };
+        match self {
+            HiddenReason::Elided => format!("{count} {lines} from the middle"),
+            HiddenReason::Duplicate => format!("{count} repeated {lines}"),
+            HiddenReason::Similar => format!("{count} similar {lines}"),
+            HiddenReason::Noise => format!("{count} {lines} of progress and hints"),
+            HiddenReason::Passed => format!("{count} {lines} of passing-test progress"),
+            HiddenReason::Context => format!("{count} diff context {lines}"),
+            HiddenReason::Detail => format!("{count} {lines} of detail"),
+            HiddenReason::Capped => format!("{count} {lines} past a list's cap"),
+            HiddenReason::Clipped => format!("{count} long {lines} cut short"),
+            HiddenReason::Rule => format!("{count} {lines} dropped by a user rule"),
+        }
+    }
+
+    /// A short lowercase word for the reason.
     pub fn as_str(self) -> &'static str {
         match self {
             HiddenReason::Elided => "elided",
@@ -123,10 +148,10 @@ impl HiddenReason {
 impl Reduced {
     /// One line describing the reduction, for the end of a read:
     ///
-    /// `shown 40/1200 lines, 310/9000 tokens (pytest); hidden: elided 1160 line(s) at 21-1180 (2 errors/warnings among them); passed 12 line(s) at 3-14`
+    /// `shown 40/1200 lines, 310/9000 tokens (pytest); hidden: 1160 lines from the middle (21-1180; 2 errors/warnings among them); 12 lines of passing-test progress (3-14)`
     ///
     /// Ranges are 1-based and inclusive. Reasons with more than four ranges list the first
-    /// three, then how many more and the span that holds them all (`and 9 more range(s)
+    /// three, then how many more and the span that holds them all (`and 9 more ranges
     /// within 40-222`), so that one read of that span brings every one of them back.
     /// Notices follow after `; `.
     pub fn meta_line(&self) -> String {
@@ -144,7 +169,7 @@ impl Reduced {
                 let lines: usize = of.iter().map(|h| h.count).sum();
                 let signal: usize = of.iter().map(|h| h.signal).sum();
                 let sep = if n == 0 { " " } else { "; " };
-                let _ = write!(out, "{sep}{} {lines} line(s) at ", why.as_str());
+                let _ = write!(out, "{sep}{} (", why.describe(lines));
                 let named = ranges_named(of.len());
                 let shown: Vec<String> = of.iter().take(named).map(|h| h.display_range()).collect();
                 out.push_str(&shown.join(", "));
@@ -152,14 +177,15 @@ impl Reduced {
                     let rest = of[named].lines.start..of[of.len() - 1].lines.end;
                     let _ = write!(
                         out,
-                        " and {} more range(s) within {}",
+                        " and {} more ranges within {}",
                         of.len() - named,
                         display_range(&rest)
                     );
                 }
                 if signal > 0 {
-                    let _ = write!(out, " ({signal} errors/warnings among them)");
+                    let _ = write!(out, "; {signal} errors/warnings among them");
                 }
+                out.push(')');
             }
         }
         for notice in &self.notices {
@@ -202,13 +228,13 @@ mod tests {
     fn many_ranges_are_named_by_the_span_that_holds_them() {
         assert_eq!(
             reduced(elided(10)).meta_line(),
-            "shown 20/200 lines, 200/2000 tokens (generic); hidden: elided 30 line(s) at \
-             11-13, 21-23, 31-33 and 7 more range(s) within 41-103"
+            "shown 20/200 lines, 200/2000 tokens (generic); hidden: 30 lines from the middle \
+             (11-13, 21-23, 31-33 and 7 more ranges within 41-103)"
         );
         assert_eq!(
             reduced(elided(4)).meta_line(),
-            "shown 20/200 lines, 200/2000 tokens (generic); hidden: elided 12 line(s) at \
-             11-13, 21-23, 31-33, 41-43"
+            "shown 20/200 lines, 200/2000 tokens (generic); hidden: 12 lines from the middle \
+             (11-13, 21-23, 31-33, 41-43)"
         );
     }
 }

@@ -27,8 +27,23 @@ pub(crate) fn finish<'a>(out: Out<'a>, signal: &[bool]) -> (Vec<Entry<'a>>, Vec<
         entries,
         mut hidden,
         post,
+        excerpts,
         ..
     } = out;
+    // Excerpts are never counted as errors, even when elision takes them in.
+    let adjusted;
+    let signal = if excerpts.is_empty() {
+        signal
+    } else {
+        let mut s = signal.to_vec();
+        for i in excerpts {
+            if let Some(flag) = s.get_mut(i) {
+                *flag = false;
+            }
+        }
+        adjusted = s;
+        &adjusted[..]
+    };
     let mut entries = entries;
     collapse_blanks(&mut entries);
     if post.fold_identical {
@@ -442,20 +457,24 @@ fn clip(entries: &mut [Entry<'_>], width: usize, hidden: &mut Vec<Hidden>) {
     let mut clipped = Vec::new();
     for e in entries.iter_mut() {
         // A string never takes more columns than bytes, so short ones need no measuring.
-        if e.text.len() <= width || e.text.width() <= width {
+        // Lines a reducer wrote are never cut: it writes them within bounds; nor are a
+        // tool's summaries, short of a runaway line.
+        let summary = e.summary && e.text.len() <= width.saturating_mul(3);
+        if e.nraw == 0 || summary || e.text.len() <= width || e.text.width() <= width {
             continue;
         }
         e.text = Cow::Owned(clip_text(&e.text, width));
         e.verbatim = false;
-        if e.nraw > 0 {
-            record(&mut clipped, e.raw, HiddenReason::Clipped, false);
+        for raw in e.raw..e.raw + e.nraw {
+            record(&mut clipped, raw, HiddenReason::Clipped, false);
         }
     }
     hidden.extend(clipped);
 }
 
-/// Keeps about two thirds of `width` from the start of `s` and the rest from its end, cut on
-/// character boundaries by display width, with the number of characters left out between.
+/// Keeps about two thirds of `width` from the start of `s` and the rest from its end, with
+/// the number of characters left out between. The cuts fall between words where there are
+/// any (never inside a path, a name or a number), else on character boundaries.
 pub(crate) fn clip_text(s: &str, width: usize) -> String {
     let total_chars = s.chars().count();
     let budget = width.saturating_sub(16).max(8);
@@ -480,6 +499,21 @@ pub(crate) fn clip_text(s: &str, width: usize) -> String {
         cols += w;
         tail_start = at;
         tail_chars += 1;
+    }
+    // Back to the last blank of the head and on past the first blank of the tail, when
+    // that keeps most of each.
+    if let Some(blank) = s[..head_end].rfind([' ', '\t']) {
+        if blank >= head_end / 3 {
+            head_chars -= s[blank..head_end].chars().count();
+            head_end = blank;
+        }
+    }
+    if let Some(blank) = s[tail_start..].find([' ', '\t']) {
+        let from = tail_start + blank + 1;
+        if from < s.len() && s.len() - from >= (s.len() - tail_start) / 3 {
+            tail_chars -= s[tail_start..from].chars().count();
+            tail_start = from;
+        }
     }
     let left_out = total_chars - head_chars - tail_chars;
     format!(
@@ -666,5 +700,13 @@ mod tests {
         let clipped = clip_text(&s, 100);
         assert!(clipped.width() <= 100, "{}", clipped.width());
         assert!(clipped.contains("chars]"));
+        // Between words: no path, name or number is cut.
+        let words: Vec<String> = (0..60).map(|i| format!("./src/db/report_{i}.py")).collect();
+        let line = words.join(" ");
+        let clipped = clip_text(&line, 120);
+        assert!(clipped.width() <= 120, "{clipped}");
+        for piece in clipped.split(' ').filter(|p| p.starts_with("./")) {
+            assert!(words.iter().any(|w| w == piece), "{piece} cut in {clipped}");
+        }
     }
 }

@@ -278,9 +278,8 @@ pub fn render(
             first + hidden.lines.end as u64,
         );
         meta.push_str(&format!(
-            "; hidden {} line(s) ({}) at {range}{}: read lines={range}",
-            hidden.count,
-            hidden.why.as_str(),
+            "; hidden {} at {range}{}: read lines={range}",
+            hidden.why.describe(hidden.count),
             signal_note(hidden.signal)
         ));
     }

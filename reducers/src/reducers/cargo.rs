@@ -1,7 +1,8 @@
 //! cargo build / check / clippy / run and cargo test / nextest: progress lines dropped,
 //! every diagnostic kept as its headline and location (source snippet, labels and notes
 //! folded as detail), passing tests dropped (the summary counts them),
-//! failures kept with their panic message, all-green result lines merged into one.
+//! failures kept with their panic message, every `test result:` line kept as it is.
+//! JSON diagnostics (`--message-format=json`) are read, one line each.
 
 use super::{diagnostics, re};
 use crate::doc::{Out, Post, Src};
@@ -15,10 +16,6 @@ re!(TEST_OK, r"^\s*test .+ \.\.\. (ok|ignored)$");
 re!(NEXTEST_PASS, r"^\s+(PASS|SKIP) \[");
 re!(FRAME, r"^\s*\d+: \S");
 re!(FRAME_AT, r"^\s+at \S");
-re!(
-    RESULT_OK,
-    r"^test result: ok\. (\d+) passed; (\d+) failed; (\d+) ignored; (\d+) measured; (\d+) filtered out"
-);
 re!(GUTTER, r"^\s*\|\s*$");
 re!(
     NOTE_NOISE,
@@ -35,7 +32,7 @@ re!(ARROW, r"^\s*--> \S");
 // What follows a diagnostic's headline: indented snippet and labels, gutter lines, notes.
 re!(
     BODY,
-    r"^(\s|\d+\s*\||(help|note|suggestion)(\[\w+\])?: |\.\.\.$)"
+    r"^(\s|\d+\s*\||\d+ [-+~] |(help|note|suggestion)(\[\w+\])?: |\.\.\.$)"
 );
 re!(
     EXPLAIN,
@@ -44,7 +41,6 @@ re!(
 
 pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
     let mut out = Out::new(diagnostics(post));
-    let mut ok_results: Vec<usize> = Vec::new();
     let n = src.len();
     let mut in_diag = false;
     // Whether the current diagnostic's ` --> file:line:col` was seen.
@@ -52,6 +48,11 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
     let mut i = 0;
     while i < n {
         let line = src.line(i);
+        if line.starts_with("{\"reason\":") || line.starts_with("{\"$message_type\":") {
+            json_line(&mut out, src, i);
+            i += 1;
+            continue;
+        }
         let header = DIAG_HEADER.is_match(line);
         if header {
             in_diag = true;
@@ -64,13 +65,17 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
             located = true;
             out.keep(src, i);
         } else if in_diag && !header && NOTE_NOISE.is_match(line) {
-            // `= note: #[warn(unused)] on by default` reads as a warning but only names the
-            // lint: hidden, and counted as one.
-            out.hide_counted(src, i, Detail);
+            // `= note: #[warn(unused)] on by default` holds the word but only names the
+            // lint: hidden, never counted as a warning.
+            out.hide_excerpt(i, Detail);
         } else if in_diag && !header {
             // Source snippet, span labels, `= note`/`= help` and sub-notes: detail behind
             // the headline and location, which say where to read it.
             out.hide(src, i, Detail);
+        } else if line.trim_start() == "failures:" && heads_nothing(src, i + 1) {
+            // A header whose block is empty (nextest runs one test a process): a heading,
+            // not a failure of its own.
+            out.hide_excerpt(i, Noise);
         } else if EXPLAIN.is_match(line)
             || PROGRESS.is_match(line)
             || LIBTEST_NOISE.is_match(line)
@@ -98,12 +103,9 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
             }
             i = at.unwrap_or(i) + 1;
             continue;
-        } else if RESULT_OK.is_match(line) {
-            ok_results.push(i);
-            out.keep(src, i);
         } else if line.trim_start() == "failures:" && is_name_list(src, i + 1) {
             // The second `failures:` block only lists the names already shown as FAILED.
-            out.keep(src, i);
+            out.hide_excerpt(i, Noise);
             let mut j = i + 1;
             while j < n && !src.line(j).is_empty() {
                 out.hide(src, j, Detail);
@@ -116,8 +118,70 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
         }
         i += 1;
     }
-    merge_ok_results(&mut out, src, &ok_results);
     Some(out)
+}
+
+/// One line of `--message-format=json` (cargo) or `--error-format=json` (rustc): a
+/// diagnostic becomes `file:line:col: level[code]: message` in its place, the JSON line
+/// itself hidden as detail and, for an error or a warning, counted as one; the build's
+/// artifacts and notes are hidden; anything that does not parse stays as it is.
+fn json_line<'a>(out: &mut Out<'a>, src: &Src<'a>, i: usize) {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(src.line(i)) else {
+        out.keep(src, i);
+        return;
+    };
+    let message = match v["reason"].as_str() {
+        Some("compiler-message") => &v["message"],
+        None if v["$message_type"] == "diagnostic" => &v,
+        Some("build-finished") if v["success"] == false => {
+            out.keep(src, i);
+            return;
+        }
+        _ => {
+            out.hide(src, i, Noise);
+            return;
+        }
+    };
+    let level = message["level"].as_str().unwrap_or("");
+    if !matches!(level, "error" | "warning") {
+        out.hide_excerpt(i, Noise);
+        return;
+    }
+    let mut text = String::new();
+    let primary = message["spans"]
+        .as_array()
+        .and_then(|spans| spans.iter().find(|s| s["is_primary"] == true));
+    if let Some(span) = primary {
+        text.push_str(&format!(
+            "{}:{}:{}: ",
+            span["file_name"].as_str().unwrap_or("?"),
+            span["line_start"],
+            span["column_start"]
+        ));
+    }
+    text.push_str(level);
+    if let Some(code) = message["code"]["code"].as_str() {
+        text.push_str(&format!("[{code}]"));
+    }
+    text.push_str(": ");
+    text.push_str(message["message"].as_str().unwrap_or(""));
+    out.note(text, i);
+    if let Some(e) = out.entries.last_mut() {
+        e.pinned = true;
+    }
+    crate::doc::record(&mut out.hidden, i, Detail, true);
+}
+
+/// Whether the block that would follow a `failures:` header at `from` is empty: the next
+/// line that is not blank is another header or the result.
+fn heads_nothing(src: &Src<'_>, from: usize) -> bool {
+    let next = src.lines[from.min(src.len())..]
+        .iter()
+        .find(|l| !l.trim().is_empty());
+    next.is_none_or(|l| {
+        let l = l.trim_start();
+        l == "failures:" || l.starts_with("test result:")
+    })
 }
 
 fn is_name_list(src: &Src<'_>, from: usize) -> bool {
@@ -132,40 +196,35 @@ fn is_name_list(src: &Src<'_>, from: usize) -> bool {
             .all(|l| l.starts_with("    ") && !l.trim().contains(' ') && !l.trim().ends_with(':'))
 }
 
-/// Replaces several `test result: ok.` lines by one with the sums.
-fn merge_ok_results(out: &mut Out<'_>, src: &Src<'_>, ok: &[usize]) {
-    if ok.len() < 2 {
-        return;
-    }
-    let mut sums = [0u64; 5];
-    for &i in ok {
-        let caps = RESULT_OK.captures(src.line(i)).expect("matched before");
-        for (k, sum) in sums.iter_mut().enumerate() {
-            *sum += caps[k + 1].parse::<u64>().unwrap_or(0);
-        }
-    }
-    let last = *ok.last().expect("two or more");
-    let merged = format!(
-        "test result: ok. {} passed; {} failed; {} ignored; {} measured; {} filtered out (sum of {} result lines)",
-        sums[0],
-        sums[1],
-        sums[2],
-        sums[3],
-        sums[4],
-        ok.len()
-    );
-    out.entries
-        .retain(|e| !(e.nraw == 1 && ok.contains(&e.raw) && e.raw != last));
-    for &i in &ok[..ok.len() - 1] {
-        crate::doc::record(&mut out.hidden, i, Passed, src.signal[i]);
-    }
-    out.hidden.sort_by_key(|h| h.lines.start);
-    if let Some(e) = out
-        .entries
-        .iter_mut()
-        .find(|e| e.nraw == 1 && e.raw == last)
-    {
-        e.text = merged.into();
-        e.verbatim = false;
+#[cfg(test)]
+mod tests {
+    use crate::{reduce, HiddenReason, Options};
+
+    #[test]
+    fn json_diagnostics_are_read_one_line_each() {
+        let raw = concat!(
+            r#"{"$message_type":"diagnostic","message":"cannot find value `x` in this scope","code":{"code":"E0425","explanation":null},"level":"error","spans":[{"file_name":"main.rs","line_start":2,"column_start":13,"is_primary":true}],"children":[],"rendered":"error[E0425]: cannot find value `x` in this scope\n"}"#,
+            "\n",
+            r#"{"$message_type":"diagnostic","message":"For more information about this error, try `rustc --explain E0425`.","code":null,"level":"failure-note","spans":[],"children":[],"rendered":"..."}"#,
+            "\n",
+        );
+        let r = reduce(
+            "rustc --error-format=json main.rs",
+            raw.as_bytes(),
+            &Options::default(),
+        );
+        assert_eq!(
+            r.text,
+            "main.rs:2:13: error[E0425]: cannot find value `x` in this scope"
+        );
+        let detail: Vec<_> = r
+            .hidden
+            .iter()
+            .filter(|h| h.why == HiddenReason::Detail)
+            .collect();
+        assert_eq!(
+            (detail[0].display_range(), detail[0].signal),
+            ("1".to_owned(), 1)
+        );
     }
 }

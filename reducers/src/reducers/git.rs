@@ -1,5 +1,5 @@
-//! git status (hints dropped, files grouped and counted, detached HEAD kept; short,
-//! porcelain and porcelain v2 forms grouped by state and directory with every path kept),
+//! git status (hints dropped, files listed whole under their label, long lists cut to
+//! their first and last paths; short, porcelain and porcelain v2 forms listed by state),
 //! git log (medium format: one line per commit with every subject; other formats keep every
 //! line, with only columns that are the same on every commit line shown once) and git diff
 //! (headers, hunk headers and changed lines kept, context folded).
@@ -74,78 +74,23 @@ pub(crate) fn status<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
     Some(out)
 }
 
-/// git's short status code for a long-form entry kind (`modified` → `M`).
-fn short_code(kind: &str) -> &'static str {
-    match kind {
-        "new file" => "A",
-        "modified" => "M",
-        "deleted" => "D",
-        "renamed" => "R",
-        "copied" => "C",
-        "typechange" => "T",
-        "both modified" => "UU",
-        "both added" => "AA",
-        "both deleted" => "DD",
-        "added by us" => "AU",
-        "added by them" => "UA",
-        "deleted by us" => "DU",
-        "deleted by them" => "UD",
-        _ => "",
-    }
-}
-
-/// Writes runs of entries with the same kind and directory as one line each, the kind as
-/// git's short code and numbered runs as brace ranges: `  M src/: a.py mod{03..24}.py`.
+/// Writes each run of entries of one kind (`modified`, `new file`, untracked …) as a list
+/// under its label, every path whole: `  modified: src/a.py  src/b.py`.
 fn group_paths<'a>(out: &mut Out<'a>, src: &Src<'a>, entries: &[(usize, &str, &str)]) {
-    let dir_of = |p: &str| -> (String, String) {
-        let p = p.trim_end_matches('/');
-        match p.rfind('/') {
-            Some(at) => (p[..=at].to_owned(), p[at + 1..].to_owned()),
-            None => (String::new(), p.to_owned()),
-        }
-    };
     let mut k = 0;
     while k < entries.len() {
-        let (first, kind, path) = entries[k];
-        if path.contains(" -> ") {
-            // A rename or copy names two paths: it stays a line of its own.
-            let code = short_code(kind);
-            let text = if code.is_empty() {
-                format!("  {path}")
-            } else {
-                format!("  {code} {path}")
-            };
-            out.rewrite(src, text, first, 1);
-            k += 1;
-            continue;
-        }
-        let (dir, _) = dir_of(path);
-        let mut names = Vec::new();
-        let mut m = k;
-        while m < entries.len()
-            && entries[m].1 == kind
-            && !entries[m].2.contains(" -> ")
-            && dir_of(entries[m].2).0 == dir
-            && entries[m].0 == first + (m - k)
-        {
-            let (_, name) = dir_of(entries[m].2);
-            let slash = if entries[m].2.ends_with('/') { "/" } else { "" };
-            names.push(format!("{name}{slash}"));
+        let (first, kind, _) = entries[k];
+        let mut m = k + 1;
+        while m < entries.len() && entries[m].1 == kind && entries[m].0 == first + (m - k) {
             m += 1;
         }
-        let kind = match short_code(kind) {
-            "" => String::new(),
-            code => format!("{code} "),
-        };
-        let names = super::brace_runs(&names);
-        let text = if m - k == 1 {
-            format!("  {kind}{path}")
-        } else if dir.is_empty() {
-            format!("  {kind}{}", names.join(" "))
+        let paths: Vec<String> = entries[k..m].iter().map(|e| e.2.to_owned()).collect();
+        let lead = if kind.is_empty() {
+            "  ".to_owned()
         } else {
-            format!("  {kind}{dir}: {}", names.join(" "))
+            format!("  {kind}: ")
         };
-        out.rewrite(src, text, first, m - k);
+        super::write_list(out, src, first, &paths, &lead, "paths");
         k = m;
     }
 }
@@ -256,59 +201,38 @@ fn short_status<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
     found.then_some(out)
 }
 
-/// Writes consecutive status entries, grouped by state and directory.
+/// Writes consecutive status entries, each run of one state as a list after its code,
+/// every path whole (with what the line says beside it: a rename's origin, modes).
 fn flush_status_run<'a>(out: &mut Out<'a>, src: &Src<'a>, run: &mut Vec<StatusEntry<'_>>) {
-    // A path that can be grouped: no rename arrow, no quotes (git quotes unusual names).
-    let split = |e: &StatusEntry<'_>| -> Option<(usize, bool)> {
-        if !e.extra.is_empty() || e.path.contains(" -> ") || e.path.starts_with('"') {
-            return None;
-        }
-        let p = e.path.trim_end_matches('/');
-        Some((p.rfind('/').map_or(0, |at| at + 1), e.path.ends_with('/')))
-    };
     let mut k = 0;
     while k < run.len() {
         let first = &run[k];
-        let Some((cut, _)) = split(first) else {
-            out.rewrite(
-                src,
-                format!("{} {}{}", first.code, first.path, first.extra),
-                first.raw,
-                1,
-            );
-            k += 1;
-            continue;
-        };
-        let dir = &first.path[..cut];
         let mut m = k + 1;
-        while m < run.len()
-            && run[m].code == first.code
-            && run[m].raw == first.raw + (m - k)
-            && split(&run[m]).is_some_and(|(c, _)| &run[m].path[..c] == dir)
-        {
+        while m < run.len() && run[m].code == first.code && run[m].raw == first.raw + (m - k) {
             m += 1;
         }
-        if m - k == 1 {
-            out.rewrite(src, format!("{} {}", first.code, first.path), first.raw, 1);
-        } else {
-            let names: Vec<String> = run[k..m]
-                .iter()
-                .map(|e| e.path[dir.len()..].to_owned())
-                .collect();
-            let names = super::brace_runs(&names).join(" ");
-            let text = if dir.is_empty() {
-                format!("{} {names}", first.code)
-            } else {
-                format!("{} {dir}: {names}", first.code)
-            };
-            out.rewrite(src, text, first.raw, m - k);
-        }
+        let items: Vec<String> = run[k..m]
+            .iter()
+            .map(|e| format!("{}{}", e.path, e.extra))
+            .collect();
+        super::write_list(
+            out,
+            src,
+            first.raw,
+            &items,
+            &format!("{} ", first.code),
+            "paths",
+        );
         k = m;
     }
     run.clear();
 }
 
 re!(COMMIT, r"^commit ([0-9a-f]{7,64})( \(.*\))?$");
+re!(
+    HEADER_FIELD,
+    r"^(Author|AuthorDate|Commit|CommitDate|Date|Merge|Reflog|Reflog message|Notes|gpg|Signed-off-by|Primary key fingerprint)\b.*:"
+);
 re!(DIFF_GIT, r"^diff --(git|cc|combined) ");
 // `--stat`: ` path/to/file.rs     | 12 +++---`; the column padding is dropped, the count
 // and git's bar (scaled, so never more exact than it looks) kept.
@@ -346,6 +270,12 @@ pub(crate) fn log<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
             j += 1;
         }
         let header_end = j;
+        // Only git's own header fields are hidden; anything else there is not a log's.
+        if !(i + 1..header_end).all(|k| HEADER_FIELD.is_match(src.line(k))) {
+            out.keep(src, i);
+            i += 1;
+            continue;
+        }
         if j < n && src.line(j).is_empty() {
             j += 1;
         }
@@ -363,7 +293,7 @@ pub(crate) fn log<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
         out.rewrite(src, text, i, subject.map_or(1, |s| s - i + 1));
         for k in i + 1..subject.unwrap_or(header_end) {
             if !src.line(k).is_empty() {
-                out.hide_counted(src, k, Detail);
+                out.hide_excerpt(k, Detail);
             }
         }
         // The body: indented lines (and blank lines between them) up to the next commit,
@@ -371,7 +301,7 @@ pub(crate) fn log<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
         let mut k = subject.map_or(header_end, |s| s + 1);
         while k < n && (src.line(k).starts_with("    ") || src.line(k).is_empty()) {
             if !src.line(k).is_empty() {
-                out.hide_counted(src, k, Detail);
+                out.hide_excerpt(k, Detail);
             }
             k += 1;
         }
@@ -566,8 +496,8 @@ fn diff_section<'a>(out: &mut Out<'a>, src: &Src<'a>, start: usize) -> usize {
         } else {
             match hunk_line(line, columns) {
                 Some(HunkLine::Changed) => out.keep(src, i),
-                // Context is code, not diagnostics: hidden even when it mentions an error.
-                Some(HunkLine::Context) => out.hide_counted(src, i, Context),
+                // Context is code, not diagnostics: never counted as an error.
+                Some(HunkLine::Context) => out.hide_excerpt(i, Context),
                 None => break, // something that is not diff text: let the caller handle it
             }
         }
@@ -673,11 +603,12 @@ mod tests {
     }
 
     #[test]
-    fn short_status_keeps_every_path_grouped_by_state_and_directory() {
+    fn short_status_keeps_every_path_whole_listed_by_state() {
         let raw = "## main\nM  src/a.py\nM  src/b.py\n M src/m01.py\n M src/m02.py\n M src/m03.py\n M src/m05.py\nR  x.py -> y.py\n?? \"odd name.txt\"\n?? t1.log\n";
         assert_eq!(
             text("git status -sb", raw),
-            "## main\nM  src/: a.py b.py\n M src/: m{01..03}.py m05.py\nR  x.py -> y.py\n?? \"odd name.txt\"\n?? t1.log"
+            "## main\nM  src/a.py  src/b.py\n M src/m01.py  src/m02.py  src/m03.py  src/m05.py\n\
+             R  x.py -> y.py\n?? \"odd name.txt\"  t1.log"
         );
     }
 

@@ -9,9 +9,13 @@ use crate::doc::{Out, Post, Src};
 use crate::model::HiddenReason::{Capped, Detail, Noise};
 
 /// Hits shown per file.
-const PER_FILE: usize = 4;
+const PER_FILE: usize = 3;
 /// Hits shown in all.
-const TOTAL: usize = 40;
+const TOTAL: usize = 30;
+/// Files named, with their counts, after the hits past [`TOTAL`].
+const FILES_LISTED: usize = 24;
+/// The widest a line of file names grows (names are never cut).
+const LINE_WIDTH: usize = 100;
 
 re!(MATCHED, r"^(.+?):(\d+):(.*)$");
 re!(CONTEXT, r"^(.+?)-(\d+)-(.*)$");
@@ -62,6 +66,16 @@ fn hits_word(n: usize) -> &'static str {
 pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
     let (hits, headings) = parse(src)?;
     let mut out = Out::new(post);
+    let matched = hits.iter().filter(|h| h.matched).count();
+    let mut files: Vec<&str> = hits.iter().map(|h| h.file.as_str()).collect();
+    files.sort_unstable();
+    files.dedup();
+    if files.len() > 1 {
+        out.note(
+            format!("{matched} {} in {} files", hits_word(matched), files.len()),
+            0,
+        );
+    }
     out.post.fold_similar = false;
     out.post.max_lines = None; // the caps below bound the output
     let mut shown_total = 0;
@@ -93,6 +107,8 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
             break;
         }
         let matches = group.iter().filter(|h| h.matched).count();
+        // A marker costs a line: one hit past the room is shown instead.
+        let room = if matches == room + 1 { matches } else { room };
         if group.len() == 1 {
             let hit = &group[0];
             out.rewrite(
@@ -116,9 +132,12 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
             let capped: Vec<&Hit> = group.iter().filter(|h| h.matched).skip(room).collect();
             let capped_from = capped.first().map(|h| h.raw);
             let mut marker = capped_from.map(|from| {
-                let signal = capped.iter().filter(|h| src.signal[h.raw]).count();
-                out.post
-                    .marker(capped.len(), "more hits", &(from..last + 1), signal)
+                out.post.marker(
+                    capped.len(),
+                    &format!("more {}", hits_word(capped.len())),
+                    &(from..last + 1),
+                    0,
+                )
             });
             let mut by_raw = group.iter().peekable();
             for i in first..=last {
@@ -138,10 +157,10 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
                     (false, _) => out.rewrite(src, h.shown(), i, 1),
                     (true, true) if capped_from == Some(i) => {
                         out.note(marker.take().unwrap_or_default(), i);
-                        out.hide_counted_apart(src, i, Capped);
+                        out.hide_excerpt_apart(i, Capped);
                     }
-                    (true, true) => out.hide_counted(src, i, Capped),
-                    (true, false) => out.hide_counted(src, i, Detail),
+                    (true, true) => out.hide_excerpt(i, Capped),
+                    (true, false) => out.hide_excerpt(i, Detail),
                 }
             }
             shown_total += matches.min(room);
@@ -161,10 +180,6 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
         }
         let matched_at: std::collections::HashSet<usize> =
             rest.iter().filter(|h| h.matched).map(|h| h.raw).collect();
-        let signal = rest
-            .iter()
-            .filter(|h| h.matched && src.signal[h.raw])
-            .count();
         let lines = rest[0].raw..rest[rest.len() - 1].raw + 1;
         let heading = headings
             .iter()
@@ -175,37 +190,40 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
             if headings.iter().any(|&(at, _)| at == i) || src.line(i) == BLOCK_SEPARATOR {
                 out.hide(src, i, Noise);
             } else if matched_at.contains(&i) && first_capped {
-                out.hide_counted_apart(src, i, Capped);
+                out.hide_excerpt_apart(i, Capped);
                 first_capped = false;
             } else if matched_at.contains(&i) {
-                out.hide_counted(src, i, Capped);
+                out.hide_excerpt(i, Capped);
             } else if hit_at.contains(&i) {
-                out.hide_counted(src, i, Detail);
+                out.hide_excerpt(i, Detail);
             } else if !src.line(i).is_empty() {
                 out.pin(src, i);
             }
         }
-        let listed: Vec<String> = files
-            .iter()
-            .take(8)
-            .map(|(f, c)| format!("{f} ({c})"))
-            .collect();
-        let more = if files.len() > 8 {
-            format!(" and {} more files", files.len() - 8)
-        } else {
-            String::new()
-        };
-        let hits = out
-            .post
-            .marker(matched_at.len(), "more hits", &lines, signal);
-        out.note(
-            format!(
-                "{hits} in {} files: {}{more}",
-                files.len(),
-                listed.join(", ")
-            ),
-            rest[0].raw,
-        );
+        let more = format!("more {}", hits_word(matched_at.len()));
+        let hits = out.post.marker(matched_at.len(), &more, &lines, 0);
+        out.note(format!("{hits} in {} files:", files.len()), rest[0].raw);
+        // Every file with its count, whole, several to a line; past a few lines, how many
+        // more files there are.
+        let mut line = String::from(" ");
+        let mut written = 0;
+        for (f, c) in &files {
+            let item = format!(" {f} ({c})");
+            if line.len() + item.len() > LINE_WIDTH && written > 0 {
+                out.note(std::mem::replace(&mut line, String::from(" ")), rest[0].raw);
+                if written >= FILES_LISTED {
+                    break;
+                }
+            }
+            line.push_str(&item);
+            written += 1;
+        }
+        if written < files.len() {
+            line = format!("  and {} more files", files.len() - written);
+        }
+        if line.trim() != "" {
+            out.note(line, rest[0].raw);
+        }
         // Anything after the last hit (an error at the end) is still shown.
         for (i, l) in src
             .lines
@@ -310,7 +328,7 @@ mod tests {
         assert_eq!(r.reducer, "grep");
         let lines: Vec<&str> = r.text.lines().collect();
         assert_eq!(lines[0], "app/models.py (6 hits)", "{}", r.text);
-        // Four matches shown with their context, the other two counted.
+        // Three matches shown with their context, the other three counted.
         assert!(
             r.text.contains(
                 "9-    if bad:\n10:        raise ValueError(\"case 0\")\n11-    return x"
@@ -320,11 +338,11 @@ mod tests {
         );
         assert_eq!(
             r.text.matches(":        raise ValueError").count(),
-            4,
+            3,
             "{}",
             r.text
         );
-        assert!(r.text.contains("… 2 more hits"), "{}", r.text);
+        assert!(r.text.contains("… 3 more hits"), "{}", r.text);
     }
 
     #[test]

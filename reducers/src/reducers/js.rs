@@ -31,8 +31,10 @@ pub(crate) fn install<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
 
 re!(
     TEST_MARK,
-    r"^(Test Suites:|Tests:|\s*Test Files\s|\s*Tests\s+\d)"
+    r"^(Test Suites:|Tests:|\s*Test Files\s|\s*Tests\s+\d|ℹ tests \d)"
 );
+// node's runner lists the failures again, after this line.
+re!(FAILING_AGAIN, r"^✖ failing tests:$");
 re!(PASSING, r"^\s*(✓|√|✔|○ skipped|↓)\s|^PASS\s|^\s*✓\s");
 re!(
     FRAME_CODE,
@@ -49,8 +51,20 @@ pub(crate) fn test<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
     let mut out = Out::new(diagnostics(post));
     out.post.fold_similar = false;
     let mut stack_kept = false;
+    // Lines already shown, and whether the runner is repeating its failures now: a line
+    // it repeats is hidden (and counted, when it reads as an error), never shown twice.
+    let mut shown: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    let mut again = false;
     for i in 0..src.len() {
         let line = src.line(i);
+        if again && !line.trim().is_empty() && shown.contains(line.trim()) {
+            out.hide_counted(src, i, Detail);
+            continue;
+        }
+        again |= FAILING_AGAIN.is_match(line);
+        if !line.trim().is_empty() {
+            shown.insert(line.trim());
+        }
         if PASSING.is_match(line) {
             out.hide(src, i, Passed);
         } else if FRAME_CODE.is_match(line) {
@@ -75,6 +89,10 @@ pub(crate) fn test<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
 }
 
 re!(TSC_FRAME_CODE, r"^\d+\s");
+// ruff, flake8, go vet, golangci-lint: `path:line:col: CODE message`, then (ruff) a source
+// snippet in a `|` gutter and `= help:` lines.
+re!(CODE_DIAG, r"^[^\s:][^:]*:\d+:\d+: \S");
+re!(GUTTER_SNIPPET, r"^\s*\d*\s*\|(\s|$)|^\s*= (help|note): ");
 re!(TSC_TILDES, r"^\s*~+\s*$");
 re!(TSC_DIAG, r"^\S+:\d+:\d+ - (error|warning) TS\d+:");
 re!(
@@ -130,7 +148,7 @@ pub(crate) fn lint<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
                 out.keep(src, i);
             } else {
                 out.note(format!("{file}: {}", tally(&diags)), i);
-                write_diags(&mut out, src, &diags, ": ");
+                write_diags(&mut out, src, &diags, ": ", true);
             }
             in_frame = false;
             i = j;
@@ -150,23 +168,29 @@ pub(crate) fn lint<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
                 });
                 j += 1;
             }
+            let mut named = false;
             if !src.line(i - 1).is_empty() && diags.len() > 1 {
                 // The file line was kept just before: say the count on it.
                 if let Some(last) = out.entries.last_mut() {
                     if last.raw == i - 1 && last.nraw == 1 {
                         last.text = format!("{} ({})", last.text, tally(&diags)).into();
                         last.verbatim = false;
+                        named = true;
                     }
                 }
             }
-            write_diags(&mut out, src, &diags, "  ");
+            write_diags(&mut out, src, &diags, "  ", named);
             in_frame = false;
             i = j;
             continue;
         }
-        if TSC_DIAG.is_match(line) {
+        if TSC_DIAG.is_match(line) || CODE_DIAG.is_match(line) {
+            // A diagnostic, whatever words it uses: never elided.
             in_frame = true;
-            out.keep(src, i);
+            out.pin(src, i);
+        } else if in_frame && GUTTER_SNIPPET.is_match(line) {
+            // The location says where to read it.
+            out.hide_excerpt(i, Detail);
         } else if in_frame && (TSC_FRAME_CODE.is_match(line) || TSC_TILDES.is_match(line)) {
             out.hide(src, i, Detail);
         } else {
@@ -246,9 +270,11 @@ fn rules_by_severity<'t>(diags: &[Diag<'t>]) -> Option<(Vec<&'t str>, Vec<&'t st
     Some((pick("error"), pick("warning")))
 }
 
-fn write_diags<'a>(out: &mut Out<'a>, src: &Src<'a>, diags: &[Diag<'_>], sep: &str) {
-    let shared = one_rule(diags).is_some();
-    let by_rule = rules_by_severity(diags).is_some();
+/// Writes each diagnostic on a line; when `named` (a line above names the file with its
+/// tally), the rule and severity that line says are not repeated.
+fn write_diags<'a>(out: &mut Out<'a>, src: &Src<'a>, diags: &[Diag<'_>], sep: &str, named: bool) {
+    let shared = named && one_rule(diags).is_some();
+    let by_rule = named && rules_by_severity(diags).is_some();
     for d in diags {
         let text = if shared {
             // The file's line names the rule and severity.

@@ -1,14 +1,9 @@
-//! ls / find / tree: entries grouped and packed several to a line, counted, capped with a
-//! notice that gives the hidden range.
+//! ls / find / tree: entries whole, packed several to a line, long lists cut to their first
+//! and last entries with a marker that counts the rest and gives their range.
 
-use super::{brace_runs_counted, pack, pack_counted, re};
+use super::{re, write_list};
 use crate::doc::{Out, Post, Src};
-use crate::model::HiddenReason::{Capped, Noise};
-
-/// Entries shown before the cap.
-const MAX_ENTRIES: usize = 400;
-/// Width of a packed line.
-const WIDTH: usize = 100;
+use crate::model::HiddenReason::{self, Noise};
 
 re!(
     LONG_ROW,
@@ -18,9 +13,9 @@ re!(TOTAL, r"^total \d+[KMGTPE]?$");
 re!(DIR_HEADER, r"^\S.*:$");
 
 /// `ls`: long listings become names (directories end in `/`, links show their target,
-/// executables end in `*`), numbered runs written as brace ranges (`data_{001..200}.csv`),
-/// packed several to a line; modes, owners, sizes and dates are left out, which the `total`
-/// line and a notice ([`LEFT_OUT`]) say.
+/// executables end in `*`), whole, several to a line, long runs cut to their first and last
+/// names; modes, owners, sizes and dates are left out, which the `total` line and a notice
+/// ([`LEFT_OUT`]) say.
 pub(crate) fn ls<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
     let long = src.lines.iter().filter(|l| LONG_ROW.is_match(l)).count();
     let other = src
@@ -59,7 +54,6 @@ fn packed<'a>(src: &Src<'a>, post: Post) -> Out<'a> {
     let mut out = Out::new(post);
     out.post.fold_similar = false;
     out.post.max_lines = None;
-    let mut shown = 0;
     let mut noted = false;
     let n = src.len();
     let mut i = 0;
@@ -101,24 +95,8 @@ fn packed<'a>(src: &Src<'a>, post: Post) -> Out<'a> {
             }
             j += 1;
         }
-        let room = MAX_ENTRIES.saturating_sub(shown).min(items.len());
-        if room > 0 {
-            out.notice(LEFT_OUT);
-        }
-        let mut at = i;
-        for (text, count) in pack_counted(&brace_runs_counted(&items[..room]), WIDTH) {
-            out.rewrite(src, text, at, count);
-            at += count;
-        }
-        shown += room;
-        if room < items.len() {
-            for k in at..j {
-                out.hide_counted(src, k, Capped);
-            }
-            let signal = (at..j).filter(|&k| src.signal[k]).count();
-            let note = out.post.marker(j - at, "more entries", &(at..j), signal);
-            out.note(note, at);
-        }
+        out.notice(LEFT_OUT);
+        write_list(&mut out, src, i, &items, "", "entries");
         i = j;
     }
     out
@@ -126,8 +104,8 @@ fn packed<'a>(src: &Src<'a>, post: Post) -> Out<'a> {
 
 re!(FIND_ERROR, r"^(find|fd|locate): ");
 
-/// `find`: paths grouped by directory (`dir/: a b c`, consecutive runs only), packed,
-/// capped.
+/// `find`: paths whole, several to a line, long runs cut to their first and last paths;
+/// error lines kept where they stand.
 pub(crate) fn find<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
     if src.len() < 8 || src.lines.iter().any(|l| l.contains('\t')) {
         return None;
@@ -135,72 +113,70 @@ pub(crate) fn find<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
     let mut out = Out::new(post);
     out.post.fold_similar = false;
     out.post.max_lines = None;
-    let split = |p: &str| -> (String, String) {
-        let t = p.trim_end_matches('/');
-        match t.rfind('/') {
-            Some(at) => (t[..=at].to_owned(), t[at + 1..].to_owned()),
-            None => (String::new(), t.to_owned()),
-        }
+    // Error lines (find's own, or anything that reads as one) stay where they are.
+    let path = |k: usize| {
+        let l = src.line(k);
+        !(FIND_ERROR.is_match(l) || l.is_empty() || src.signal[k])
     };
-    let mut shown = 0;
     let n = src.len();
     let mut i = 0;
     while i < n {
-        let line = src.line(i);
-        if FIND_ERROR.is_match(line) || line.is_empty() {
+        if !path(i) {
             out.pin(src, i);
             i += 1;
             continue;
         }
-        if shown >= MAX_ENTRIES {
-            let rest: Vec<usize> = (i..n)
-                .filter(|&k| !FIND_ERROR.is_match(src.line(k)))
-                .collect();
-            let signal = rest.iter().filter(|&&k| src.signal[k]).count();
-            for &k in &rest {
-                out.hide_counted(src, k, Capped);
-            }
-            let note = out.post.marker(rest.len(), "more paths", &(i..n), signal);
-            out.note(note, i);
-            for k in (i..n).filter(|&k| FIND_ERROR.is_match(src.line(k))) {
-                out.pin(src, k);
-            }
-            break;
-        }
-        let (dir, _) = split(line);
-        let mut names = Vec::new();
-        let mut j = i;
-        while j < n && shown + names.len() < MAX_ENTRIES {
-            let l = src.line(j);
-            if FIND_ERROR.is_match(l) || l.is_empty() || split(l).0 != dir {
-                break;
-            }
-            names.push(split(l).1);
-            j += 1;
-        }
-        shown += names.len();
-        if names.len() == 1 {
-            out.keep(src, i);
-        } else {
-            let mut at = i;
-            for (k, (text, count)) in pack(&names, WIDTH - dir.len()).into_iter().enumerate() {
-                let prefix = if k == 0 {
-                    format!("{dir}: ")
-                } else {
-                    "  ".to_owned()
-                };
-                out.rewrite(src, format!("{prefix}{text}"), at, count);
-                at += count;
-            }
-        }
+        let j = i + (i..n).take_while(|&k| path(k)).count();
+        let paths: Vec<String> = (i..j).map(|k| src.line(k).to_owned()).collect();
+        write_list(&mut out, src, i, &paths, "", "paths");
         i = j;
     }
     Some(out)
 }
 
-/// `tree`: the generic pipeline (runs of similar names fold) with the closing count pinned.
+/// `tree`: a run of more than [`LIST_CAP`](super::LIST_CAP) siblings (lines drawn to the
+/// same depth, one after the other) keeps its first and last and hides those between
+/// under a marker that counts them; the closing count is pinned.
 pub(crate) fn tree<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
-    let mut out = crate::pipeline::generic(src, post);
+    use super::{LIST_CAP, LIST_HEAD, LIST_TAIL};
+    let depth = |l: &str| {
+        l.find(|c: char| !"│├└─ \u{a0}".contains(c))
+            .filter(|&at| at > 0 && l[..at].contains(['├', '└']))
+            .map(|at| l[..at].chars().count())
+    };
+    let mut out = Out::new(post);
+    out.post.fold_similar = false;
+    let n = src.len();
+    let mut i = 0;
+    while i < n {
+        let Some(d) = depth(src.line(i)) else {
+            out.keep(src, i);
+            i += 1;
+            continue;
+        };
+        // Siblings: same depth, nothing nested between them.
+        let j = i
+            + (i..n)
+                .take_while(|&k| depth(src.line(k)) == Some(d))
+                .count();
+        if j - i <= LIST_CAP {
+            (i..j).for_each(|k| out.keep(src, k));
+        } else {
+            (i..i + LIST_HEAD).for_each(|k| out.keep(src, k));
+            let hidden = i + LIST_HEAD..j - LIST_TAIL;
+            let note = out.post.marker(hidden.len(), "more entries", &hidden, 0);
+            out.note(note, hidden.start);
+            for (m, k) in hidden.clone().enumerate() {
+                if m == 0 {
+                    out.hide_excerpt_apart(k, HiddenReason::Capped);
+                } else {
+                    out.hide_excerpt(k, HiddenReason::Capped);
+                }
+            }
+            (hidden.end..j).for_each(|k| out.keep(src, k));
+        }
+        i = j;
+    }
     if let Some(last) = out.entries.iter_mut().rev().find(|e| !e.is_blank()) {
         last.pinned = true;
     }
@@ -224,7 +200,7 @@ mod tests {
         }
         let r = reduce("ls -la", raw.as_bytes(), &Options::default());
         assert_eq!(r.reducer, "ls");
-        assert!(r.text.contains("data_{01..12}.csv"), "{}", r.text);
+        assert!(r.text.contains("data_01.csv  data_02.csv"), "{}", r.text);
         assert!(
             r.meta_line().ends_with(
                 "; ls -l rows shown by name: modes, links, owners, sizes and dates left out; \
@@ -237,7 +213,7 @@ mod tests {
         // that says so.
         let raw: String = raw.lines().skip(3).map(|l| format!("{l}\n")).collect();
         let r = reduce("ls -l data_*.csv", raw.as_bytes(), &Options::default());
-        assert_eq!(r.text, "data_{01..12}.csv");
+        assert!(r.text.starts_with("data_01.csv  data_02.csv"), "{}", r.text);
         assert_eq!(r.notices.len(), 1, "{}", r.meta_line());
     }
 }

@@ -1,6 +1,7 @@
-//! journalctl, `tail` of a log, `docker logs`, `kubectl logs`, dmesg: a line that repeats
-//! an earlier one with only numbers changed (timestamps, pids, counters) is folded into the
-//! first, which says how many there were and where the last one is.
+//! journalctl, `tail` of a log, `docker logs`, `kubectl logs`, dmesg: lines that repeat with
+//! only numbers changed (timestamps, pids, counters) keep their first occurrence, which says
+//! how many there are, and their last, the current state, where it stands; those between
+//! are hidden and counted.
 
 use crate::doc::{Out, Post, Src};
 use crate::model::HiddenReason::Similar;
@@ -26,42 +27,51 @@ fn shape(line: &str) -> String {
 
 pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
     let mut out = Out::new(post);
-    // shape → (index of its entry, occurrences, last raw line)
-    let mut seen: HashMap<String, (usize, usize, usize)> = HashMap::new();
-    for i in 0..src.len() {
-        let line = src.line(i);
-        if line.is_empty() {
-            out.keep(src, i);
-            continue;
-        }
-        let key = shape(line);
-        match seen.get_mut(&key) {
-            Some((_, count, last)) => {
-                *count += 1;
-                *last = i;
-                out.hide_counted(src, i, Similar);
-            }
-            None => {
-                seen.insert(key, (out.entries.len(), 1, i));
-                out.keep(src, i);
-            }
+    // Every occurrence of each shape, in order.
+    let shapes: Vec<String> = src.lines.iter().map(|l| shape(l)).collect();
+    let mut seen: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (i, key) in shapes.iter().enumerate() {
+        if !src.line(i).is_empty() {
+            seen.entry(key.as_str()).or_default().push(i);
         }
     }
-    for (entry, count, last) in seen.into_values() {
-        if count > 1 {
-            let e = &mut out.entries[entry];
-            let signal = if e.signal {
-                format!("; {} errors/warnings among them", count - 1)
+    for (i, key) in shapes.iter().enumerate() {
+        let line = src.line(i);
+        let at = match seen.get(key.as_str()) {
+            Some(at) if at.len() > 1 && !line.is_empty() => at,
+            _ => {
+                out.keep(src, i);
+                continue;
+            }
+        };
+        let (first, last) = (at[0], at[at.len() - 1]);
+        if i == first {
+            // The first says how many there are; the last, the current state, is shown
+            // where it stands.
+            let between = at.len() - 2;
+            let signal = at[1..at.len() - 1]
+                .iter()
+                .filter(|&&k| src.signal[k])
+                .count();
+            let signal = if signal > 0 {
+                format!("; {signal} errors/warnings among them")
             } else {
                 String::new()
             };
-            e.text = format!(
-                "{} [×{count} with other numbers; last at line {}{signal}]",
-                e.text,
-                last + 1
-            )
-            .into();
-            e.verbatim = false;
+            let text = if between == 0 {
+                format!("{line} [again at line {}]", last + 1)
+            } else {
+                format!(
+                    "{line} [×{} with other numbers; {between} hidden between, the last at line {}{signal}]",
+                    at.len(),
+                    last + 1
+                )
+            };
+            out.rewrite(src, text, i, 1);
+        } else if i == last {
+            out.keep(src, i);
+        } else {
+            out.hide_counted(src, i, Similar);
         }
     }
     Some(out)

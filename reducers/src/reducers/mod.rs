@@ -12,9 +12,11 @@ mod docker;
 mod git;
 mod go;
 mod grep;
+mod infra;
 mod js;
 mod listing;
 mod logs;
+mod net;
 mod node;
 mod pip;
 mod pytest;
@@ -23,6 +25,7 @@ mod table;
 
 use crate::choose::ReducerKind;
 use crate::doc::{Out, Post, Src};
+use crate::model::HiddenReason;
 
 /// A `LazyLock<Regex>` static, so patterns compile once.
 macro_rules! re {
@@ -57,10 +60,14 @@ pub(crate) fn apply<'a>(kind: ReducerKind, src: &Src<'a>, post: Post) -> Option<
         K::Du => table::du(src, post),
         K::Df => table::df(src, post),
         K::Ps => table::ps(src, post),
-        K::DockerPs => None,
         K::DockerBuild => docker::build(src, post),
         K::Pip => pip::reduce(src, post),
         K::Log => logs::reduce(src, post),
+        K::PipList => infra::pip_list(src, post),
+        K::NpmLs => infra::npm_ls(src, post),
+        K::Curl => net::curl(src, post),
+        K::Terraform => infra::terraform(src, post),
+        K::DockerPs | K::KubectlGet => table::rows(src, post),
     }
 }
 
@@ -70,112 +77,116 @@ pub(crate) fn diagnostics(mut post: Post) -> Post {
     post
 }
 
-/// Packs short items into lines of at most `width` characters, two spaces apart. Returns
-/// each line with the number of items in it.
-pub(crate) fn pack(items: &[String], width: usize) -> Vec<(String, usize)> {
-    let counted: Vec<(String, usize)> = items.iter().map(|i| (i.clone(), 1)).collect();
-    pack_counted(&counted, width)
-}
+/// Lists longer than this are cut: their first [`LIST_HEAD`] and last [`LIST_TAIL`] items
+/// shown, the items between hidden (whole lines, counted, with their range).
+pub(crate) const LIST_CAP: usize = 12;
+/// Items shown from the start of a long list.
+pub(crate) const LIST_HEAD: usize = 6;
+/// Items shown from the end of a long list.
+pub(crate) const LIST_TAIL: usize = 3;
+/// The widest a packed line of list items grows (items are never cut).
+const LIST_WIDTH: usize = 100;
 
-/// [`pack`] for items that each stand for a number of raw lines; returns each line with the
-/// number of raw lines it stands for.
-pub(crate) fn pack_counted(items: &[(String, usize)], width: usize) -> Vec<(String, usize)> {
-    let mut lines: Vec<(String, usize)> = Vec::new();
-    for (item, count) in items {
-        match lines.last_mut() {
-            Some((line, n)) if line.len() + 2 + item.len() <= width => {
-                line.push_str("  ");
-                line.push_str(item);
-                *n += count;
-            }
-            _ => lines.push((item.clone(), *count)),
+/// Writes the list whose items stand for the consecutive raw lines `first..first +
+/// items.len()`: every item whole (a path, a name, a package), several to a line, two
+/// spaces apart; the first line opens with `lead` (`"  modified: "`), the others with two
+/// spaces. A list longer than [`LIST_CAP`] keeps its first and last items and hides those
+/// between, whole lines, under one marker that counts them (`… 25 more paths (12-36)`).
+pub(crate) fn write_list<'a>(
+    out: &mut Out<'a>,
+    src: &Src<'a>,
+    first: usize,
+    items: &[String],
+    lead: &str,
+    what: &str,
+) {
+    let n = items.len();
+    let (head, tail) = if n > LIST_CAP {
+        (LIST_HEAD, LIST_TAIL)
+    } else {
+        (n, 0)
+    };
+    let width = out.post.width.unwrap_or(LIST_WIDTH).min(LIST_WIDTH);
+    pack_into(out, src, first, &items[..head], lead, width);
+    if tail == 0 {
+        return;
+    }
+    let hidden = first + head..first + n - tail;
+    for (k, i) in hidden.clone().enumerate() {
+        if k == 0 {
+            out.hide_excerpt_apart(i, HiddenReason::Capped);
+        } else {
+            out.hide_excerpt(i, HiddenReason::Capped);
         }
     }
-    lines
+    let marker = out
+        .post
+        .marker(hidden.len(), &format!("more {what}"), &hidden, 0);
+    out.note(marker, hidden.start);
+    pack_into(out, src, hidden.end, &items[n - tail..], "  ", width);
 }
 
-/// Writes runs of three or more names that differ only in a consecutive number of the same
-/// width as one shell brace range: `mod03.py mod04.py mod05.py` → `mod{03..05}.py`. The
-/// range expands (in bash, zsh) to exactly the names it stands for; anything else is left
-/// as it is.
-pub(crate) fn brace_runs(names: &[String]) -> Vec<String> {
-    brace_runs_counted(names)
-        .into_iter()
-        .map(|(s, _)| s)
-        .collect()
-}
-
-/// [`brace_runs`], with the number of names each item stands for.
-pub(crate) fn brace_runs_counted(names: &[String]) -> Vec<(String, usize)> {
-    fn split(name: &str) -> Option<(&str, &str, &str)> {
-        let b = name.as_bytes();
-        let end = b.iter().rposition(u8::is_ascii_digit)? + 1;
-        let start = b[..end]
-            .iter()
-            .rposition(|c| !c.is_ascii_digit())
-            .map_or(0, |p| p + 1);
-        if end - start > 9 || name.contains(['{', '}', ',', ' ']) {
-            return None;
+/// Packs `items` (raw lines `first..`) into lines of at most `width` characters (an item
+/// longer than that alone on its line).
+fn pack_into<'a>(
+    out: &mut Out<'a>,
+    src: &Src<'a>,
+    first: usize,
+    items: &[String],
+    lead: &str,
+    width: usize,
+) {
+    let mut line = String::new();
+    let mut start = first;
+    let mut count = 0;
+    for item in items {
+        if count > 0 && line.len() + 2 + item.len() > width {
+            out.rewrite(src, std::mem::take(&mut line), start, count);
+            start += count;
+            count = 0;
         }
-        Some((&name[..start], &name[start..end], &name[end..]))
-    }
-    let mut out = Vec::with_capacity(names.len());
-    let mut i = 0;
-    while i < names.len() {
-        let mut j = i + 1;
-        if let Some((pre, num, suf)) = split(&names[i]) {
-            let first: u64 = num.parse().unwrap_or(0);
-            while j < names.len() {
-                match split(&names[j]) {
-                    Some((p, n, s))
-                        if p == pre
-                            && s == suf
-                            && n.len() == num.len()
-                            && n.parse::<u64>().ok() == Some(first + (j - i) as u64) =>
-                    {
-                        j += 1
-                    }
-                    _ => break,
-                }
-            }
-            if j - i >= 3 {
-                let (_, last, _) = split(&names[j - 1]).expect("matched");
-                out.push((format!("{pre}{{{num}..{last}}}{suf}"), j - i));
-                i = j;
-                continue;
-            }
+        if count == 0 {
+            line.push_str(if start == first { lead } else { "  " });
+        } else {
+            line.push_str("  ");
         }
-        out.push((names[i].clone(), 1));
-        i += 1;
+        line.push_str(item);
+        count += 1;
     }
-    out
+    if count > 0 {
+        out.rewrite(src, line, start, count);
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::brace_runs;
-
-    fn s(v: &[&str]) -> Vec<String> {
-        v.iter().map(|x| x.to_string()).collect()
-    }
+    use crate::{reduce, HiddenReason, Options};
 
     #[test]
-    fn brace_runs_only_for_exact_consecutive_runs() {
+    fn long_lists_keep_their_first_and_last_items_whole() {
+        let raw: String = (1..=40)
+            .map(|i| format!("./data/item_{i:03}.dat\n"))
+            .collect();
+        let r = reduce("find . -name '*.dat'", raw.as_bytes(), &Options::default());
+        assert_eq!(r.reducer, "find");
+        for i in (1..=6).chain(38..=40) {
+            assert!(
+                r.text.contains(&format!("./data/item_{i:03}.dat")),
+                "{i}: {}",
+                r.text
+            );
+        }
+        assert!(!r.text.contains("item_007"), "{}", r.text);
+        assert!(r.text.contains("… 31 more paths (7-37)"), "{}", r.text);
+        let capped: Vec<_> = r
+            .hidden
+            .iter()
+            .filter(|h| h.why == HiddenReason::Capped)
+            .collect();
+        assert_eq!(capped.len(), 1);
         assert_eq!(
-            brace_runs(&s(&[
-                "a.py", "mod03.py", "mod04.py", "mod05.py", "mod07.py"
-            ])),
-            s(&["a.py", "mod{03..05}.py", "mod07.py"])
+            (capped[0].count, capped[0].display_range()),
+            (31, "7-37".to_owned())
         );
-        assert_eq!(brace_runs(&s(&["x1", "x2"])), s(&["x1", "x2"]));
-        assert_eq!(
-            brace_runs(&s(&["f9", "f10", "f11"])),
-            s(&["f9", "f10", "f11"])
-        );
-        assert_eq!(
-            brace_runs(&s(&["f8", "f9", "f10"])),
-            s(&["f8", "f9", "f10"])
-        );
-        assert_eq!(brace_runs(&s(&["v1.2", "v1.3", "v1.4"])), s(&["v1.{2..4}"]));
     }
 }
