@@ -1,10 +1,40 @@
 //! Facts about local processes that terminals do not report themselves: the
 //! foreground process of a pane's terminal, a process's name, and whether it is
 //! waiting for input. Linux reads `/proc`; elsewhere `ps` answers what it can.
+//!
+//! The `/proc` reader can be switched off ([`set_proc_reader`], or `COHORT_NO_PROC=1`
+//! in the environment), so the facts a host without `/proc` (macOS) gives can be
+//! tested on Linux.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// 0: not decided yet; 1: on; 2: off.
+static PROC_READER: AtomicU8 = AtomicU8::new(0);
+
+/// Whether facts come from `/proc`: on Linux, unless switched off.
+pub fn proc_reader() -> bool {
+    match PROC_READER.load(Ordering::Relaxed) {
+        1 => true,
+        2 => false,
+        _ => {
+            let on = cfg!(target_os = "linux")
+                && std::env::var_os("COHORT_NO_PROC").is_none_or(|v| v.is_empty() || v == "0");
+            PROC_READER.store(if on { 1 } else { 2 }, Ordering::Relaxed);
+            on
+        }
+    }
+}
+
+/// Switches the `/proc` reader on or off for this process (off: the facts are those
+/// of a host without `/proc`). It cannot be switched on where there is no `/proc`.
+pub fn set_proc_reader(on: bool) {
+    let on = on && cfg!(target_os = "linux");
+    PROC_READER.store(if on { 1 } else { 2 }, Ordering::Relaxed);
+}
 
 /// Pid of the foreground process group of `pid`'s terminal.
 pub fn foreground_pid(shell_pid: u32) -> Option<u32> {
-    if cfg!(target_os = "linux") {
+    if proc_reader() {
         let tpgid: i64 = stat_field(shell_pid, TPGID)?.parse().ok()?;
         (tpgid > 0).then_some(tpgid as u32)
     } else {
@@ -19,7 +49,7 @@ pub fn foreground_pid(shell_pid: u32) -> Option<u32> {
 
 /// Executable name of a process.
 pub fn process_name(pid: u32) -> Option<String> {
-    if cfg!(target_os = "linux") {
+    if proc_reader() {
         let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
         Some(comm.trim().to_string())
     } else {
@@ -55,7 +85,7 @@ pub fn process_name(pid: u32) -> Option<String> {
 ///   polling for something else (a timer, a socket, a growing file: `node -e
 ///   setTimeout`, `curl`, `tail -f`) leaves the terminal in line mode.
 pub fn waiting_for_input(pid: u32) -> Option<bool> {
-    if !cfg!(target_os = "linux") {
+    if !proc_reader() {
         return None;
     }
     // A running process (R) or one in uninterruptible sleep (D) is not waiting for
@@ -140,6 +170,9 @@ fn holds_socket(pid: u32) -> bool {
 pub fn terminal_in_line_mode(pid: u32) -> Option<bool> {
     use std::os::unix::fs::OpenOptionsExt;
     use std::os::unix::io::AsRawFd;
+    if !proc_reader() {
+        return None;
+    }
     let tty = (0..3)
         .filter_map(|fd| std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok())
         .find(|p| is_terminal_path(p))?;
@@ -166,7 +199,7 @@ pub fn shell_runs_a_script(pid: u32) -> Option<bool> {
 }
 
 fn arguments(pid: u32) -> Option<Vec<String>> {
-    if cfg!(target_os = "linux") {
+    if proc_reader() {
         let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
         Some(
             raw.split(|b| *b == 0)
@@ -239,7 +272,7 @@ fn script_arguments(args: &[String]) -> bool {
 /// those are missing (a kernel built without them) or the shell is unknown, among
 /// every process.
 pub fn group_members_waiting(shell_pid: Option<u32>, pgid: u32) -> Vec<(u32, String)> {
-    if !cfg!(target_os = "linux") {
+    if !proc_reader() {
         return Vec::new();
     }
     let candidates = shell_pid.and_then(descendants).unwrap_or_else(all_pids);

@@ -1,0 +1,144 @@
+//! The facts the ladder asks for when output alone cannot tell: the pane's state and
+//! what the kernel says of its foreground process.
+//!
+//! [`gather`] asks the backend and the kernel; the [`Facts`] it returns are plain data,
+//! so a recorded session replays them through the ladder unchanged (see
+//! [`super::record`]). Where the kernel cannot tell (no `/proc`, another user's
+//! process), a fact is `None`, never a guess.
+
+use cohort_backends::{BackendError, PaneId, TerminalBackend};
+use serde::{Deserialize, Serialize};
+
+use super::hints::{is_continuation_prompt, SHELLS};
+
+/// Which facts a step of the ladder needs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Need {
+    /// The pane's state and its foreground process.
+    Foreground,
+    /// Those, and whether the screen shows a continuation prompt at the cursor.
+    ForegroundAndScreen,
+}
+
+/// What the pane and the kernel said at one moment.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Facts {
+    /// The pane is gone (its session was closed).
+    pub pane_gone: bool,
+    /// Its program exited.
+    pub dead: bool,
+    /// With which status, when known.
+    pub exit_status: Option<i32>,
+    /// The pane's own shell is the foreground process.
+    pub at_shell: bool,
+    /// The pane's shell program.
+    pub shell_command: String,
+    /// The foreground program, as the terminal names it.
+    pub foreground_command: String,
+    /// The foreground process group.
+    pub foreground_pid: Option<u32>,
+    /// A full-screen program is showing.
+    pub alternate_screen: bool,
+    /// Whether the kernel's process facts can be read here at all (`/proc`).
+    pub kernel: bool,
+    /// The foreground group leader's name, from the kernel.
+    pub leader_name: Option<String>,
+    /// The leader is a shell running a script (not an interactive one).
+    pub leader_runs_script: Option<bool>,
+    /// The leader waits for terminal input.
+    pub leader_waiting: Option<bool>,
+    /// The leader's terminal is in line (canonical) mode.
+    pub leader_line_mode: Option<bool>,
+    /// A member of the foreground group (not a shell) waiting for terminal input.
+    pub member_waiting: Option<String>,
+    /// The text before the cursor is a continuation prompt (asked only with
+    /// [`Need::ForegroundAndScreen`]).
+    pub continuation_prompt: Option<bool>,
+}
+
+impl Facts {
+    /// Whether the foreground process group is a shell: the pane's own, or one started
+    /// inside it. The group's leader is asked by its pid, not by the name the terminal
+    /// reports: when a pipeline's first command (`seq 1 500 | less`) has exited, its
+    /// group still holds the terminal, and tmux names the pane's shell instead.
+    pub fn foreground_is_shell(&self) -> bool {
+        if self.at_shell {
+            return true;
+        }
+        match self.foreground_pid {
+            // A leader that is gone leaves a pipeline still running. A shell running a
+            // script (`bash install.sh`) is a program like any other: at its `read` it
+            // waits for an answer, not for the next command.
+            Some(_) => {
+                self.leader_name
+                    .as_deref()
+                    .is_some_and(|name| SHELLS.contains(&name))
+                    && self.leader_runs_script != Some(true)
+            }
+            None => SHELLS.contains(&self.foreground_command.as_str()),
+        }
+    }
+
+    /// A shell in the foreground that, where the platform tells, waits for input: a
+    /// wrapper `sh` running its own builtins is not "back".
+    pub fn shell_reading(&self) -> bool {
+        self.foreground_is_shell() && self.leader_waiting != Some(false)
+    }
+}
+
+/// Asks the backend and the kernel for what `need` names.
+pub async fn gather(backend: &dyn TerminalBackend, pane: &PaneId, need: Need) -> Facts {
+    use cohort_backends::process;
+    let state = match backend.pane_state(pane).await {
+        Ok(state) => state,
+        Err(BackendError::PaneGone(_)) => {
+            return Facts {
+                pane_gone: true,
+                ..Facts::default()
+            }
+        }
+        // A backend that cannot answer now: nothing known, nothing decided on it.
+        Err(_) => return Facts::default(),
+    };
+    let at_shell = state.at_shell();
+    let mut facts = Facts {
+        pane_gone: false,
+        dead: state.dead,
+        exit_status: state.exit_status,
+        at_shell,
+        shell_command: state.shell_command.clone(),
+        foreground_command: state.foreground_command.clone(),
+        foreground_pid: state.foreground_pid,
+        alternate_screen: state.alternate_screen,
+        kernel: process::proc_reader(),
+        ..Facts::default()
+    };
+    if let Some(pid) = state.foreground_pid {
+        facts.leader_name = process::process_name(pid);
+        facts.leader_runs_script = process::shell_runs_a_script(pid);
+        facts.leader_waiting = process::waiting_for_input(pid);
+        facts.leader_line_mode = process::terminal_in_line_mode(pid);
+        if facts.leader_waiting != Some(true) {
+            facts.member_waiting = process::group_members_waiting(state.shell_pid, pid)
+                .into_iter()
+                .map(|(_, name)| name)
+                .find(|name| !SHELLS.contains(&name.as_str()));
+        }
+    }
+    if need == Need::ForegroundAndScreen {
+        facts.continuation_prompt = Some(match backend.read_screen(pane).await {
+            Ok(screen) => {
+                let row = screen
+                    .rows
+                    .get(usize::from(screen.cursor.y))
+                    .map(String::as_str)
+                    .unwrap_or_default();
+                let before: String = row.chars().take(usize::from(screen.cursor.x)).collect();
+                is_continuation_prompt(&before)
+            }
+            Err(_) => false,
+        });
+    }
+    facts
+}

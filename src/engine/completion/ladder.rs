@@ -1,0 +1,551 @@
+//! The completion ladder as a pure decision.
+//!
+//! [`Ladder::step`] looks at a pane as it is now (a [`PaneView`]: its output, prompt
+//! marks and exit), at the time since Enter, and at the [`Facts`] it asked for, and
+//! answers with a [`Decision`]: a verdict, facts to gather, or a time to look again.
+//! It reads no clock, no terminal and no kernel itself, so what it decides depends
+//! only on what it was shown: the driver ([`super::driver`]) feeds it a live pane, and
+//! a recording ([`super::record`]) feeds it a session captured earlier, to the same
+//! decisions.
+
+use std::ops::Range;
+use std::time::Duration;
+
+use cohort_backends::PromptMark;
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+
+use super::facts::{Facts, Need};
+use super::hints;
+use super::{mark_regex, plain_text, Layer, Started, WaitSpec};
+use crate::engine::runtime::MarkAt;
+
+/// How long the output must stay still after the shell is seen back.
+pub const QUIESCENCE_GRACE: Duration = Duration::from_millis(50);
+
+/// How long the output must stay still before a `D` after typed input is taken as the
+/// running command's end (see [`Started::continues`]).
+pub const ANSWER_GRACE: Duration = Duration::from_millis(150);
+
+/// What the ladder reads of a pane.
+pub trait PaneView {
+    /// Bytes of output so far (the position of the next byte).
+    fn len(&self) -> u64;
+    /// Whether there is no output at all.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Output bytes `[start, end)`, or `None` where they are not kept.
+    fn read(&mut self, start: u64, end: u64) -> Option<Vec<u8>>;
+    /// Prompt marks, oldest first.
+    fn marks(&self) -> &[MarkAt];
+    /// Whether the shell announces command starts (`C` marks).
+    fn announces_start(&self) -> bool;
+    /// Set when the pane's process exited: its status when known.
+    fn exited(&self) -> Option<Option<i32>>;
+    /// Time from Enter to the last output (zero when the last output came before).
+    fn quiet_since(&self) -> Duration;
+}
+
+/// A verdict as the ladder decides it (the driver adds the time it took).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outcome {
+    /// Whether the command completed.
+    pub complete: bool,
+    /// Who decided.
+    pub layer: Layer,
+    /// Exit status, when known.
+    pub exit_status: Option<i32>,
+    /// What to do next, when not complete.
+    pub hint: Option<String>,
+    /// Output range holding the command's output (after its echo).
+    pub output: Range<u64>,
+}
+
+/// What the ladder wants next.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// The answer.
+    Verdict(Outcome),
+    /// Gather these facts and step again with them; a change in the pane first
+    /// cancels the question (see [`Ladder::changed`]).
+    Probe(Need),
+    /// Nothing to decide before this time since Enter, unless the pane changes.
+    Sleep(Duration),
+}
+
+/// Why the ladder asked for facts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Asked {
+    /// Is the shell back after text typed into a running command ended it?
+    Answer,
+    /// Quiet long enough: what is in the foreground?
+    Foreground,
+    /// Timed out: is the shell still starting?
+    Starting,
+}
+
+/// The ladder's state between steps.
+#[derive(Debug)]
+pub struct Ladder {
+    started: Started,
+    spec: WaitSpec,
+    sentinel: Option<Regex>,
+    /// Output already searched for `until` or the sentinel.
+    scanned_to: u64,
+    next_foreground_check: Option<Duration>,
+    check_backoff: Duration,
+    next_answer_check: Duration,
+    answer_backoff: Duration,
+    unknown_checks: u32,
+    /// Quiet and the shell back: the output end seen, the verdict's hint, and when the
+    /// grace ends.
+    settling: Option<(u64, Option<String>, Duration)>,
+    asked: Option<Asked>,
+}
+
+/// What one look at the pane shows.
+struct Snapshot {
+    end: u64,
+    output_start: u64,
+    exit: Option<(Option<i32>, Range<u64>)>,
+    pending: Option<(u64, Vec<u8>)>,
+    announced: bool,
+    answered: Option<MarkAt>,
+    quiet_since: Duration,
+}
+
+impl Ladder {
+    /// A ladder for the command `started`, waiting as `spec` says.
+    pub fn new(started: Started, spec: WaitSpec) -> Ladder {
+        let sentinel = spec.mark.as_deref().map(mark_regex);
+        Ladder {
+            check_backoff: spec.quiet,
+            started,
+            spec,
+            sentinel,
+            scanned_to: 0,
+            next_foreground_check: None,
+            next_answer_check: Duration::ZERO,
+            answer_backoff: Duration::from_millis(5),
+            unknown_checks: 0,
+            settling: None,
+            asked: None,
+        }
+    }
+
+    /// The command waited for.
+    pub fn started(&self) -> &Started {
+        &self.started
+    }
+
+    /// The pane changed (output, a mark, an exit, a foreground change): a question
+    /// asked is dropped, and the quiet window starts over.
+    pub fn changed(&mut self) {
+        self.check_backoff = self.spec.quiet;
+        self.next_foreground_check = None;
+        self.settling = None;
+        self.asked = None;
+    }
+
+    /// One step: the pane as `view` shows it at `now` (since Enter), with the facts
+    /// the previous step asked for.
+    pub fn step(
+        &mut self,
+        view: &mut dyn PaneView,
+        now: Duration,
+        facts: Option<Facts>,
+    ) -> Decision {
+        let asked = self.asked.take();
+        let facts = facts.filter(|_| asked.is_some());
+        let snap = self.look(view);
+        let verdict = |complete, layer, exit_status, hint: Option<String>, output| {
+            Decision::Verdict(Outcome {
+                complete,
+                layer,
+                exit_status,
+                hint,
+                output,
+            })
+        };
+
+        if let Some((status, range)) = snap.exit {
+            return verdict(true, Layer::Exit, status, None, range);
+        }
+        // Quiet, the shell back, and the grace over: done, unless output came.
+        if let Some((end, hint, until)) = self.settling.take() {
+            if now < until {
+                self.settling = Some((end, hint, until));
+                return Decision::Sleep(until);
+            }
+            if view.len() == end {
+                return verdict(true, Layer::Quiescence, None, hint, snap.output_start..end);
+            }
+        }
+        if let Some(d) = snap.answered {
+            // A `D` that was still on its way when Enter was pressed would look the
+            // same, and then the text went to the shell, which runs it at once: only
+            // when nothing more comes for a moment, no `C` follows and the shell sits
+            // reading its terminal was the text the running command's.
+            if now >= (snap.quiet_since + ANSWER_GRACE).max(self.next_answer_check) {
+                match (asked, &facts) {
+                    (Some(Asked::Answer), Some(facts)) => {
+                        let started_again = view
+                            .marks()
+                            .iter()
+                            .any(|m| m.offset > d.offset && m.mark == PromptMark::CommandStart);
+                        if facts.shell_reading() && !started_again {
+                            let status = d.mark.finished().flatten();
+                            return verdict(
+                                true,
+                                Layer::Exit,
+                                status,
+                                None,
+                                snap.output_start.min(d.offset)..d.offset,
+                            );
+                        }
+                        self.next_answer_check = now + self.answer_backoff;
+                        self.answer_backoff = (self.answer_backoff * 2).min(self.spec.quiet);
+                    }
+                    _ => {
+                        self.asked = Some(Asked::Answer);
+                        return Decision::Probe(Need::Foreground);
+                    }
+                }
+            }
+        }
+        if let Some((from, bytes)) = &snap.pending {
+            let text = plain_text(bytes);
+            if let Some(re) = &self.sentinel {
+                if let Some(cap) = re.captures(&text) {
+                    let status = cap[1].parse().ok();
+                    // The output ends where the sentinel's line (and the blank line
+                    // printf puts before it) begins.
+                    let needle = format!(
+                        "__cohort_mark_{}:",
+                        self.spec.mark.as_deref().unwrap_or_default()
+                    );
+                    let cut = bytes
+                        .windows(needle.len())
+                        .position(|w| w == needle.as_bytes())
+                        .map_or(snap.end, |at| {
+                            let line = bytes[..at]
+                                .iter()
+                                .rposition(|b| *b == b'\n')
+                                .map_or(0, |i| i + 1);
+                            from + line as u64
+                        });
+                    return verdict(
+                        true,
+                        Layer::Mark,
+                        status,
+                        None,
+                        snap.output_start..cut.max(snap.output_start),
+                    );
+                }
+            }
+            if let Some(until) = &self.spec.until {
+                if until.find(&text) {
+                    return verdict(true, Layer::Until, None, None, snap.output_start..snap.end);
+                }
+            }
+            self.scanned_to = snap.end;
+        }
+        if now >= self.spec.timeout {
+            let (until, mark) = (self.spec.until.is_some(), self.spec.mark.is_some());
+            if !until && !mark && view.marks().is_empty() {
+                // Never a prompt: is the shell still running its startup files?
+                match (asked, &facts) {
+                    (Some(Asked::Starting), Some(facts)) => {
+                        if facts.at_shell && hints::SHELLS.contains(&facts.shell_command.as_str()) {
+                            return verdict(
+                                false,
+                                Layer::Timeout,
+                                None,
+                                Some(hints::STILL_STARTING.into()),
+                                snap.output_start..snap.end,
+                            );
+                        }
+                    }
+                    _ => {
+                        self.asked = Some(Asked::Starting);
+                        return Decision::Probe(Need::Foreground);
+                    }
+                }
+            }
+            return verdict(
+                false,
+                Layer::Timeout,
+                None,
+                Some(hints::timeout(until, mark).into()),
+                snap.output_start..snap.end,
+            );
+        }
+
+        // Quiet long enough? Then look at the foreground process.
+        let quiet_at = snap.quiet_since + self.spec.quiet;
+        if now >= quiet_at && self.next_foreground_check.is_none_or(|t| now >= t) {
+            let facts = match (asked, facts) {
+                (Some(Asked::Foreground), Some(facts)) => facts,
+                _ => {
+                    self.asked = Some(Asked::Foreground);
+                    return Decision::Probe(Need::Foreground);
+                }
+            };
+            if let Some(decision) = self.judge_foreground(view, now, &snap, quiet_at, &facts) {
+                return decision;
+            }
+            self.next_foreground_check = Some(now + self.check_backoff);
+            self.check_backoff = (self.check_backoff * 2).min(Duration::from_secs(2));
+        }
+
+        let mut wake = self.spec.timeout;
+        if snap.answered.is_some() {
+            wake = wake.min((snap.quiet_since + ANSWER_GRACE).max(self.next_answer_check));
+        }
+        if now < quiet_at {
+            wake = wake.min(quiet_at);
+        } else if let Some(t) = self.next_foreground_check {
+            wake = wake.min(t);
+        }
+        Decision::Sleep(wake)
+    }
+
+    /// The foreground check, once the pane has been quiet for the window: a verdict,
+    /// a further question, or `None` to look again later.
+    fn judge_foreground(
+        &mut self,
+        view: &mut dyn PaneView,
+        now: Duration,
+        snap: &Snapshot,
+        quiet_at: Duration,
+        facts: &Facts,
+    ) -> Option<Decision> {
+        let range = snap.output_start..snap.end;
+        let verdict = |complete, layer, exit_status, hint: Option<String>| {
+            Some(Decision::Verdict(Outcome {
+                complete,
+                layer,
+                exit_status,
+                hint,
+                output: range.clone(),
+            }))
+        };
+        if facts.pane_gone {
+            return verdict(false, Layer::Closed, None, Some(hints::CLOSED.into()));
+        }
+        if facts.dead {
+            return verdict(true, Layer::Exit, facts.exit_status, None);
+        }
+        let has_integration = view.marks().iter().any(|m| m.mark.finished().is_some());
+        // The pane's own shell, or a shell started inside it (a nested `bash`), sitting
+        // at its prompt: the command is over.
+        let shell_back = facts.shell_reading();
+        let same_group =
+            facts.foreground_pid.is_some() && facts.foreground_pid == self.started.typed_into;
+        let waits = self.spec.until.is_none() && self.spec.mark.is_none();
+        // A shell that stopped marking its prompts (its hook replaced: a new
+        // PROMPT_COMMAND, `exec bash`) is back when it is, with no status.
+        let mut lost_hook = false;
+        if shell_back && snap.announced && same_group {
+            // The shell that read the command line announced it and has not reported
+            // its end, and nothing took the terminal from it: it runs a builtin of its
+            // own (`read`, a loop of builtins), and is not at its prompt. Unless its
+            // line editor holds the terminal in raw mode: then it is at its prompt, and
+            // its hook did not report. (fish reads its own `read` with its line editor
+            // too: there raw mode says nothing, and fish's hook is not a variable to
+            // replace.)
+            let at_line_editor =
+                facts.shell_command != "fish" && facts.leader_line_mode == Some(false);
+            if at_line_editor {
+                lost_hook = true;
+            } else if facts.leader_waiting == Some(true) && waits {
+                return verdict(false, Layer::Nested, None, Some(hints::SHELL_READS.into()));
+            }
+        } else if shell_back
+            && !self.started.continues
+            && !self.started.typed.is_empty()
+            && facts.at_shell
+            && silent_since_enter(view.marks(), self.started.enter_offset)
+        {
+            // The pane's shell reads its terminal, but since Enter it has neither
+            // started a command (C) nor drawn its prompt (A), which it does even for an
+            // empty line: either it took the line as the start of a longer one and
+            // shows its continuation prompt, or it no longer marks. fish draws no
+            // continuation prompt, only indentation.
+            let continuation = match facts.continuation_prompt {
+                _ if facts.shell_command == "fish" => true,
+                Some(shown) => shown,
+                None => {
+                    self.asked = Some(Asked::Foreground);
+                    return Some(Decision::Probe(Need::ForegroundAndScreen));
+                }
+            };
+            if continuation {
+                return verdict(false, Layer::Nested, None, Some(hints::CONTINUATION.into()));
+            }
+            lost_hook = true;
+        }
+        if shell_back && (lost_hook || !(snap.announced && same_group)) {
+            // With shell integration the D mark is the answer; allow it a moment.
+            if !has_integration || now >= quiet_at + self.spec.quiet * 2 {
+                // The shell may have printed its last output a moment ago and the
+                // terminal not delivered it yet: the output must stay still for a
+                // short grace before the verdict stands.
+                let hint = lost_hook.then(|| hints::LOST_HOOK.to_string());
+                let until = now + QUIESCENCE_GRACE;
+                self.settling = Some((snap.end, hint, until));
+                return Some(Decision::Sleep(until));
+            }
+        } else if waits {
+            // The leader may be waiting on (or gone before) a member that reads the
+            // terminal: the pager `git log` started, the `less` at the end of a
+            // pipeline. Shells among the members are scripts in progress.
+            let leader = facts.leader_waiting;
+            let member = match leader {
+                Some(true) => None,
+                _ => facts.member_waiting.clone(),
+            };
+            let (name, waiting) = match (leader, member) {
+                (Some(true), _) => (facts.foreground_command.clone(), true),
+                (_, Some(member)) => (member, true),
+                (Some(false), None) => (facts.foreground_command.clone(), false),
+                (None, None) => {
+                    // Unknown: where the platform cannot tell, judge by name; with the
+                    // kernel's facts it is a process caught between states (exiting,
+                    // its entry going): look again before judging.
+                    let name = facts.foreground_command.clone();
+                    let gone = facts.foreground_pid.is_some() && facts.leader_name.is_none();
+                    self.unknown_checks += 1;
+                    let judge = !facts.kernel || self.unknown_checks > 2;
+                    let waiting = !gone && judge && hints::INTERACTIVE.contains(&name.as_str());
+                    (name, waiting)
+                }
+            };
+            if waiting || facts.alternate_screen {
+                let hint = hints::waiting(&name, facts.alternate_screen);
+                return verdict(false, Layer::Nested, None, Some(hint));
+            }
+        }
+        None
+    }
+
+    /// What the pane shows now, as the ladder reads it.
+    fn look(&self, view: &mut dyn PaneView) -> Snapshot {
+        let end = view.len();
+        let enter = self.started.enter_offset;
+        let after: Vec<MarkAt> = view
+            .marks()
+            .iter()
+            .filter(|m| m.offset > enter)
+            .copied()
+            .collect();
+        let start_mark = after
+            .iter()
+            .find(|m| m.mark == PromptMark::CommandStart)
+            .copied();
+        let finished = |from: u64| {
+            after
+                .iter()
+                .find(|m| m.offset >= from && m.mark.finished().is_some())
+                .copied()
+        };
+        let finish = match (view.announces_start(), start_mark) {
+            (true, Some(c)) => finished(c.offset),
+            (true, None) => None,
+            (false, _) => finished(0),
+        };
+        // Output begins after the command's C mark, else after the echo line.
+        let echo_end = match start_mark {
+            Some(c) => Some(c.offset),
+            None => echo_end(view, &self.started, end),
+        };
+        let exit = match finish {
+            Some(d) => {
+                let status = d.mark.finished().flatten();
+                Some((status, echo_end.unwrap_or(enter).min(d.offset)..d.offset))
+            }
+            None => view
+                .exited()
+                .map(|status| (status, echo_end.unwrap_or(enter)..end)),
+        };
+        let output_start = echo_end.unwrap_or(end);
+        // New bytes to search for until/mark: from the start of the last line scanned.
+        let pending =
+            if (self.spec.until.is_some() || self.sentinel.is_some()) && end > output_start {
+                let from = self.scanned_to.max(output_start);
+                let from = line_start_before(view, from, output_start);
+                view.read(from, end).map(|b| (from, b))
+            } else {
+                None
+            };
+        // Text typed into a running command: the shell's next `D` with no `C` of its
+        // own before it is that command ending.
+        let answered = match (self.started.continues, start_mark, exit.is_some()) {
+            (true, None, false) => finished(0),
+            _ => None,
+        };
+        Snapshot {
+            end,
+            output_start,
+            exit,
+            pending,
+            announced: start_mark.is_some(),
+            answered,
+            quiet_since: view.quiet_since(),
+        }
+    }
+}
+
+/// Whether the pane's shell, which marks its prompts, has marked nothing since Enter.
+fn silent_since_enter(marks: &[MarkAt], enter: u64) -> bool {
+    let marked_before = marks.iter().any(|m| m.offset <= enter);
+    let marked_after = marks.iter().any(|m| m.offset > enter);
+    marked_before && !marked_after
+}
+
+/// Where the echo of the typed line ends: after the first line that follows Enter when
+/// that line is the echo (the Enter's own newline, or the typed text arriving late), at
+/// Enter itself when the program did not echo (a password prompt: the first line is
+/// already its output). `None` until that line is complete.
+fn echo_end(view: &mut dyn PaneView, started: &Started, end: u64) -> Option<u64> {
+    let newline = first_newline_after(view, started.enter_offset, end)?;
+    let line = view.read(started.enter_offset, newline)?;
+    let seen = plain_text(&line);
+    let seen = seen.trim();
+    if seen.is_empty() || started.typed.contains(seen) {
+        Some(newline)
+    } else {
+        Some(started.enter_offset)
+    }
+}
+
+/// Offset right after the first `\n` in `[from, end)`.
+fn first_newline_after(view: &mut dyn PaneView, from: u64, end: u64) -> Option<u64> {
+    let mut pos = from;
+    while pos < end {
+        let chunk_end = (pos + 64 * 1024).min(end);
+        let bytes = view.read(pos, chunk_end)?;
+        if let Some(i) = bytes.iter().position(|b| *b == b'\n') {
+            return Some(pos + i as u64 + 1);
+        }
+        pos = chunk_end;
+    }
+    None
+}
+
+/// The start of the line containing `offset`, not before `floor`.
+fn line_start_before(view: &mut dyn PaneView, offset: u64, floor: u64) -> u64 {
+    if offset <= floor {
+        return floor;
+    }
+    let from = offset.saturating_sub(4096).max(floor);
+    match view.read(from, offset) {
+        Some(bytes) => match bytes.iter().rposition(|b| *b == b'\n') {
+            Some(i) => from + i as u64 + 1,
+            None => from,
+        },
+        None => floor,
+    }
+}
