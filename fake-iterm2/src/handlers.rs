@@ -276,7 +276,6 @@ impl World {
                             tmux_window_id: Some("-1".into()),
                             tmux_connection_id: None,
                             minimized_sessions: Vec::new(),
-                            active_session_id: None,
                         })
                         .collect(),
                     window_id: Some(w.id.clone()),
@@ -291,7 +290,6 @@ impl World {
                         }),
                     }),
                     number: Some(w.number),
-                    selected_tab_id: None,
                 })
                 .collect(),
             buried_sessions: Vec::new(),
@@ -733,7 +731,6 @@ fn get_buffer(state: &State, r: GetBufferRequest) -> Option<GetBufferResponse> {
     let count = lines.len() as i64;
     Some(GetBufferResponse {
         status: Some(0),
-        range: None,
         contents: lines
             .into_iter()
             .map(|l| LineContents {
@@ -754,7 +751,6 @@ fn get_buffer(state: &State, r: GetBufferRequest) -> Option<GetBufferResponse> {
             })
             .collect(),
         cursor: Some(coord(cursor)),
-        num_lines_above_screen: None,
         windowed_coord_range: Some(WindowedCoordRange {
             coord_range: Some(CoordRange {
                 start: Some(Coord {
@@ -768,6 +764,8 @@ fn get_buffer(state: &State, r: GetBufferRequest) -> Option<GetBufferResponse> {
             }),
             columns: None,
         }),
+        // The deprecated `range` and `num_lines_above_screen` are not filled.
+        ..Default::default()
     })
 }
 
@@ -1478,7 +1476,10 @@ fn create_tab(state: &Arc<State>, r: CreateTabRequest) -> Option<Rep> {
             number("Rows").unwrap_or(state.options.default_size.1),
         ),
     };
-    let launch = launch(state, &r.custom_profile_properties, r.command.clone(), size);
+    // iTerm2 still honours the deprecated `command` when no profile command is given.
+    #[allow(deprecated)]
+    let command = r.command.clone();
+    let launch = launch(state, &r.custom_profile_properties, command, size);
     let Ok((session, rx)) = Session::spawn(state, launch) else {
         return fail(Status::MissingSubstitution);
     };

@@ -5,7 +5,8 @@
 //!   environment or AppleScript with one fresh-cookie retry on 401, the server's
 //!   protocol version kept for feature gates, request ids from 1 with replies
 //!   matched by id, notifications routed by their case.
-//! - **Messages** ([`proto`]): hand-written prost structs for the subset used.
+//! - **Messages** ([`proto`]): generated at build time from cohort's schema of the
+//!   iTerm2 API subset it uses, wire-compatible with iTerm2.
 //! - **Panes.** cohort opens tabs in one iTerm2 window of its own (a new window when
 //!   that one is gone). Each runs the user's shell with cohort's shell integration
 //!   plus the `B` mark iTerm2 needs to report prompts ([`shell`]). Identity is stamped
@@ -452,6 +453,24 @@ struct LineCounts {
     overflow: i64,
     grid: i64,
     history: i64,
+}
+
+/// The active session of every tab, from a FocusResponse; `None` when the reply
+/// is not one.
+fn active_sessions(reply: Rep) -> Option<HashSet<String>> {
+    use focus_changed_notification::Event;
+    match reply {
+        Rep::FocusResponse(r) => Some(
+            r.notifications
+                .into_iter()
+                .filter_map(|n| match n.event {
+                    Some(Event::Session(id)) => Some(id),
+                    _ => None,
+                })
+                .collect(),
+        ),
+        _ => None,
+    }
 }
 
 fn property(key: &str, json_value: String) -> ProfileProperty {
@@ -1271,9 +1290,9 @@ impl TerminalBackend for Iterm2Backend {
                 profile_name: None,
                 window_id: window,
                 tab_index: None,
-                command: None,
                 custom_profile_properties: props.to_vec(),
                 select_tab: Some(false),
+                ..Default::default()
             })
         };
         let target = if options.size.is_some() { None } else { window };
@@ -1402,6 +1421,8 @@ impl TerminalBackend for Iterm2Backend {
             Rep::ListSessionsResponse(r) => r,
             other => return Err(unexpected("ListSessions", &other)),
         };
+        // Which session is active in each tab: FocusResponse lists them.
+        let focus = conn.send(Req::FocusRequest(FocusRequest {}))?;
         let mut rows = Vec::new();
         for window in &layout.windows {
             for tab in &window.tabs {
@@ -1410,10 +1431,7 @@ impl TerminalBackend for Iterm2Backend {
                 if let Some(root) = &tab.root {
                     sessions_of(root, &mut sessions);
                 }
-                let active = tab
-                    .active_session_id
-                    .clone()
-                    .or_else(|| sessions.first().and_then(|s| s.unique_identifier.clone()));
+                let first = sessions.first().and_then(|s| s.unique_identifier.clone());
                 let tab_vars = conn.send(variable_get(
                     variable_request::Scope::TabId(tab_id.clone()),
                     &["title"],
@@ -1429,12 +1447,17 @@ impl TerminalBackend for Iterm2Backend {
                     ))?;
                     pending.push((s, vars));
                 }
-                rows.push((tab_id, active, tab_vars, pending));
+                rows.push((tab_id, first, tab_vars, pending));
             }
         }
         let mut panes = Vec::new();
         let mut adopt = Vec::new();
-        for (tab_id, active, tab_vars, pending) in rows {
+        let active_sessions = active_sessions(focus.wait().await?);
+        for (tab_id, first, tab_vars, pending) in rows {
+            let active = |id: &str| match &active_sessions {
+                Some(active) => active.contains(id),
+                None => first.as_deref() == Some(id),
+            };
             let tab_pane = PaneId(tab_id.clone());
             let title = parse_variables(&tab_pane, 1, tab_vars.wait().await?)
                 .ok()
@@ -1461,7 +1484,7 @@ impl TerminalBackend for Iterm2Backend {
                 }
                 let size = summary.grid_size.unwrap_or_default();
                 panes.push(PaneInfo {
-                    active: active.as_deref() == Some(id.as_str()),
+                    active: active(id.as_str()),
                     id,
                     window: WindowId(tab_id.clone()),
                     window_name: title.clone(),
