@@ -131,7 +131,7 @@ pub struct World {
 }
 
 impl World {
-    fn tab_of(&self, session: &str) -> Option<(usize, usize)> {
+    pub(crate) fn tab_of(&self, session: &str) -> Option<(usize, usize)> {
         for (w, window) in self.windows.iter().enumerate() {
             for (t, tab) in window.tabs.iter().enumerate() {
                 if tab.root.contains(session) {
@@ -142,7 +142,7 @@ impl World {
         None
     }
 
-    fn find_tab(&self, id: &str) -> Option<(usize, usize)> {
+    pub(crate) fn find_tab(&self, id: &str) -> Option<(usize, usize)> {
         for (w, window) in self.windows.iter().enumerate() {
             for (t, tab) in window.tabs.iter().enumerate() {
                 if tab.id == id {
@@ -153,7 +153,7 @@ impl World {
         None
     }
 
-    fn active_session(&self) -> Option<String> {
+    pub(crate) fn active_session(&self) -> Option<String> {
         let window = self
             .key_window
             .as_ref()
@@ -164,7 +164,7 @@ impl World {
     }
 
     /// Resolves `"active"` and checks the id.
-    fn session(&self, id: &str) -> Option<Arc<Session>> {
+    pub(crate) fn session(&self, id: &str) -> Option<Arc<Session>> {
         let id = if id == "active" {
             self.active_session()?
         } else {
@@ -173,7 +173,7 @@ impl World {
         self.sessions.get(&id).cloned()
     }
 
-    fn remove_session(&mut self, id: &str) -> Option<Arc<Session>> {
+    pub(crate) fn remove_session(&mut self, id: &str) -> Option<Arc<Session>> {
         let session = self.sessions.remove(id)?;
         if let Some((w, t)) = self.tab_of(id) {
             let tab = &mut self.windows[w].tabs[t];
@@ -525,6 +525,8 @@ pub(crate) async fn handle(state: &Arc<State>, conn: &Arc<Conn>, request: Client
             reply(conn, id, answer);
         }
     }
+    // A request may have changed variables someone watches.
+    crate::variables::check(state);
 }
 
 fn late_reply(conn: &Arc<Conn>, id: i64, answer: Option<Rep>) {
@@ -547,7 +549,7 @@ fn handle_now(state: &Arc<State>, conn: &Conn, request: Req) -> Option<Rep> {
         Req::GetBufferRequest(r) => return get_buffer(state, r).map(Rep::GetBufferResponse),
         Req::GetPromptRequest(r) => Rep::GetPromptResponse(get_prompt(state, r)),
         Req::ListPromptsRequest(r) => Rep::ListPromptsResponse(list_prompts(state, r)),
-        Req::VariableRequest(r) => Rep::VariableResponse(variables(state, r)),
+        Req::VariableRequest(r) => Rep::VariableResponse(crate::variables::handle(state, r)),
         Req::SetProfilePropertyRequest(r) => Rep::SetProfilePropertyResponse(set_profile(state, r)),
         Req::GetProfilePropertyRequest(r) => Rep::GetProfilePropertyResponse(get_profile(state, r)),
         Req::ListProfilesRequest(_) => Rep::ListProfilesResponse(ListProfilesResponse {
@@ -598,17 +600,20 @@ fn subscribe(state: &State, conn: &Conn, r: NotificationRequest) -> Notification
     let Some(kind) = r.notification_type else {
         return status(Status::RequestMalformed);
     };
+    if kind == NotificationType::NotifyOnVariableChange as i32 {
+        let monitor = match &r.arguments {
+            Some(notification_request::Arguments::VariableMonitorRequest(v)) => Some(v),
+            _ => None,
+        };
+        return status(crate::variables::subscribe(
+            state,
+            conn,
+            Some(subscribe),
+            monitor,
+        ));
+    }
     let session_level = matches!(kind, 1 | 2 | 3 | 5 | 14);
-    let key_session = if kind == NotificationType::NotifyOnVariableChange as i32 {
-        match &r.arguments {
-            Some(notification_request::Arguments::VariableMonitorRequest(v)) => format!(
-                "{}:{}",
-                v.identifier.clone().unwrap_or_default(),
-                v.name.clone().unwrap_or_default()
-            ),
-            _ => return status(Status::RequestMalformed),
-        }
-    } else if session_level {
+    let key_session = if session_level {
         let session = r.session.clone().unwrap_or_else(|| "all".into());
         if session != "all" {
             match lock(&state.world).session(&session) {
@@ -809,148 +814,6 @@ fn list_prompts(state: &State, r: ListPromptsRequest) -> ListPromptsResponse {
     ListPromptsResponse {
         status: Some(0),
         unique_prompt_id: ids.get(from..to.max(from)).unwrap_or_default().to_vec(),
-    }
-}
-
-fn valid_user_name(name: &str) -> bool {
-    name.strip_prefix("user.")
-        .is_some_and(|rest| !rest.is_empty() && !rest.contains('.'))
-}
-
-fn variables(state: &State, r: VariableRequest) -> VariableResponse {
-    use variable_response::Status;
-    let fail = |s: Status| VariableResponse {
-        status: Some(s as i32),
-        values: Vec::new(),
-    };
-    for set in &r.set {
-        let name = set.name.as_deref().unwrap_or("");
-        let value = set.value.as_deref().unwrap_or("");
-        if !valid_user_name(name) || serde_json::from_str::<serde_json::Value>(value).is_err() {
-            return fail(Status::InvalidName);
-        }
-    }
-    let apply = |vars: &mut HashMap<String, String>| {
-        for set in &r.set {
-            let name = set.name.clone().unwrap_or_default();
-            let value = set.value.clone().unwrap_or_default();
-            if value == "null" {
-                vars.remove(&name);
-            } else {
-                vars.insert(name, value);
-            }
-        }
-    };
-    let lookup = |vars: &HashMap<String, String>, builtin: &dyn Fn(&str) -> Option<String>| {
-        r.get
-            .iter()
-            .map(|name| {
-                if name == "*" {
-                    let mut all: serde_json::Map<String, serde_json::Value> = vars
-                        .iter()
-                        .filter_map(|(k, v)| Some((k.clone(), serde_json::from_str(v).ok()?)))
-                        .collect();
-                    for key in [
-                        "id", "name", "jobName", "jobPid", "pid", "columns", "rows", "path",
-                        "title",
-                    ] {
-                        if let Some(v) = builtin(key).and_then(|v| serde_json::from_str(&v).ok()) {
-                            all.insert(key.to_string(), v);
-                        }
-                    }
-                    serde_json::Value::Object(all).to_string()
-                } else {
-                    vars.get(name)
-                        .cloned()
-                        .or_else(|| builtin(name))
-                        .unwrap_or_else(|| "null".into())
-                }
-            })
-            .collect::<Vec<String>>()
-    };
-    let ok = |values: Vec<String>| VariableResponse {
-        status: Some(Status::Ok as i32),
-        values,
-    };
-    let json = |v: serde_json::Value| Some(v.to_string());
-    match r.scope {
-        None => fail(Status::MissingScope),
-        Some(variable_request::Scope::SessionId(id)) => {
-            if id == "all" {
-                if !r.get.is_empty() {
-                    return fail(Status::MultiGetDisallowed);
-                }
-                for s in targets(state, "all") {
-                    apply(&mut lock(&s.vars));
-                }
-                return ok(Vec::new());
-            }
-            let Some(session) = lock(&state.world).session(&id) else {
-                return fail(Status::SessionNotFound);
-            };
-            apply(&mut lock(&session.vars));
-            let builtin = |name: &str| -> Option<String> {
-                match name {
-                    "id" => json(session.id.clone().into()),
-                    "name" | "autoName" | "presentationName" => {
-                        json(lock(&session.name).clone().into())
-                    }
-                    "jobName" => json(session.job().1.into()),
-                    "jobPid" => json(session.job().0.into()),
-                    "pid" => json(session.pid.into()),
-                    "columns" => json(session.size().0.into()),
-                    "rows" => json(session.size().1.into()),
-                    "path" => session.cwd().and_then(|p| json(p.into())),
-                    "termid" => json(format!("w0t0p0:{}", session.id).into()),
-                    _ => None,
-                }
-            };
-            let vars = lock(&session.vars).clone();
-            ok(lookup(&vars, &builtin))
-        }
-        Some(variable_request::Scope::TabId(id)) => {
-            let mut world = lock(&state.world);
-            let Some((w, t)) = world.find_tab(&id) else {
-                return fail(Status::TabNotFound);
-            };
-            apply(&mut world.windows[w].tabs[t].vars);
-            let tab = world.windows[w].tabs[t].clone();
-            let active_name = world
-                .sessions
-                .get(&tab.active)
-                .map(|s| lock(&s.name).clone())
-                .unwrap_or_default();
-            let builtin = |name: &str| -> Option<String> {
-                match name {
-                    "id" => json(tab.id.clone().into()),
-                    "title" => json(active_name.clone().into()),
-                    _ => None,
-                }
-            };
-            ok(lookup(&tab.vars, &builtin))
-        }
-        Some(variable_request::Scope::WindowId(id)) => {
-            let mut world = lock(&state.world);
-            let Some(window) = world.windows.iter_mut().find(|w| w.id == id) else {
-                return fail(Status::WindowNotFound);
-            };
-            apply(&mut window.vars);
-            let vars = window.vars.clone();
-            let wid = window.id.clone();
-            ok(lookup(&vars, &|name: &str| match name {
-                "id" => json(wid.clone().into()),
-                _ => None,
-            }))
-        }
-        Some(variable_request::Scope::App(_)) => {
-            let mut world = lock(&state.world);
-            apply(&mut world.app_vars);
-            let vars = world.app_vars.clone();
-            ok(lookup(&vars, &|name: &str| match name {
-                "pid" => json(std::process::id().into()),
-                _ => None,
-            }))
-        }
     }
 }
 
@@ -1432,6 +1295,16 @@ fn launch(
         cols: size.0,
         rows: size.1,
         profile,
+    }
+}
+
+/// Opens the window iTerm2 shows when it starts: one tab running the default command.
+pub(crate) fn open_first_window(state: &Arc<State>) -> std::io::Result<()> {
+    match create_tab(state, CreateTabRequest::default()) {
+        Some(Rep::CreateTabResponse(r)) if r.status() == create_tab_response::Status::Ok => Ok(()),
+        _ => Err(std::io::Error::other(
+            "the fake iTerm2 could not start its first window's program",
+        )),
     }
 }
 

@@ -8,20 +8,27 @@
 //!   `connection` and `sec-websocket-protocol` compared as whole values, `origin`
 //!   host `localhost`, `host`, WebSocket version ≥ 13, `x-iterm2-library-version`
 //!   (400 when missing or malformed, 406 for Python libraries older than 0.24), the
-//!   peer's uid on the unix socket, and cookies (401). Cookies are single-use unless
-//!   issued as reusable; [`Auth::AllowAll`] is iTerm2's "allow all apps to connect".
-//!   The reply carries `X-iTerm2-Protocol-Version` (1.17 by default).
+//!   peer's uid on the unix socket, and the cookie: without a cookie it issued, a
+//!   client gets 401 (the key only names a connection, as in iTerm2). Cookies are
+//!   single-use unless issued as reusable; [`Auth::AllowAll`] is iTerm2's "allow
+//!   all apps to connect". The reply carries `X-iTerm2-Protocol-Version` (1.17 by
+//!   default).
 //! - **Framing**: binary frames only, the request id echoed in every reply (0
 //!   included), notifications without an id, an `error` reply for requests it does
 //!   not know, an empty reply for GetBuffer with a bad line range.
 //! - **Sessions** are real: every tab and split runs its program in a PTY, and a VT
-//!   emulator keeps screen, scrollback and cursor. OSC 133 marks become prompt
-//!   notifications (PROMPT at `B`, COMMAND_START at `C`, COMMAND_END at `D`); creating,
-//!   splitting and closing emit new-session, terminate-session and layout-change
-//!   notifications; screen updates are coalesced.
+//!   emulator keeps screen, scrollback and cursor. Like iTerm2 the fake starts with
+//!   one window. OSC 133 marks become prompt notifications (PROMPT at `B`,
+//!   COMMAND_START at `C`, COMMAND_END at `D`); creating, splitting and closing emit
+//!   new-session, terminate-session and layout-change notifications; screen updates
+//!   are coalesced; VariableMonitor subscriptions hear of every change of a watched
+//!   variable (the foreground job included).
 //! - **Quirks** kept: `tmux_window_id` is `"-1"` on every tab, `CreateTabResponse.tab_id`
 //!   is an int32, `grid_size` through GetProperty is one less than the real size,
 //!   replies to CreateTab and SplitPane come late (after later requests' replies).
+//!
+//! It runs on its own as the `cohort-fake-iterm2` program (see `src/main.rs`), and
+//! in-process in tests:
 //!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
@@ -34,6 +41,7 @@
 mod handlers;
 mod session;
 pub mod term;
+mod variables;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -67,7 +75,7 @@ pub enum Auth {
 /// How the fake behaves.
 #[derive(Clone, Debug)]
 pub struct FakeOptions {
-    /// Who may connect.
+    /// Who may connect; a cookie is required by default, as in iTerm2.
     pub auth: Auth,
     /// The `X-iTerm2-Protocol-Version` header.
     pub protocol_version: String,
@@ -77,16 +85,23 @@ pub struct FakeOptions {
     pub scrollback: usize,
     /// The program a tab runs when its profile has no custom command; `$SHELL` when `None`.
     pub default_command: Option<String>,
+    /// Whether the fake starts with one window (one tab, one session running the
+    /// default command), as iTerm2 does when it launches.
+    pub initial_window: bool,
+    /// Cookies accepted any number of times from the start (iTerm2's reusable cookies).
+    pub reusable_cookies: Vec<String>,
 }
 
 impl Default for FakeOptions {
     fn default() -> Self {
         FakeOptions {
-            auth: Auth::AllowAll,
+            auth: Auth::Cookies,
             protocol_version: "1.17".to_string(),
             default_size: (80, 24),
             scrollback: 10_000,
             default_command: None,
+            initial_window: true,
+            reusable_cookies: Vec::new(),
         }
     }
 }
@@ -96,6 +111,7 @@ pub struct FakeServer {
     state: Arc<State>,
     endpoint: String,
     task: tokio::task::JoinHandle<()>,
+    poller: tokio::task::JoinHandle<()>,
     socket: Option<PathBuf>,
 }
 
@@ -116,7 +132,7 @@ impl FakeServer {
             use std::os::unix::fs::PermissionsExt;
             let _ = std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600));
         }
-        let state = State::new(options);
+        let state = State::new(options)?;
         let accept_state = state.clone();
         let task = tokio::spawn(async move {
             loop {
@@ -132,6 +148,7 @@ impl FakeServer {
             }
         });
         Ok(FakeServer {
+            poller: State::poll(&state),
             state,
             endpoint: socket.display().to_string(),
             task,
@@ -143,7 +160,7 @@ impl FakeServer {
     pub async fn start_tcp(addr: &str, options: FakeOptions) -> std::io::Result<FakeServer> {
         let listener = TcpListener::bind(addr).await?;
         let endpoint = listener.local_addr()?.to_string();
-        let state = State::new(options);
+        let state = State::new(options)?;
         let accept_state = state.clone();
         let task = tokio::spawn(async move {
             loop {
@@ -155,6 +172,7 @@ impl FakeServer {
             }
         });
         Ok(FakeServer {
+            poller: State::poll(&state),
             state,
             endpoint,
             task,
@@ -207,6 +225,7 @@ impl FakeServer {
 impl Drop for FakeServer {
     fn drop(&mut self) {
         self.task.abort();
+        self.poller.abort();
         lock(&self.state.conns).clear();
         let sessions: Vec<Arc<Session>> = lock(&self.state.world)
             .sessions
@@ -241,13 +260,6 @@ impl std::fmt::Debug for CookieJar {
     }
 }
 
-/// Serves on a unix socket until the process ends (the standalone runner).
-pub async fn serve(socket: &Path, options: FakeOptions) -> std::io::Result<()> {
-    let _server = FakeServer::start(socket, options).await?;
-    std::future::pending::<()>().await;
-    Ok(())
-}
-
 /// Shared state of one fake server.
 pub(crate) struct State {
     pub options: FakeOptions,
@@ -260,14 +272,38 @@ pub(crate) struct State {
 }
 
 impl State {
-    fn new(options: FakeOptions) -> Arc<State> {
-        Arc::new(State {
+    /// A new state, with iTerm2's first window when the options ask for it.
+    fn new(options: FakeOptions) -> std::io::Result<Arc<State>> {
+        let initial_window = options.initial_window;
+        let cookies = options
+            .reusable_cookies
+            .iter()
+            .map(|c| (c.clone(), true))
+            .collect();
+        let state = Arc::new(State {
             options,
             world: Mutex::new(handlers::World::default()),
             conns: Mutex::new(HashMap::new()),
             main_loop: Arc::new(tokio::sync::Mutex::new(())),
-            cookies: Mutex::new(HashMap::new()),
+            cookies: Mutex::new(cookies),
             next_conn: AtomicU64::new(1),
+        });
+        if initial_window {
+            handlers::open_first_window(&state)?;
+        }
+        Ok(state)
+    }
+
+    /// Compares watched variables every [`variables::POLL`] (the foreground job
+    /// changes without a request), until the state is dropped.
+    fn poll(state: &Arc<State>) -> tokio::task::JoinHandle<()> {
+        let state = Arc::downgrade(state);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(variables::POLL).await;
+                let Some(state) = state.upgrade() else { return };
+                variables::check(&state);
+            }
         })
     }
 
@@ -321,6 +357,8 @@ pub(crate) struct Conn {
     pub out: mpsc::UnboundedSender<Message>,
     /// Subscriptions, with the prompt modes asked for (PROMPT only when empty).
     pub subs: Mutex<HashMap<SubKey, Vec<i32>>>,
+    /// VariableMonitor subscriptions.
+    pub watches: Mutex<Vec<variables::Watch>>,
     /// The main-loop guard while this connection holds a transaction.
     pub transaction: tokio::sync::Mutex<Option<tokio::sync::OwnedMutexGuard<()>>>,
 }
@@ -401,6 +439,10 @@ fn check_handshake(
     {
         return bad;
     }
+    // iTerm2 takes the cookie before it looks at the library version, so a
+    // request refused for its version has used up its cookie all the same. The
+    // key is no credential: it only names the connection in the script console.
+    let cookie_ok = peer_ok && get("x-iterm2-cookie").is_some_and(|c| state.consume_cookie(c));
     let Some(library) = get("x-iterm2-library-version") else {
         return bad;
     };
@@ -421,7 +463,6 @@ fn check_handshake(
     if !peer_ok {
         return Err((StatusCode::UNAUTHORIZED, "Unauthorized"));
     }
-    let cookie_ok = get("x-iterm2-cookie").is_some_and(|c| state.consume_cookie(c));
     if cookie_ok || state.options.auth == Auth::AllowAll {
         return Ok(());
     }
@@ -474,6 +515,7 @@ where
     let conn = Arc::new(Conn {
         out,
         subs: Mutex::new(HashMap::new()),
+        watches: Mutex::new(Vec::new()),
         transaction: tokio::sync::Mutex::new(None),
     });
     lock(&state.conns).insert(id, conn.clone());

@@ -207,22 +207,33 @@ impl Session {
         lock(&self.term).size()
     }
 
-    /// Pid and name of the foreground job (the shell when idle).
-    pub fn job(&self) -> (u32, String) {
+    /// The foreground job (the shell when idle), as iTerm2 polls it.
+    pub fn job(&self) -> Job {
         let pid = lock(&self.master)
             .process_group_leader()
             .filter(|p| *p > 0)
             .map(|p| p as u32)
             .unwrap_or(self.pid);
-        (
+        let argv: Vec<String> = std::fs::read(format!("/proc/{pid}/cmdline"))
+            .map(|raw| {
+                raw.split(|b| *b == 0)
+                    .filter(|a| !a.is_empty())
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let name = cohort_backends::process::process_name(pid).unwrap_or_default();
+        Job {
             pid,
-            cohort_backends::process::process_name(pid).unwrap_or_default(),
-        )
+            title: argv.first().cloned().unwrap_or_else(|| name.clone()),
+            command_line: argv.join(" "),
+            name,
+        }
     }
 
     /// The foreground job's working directory.
     pub fn cwd(&self) -> Option<String> {
-        let (pid, _) = self.job();
+        let pid = self.job().pid;
         std::fs::read_link(format!("/proc/{pid}/cwd"))
             .ok()
             .map(|p| p.display().to_string())
@@ -238,6 +249,20 @@ impl Session {
     pub fn is_closed(&self) -> bool {
         self.closed.load(Ordering::SeqCst)
     }
+}
+
+/// A session's foreground job, as iTerm2's `jobName`, `jobPid`, `processTitle` and
+/// `commandLine` variables show it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Job {
+    /// Process id.
+    pub pid: u32,
+    /// Process name.
+    pub name: String,
+    /// `argv[0]` as the process shows it.
+    pub title: String,
+    /// Arguments joined with spaces.
+    pub command_line: String,
 }
 
 fn io_error(e: impl std::fmt::Display) -> std::io::Error {
