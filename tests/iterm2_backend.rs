@@ -1,6 +1,7 @@
 //! iTerm2-specific backend behaviour against the fake: the legacy TCP transport, the
-//! fresh-cookie retry after a 401, protocol-version gating, and replies that come
-//! back out of order.
+//! fresh-cookie retry after a 401, protocol-version gating, replies that come back
+//! out of order, what the backend reports of a pane's state (an ended program, the
+//! alternate screen, the foreground job) and sized splits.
 
 #[path = "support/iterm2.rs"]
 mod iterm2_support;
@@ -11,7 +12,10 @@ use std::sync::Arc;
 
 use cohort_backends::iterm2::conn::{CredentialSource, Credentials, Endpoint};
 use cohort_backends::iterm2::Iterm2Backend;
-use cohort_backends::{BackendError, SpawnOptions, TerminalBackend};
+use cohort_backends::{
+    BackendError, BackendEvent, PaneId, SpawnOptions, SplitDirection, SplitOptions, SplitSize,
+    TerminalBackend,
+};
 use cohort_fake_iterm2::{Auth, FakeOptions, FakeServer};
 use iterm2_support::FakeIterm2;
 use support::*;
@@ -148,4 +152,171 @@ async fn concurrent_requests_are_matched_by_id() {
     }
     names.sort();
     assert_eq!(names, ["w0", "w1", "w2"]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ended_program_leaves_a_dead_pane_with_its_status() {
+    isolate_home();
+    let fake = FakeIterm2::new().await;
+    let backend = fake.backend().await;
+    let mut events = backend.subscribe();
+    let pane = backend
+        .spawn(SpawnOptions {
+            name: "ends".into(),
+            command: Some("echo from-command; exit 3".into()),
+            ..Default::default()
+        })
+        .await
+        .expect("spawn a command");
+    let status = wait_for(&mut events, &pane.id, "the pane's exit", |e| match e {
+        BackendEvent::PaneExited { exit_status, .. } => Some(*exit_status),
+        _ => None,
+    })
+    .await;
+    assert_eq!(status, Some(3));
+    // The session stays, dead, with its status; it takes no more input.
+    let state = backend
+        .pane_state(&pane.id)
+        .await
+        .expect("state of a dead pane");
+    assert!(state.dead, "{state:?}");
+    assert_eq!(state.exit_status, Some(3));
+    let listed = backend.list_panes().await.expect("list");
+    let row = listed
+        .iter()
+        .find(|p| p.id == pane.id)
+        .expect("still listed");
+    assert!(row.dead);
+    let refused = backend.send_text(&pane.id, "echo late").await;
+    assert!(
+        matches!(refused, Err(BackendError::PaneGone(_))),
+        "{refused:?}"
+    );
+    // A second cohort process, which never saw it end, knows it too.
+    let restarted = fake.backend().await;
+    let state = restarted.pane_state(&pane.id).await.expect("state");
+    assert!(state.dead && state.exit_status.is_none(), "{state:?}");
+    backend.close(&pane.id).await.expect("close the dead pane");
+    assert!(matches!(
+        backend.pane_state(&pane.id).await,
+        Err(BackendError::PaneGone(_))
+    ));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shell_left_with_exit_reports_its_own_status() {
+    isolate_home();
+    let fake = FakeIterm2::new().await;
+    let backend = fake.backend().await;
+    let mut events = backend.subscribe();
+    let pane = backend
+        .spawn(SpawnOptions {
+            name: "leaves".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    wait_prompt(&mut events, &pane.id).await;
+    backend.send_text(&pane.id, "true\r").await.unwrap();
+    assert_eq!(wait_exit(&mut events, &pane.id).await, Some(0));
+    backend.send_text(&pane.id, "exit 7\r").await.unwrap();
+    let status = wait_for(&mut events, &pane.id, "the pane's exit", |e| match e {
+        BackendEvent::PaneExited { exit_status, .. } => Some(*exit_status),
+        _ => None,
+    })
+    .await;
+    // cohort's shell reports its own exit (a D mark from its EXIT trap): 7, not the
+    // 0 of the command before.
+    assert_eq!(status, Some(7));
+    let state = backend.pane_state(&pane.id).await.unwrap();
+    assert!(state.dead);
+    assert_eq!(state.exit_status, Some(7));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_alternate_screen_and_the_foreground_job_are_reported() {
+    isolate_home();
+    let fake = FakeIterm2::new().await;
+    let backend = fake.backend().await;
+    let mut events = backend.subscribe();
+    let pane = backend
+        .spawn(SpawnOptions {
+            name: "tui".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    wait_prompt(&mut events, &pane.id).await;
+    let state = backend.pane_state(&pane.id).await.unwrap();
+    assert!(!state.alternate_screen && !state.dead);
+    backend
+        .send_text(&pane.id, "printf '\\033[?1049h'\r")
+        .await
+        .unwrap();
+    wait_exit(&mut events, &pane.id).await;
+    assert!(backend.pane_state(&pane.id).await.unwrap().alternate_screen);
+    assert!(backend.read_screen(&pane.id).await.unwrap().alternate);
+    backend
+        .send_text(&pane.id, "printf '\\033[?1049l'\r")
+        .await
+        .unwrap();
+    wait_exit(&mut events, &pane.id).await;
+    assert!(!backend.pane_state(&pane.id).await.unwrap().alternate_screen);
+    assert!(!backend.read_screen(&pane.id).await.unwrap().alternate);
+
+    backend.send_text(&pane.id, "sleep 1\r").await.unwrap();
+    let job = |e: &BackendEvent| match e {
+        BackendEvent::ForegroundChanged { command, .. } => Some(command.clone()),
+        _ => None,
+    };
+    assert_eq!(wait_for(&mut events, &pane.id, "sleep", job).await, "sleep");
+    assert_eq!(
+        wait_for(&mut events, &pane.id, "the shell", job).await,
+        "bash"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_split_takes_the_size_asked_for() {
+    isolate_home();
+    let fake = FakeIterm2::new().await;
+    let backend = fake.backend().await;
+    assert!(backend.capabilities().split_sizes);
+    let first = backend
+        .spawn(SpawnOptions {
+            name: "sized".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(first.size.cols, 100);
+    let right = backend
+        .split(
+            &first.id,
+            SplitOptions {
+                direction: SplitDirection::Horizontal,
+                size: Some(SplitSize::Percent(30)),
+                spawn: SpawnOptions::default(),
+            },
+        )
+        .await
+        .unwrap();
+    let below = backend
+        .split(
+            &right.id,
+            SplitOptions {
+                direction: SplitDirection::Vertical,
+                size: Some(SplitSize::Cells(8)),
+                spawn: SpawnOptions::default(),
+            },
+        )
+        .await
+        .unwrap();
+    let panes = backend.list_panes().await.unwrap();
+    let size = |id: &PaneId| panes.iter().find(|p| &p.id == id).unwrap().size;
+    // 30 % of the 100 columns (with the divider) the first pane had; 8 rows below.
+    assert_eq!(size(&right.id).cols, 30);
+    assert_eq!(size(&first.id).cols, 69);
+    assert_eq!(size(&below.id).rows, 8);
+    assert_eq!(size(&right.id).rows, 30 - 1 - 8);
 }

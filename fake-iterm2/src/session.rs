@@ -37,6 +37,10 @@ pub struct Session {
     pub(crate) profile: Mutex<HashMap<String, String>>,
     pub(crate) name: Mutex<String>,
     closed: AtomicBool,
+    /// The program ended (the session may stay, showing "Session Ended").
+    exited: AtomicBool,
+    /// The foreground job as last seen while the program ran.
+    last_job: Mutex<Job>,
     redraw: Arc<Notify>,
 }
 
@@ -132,6 +136,8 @@ impl Session {
             profile: Mutex::new(launch.profile),
             name: Mutex::new(name),
             closed: AtomicBool::new(false),
+            exited: AtomicBool::new(false),
+            last_job: Mutex::new(Job::default()),
             redraw: Arc::new(Notify::new()),
         });
         Ok((session, rx))
@@ -159,7 +165,7 @@ impl Session {
                         session.redraw.notify_one();
                     }
                     Feed::Exited => {
-                        crate::handlers::session_ended(&state, &session.id);
+                        crate::handlers::session_ended(&state, &session);
                         return;
                     }
                 }
@@ -207,8 +213,18 @@ impl Session {
         lock(&self.term).size()
     }
 
-    /// The foreground job (the shell when idle), as iTerm2 polls it.
+    /// The foreground job (the shell when idle), as iTerm2 polls it; once the
+    /// program ended, the job last seen.
     pub fn job(&self) -> Job {
+        if self.exited() {
+            return lock(&self.last_job).clone();
+        }
+        let job = self.poll_job();
+        *lock(&self.last_job) = job.clone();
+        job
+    }
+
+    fn poll_job(&self) -> Job {
         let pid = lock(&self.master)
             .process_group_leader()
             .filter(|p| *p > 0)
@@ -248,6 +264,44 @@ impl Session {
     /// Whether the session was closed.
     pub fn is_closed(&self) -> bool {
         self.closed.load(Ordering::SeqCst)
+    }
+
+    /// Whether the session's program ended.
+    pub fn exited(&self) -> bool {
+        self.exited.load(Ordering::SeqCst)
+    }
+
+    /// Records that the program ended.
+    pub(crate) fn mark_exited(&self) {
+        self.exited.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the session closes when its program ends: the profile's "Close
+    /// Sessions On End" (true in iTerm2's stock profile; `0`, the "no action"
+    /// setting, or `false` keeps it).
+    pub fn closes_on_end(&self) -> bool {
+        match lock(&self.profile)
+            .get("Close Sessions On End")
+            .map(String::as_str)
+        {
+            None => true,
+            Some(v) => matches!(v.trim(), "true" | "1"),
+        }
+    }
+
+    /// Writes iTerm2's end-of-session banner under the program's last output.
+    pub(crate) fn append_banner(&self, message: &str) {
+        let mut term = lock(&self.term);
+        let (cols, _) = term.size();
+        let mut text = String::new();
+        if term.cursor().x != 0 {
+            text.push_str("\r\n");
+        }
+        let pad = (cols as usize).saturating_sub(message.chars().count()) / 2;
+        text.push_str(&" ".repeat(pad));
+        text.push_str(message);
+        text.push_str("\r\n");
+        term.feed(text.as_bytes());
     }
 }
 

@@ -8,7 +8,7 @@ use crate::error::{BackendError, Result};
 use crate::event::EventStream;
 use crate::keys::Key;
 use crate::types::{
-    Appearance, AttachHint, BackendKind, Capabilities, Cursor, Identity, LineRange, Lines, PaneId,
+    Appearance, AttachHint, BackendKind, Capabilities, Identity, LineRange, Lines, PaneId,
     PaneInfo, PaneState, Screen, Size, SpawnOptions, SplitDirection, SplitOptions, WindowId,
     WindowInfo,
 };
@@ -234,7 +234,8 @@ impl TerminalBackend for Iterm2Backend {
                         variable_request::Scope::SessionId(id.clone()),
                         &names,
                     ))?;
-                    pending.push((s, vars));
+                    let probe = ask_exited(&conn, &id)?;
+                    pending.push((s, vars, probe));
                 }
                 rows.push((tab_id, first, tab_vars, pending));
             }
@@ -252,7 +253,7 @@ impl TerminalBackend for Iterm2Backend {
                 .ok()
                 .and_then(|mut v| v.remove(0))
                 .unwrap_or_default();
-            for (summary, vars) in pending {
+            for (summary, vars, probe) in pending {
                 let id = PaneId(summary.unique_identifier.clone().unwrap_or_default());
                 let vars = match parse_variables(&id, 5, vars.wait().await?) {
                     Ok(v) => v,
@@ -283,7 +284,7 @@ impl TerminalBackend for Iterm2Backend {
                         rows: size.height.unwrap_or(0).clamp(0, u16::MAX as i32) as u16,
                     },
                     command: vars[4].clone().unwrap_or_default(),
-                    dead: false,
+                    dead: exited(probe.wait().await?)?,
                     identity,
                 });
             }
@@ -414,34 +415,24 @@ impl TerminalBackend for Iterm2Backend {
         let conn = self.conn().await?;
         let vars = conn.send(variable_get(
             variable_request::Scope::SessionId(pane.0.clone()),
-            &["columns", "rows"],
+            &["columns", "rows", "showingAlternateScreen"],
         ))?;
         let buffer = get_buffer(&conn, pane.as_str(), screen_only()).await?;
-        let vars = parse_variables(pane, 2, vars.wait().await?)?;
+        let vars = parse_variables(pane, 3, vars.wait().await?)?;
         let num = |v: &Option<String>| v.as_deref().and_then(|s| s.parse::<u16>().ok());
-        let top = buffer
-            .windowed_coord_range
-            .and_then(|w| w.coord_range)
-            .and_then(|c| c.start)
-            .and_then(|c| c.y)
-            .unwrap_or(0);
-        let cursor = buffer.cursor.unwrap_or_default();
         let rows: Vec<String> = buffer
             .contents
             .iter()
             .map(|l| l.text.clone().unwrap_or_default().trim_end().to_string())
             .collect();
         Ok(Screen {
-            cursor: Cursor {
-                x: cursor.x.unwrap_or(0).clamp(0, u16::MAX as i32) as u16,
-                y: (cursor.y.unwrap_or(0) - top).clamp(0, u16::MAX as i64) as u16,
-            },
+            cursor: cursor_on_screen(&buffer),
             size: Size {
                 cols: num(&vars[0]).unwrap_or(0),
                 rows: num(&vars[1]).unwrap_or(rows.len() as u16),
             },
             rows,
-            alternate: false,
+            alternate: vars[2].as_deref() == Some("true"),
         })
     }
 
@@ -453,15 +444,26 @@ impl TerminalBackend for Iterm2Backend {
         check_session_id(pane)?;
         let conn = self.conn().await?;
         let names = [
-            "jobName", "jobPid", "pid", "columns", "rows", "path", "name",
+            "jobName",
+            "jobPid",
+            "pid",
+            "columns",
+            "rows",
+            "path",
+            "name",
+            "showingAlternateScreen",
         ];
         let vars = conn.send(variable_get(
             variable_request::Scope::SessionId(pane.0.clone()),
             &names,
         ))?;
+        let probe = ask_exited(&conn, pane.as_str())?;
         let buffer = get_buffer(&conn, pane.as_str(), screen_only()).await?;
         let counts = line_counts(&conn, pane).await?;
         let v = parse_variables(pane, names.len(), vars.wait().await?)?;
+        // The session is there (its variables answered): a refused probe means its
+        // program ended.
+        let dead = exited(probe.wait().await?)?;
         let pid = |s: &Option<String>| {
             s.as_deref()
                 .and_then(|p| p.parse::<u32>().ok())
@@ -477,13 +479,6 @@ impl TerminalBackend for Iterm2Backend {
                 .and_then(crate::process::process_name)
                 .unwrap_or_default()
         };
-        let top = buffer
-            .windowed_coord_range
-            .and_then(|w| w.coord_range)
-            .and_then(|c| c.start)
-            .and_then(|c| c.y)
-            .unwrap_or(0);
-        let cursor = buffer.cursor.unwrap_or_default();
         let num = |s: &Option<String>| {
             s.as_deref()
                 .and_then(|p| p.parse::<u16>().ok())
@@ -494,17 +489,21 @@ impl TerminalBackend for Iterm2Backend {
             foreground_pid: job_pid,
             shell_pid,
             shell_command,
-            dead: false,
-            exit_status: None,
-            cursor: Cursor {
-                x: cursor.x.unwrap_or(0).clamp(0, u16::MAX as i32) as u16,
-                y: (cursor.y.unwrap_or(0) - top).clamp(0, u16::MAX as i64) as u16,
+            dead,
+            exit_status: if dead {
+                self.exit_status(pane.as_str())
+            } else {
+                None
             },
+            cursor: cursor_on_screen(&buffer),
             size: Size {
                 cols: num(&v[3]),
                 rows: num(&v[4]),
             },
-            alternate_screen: false,
+            // iTerm2 keeps `showingAlternateScreen` up to date as the program switches.
+            alternate_screen: v[7].as_deref() == Some("true"),
+            // iTerm2's copy mode takes keys typed at the keyboard; text sent through
+            // the API always reaches the program, so for cohort there is none.
             copy_mode: false,
             bracketed_paste: None,
             title: v[6].clone().unwrap_or_default(),

@@ -18,6 +18,7 @@ use crate::event::{BackendEvent, PromptMark};
 use crate::types::{PaneId, WindowId};
 
 use super::conn::{ConnEvent, Connection};
+use super::layout::sessions_of;
 use super::proto::client_originated_message::Submessage as Req;
 use super::proto::server_originated_message::Submessage as Rep;
 use super::proto::{self, *};
@@ -26,6 +27,9 @@ use super::{lock, Inner};
 
 /// Lines read per GetBuffer when catching up with output.
 pub(super) const TRAILING_LINES: i32 = 400;
+
+/// The session variable naming the foreground job.
+const JOB_NAME: &str = "jobName";
 
 /// Per-session output position and prompt bookkeeping.
 #[derive(Clone, Debug, Default)]
@@ -38,8 +42,9 @@ pub(super) struct Track {
     prompt_id: Option<String>,
     seen_start: bool,
     seen_end: bool,
-    /// Exit status of the last finished command.
-    last_status: Option<i32>,
+    /// Exit status of the last finished command; `None` again once the next
+    /// command starts.
+    pub(super) last_status: Option<i32>,
     /// The text reported last did not end a line (a partial line, or a row that
     /// wraps into the next).
     line_open: bool,
@@ -84,6 +89,20 @@ pub(super) async fn subscribe_all(conn: &Connection) -> Result<()> {
             PromptMonitorRequest { modes },
         )),
     ))?);
+    // The foreground job of every session, for ForegroundChanged. iTerm2 polls the
+    // process tree, so the change shows a moment after it happens.
+    let job_monitor = conn.send(Req::NotificationRequest(NotificationRequest {
+        session: None,
+        subscribe: Some(true),
+        notification_type: Some(NotificationType::NotifyOnVariableChange as i32),
+        arguments: Some(notification_request::Arguments::VariableMonitorRequest(
+            VariableMonitorRequest {
+                name: Some(JOB_NAME.into()),
+                scope: Some(VariableScope::Session as i32),
+                identifier: Some("all".into()),
+            },
+        )),
+    }))?;
     for reply in pending {
         match reply.wait().await? {
             Rep::NotificationResponse(r) => match r.status() {
@@ -96,6 +115,16 @@ pub(super) async fn subscribe_all(conn: &Connection) -> Result<()> {
                 }
             },
             other => return Err(unexpected("NotificationRequest", &other)),
+        }
+    }
+    // Without it the backend still works: foreground changes are then only seen in
+    // pane_state.
+    if let Ok(Rep::NotificationResponse(r)) = job_monitor.wait().await {
+        if !matches!(
+            r.status(),
+            notification_response::Status::Ok | notification_response::Status::AlreadySubscribed
+        ) {
+            tracing::debug!(target: "cohort::iterm2", status = ?r.status(), "iTerm2 refused to monitor jobName");
         }
     }
     Ok(())
@@ -166,11 +195,26 @@ pub(super) async fn run_events(
                 handle_prompt(&inner, &conn, &session, n).await;
                 mark_dirty(&session, &mut dirty);
             }
+            if let Some(n) = notification.variable_changed_notification {
+                if let (Some(JOB_NAME), Some(session)) = (n.name.as_deref(), n.identifier) {
+                    if lock(&inner.tracks).contains_key(&session) {
+                        let command = n
+                            .json_new_value
+                            .and_then(|v| serde_json::from_str::<String>(&v).ok())
+                            .unwrap_or_default();
+                        inner.hub.emit(BackendEvent::ForegroundChanged {
+                            pane: PaneId(session),
+                            command,
+                        });
+                    }
+                }
+            }
             if let Some(n) = notification.terminate_session_notification {
                 if let Some(session) = n.session_id {
                     dirty.retain(|d| d != &session);
                     let track = lock(&inner.tracks).remove(&session);
                     if let Some(track) = track {
+                        lock(&inner.exits).insert(session.clone(), track.last_status);
                         inner.hub.emit(BackendEvent::PaneExited {
                             pane: PaneId(session),
                             exit_status: track.last_status,
@@ -181,13 +225,23 @@ pub(super) async fn run_events(
             if let Some(n) = notification.layout_changed_notification {
                 let layout = n.list_sessions_response.unwrap_or_default();
                 let mut now = HashSet::new();
+                let mut sessions = Vec::new();
                 for window in &layout.windows {
                     for tab in &window.tabs {
                         if let Some(id) = &tab.tab_id {
                             now.insert(id.clone());
                         }
+                        if let Some(root) = &tab.root {
+                            sessions_of(root, &mut sessions);
+                        }
                     }
                 }
+                // A closed session's exit is no longer anyone's to ask about.
+                lock(&inner.exits).retain(|id, _| {
+                    sessions
+                        .iter()
+                        .any(|s| s.unique_identifier.as_deref() == Some(id.as_str()))
+                });
                 for gone in known_tabs.difference(&now) {
                     inner.hub.emit(BackendEvent::WindowClosed {
                         window: WindowId(gone.clone()),
@@ -274,7 +328,10 @@ pub(super) async fn handle_prompt(
             track.seen_end = false;
         }
         match mark {
-            PromptMark::CommandStart => track.seen_start = true,
+            PromptMark::CommandStart => {
+                track.seen_start = true;
+                track.last_status = None;
+            }
             PromptMark::CommandFinished { exit_status } => {
                 track.seen_end = true;
                 track.last_status = exit_status;

@@ -47,6 +47,9 @@ impl Iterm2Backend {
         let mut props = vec![
             property("Custom Command", json("Yes".into())),
             property("Command", json(self.command_line(options)?.into())),
+            // The session stays when its program ends ("Session Ended" under its
+            // output), as tmux keeps a dead pane, so its exit can be read.
+            property("Close Sessions On End", json(false.into())),
         ];
         if let Some(cwd) = &options.cwd {
             if !std::path::Path::new(cwd).is_dir() {

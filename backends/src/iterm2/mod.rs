@@ -33,7 +33,16 @@
 //!   the exit status. A screen update never reports text past a mark whose
 //!   notification has not been handled yet.
 //! - **State.** Foreground job from the `jobName` / `jobPid` session variables (iTerm2
-//!   polls the process tree), the shell from `pid`.
+//!   polls the process tree; a VariableMonitor on `jobName` makes its changes
+//!   [`BackendEvent::ForegroundChanged`] events), the shell from `pid`, the alternate
+//!   screen from `showingAlternateScreen`. cohort's sessions stay when their program
+//!   ends (profile "Close Sessions On End" off, as tmux's `remain-on-exit`): iTerm2
+//!   announces the end (terminate-session, [`BackendEvent::PaneExited`]) and from
+//!   then on refuses input to the session, which is how a pane is known to be dead,
+//!   also by a cohort process that did not see it end. Its exit status is the `D`
+//!   mark of its last command, when no command started after it. There is no copy
+//!   mode to report: iTerm2's copy mode takes keys typed at the keyboard, never text
+//!   sent through the API.
 //! - **Input.** SendText writes bytes as typed: Enter is `\r`, keys are their xterm
 //!   bytes ([`Key::to_bytes`](crate::Key::to_bytes)); a paste is wrapped in bracketed-paste codes with line
 //!   ends as `\r`, as a terminal pastes (iTerm2 cannot tell whether the program asked
@@ -132,6 +141,9 @@ struct Inner {
     hub: Arc<EventHub>,
     link: Link<Connection>,
     tracks: Arc<Mutex<HashMap<String, Track>>>,
+    /// Sessions whose program ended, with its exit status when known (iTerm2
+    /// keeps cohort's sessions after that, as tmux keeps dead panes).
+    exits: Mutex<HashMap<String, Option<i32>>>,
     /// The window cohort opens tabs in.
     window: Mutex<Option<String>>,
 }
@@ -150,6 +162,7 @@ impl Iterm2Backend {
                 hub: Arc::new(EventHub::new()),
                 link: Link::new(),
                 tracks: Arc::default(),
+                exits: Mutex::default(),
                 window: Mutex::new(None),
             }),
         };
@@ -213,6 +226,18 @@ impl Iterm2Backend {
             .into_iter()
             .find(|p| &p.id == pane)
             .ok_or_else(|| BackendError::PaneGone(pane.clone()))
+    }
+
+    /// The exit status of a session whose program ended, when it is known: the `D`
+    /// mark of its last command, unless a command started after it (`exit 7` typed at
+    /// a shell ends it without a mark).
+    fn exit_status(&self, session: &str) -> Option<i32> {
+        let recorded = lock(&self.inner.exits).get(session).copied();
+        recorded.unwrap_or_else(|| {
+            lock(&self.inner.tracks)
+                .get(session)
+                .and_then(|t| t.last_status)
+        })
     }
 
     /// Reads session variables (`jobName`, `user.…`), JSON-decoded; `None` when unset.

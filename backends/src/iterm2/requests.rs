@@ -10,7 +10,7 @@ use std::collections::HashSet;
 use crate::error::{BackendError, Result};
 use crate::types::PaneId;
 
-use super::conn::Connection;
+use super::conn::{Connection, PendingReply};
 use super::proto::client_originated_message::Submessage as Req;
 use super::proto::server_originated_message::Submessage as Rep;
 use super::proto::{self, *};
@@ -80,6 +80,42 @@ impl Iterm2Backend {
             },
             other => Err(unexpected("SetProfileProperty", &other)),
         }
+    }
+}
+
+/// The cursor of a screen read (`screen_contents_only`), counted from the screen's
+/// top row: iTerm2 gives it as an absolute line.
+pub(super) fn cursor_on_screen(buffer: &GetBufferResponse) -> crate::types::Cursor {
+    let top = buffer
+        .windowed_coord_range
+        .and_then(|w| w.coord_range)
+        .and_then(|c| c.start)
+        .and_then(|c| c.y)
+        .unwrap_or(0);
+    let cursor = buffer.cursor.unwrap_or_default();
+    crate::types::Cursor {
+        x: cursor.x.unwrap_or(0).clamp(0, u16::MAX as i32) as u16,
+        y: (cursor.y.unwrap_or(0) - top).clamp(0, u16::MAX as i64) as u16,
+    }
+}
+
+/// Sends the question whether a session's program has ended. It asks without side
+/// effects: an empty SendText writes nothing (iTerm2 returns before writing an empty
+/// string), yet iTerm2 answers it SESSION_NOT_FOUND for a session that exited while
+/// its other requests still work. Read the answer with [`exited`].
+pub(super) fn ask_exited(conn: &Connection, session: &str) -> Result<PendingReply> {
+    conn.send(Req::SendTextRequest(SendTextRequest {
+        session: Some(session.to_string()),
+        text: Some(String::new()),
+        suppress_broadcast: Some(true),
+    }))
+}
+
+/// The answer to [`ask_exited`]: whether the session's program has ended.
+pub(super) fn exited(reply: Rep) -> Result<bool> {
+    match reply {
+        Rep::SendTextResponse(r) => Ok(r.status() == send_text_response::Status::SessionNotFound),
+        other => Err(unexpected("SendText", &other)),
     }
 }
 

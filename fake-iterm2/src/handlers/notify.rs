@@ -41,16 +41,32 @@ pub(crate) fn new_session_notice(state: &State, id: &str) {
     );
 }
 
-/// The program of a session ended: the session closes.
-pub(crate) fn session_ended(state: &Arc<State>, id: &str) {
-    let removed = lock(&state.world).remove_session(id);
-    if let Some(session) = removed {
-        session.kill();
-        terminated(state, id);
+/// The program of a session ended. As in iTerm2 (`PTYSession.brokenPipe`): a
+/// terminate-session notification at once; then the session closes if its profile
+/// says "Close Sessions On End" (iTerm2's stock profile does), or else stays with
+/// " Session Ended " under its output, refusing input, until it is closed.
+pub(crate) fn session_ended(state: &Arc<State>, session: &Arc<Session>) {
+    session.mark_exited();
+    terminate_notice(state, &session.id);
+    if session.closes_on_end() {
+        let removed = lock(&state.world).remove_session(&session.id);
+        if let Some(s) = removed {
+            s.kill();
+            layout_changed(state);
+        }
+    } else {
+        session.append_banner(" Session Ended ");
+        screen_updated(state, &session.id);
     }
 }
 
+/// A session was closed: terminate-session, then the new layout.
 pub(crate) fn terminated(state: &State, id: &str) {
+    terminate_notice(state, id);
+    layout_changed(state);
+}
+
+fn terminate_notice(state: &State, id: &str) {
     state.notify(
         NotificationType::NotifyOnTerminateSession as i32,
         None,
@@ -62,7 +78,6 @@ pub(crate) fn terminated(state: &State, id: &str) {
             ..notification()
         },
     );
-    layout_changed(state);
 }
 
 /// A screen changed (already coalesced per frame).

@@ -19,6 +19,7 @@ pub(crate) fn default_profile() -> Vec<(String, String)> {
         ("Guid", &format!("\"{DEFAULT_GUID}\"")),
         ("Badge Text", "\"\""),
         ("Use Tab Color", "false"),
+        ("Close Sessions On End", "true"),
         ("Columns", "80"),
         ("Rows", "24"),
     ]

@@ -57,7 +57,8 @@ pub(crate) fn send_text(state: &State, r: SendTextRequest) -> SendTextResponse {
     let text = r.text.unwrap_or_default();
     let mut ok = !sessions.is_empty();
     for s in sessions {
-        if s.is_closed() || s.write(text.as_bytes()).is_err() {
+        // A session whose program ended takes no input (iTerm2: SESSION_NOT_FOUND).
+        if s.is_closed() || s.exited() || s.write(text.as_bytes()).is_err() {
             ok = false;
         }
     }
