@@ -1,7 +1,8 @@
 //! iTerm2-specific backend behaviour against the fake: the legacy TCP transport, the
 //! fresh-cookie retry after a 401, protocol-version gating, replies that come back
 //! out of order, what the backend reports of a pane's state (an ended program, the
-//! alternate screen, the foreground job) and sized splits.
+//! alternate screen, the foreground job), sized splits, and strings that reach
+//! iTerm2 without being evaluated.
 
 #[path = "support/iterm2.rs"]
 mod iterm2_support;
@@ -13,8 +14,8 @@ use std::sync::Arc;
 use cohort_backends::iterm2::conn::{CredentialSource, Credentials, Endpoint};
 use cohort_backends::iterm2::Iterm2Backend;
 use cohort_backends::{
-    BackendError, BackendEvent, PaneId, SpawnOptions, SplitDirection, SplitOptions, SplitSize,
-    TerminalBackend,
+    Appearance, BackendError, BackendEvent, Identity, PaneId, SpawnOptions, SplitDirection,
+    SplitOptions, SplitSize, TerminalBackend,
 };
 use cohort_fake_iterm2::{Auth, FakeOptions, FakeServer};
 use iterm2_support::FakeIterm2;
@@ -319,4 +320,90 @@ async fn a_split_takes_the_size_asked_for() {
     assert_eq!(size(&first.id).cols, 69);
     assert_eq!(size(&below.id).rows, 8);
     assert_eq!(size(&right.id).rows, 30 - 1 - 8);
+}
+
+/// Everything cohort hands iTerm2 arrives literally: names, titles, badges, user
+/// variables, the command, its environment and directory. The fake evaluates them
+/// as iTerm2 does (`\(…)` expressions, backslash escapes, `$$…$$` substitutions,
+/// its own word splitting), so a string that was not encoded would read back
+/// changed, start the wrong program, or make a function call.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn strings_reach_iterm2_literally() {
+    isolate_home();
+    let fake = FakeIterm2::new().await;
+    let backend = fake.backend().await;
+    let mut events = backend.subscribe();
+    let work = tempfile::tempdir().unwrap();
+    let touched = work.path().join("touched");
+    let evil = format!(
+        "a#(touch {})#{{pane_id}}#[fg=red] \\(user.cohort_id)\\(session.name) \
+         \\(iterm2.alert(title: \"x\")) '\"\\\\n\\\\ \\u0041 $$HOST$$ $$ \nz",
+        touched.display()
+    );
+    // A directory name may hold all of it but the slash.
+    let dir = work.path().join(evil.replace('/', "_"));
+    std::fs::create_dir(&dir).unwrap();
+    let out = work.path().join("out");
+    let identity = Identity {
+        id: "id-1".into(),
+        name: evil.clone(),
+        agent: Some(evil.clone()),
+        team: Some(evil.clone()),
+    };
+    let pane = backend
+        .spawn(SpawnOptions {
+            name: evil.clone(),
+            cwd: Some(dir.display().to_string()),
+            env: vec![("COHORT_EVIL".into(), evil.clone())],
+            command: Some(format!(
+                "printf '%s' \"$COHORT_EVIL\" > '{0}.env'; pwd > '{0}.pwd'; \
+                 printf '%s' '\\(user.x) $$A$$' > '{0}.cmd'",
+                out.display()
+            )),
+            identity: Some(identity.clone()),
+            ..Default::default()
+        })
+        .await
+        .expect("spawn");
+    assert_eq!(pane.window_name, evil, "the tab title");
+    wait_exit(&mut events, &pane.id).await;
+    let read = |ext: &str| std::fs::read_to_string(format!("{}.{ext}", out.display()));
+    assert_eq!(read("env").expect("the command ran"), evil);
+    assert_eq!(
+        read("pwd").unwrap().trim_end_matches('\n'),
+        dir.display().to_string()
+    );
+    assert_eq!(read("cmd").unwrap(), "\\(user.x) $$A$$");
+
+    let shell = backend
+        .spawn(SpawnOptions {
+            name: "plain".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    backend.set_title(&shell.id, &evil).await.expect("title");
+    backend
+        .set_appearance(
+            &shell.id,
+            &Appearance {
+                badge: Some(evil.clone()),
+                ..Default::default()
+            },
+        )
+        .await
+        .expect("badge");
+    backend
+        .stamp_identity(&shell.id, &identity)
+        .await
+        .expect("identity");
+    let listed = backend.list_panes().await.unwrap();
+    let row = listed.iter().find(|p| p.id == shell.id).unwrap();
+    assert_eq!(row.title, evil, "the session name");
+    assert_eq!(row.identity.as_ref(), Some(&identity));
+    let shown = backend.variables(&shell.id, &["badge"]).await.unwrap();
+    assert_eq!(shown[0].as_deref(), Some(evil.as_str()), "the badge");
+
+    assert!(!touched.exists(), "a #(…) ran");
+    assert_eq!(fake.server.function_calls(), Vec::<String>::new());
 }

@@ -23,6 +23,12 @@
 //!   new-session, terminate-session and layout-change notifications; screen updates
 //!   are coalesced; VariableMonitor subscriptions hear of every change of a watched
 //!   variable (the foreground job included).
+//! - **Evaluation** as in iTerm2: session names, tab titles and badges are
+//!   interpolated strings (`\(…)` expressions, backslash escapes), invocations are
+//!   expressions, and a profile's command is interpolated, checked for `$$…$$`
+//!   substitutions and split into words by iTerm2's rules before it is run without
+//!   a shell. Function calls that evaluation makes are logged
+//!   ([`FakeServer::function_calls`]), so a client that forgets to escape shows.
 //! - **Quirks** kept: `tmux_window_id` is `"-1"` on every tab, `CreateTabResponse.tab_id`
 //!   is an int32, `grid_size` through GetProperty is one less than the real size,
 //!   replies to CreateTab and SplitPane come late (after later requests' replies).
@@ -38,6 +44,7 @@
 //! # let _ = cookie; Ok(()) }
 //! ```
 
+mod expr;
 mod handlers;
 mod handshake;
 mod session;
@@ -215,6 +222,13 @@ impl FakeServer {
         world.sessions.keys().cloned().collect()
     }
 
+    /// Every function call that evaluating a client's strings made, as written: in
+    /// iTerm2 these run (with side effects in a profile's command). A client that
+    /// passes names and titles literally never causes one.
+    pub fn function_calls(&self) -> Vec<String> {
+        lock(&self.state.calls).clone()
+    }
+
     /// Drops every client connection (sessions stay), as when iTerm2 restarts its API server.
     pub fn drop_connections(&self) {
         let conns: Vec<Arc<Conn>> = lock(&self.state.conns).drain().map(|(_, c)| c).collect();
@@ -271,6 +285,8 @@ pub(crate) struct State {
     pub main_loop: Arc<tokio::sync::Mutex<()>>,
     cookies: Mutex<HashMap<String, bool>>,
     next_conn: AtomicU64,
+    /// Every function call an evaluated string made (see [`FakeServer::function_calls`]).
+    pub calls: Mutex<Vec<String>>,
 }
 
 impl State {
@@ -289,6 +305,7 @@ impl State {
             main_loop: Arc::new(tokio::sync::Mutex::new(())),
             cookies: Mutex::new(cookies),
             next_conn: AtomicU64::new(1),
+            calls: Mutex::new(Vec::new()),
         });
         if initial_window {
             handlers::open_first_window(&state)?;

@@ -54,7 +54,8 @@ impl std::fmt::Debug for Session {
 
 /// What a new session runs.
 pub(crate) struct Launch {
-    pub command: String,
+    /// The program and its arguments (never empty).
+    pub argv: Vec<String>,
     pub cwd: Option<String>,
     pub cols: u16,
     pub rows: u16,
@@ -76,9 +77,8 @@ impl Session {
             pixel_height: 0,
         };
         let pair = pty.openpty(size).map_err(io_error)?;
-        let mut cmd = CommandBuilder::new("/bin/sh");
-        cmd.arg("-c");
-        cmd.arg(&launch.command);
+        let mut cmd = CommandBuilder::new(&launch.argv[0]);
+        cmd.args(&launch.argv[1..]);
         cmd.env("TERM", "xterm-256color");
         cmd.env("TERM_PROGRAM", "iTerm.app");
         cmd.env("LC_TERMINAL", "iTerm2");

@@ -32,7 +32,8 @@ use crate::{lock, Conn, State};
 pub const POLL: Duration = Duration::from_millis(200);
 
 /// Session variables listed by `"*"` besides the `user.*` ones.
-const SESSION_BUILTINS: [&str; 12] = [
+const SESSION_BUILTINS: [&str; 13] = [
+    "badge",
     "id",
     "name",
     "jobName",
@@ -73,9 +74,9 @@ fn session_builtin(session: &Session, name: &str) -> Option<serde_json::Value> {
     })
 }
 
-/// Where a variable lives.
+/// Where a variable lives (and where an expression is evaluated).
 #[derive(Clone)]
-enum Scope {
+pub(crate) enum Scope {
     Session(Arc<Session>),
     Tab(String),
     Window(String),
@@ -106,6 +107,15 @@ impl Scope {
             return Some(self.everything(state));
         }
         match self {
+            // The badge shown is the profile's badge text, evaluated.
+            Scope::Session(s) if name == "badge" => {
+                let format = lock(&s.profile)
+                    .get("Badge Text")
+                    .and_then(|v| serde_json::from_str::<String>(v).ok())
+                    .unwrap_or_default();
+                let shown = evaluate(state, self, &format, false).unwrap_or_default();
+                Some(serde_json::Value::from(shown).to_string())
+            }
             Scope::Session(s) => lock(&s.vars)
                 .get(name)
                 .cloned()
@@ -205,6 +215,63 @@ impl Scope {
             Scope::App => f(&mut lock(&state.world).app_vars),
         }
     }
+}
+
+/// A variable as text for an expression evaluated in `scope`: `session.` and `tab.`
+/// name the scope itself; strings are unquoted, other values stay JSON.
+fn lookup_text(state: &State, scope: &Scope, path: &str) -> Option<String> {
+    let name = match scope {
+        Scope::Session(_) => path.strip_prefix("session.").unwrap_or(path),
+        Scope::Tab(_) => path.strip_prefix("tab.").unwrap_or(path),
+        _ => path,
+    };
+    let json = scope.value(state, name)?;
+    match serde_json::from_str::<serde_json::Value>(&json).ok()? {
+        serde_json::Value::Null => None,
+        serde_json::Value::String(text) => Some(text),
+        other => Some(other.to_string()),
+    }
+}
+
+/// Runs `f` with what evaluation in `scope` looks up, logging function calls in the
+/// server's call log.
+fn in_scope<R>(
+    state: &State,
+    scope: &Scope,
+    strict: bool,
+    f: impl FnOnce(&crate::expr::Env<'_>) -> R,
+) -> R {
+    let lookup = |path: &str| lookup_text(state, scope, path);
+    let call = |c: &str| lock(&state.calls).push(c.to_string());
+    f(&crate::expr::Env {
+        lookup: &lookup,
+        call: &call,
+        strict,
+    })
+}
+
+/// Evaluates an interpolated string in `scope`, as iTerm2 evaluates names, titles,
+/// badges and commands.
+pub(crate) fn evaluate(
+    state: &State,
+    scope: &Scope,
+    text: &str,
+    strict: bool,
+) -> Result<String, String> {
+    in_scope(state, scope, strict, |env| {
+        crate::expr::interpolate(text, env)
+    })
+}
+
+/// Parses and evaluates an invocation (`iterm2.set_name(name: "…")`) in `scope`.
+pub(crate) fn invocation(
+    state: &State,
+    scope: &Scope,
+    text: &str,
+) -> Result<(String, HashMap<String, String>), String> {
+    in_scope(state, scope, false, |env| {
+        crate::expr::invocation(text, env)
+    })
 }
 
 /// Answers a VariableRequest: sets first, then gets.

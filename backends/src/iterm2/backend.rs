@@ -14,6 +14,7 @@ use crate::types::{
 };
 
 use super::layout::{layout_from, sessions_of};
+use super::literal;
 use super::proto::client_originated_message::Submessage as Req;
 use super::proto::server_originated_message::Submessage as Rep;
 use super::proto::*;
@@ -114,7 +115,9 @@ impl TerminalBackend for Iterm2Backend {
         lock(&self.inner.tracks).entry(session.clone()).or_default();
         let pane = PaneId(session);
         if let Some(tab) = created.tab_id {
-            let title = serde_json::to_string(&options.name).unwrap_or_default();
+            // The title is a format inside a string literal: both encoded, so it
+            // shows as written.
+            let title = literal::string_literal(&literal::interpolated(&options.name));
             self.invoke(
                 &tab.to_string(),
                 format!("iterm2.set_title(title: {title})"),
@@ -543,7 +546,7 @@ impl TerminalBackend for Iterm2Backend {
 
     async fn set_title(&self, pane: &PaneId, title: &str) -> Result<()> {
         check_session_id(pane)?;
-        let name = serde_json::to_string(title).unwrap_or_default();
+        let name = literal::string_literal(&literal::interpolated(title));
         self.invoke(pane.as_str(), format!("iterm2.set_name(name: {name})"))
             .await
     }
@@ -554,7 +557,8 @@ impl TerminalBackend for Iterm2Backend {
         if let Some(badge) = &appearance.badge {
             assignments.push((
                 "Badge Text".to_string(),
-                serde_json::Value::String(badge.clone()).to_string(),
+                // The badge is a format: encoded, it shows as written.
+                serde_json::Value::String(literal::interpolated(badge)).to_string(),
             ));
         }
         if let Some(color) = &appearance.tab_color {

@@ -1,31 +1,48 @@
 //! How a new iTerm2 session is started: the profile properties that make it run
-//! cohort's command line (environment, command or shell, working directory).
+//! cohort's command (working directory, environment, the command or the shell).
+//!
+//! Everything goes into one `/bin/sh -c` script passed as a single argument,
+//! encoded with [`literal::command`] so that iTerm2 evaluates, substitutes and
+//! splits nothing of it: a command, an environment value or a directory name with
+//! `\(…)`, `$$`, quotes or backslashes arrives as written. The directory is changed
+//! by the script too, since iTerm2 would evaluate a "Working Directory" property.
 
 use crate::error::{BackendError, Result};
 use crate::shell::command_with_exit_mark;
 use crate::tmux::quote;
 use crate::types::SpawnOptions;
 
+use super::literal;
 use super::proto::ProfileProperty;
 use super::requests::property;
 use super::Iterm2Backend;
 
 impl Iterm2Backend {
-    /// The `/bin/sh` command line a new session runs, with env and the command.
-    pub(super) fn command_line(&self, options: &SpawnOptions) -> Result<String> {
-        let mut line = String::new();
+    /// The `/bin/sh` script a new session runs: into the directory, then the
+    /// command (or the shell) with the extra environment.
+    pub(super) fn launch_script(&self, options: &SpawnOptions) -> Result<String> {
+        let mut script = String::new();
+        if let Some(cwd) = &options.cwd {
+            if !std::path::Path::new(cwd).is_dir() {
+                return Err(BackendError::InvalidArgument(format!(
+                    "working directory {cwd:?} does not exist or is not a directory"
+                )));
+            }
+            script.push_str(&format!("cd -- {} || exit 1; ", quote::sh(cwd)));
+        }
+        script.push_str("exec ");
         if !options.env.is_empty() {
-            line.push_str("/usr/bin/env");
+            script.push_str("/usr/bin/env");
             for (key, value) in &options.env {
                 if key.is_empty() || key.contains('=') || key.contains('\0') {
                     return Err(BackendError::InvalidArgument(format!(
                         "environment variable name {key:?} is not valid: use a non-empty name without '='"
                     )));
                 }
-                line.push(' ');
-                line.push_str(&quote::sh(&format!("{key}={value}")));
+                script.push(' ');
+                script.push_str(&quote::sh(&format!("{key}={value}")));
             }
-            line.push(' ');
+            script.push(' ');
         }
         let command = match &options.command {
             Some(command) if command.trim().is_empty() => {
@@ -34,9 +51,9 @@ impl Iterm2Backend {
             Some(command) => command_with_exit_mark(command),
             None => self.inner.shell_command.clone(),
         };
-        line.push_str("/bin/sh -c ");
-        line.push_str(&quote::sh(&command));
-        Ok(line)
+        script.push_str("/bin/sh -c ");
+        script.push_str(&quote::sh(&command));
+        Ok(script)
     }
 
     pub(super) fn profile_properties(
@@ -44,22 +61,14 @@ impl Iterm2Backend {
         options: &SpawnOptions,
     ) -> Result<Vec<ProfileProperty>> {
         let json = |v: serde_json::Value| v.to_string();
-        let mut props = vec![
+        let script = self.launch_script(options)?;
+        let command = literal::command(&["/bin/sh", "-c", &script]);
+        Ok(vec![
             property("Custom Command", json("Yes".into())),
-            property("Command", json(self.command_line(options)?.into())),
+            property("Command", json(command.into())),
             // The session stays when its program ends ("Session Ended" under its
             // output), as tmux keeps a dead pane, so its exit can be read.
             property("Close Sessions On End", json(false.into())),
-        ];
-        if let Some(cwd) = &options.cwd {
-            if !std::path::Path::new(cwd).is_dir() {
-                return Err(BackendError::InvalidArgument(format!(
-                    "working directory {cwd:?} does not exist or is not a directory"
-                )));
-            }
-            props.push(property("Custom Directory", json("Yes".into())));
-            props.push(property("Working Directory", json(cwd.as_str().into())));
-        }
-        Ok(props)
+        ])
     }
 }

@@ -9,7 +9,8 @@
 //!   iTerm2 API subset it uses, wire-compatible with iTerm2.
 //! - **Files.** [`conn`] the connection, `events` notifications into events,
 //!   `requests` the requests and their replies, `layout` split trees and sizes,
-//!   `launch` how a session starts, `backend` the trait implementation.
+//!   `launch` how a session starts, [`literal`] strings iTerm2 must not evaluate,
+//!   `backend` the trait implementation.
 //! - **Panes.** cohort opens tabs in one iTerm2 window of its own (a new window when
 //!   that one is gone). Each runs the user's shell with cohort's shell integration
 //!   plus the `B` mark iTerm2 needs to report prompts ([`shell`]). Identity is stamped
@@ -57,6 +58,7 @@ pub mod conn;
 mod events;
 mod launch;
 mod layout;
+pub mod literal;
 pub mod proto;
 mod requests;
 pub mod shell;

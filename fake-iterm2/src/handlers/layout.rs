@@ -7,20 +7,27 @@ use std::sync::Arc;
 use cohort_backends::iterm2::proto::server_originated_message::Submessage as Rep;
 use cohort_backends::iterm2::proto::*;
 
+use crate::expr::{missing_substitutions, split_command};
 use crate::session::{Launch, Session};
+use crate::variables::{evaluate, Scope};
 use crate::world::{Node, Tab, Window, World};
 use crate::{lock, State};
 
 use super::notification;
 use super::notify::{layout_changed, new_session_notice, terminated};
 
-/// What a new session runs, from its profile properties.
+/// What a new session runs, from its profile properties, prepared as iTerm2 does:
+/// a custom command (or the deprecated `command`) is an interpolated string,
+/// evaluated with side effects allowed, whose failure falls back to the login
+/// shell; then its `$$NAME$$` placeholders must all be known (through the API
+/// nobody can be asked: `None`, the launch fails), and iTerm2 splits it into the
+/// program and its arguments itself. The working directory is interpolated too.
 pub(crate) fn launch(
     state: &State,
     props: &[ProfileProperty],
     deprecated: Option<String>,
     size: (u16, u16),
-) -> Launch {
+) -> Option<Launch> {
     let mut profile: HashMap<String, String> = HashMap::new();
     for p in props {
         if let (Some(k), Some(v)) = (&p.key, &p.json_value) {
@@ -32,29 +39,49 @@ pub(crate) fn launch(
             .get(key)
             .and_then(|v| serde_json::from_str::<String>(v).ok())
     };
-    let command = if text("Custom Command").as_deref() == Some("Yes") {
+    let login_shell = || {
+        let shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());
+        vec![shell, "-l".to_string()]
+    };
+    let custom = if text("Custom Command").as_deref() == Some("Yes") {
         text("Command")
     } else {
         None
     }
-    .or(deprecated)
-    .or_else(|| state.options.default_command.clone())
-    .unwrap_or_else(|| {
-        let shell = std::env::var("SHELL").unwrap_or_else(|_| "/bin/sh".into());
-        format!("exec {shell} -l")
-    });
+    .or(deprecated);
+    let command = match custom {
+        Some(format) => match evaluate(state, &Scope::App, &format, true) {
+            Ok(command) if !command.trim().is_empty() => Some(command),
+            _ => None,
+        },
+        None => state.options.default_command.clone(),
+    };
+    let argv = match command {
+        Some(command) => {
+            if !missing_substitutions(&command).is_empty() {
+                return None;
+            }
+            split_command(&command.replace("$$$$", "$$"))
+        }
+        None => login_shell(),
+    };
     let cwd = if text("Custom Directory").as_deref() == Some("Yes") {
-        text("Working Directory")
+        let format = text("Working Directory").unwrap_or_default();
+        let cwd = evaluate(state, &Scope::App, &format, false).ok()?;
+        if !missing_substitutions(&cwd).is_empty() {
+            return None;
+        }
+        Some(cwd.replace("$$$$", "$$"))
     } else {
         None
     };
-    Launch {
-        command,
+    Some(Launch {
+        argv: if argv.is_empty() { login_shell() } else { argv },
         cwd,
         cols: size.0,
         rows: size.1,
         profile,
-    }
+    })
 }
 
 /// Opens the window iTerm2 shows when it starts: one tab running the default command.
@@ -111,7 +138,9 @@ pub(crate) fn create_tab(state: &Arc<State>, r: CreateTabRequest) -> Option<Rep>
     // iTerm2 still honours the deprecated `command` when no profile command is given.
     #[allow(deprecated)]
     let command = r.command.clone();
-    let launch = launch(state, &r.custom_profile_properties, command, size);
+    let Some(launch) = launch(state, &r.custom_profile_properties, command, size) else {
+        return fail(Status::MissingSubstitution);
+    };
     let Ok((session, rx)) = Session::spawn(state, launch) else {
         return fail(Status::MissingSubstitution);
     };
@@ -305,7 +334,9 @@ pub(crate) fn split_pane(state: &Arc<State>, r: SplitPaneRequest) -> Option<Rep>
     if new_size.0 < 2 || new_size.1 < 2 || old_size.0 < 2 || old_size.1 < 2 {
         return fail(Status::CannotSplit);
     }
-    let launch = launch(state, &r.custom_profile_properties, None, new_size);
+    let Some(launch) = launch(state, &r.custom_profile_properties, None, new_size) else {
+        return fail(Status::CannotSplit);
+    };
     let Ok((session, rx)) = Session::spawn(state, launch) else {
         return fail(Status::CannotSplit);
     };

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use cohort_backends::iterm2::proto::*;
 
+use crate::variables::{evaluate, invocation, Scope};
 use crate::{lock, State};
 
 use super::targets;
@@ -71,14 +72,15 @@ pub(crate) fn set_profile(
         return status(Status::SessionNotFound);
     }
     for s in sessions {
-        let mut profile = lock(&s.profile);
         for (k, v) in &assignments {
+            lock(&s.profile).insert(k.clone(), v.clone());
+            // The name is a format: what shows is its evaluation.
             if k == "Name" {
-                if let Ok(name) = serde_json::from_str::<String>(v) {
-                    *lock(&s.name) = name;
+                if let Ok(format) = serde_json::from_str::<String>(v) {
+                    let shown = evaluate(state, &Scope::Session(s.clone()), &format, false);
+                    *lock(&s.name) = shown.unwrap_or_default();
                 }
             }
-            profile.insert(k.clone(), v.clone());
         }
     }
     status(Status::Ok)
@@ -117,28 +119,10 @@ pub(crate) fn get_profile(
     }
 }
 
-/// Parses `name(arg: json, …)`.
-pub(crate) fn parse_invocation(text: &str) -> Option<(String, HashMap<String, serde_json::Value>)> {
-    let open = text.find('(')?;
-    let name = text[..open].trim().to_string();
-    let mut rest = text[open + 1..].trim_start();
-    let mut args = HashMap::new();
-    loop {
-        if let Some(after) = rest.strip_prefix(')') {
-            return after.trim().is_empty().then_some((name, args));
-        }
-        let colon = rest.find(':')?;
-        let key = rest[..colon].trim().to_string();
-        rest = rest[colon + 1..].trim_start();
-        let mut stream = serde_json::Deserializer::from_str(rest).into_iter::<serde_json::Value>();
-        let value = stream.next()?.ok()?;
-        let used = stream.byte_offset();
-        args.insert(key, value);
-        rest = rest[used..].trim_start();
-        rest = rest.strip_prefix(',').map(str::trim_start).unwrap_or(rest);
-    }
-}
-
+/// InvokeFunction, for the two functions cohort calls: `iterm2.set_title` on a tab
+/// (or window) and `iterm2.set_name` on a session. As in iTerm2 the invocation is
+/// an expression: its string literals are interpolated, and the title or name it
+/// gives is a format again, evaluated for what shows.
 pub(crate) fn invoke(state: &State, r: InvokeFunctionRequest) -> InvokeFunctionResponse {
     use invoke_function_response::{Disposition, Error, Status, Success};
     let fail = |status: Status, reason: String| InvokeFunctionResponse {
@@ -147,12 +131,6 @@ pub(crate) fn invoke(state: &State, r: InvokeFunctionRequest) -> InvokeFunctionR
             error_reason: Some(reason),
         })),
     };
-    let Some((name, args)) = r.invocation.as_deref().and_then(parse_invocation) else {
-        return fail(
-            Status::RequestMalformed,
-            "could not parse the invocation".into(),
-        );
-    };
     let receiver = match r.context {
         Some(invoke_function_request::Context::Method(m)) => m.receiver.unwrap_or_default(),
         Some(invoke_function_request::Context::Session(s)) => s.session_id.unwrap_or_default(),
@@ -160,37 +138,57 @@ pub(crate) fn invoke(state: &State, r: InvokeFunctionRequest) -> InvokeFunctionR
         Some(invoke_function_request::Context::Window(w)) => w.window_id.unwrap_or_default(),
         Some(invoke_function_request::Context::App(_)) | None => String::new(),
     };
-    let text = |key: &str| args.get(key).and_then(|v| v.as_str()).map(str::to_string);
-    let mut world = lock(&state.world);
-    match name.as_str() {
-        "iterm2.set_title" => {
-            let Some(title) = text("title") else {
+    let scope = {
+        let world = lock(&state.world);
+        if let Some(session) = world.session(&receiver) {
+            Scope::Session(session)
+        } else if world.find_tab(&receiver).is_some() {
+            Scope::Tab(receiver.clone())
+        } else if world.windows.iter().any(|w| w.id == receiver) {
+            Scope::Window(receiver.clone())
+        } else {
+            Scope::App
+        }
+    };
+    let (name, args) = match invocation(state, &scope, r.invocation.as_deref().unwrap_or("")) {
+        Ok(parsed) => parsed,
+        Err(e) => return fail(Status::RequestMalformed, e),
+    };
+    let shown = |key: &str| {
+        let format = args.get(key)?;
+        Some(evaluate(state, &scope, format, false).unwrap_or_default())
+    };
+    match (name.as_str(), &scope) {
+        ("iterm2.set_title", Scope::Tab(id) | Scope::Window(id)) => {
+            let Some(title) = shown("title") else {
                 return fail(Status::RequestMalformed, "set_title needs a title".into());
             };
-            if let Some((w, t)) = world.find_tab(&receiver) {
-                world.windows[w].tabs[t]
-                    .vars
-                    .insert("title".into(), serde_json::Value::String(title).to_string());
-            } else if let Some(window) = world.windows.iter_mut().find(|w| w.id == receiver) {
-                window
-                    .vars
-                    .insert("title".into(), serde_json::Value::String(title).to_string());
-            } else {
-                return fail(Status::InvalidId, format!("no tab or window {receiver}"));
+            let title = serde_json::Value::String(title).to_string();
+            let mut world = lock(&state.world);
+            if let Some((w, t)) = world.find_tab(id) {
+                world.windows[w].tabs[t].vars.insert("title".into(), title);
+            } else if let Some(window) = world.windows.iter_mut().find(|w| &w.id == id) {
+                window.vars.insert("title".into(), title);
             }
         }
-        "iterm2.set_name" => {
-            let Some(new_name) = text("name") else {
+        ("iterm2.set_name", Scope::Session(session)) => {
+            let Some(new_name) = shown("name") else {
                 return fail(Status::RequestMalformed, "set_name needs a name".into());
             };
-            let Some(session) = world.session(&receiver) else {
-                return fail(Status::InvalidId, format!("no session {receiver}"));
-            };
+            if let Some(format) = args.get("name") {
+                let json = serde_json::Value::String(format.clone()).to_string();
+                lock(&session.profile).insert("Name".into(), json);
+            }
             *lock(&session.name) = new_name;
         }
-        other => return fail(Status::Failed, format!("no function named {other}")),
+        ("iterm2.set_title" | "iterm2.set_name", _) => {
+            return fail(
+                Status::InvalidId,
+                format!("no receiver {receiver} for {name}"),
+            )
+        }
+        (other, _) => return fail(Status::Failed, format!("no function named {other}")),
     }
-    drop(world);
     InvokeFunctionResponse {
         disposition: Some(Disposition::Success(Success {
             json_result: Some("null".into()),
@@ -297,20 +295,5 @@ pub(crate) fn set_property(state: &State, r: SetPropertyRequest) -> SetPropertyR
             }
         }
         None => status(Status::InvalidTarget),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn invocations_parse() {
-        let (name, args) = parse_invocation(r#"iterm2.set_title(title: "a \"b\", c")"#).unwrap();
-        assert_eq!(name, "iterm2.set_title");
-        assert_eq!(args["title"], "a \"b\", c");
-        let (_, args) = parse_invocation("f(x: 1, y: [2, 3])").unwrap();
-        assert_eq!(args["y"], serde_json::json!([2, 3]));
-        assert!(parse_invocation("f(x 1)").is_none());
     }
 }
