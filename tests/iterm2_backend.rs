@@ -407,3 +407,87 @@ async fn strings_reach_iterm2_literally() {
     assert!(!touched.exists(), "a #(…) ran");
     assert_eq!(fake.server.function_calls(), Vec::<String>::new());
 }
+
+/// The connection is cut while a read waits for its reply (another client holds
+/// iTerm2's main loop in a transaction, so the read is answered only later): the
+/// read ends with a clear error instead of hanging, subscribers hear of the
+/// disconnect, and the next call connects again, with output flowing as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_connection_cut_mid_read_is_reported_and_replaced() {
+    use cohort_backends::iterm2::conn::Connection;
+    use cohort_backends::iterm2::proto::client_originated_message::Submessage as Req;
+    use cohort_backends::iterm2::proto::TransactionRequest;
+
+    isolate_home();
+    let fake = FakeIterm2::new().await;
+    let backend = fake.backend().await;
+    let mut events = backend.subscribe();
+    let pane = backend
+        .spawn(SpawnOptions {
+            name: "cut".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    wait_prompt(&mut events, &pane.id).await;
+
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let holder = Connection::connect(&fake.config().connect, tx)
+        .await
+        .expect("a second client");
+    holder
+        .call(Req::TransactionRequest(TransactionRequest {
+            begin: Some(true),
+        }))
+        .await
+        .expect("hold the main loop");
+    let reading = {
+        let backend = backend.clone();
+        let pane = pane.id.clone();
+        tokio::spawn(async move { backend.read_screen(&pane).await })
+    };
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while fake.server.requests_waiting() == 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the read never reached the fake"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    fake.server.cut_connections();
+
+    let read = tokio::time::timeout(WAIT, reading)
+        .await
+        .expect("the read ends")
+        .expect("no panic");
+    assert!(
+        matches!(&read, Err(BackendError::Disconnected { reason, .. }) if reason.contains("before the reply arrived")),
+        "{read:?}"
+    );
+    let reason = tokio::time::timeout(WAIT, async {
+        loop {
+            match events.recv().await {
+                Some(BackendEvent::Disconnected { reason }) => return reason,
+                Some(_) => continue,
+                None => panic!("the event stream ended"),
+            }
+        }
+    })
+    .await
+    .expect("a Disconnected event");
+    assert!(!reason.is_empty());
+
+    // The next call connects again; the pane is still there and still followed.
+    let state = backend.pane_state(&pane.id).await.expect("reconnected");
+    assert!(!state.dead);
+    tokio::time::timeout(WAIT, async {
+        while !matches!(events.recv().await, Some(BackendEvent::Reconnected)) {}
+    })
+    .await
+    .expect("a Reconnected event");
+    backend
+        .send_text(&pane.id, "echo after-$((40+2))\r")
+        .await
+        .unwrap();
+    collect_output_until(&mut events, &pane.id, |out| contains(out, b"after-42")).await;
+}

@@ -236,6 +236,21 @@ impl FakeServer {
             let _ = conn.out.send(Message::Close(None));
         }
     }
+
+    /// Cuts every client connection without a WebSocket close, wherever it is (also
+    /// in the middle of a request), as when iTerm2 quits or crashes. Sessions stay.
+    pub fn cut_connections(&self) {
+        let conns: Vec<Arc<Conn>> = lock(&self.state.conns).values().cloned().collect();
+        for conn in conns {
+            conn.cut.notify_one();
+        }
+    }
+
+    /// How many requests wait for iTerm2's main loop (held by a transaction).
+    pub fn requests_waiting(&self) -> u64 {
+        let conns: Vec<Arc<Conn>> = lock(&self.state.conns).values().cloned().collect();
+        conns.iter().map(|c| c.waiting.load(Ordering::SeqCst)).sum()
+    }
 }
 
 impl Drop for FakeServer {
@@ -378,6 +393,10 @@ pub(crate) struct Conn {
     pub subs: Mutex<HashMap<SubKey, Vec<i32>>>,
     /// VariableMonitor subscriptions.
     pub watches: Mutex<Vec<variables::Watch>>,
+    /// Drops the socket at once (see [`FakeServer::cut_connections`]).
+    pub cut: tokio::sync::Notify,
+    /// Requests of this connection waiting for the main loop.
+    pub waiting: AtomicU64,
     /// The main-loop guard while this connection holds a transaction.
     pub transaction: tokio::sync::Mutex<Option<tokio::sync::OwnedMutexGuard<()>>>,
 }
@@ -440,6 +459,8 @@ where
         subs: Mutex::new(HashMap::new()),
         watches: Mutex::new(Vec::new()),
         transaction: tokio::sync::Mutex::new(None),
+        cut: tokio::sync::Notify::new(),
+        waiting: AtomicU64::new(0),
     });
     lock(&state.conns).insert(id, conn.clone());
     let writer = tokio::spawn(async move {
@@ -450,20 +471,27 @@ where
         }
         let _ = sink.close().await;
     });
-    while let Some(frame) = source.next().await {
-        let data = match frame {
-            Ok(Message::Binary(data)) => data,
-            Ok(Message::Close(_)) | Err(_) => break,
-            // Text frames and anything else are dropped, as iTerm2 does.
-            Ok(_) => continue,
-        };
-        let Ok(request) = ClientOriginatedMessage::decode(data.as_ref()) else {
-            continue;
-        };
-        handlers::handle(&state, &conn, request).await;
-        if !lock(&state.conns).contains_key(&id) {
-            break;
+    let serve = async {
+        while let Some(frame) = source.next().await {
+            let data = match frame {
+                Ok(Message::Binary(data)) => data,
+                Ok(Message::Close(_)) | Err(_) => break,
+                // Text frames and anything else are dropped, as iTerm2 does.
+                Ok(_) => continue,
+            };
+            let Ok(request) = ClientOriginatedMessage::decode(data.as_ref()) else {
+                continue;
+            };
+            handlers::handle(&state, &conn, request).await;
+            if !lock(&state.conns).contains_key(&id) {
+                break;
+            }
         }
+    };
+    // A cut drops the socket wherever serving is, even inside a request.
+    tokio::select! {
+        _ = serve => {}
+        _ = conn.cut.notified() => {}
     }
     lock(&state.conns).remove(&id);
     // Releases a transaction left open.
