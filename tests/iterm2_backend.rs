@@ -169,11 +169,7 @@ async fn an_ended_program_leaves_a_dead_pane_with_its_status() {
         })
         .await
         .expect("spawn a command");
-    let status = wait_for(&mut events, &pane.id, "the pane's exit", |e| match e {
-        BackendEvent::PaneExited { exit_status, .. } => Some(*exit_status),
-        _ => None,
-    })
-    .await;
+    let status = wait_pane_exit(&mut events, &pane.id).await;
     assert_eq!(status, Some(3));
     // The session stays, dead, with its status; it takes no more input.
     let state = backend
@@ -221,11 +217,7 @@ async fn a_shell_left_with_exit_reports_its_own_status() {
     backend.send_text(&pane.id, "true\r").await.unwrap();
     assert_eq!(wait_exit(&mut events, &pane.id).await, Some(0));
     backend.send_text(&pane.id, "exit 7\r").await.unwrap();
-    let status = wait_for(&mut events, &pane.id, "the pane's exit", |e| match e {
-        BackendEvent::PaneExited { exit_status, .. } => Some(*exit_status),
-        _ => None,
-    })
-    .await;
+    let status = wait_pane_exit(&mut events, &pane.id).await;
     // cohort's shell reports its own exit (a D mark from its EXIT trap): 7, not the
     // 0 of the command before.
     assert_eq!(status, Some(7));
@@ -490,4 +482,13 @@ async fn a_connection_cut_mid_read_is_reported_and_replaced() {
         .await
         .unwrap();
     collect_output_until(&mut events, &pane.id, |out| contains(out, b"after-42")).await;
+}
+
+/// Waits for `pane`'s program to end and returns its exit status.
+async fn wait_pane_exit(events: &mut cohort_backends::EventStream, pane: &PaneId) -> Option<i32> {
+    wait_for(events, pane, "the pane's exit", |e| match e {
+        BackendEvent::PaneExited { exit_status, .. } => Some(*exit_status),
+        _ => None,
+    })
+    .await
 }

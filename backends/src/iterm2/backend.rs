@@ -206,13 +206,7 @@ impl TerminalBackend for Iterm2Backend {
 
     async fn list_panes(&self) -> Result<Vec<PaneInfo>> {
         let conn = self.conn().await?;
-        let layout = match conn
-            .call(Req::ListSessionsRequest(ListSessionsRequest {}))
-            .await?
-        {
-            Rep::ListSessionsResponse(r) => r,
-            other => return Err(unexpected("ListSessions", &other)),
-        };
+        let layout = list_sessions(&conn).await?;
         // Which session is active in each tab: FocusResponse lists them.
         let focus = conn.send(Req::FocusRequest(FocusRequest {}))?;
         let mut rows = Vec::new();
@@ -251,11 +245,7 @@ impl TerminalBackend for Iterm2Backend {
                 Some(active) => active.contains(id),
                 None => first.as_deref() == Some(id),
             };
-            let tab_pane = PaneId(tab_id.clone());
-            let title = parse_variables(&tab_pane, 1, tab_vars.wait().await?)
-                .ok()
-                .and_then(|mut v| v.remove(0))
-                .unwrap_or_default();
+            let title = tab_title(&tab_id, tab_vars.wait().await?);
             for (summary, vars, probe) in pending {
                 let id = PaneId(summary.unique_identifier.clone().unwrap_or_default());
                 let vars = match parse_variables(&id, 5, vars.wait().await?) {
@@ -302,13 +292,7 @@ impl TerminalBackend for Iterm2Backend {
 
     async fn list_windows(&self) -> Result<Vec<WindowInfo>> {
         let conn = self.conn().await?;
-        let layout = match conn
-            .call(Req::ListSessionsRequest(ListSessionsRequest {}))
-            .await?
-        {
-            Rep::ListSessionsResponse(r) => r,
-            other => return Err(unexpected("ListSessions", &other)),
-        };
+        let layout = list_sessions(&conn).await?;
         let mut pending = Vec::new();
         for window in &layout.windows {
             for tab in &window.tabs {
@@ -323,10 +307,7 @@ impl TerminalBackend for Iterm2Backend {
         }
         let mut windows = Vec::new();
         for (id, layout, vars) in pending {
-            let name = parse_variables(&PaneId(id.clone()), 1, vars.wait().await?)
-                .ok()
-                .and_then(|mut v| v.remove(0))
-                .unwrap_or_default();
+            let name = tab_title(&id, vars.wait().await?);
             windows.push(WindowInfo {
                 id: WindowId(id),
                 name,

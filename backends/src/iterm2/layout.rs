@@ -8,7 +8,7 @@ use crate::types::{PaneId, SplitDirection, SplitSize};
 use super::proto::client_originated_message::Submessage as Req;
 use super::proto::server_originated_message::Submessage as Rep;
 use super::proto::*;
-use super::requests::unexpected;
+use super::requests::{list_sessions, unexpected};
 use super::Iterm2Backend;
 
 impl Iterm2Backend {
@@ -22,13 +22,7 @@ impl Iterm2Backend {
         direction: SplitDirection,
         size: SplitSize,
     ) -> Result<()> {
-        let listed = match self
-            .call(Req::ListSessionsRequest(ListSessionsRequest {}))
-            .await?
-        {
-            Rep::ListSessionsResponse(r) => r,
-            other => return Err(unexpected("ListSessions", &other)),
-        };
+        let listed = list_sessions(&*self.conn().await?).await?;
         let vertical_divider = direction == SplitDirection::Horizontal;
         let tab = listed
             .windows

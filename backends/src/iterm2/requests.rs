@@ -99,6 +99,26 @@ pub(super) fn cursor_on_screen(buffer: &GetBufferResponse) -> crate::types::Curs
     }
 }
 
+/// Every window, tab and split tree (ListSessions).
+pub(super) async fn list_sessions(conn: &Connection) -> Result<ListSessionsResponse> {
+    match conn
+        .call(Req::ListSessionsRequest(ListSessionsRequest {}))
+        .await?
+    {
+        Rep::ListSessionsResponse(r) => Ok(r),
+        other => Err(unexpected("ListSessions", &other)),
+    }
+}
+
+/// A tab's title from the reply to a `title` variable request; empty when the tab
+/// has none or went away.
+pub(super) fn tab_title(tab: &str, reply: Rep) -> String {
+    parse_variables(&PaneId::new(tab), 1, reply)
+        .ok()
+        .and_then(|mut v| v.remove(0))
+        .unwrap_or_default()
+}
+
 /// Sends the question whether a session's program has ended. It asks without side
 /// effects: an empty SendText writes nothing (iTerm2 returns before writing an empty
 /// string), yet iTerm2 answers it SESSION_NOT_FOUND for a session that exited while
