@@ -457,5 +457,13 @@ async fn command_panes(mut ctx: Ctx) {
     })
     .await;
     assert_eq!(status, Some(3));
+    // The pane stays, dead, with its status, until it is closed.
+    let state = ctx
+        .backend
+        .pane_state(&pane.id)
+        .await
+        .expect("dead pane state");
+    assert!(state.dead, "{state:?}");
+    assert_eq!(state.exit_status, Some(3));
 }
 parity!(command_panes_, command_panes);

@@ -3,8 +3,10 @@
 
 Everything goes through the client's public API: App, Window/Tab/Session,
 send_text, get_screen_contents, ScreenStreamer, PromptMonitor, split_pane,
-create_tab, variables, profile properties, activate, inject, Transaction, tab
-titles and session names, close, and the cookie handshake.
+create_tab, variables and VariableMonitor, profile properties, activate, inject,
+Transaction, tab titles and session names, close, the first window iTerm2 opens
+when it starts, and the cookie handshake (401 for a missing, wrong or reused
+cookie).
 
 The fake must listen where the client looks, `$HOME/Library/Application
 Support/iTerm2/private/socket`, and accept the single-use cookies listed in
@@ -18,6 +20,12 @@ import sys
 import tempfile
 
 import iterm2
+import iterm2.connection
+
+try:
+    from websockets.legacy.exceptions import InvalidStatusCode
+except ImportError:
+    from websockets.exceptions import InvalidStatusCode
 
 COOKIES = os.environ.get("COHORT_FAKE_COOKIES", "").split()
 RESULTS = []
@@ -67,7 +75,10 @@ async def guarded(name, coro):
 
 async def main(connection, rcfile):
     app = await iterm2.async_get_app(connection)
-    check("App: starts with no windows", len(app.windows) == 0, app.windows)
+    first = app.windows[0] if len(app.windows) == 1 else None
+    check("App: starts with one window, as iTerm2 does",
+          first is not None and len(first.tabs) == 1 and len(first.tabs[0].sessions) == 1,
+          app.windows)
 
     command = f"/bin/bash --noprofile --rcfile {rcfile} -i"
     window = await iterm2.Window.async_create(connection, command=command)
@@ -139,6 +150,29 @@ async def main(connection, rcfile):
 
     await guarded("variables", variables())
 
+    async def monitors():
+        scope = iterm2.VariableScopes.SESSION
+        async with iterm2.VariableMonitor(connection, scope, "user.cohort_watch", session.session_id) as mon:
+            await session.async_set_variable("user.cohort_watch", "w1")
+            first = await asyncio.wait_for(mon.async_get(), 5)
+            # Setting the same value again is no change: the next notice is w2.
+            await session.async_set_variable("user.cohort_watch", "w1")
+            await session.async_set_variable("user.cohort_watch", "w2")
+            second = await asyncio.wait_for(mon.async_get(), 5)
+            check("VariableMonitor sends changes, and only changes", (first, second) == ("w1", "w2"),
+                  (first, second))
+        async with iterm2.VariableMonitor(connection, scope, "user.cohort_all", "all") as mon:
+            await session.async_set_variable("user.cohort_all", "a1")
+            value = await asyncio.wait_for(mon.async_get(), 5)
+            check("VariableMonitor on all sessions", value == "a1", value)
+        async with iterm2.VariableMonitor(connection, scope, "jobName", session.session_id) as mon:
+            await session.async_send_text("sleep 1\r")
+            started = await asyncio.wait_for(mon.async_get(), 5)
+            ended = await asyncio.wait_for(mon.async_get(), 5)
+            check("VariableMonitor follows jobName", (started, ended) == ("sleep", "bash"), (started, ended))
+
+    await guarded("VariableMonitor", monitors())
+
     async def profile():
         change = iterm2.LocalWriteOnlyProfile()
         change.set_badge_text("B1")
@@ -205,11 +239,29 @@ async def _contains(session, needle):
     return needle in await screen_text(session)
 
 
-async def reused_cookie(connection):
-    check("a reused single-use cookie is refused", False, "the connection was accepted")
+def refused(name, cookie):
+    """Connects with `cookie` (or none) and expects iTerm2's 401."""
+    if cookie is None:
+        os.environ.pop("ITERM2_COOKIE", None)
+    else:
+        os.environ["ITERM2_COOKIE"] = cookie
+
+    async def accepted(connection):
+        check(name, False, "the connection was accepted")
+
+    try:
+        iterm2.run_until_complete(accepted)
+    except InvalidStatusCode as e:
+        check(name, e.status_code == 401, e.status_code)
+    except BaseException as e:  # noqa: B036 - anything else is a failed check
+        check(name, False, f"{type(e).__name__}: {e}")
 
 
 def run():
+    # On a 401 the client asks AppleScript for a fresh cookie. There is none here:
+    # it gets none, so the 401 itself reaches the caller.
+    iterm2.connection.Connection.authenticate = lambda self, force: False
+
     rcfile = tempfile.NamedTemporaryFile("w", suffix=".bashrc", delete=False)
     rcfile.write(RC)
     rcfile.close()
@@ -218,19 +270,16 @@ def run():
     use_next_cookie()
     iterm2.run_until_complete(lambda c: main(c, rcfile.name))
 
-    # Single-use cookies: the one just used is refused (401). The client then tries
-    # AppleScript for a fresh cookie, which is not there on Linux.
+    # Single-use cookies: the one just used is refused, as are a wrong one and none.
     if used:
-        os.environ["ITERM2_COOKIE"] = used
-        try:
-            iterm2.run_until_complete(reused_cookie)
-        except (Exception, SystemExit) as e:
-            check("a reused single-use cookie is refused", True, e)
+        refused("a reused single-use cookie is refused (401)", used)
+    refused("a wrong cookie is refused (401)", "0123456789abcdef0123456789abcdef")
+    refused("a missing cookie is refused (401)", None)
 
-    # A fresh cookie connects again, and the session is still there.
+    # A fresh cookie connects again, and the windows are still there.
     async def again(connection):
         app = await iterm2.async_get_app(connection)
-        check("a new connection sees the existing window", len(app.windows) == 1, app.windows)
+        check("a new connection sees the existing windows", len(app.windows) == 2, app.windows)
         for window in app.windows:
             await window.async_close(force=True)
 

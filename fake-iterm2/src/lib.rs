@@ -8,20 +8,33 @@
 //!   `connection` and `sec-websocket-protocol` compared as whole values, `origin`
 //!   host `localhost`, `host`, WebSocket version ≥ 13, `x-iterm2-library-version`
 //!   (400 when missing or malformed, 406 for Python libraries older than 0.24), the
-//!   peer's uid on the unix socket, and cookies (401). Cookies are single-use unless
-//!   issued as reusable; [`Auth::AllowAll`] is iTerm2's "allow all apps to connect".
-//!   The reply carries `X-iTerm2-Protocol-Version` (1.17 by default).
+//!   peer's uid on the unix socket, and the cookie: without a cookie it issued, a
+//!   client gets 401 (the key only names a connection, as in iTerm2). Cookies are
+//!   single-use unless issued as reusable; [`Auth::AllowAll`] is iTerm2's "allow
+//!   all apps to connect". The reply carries `X-iTerm2-Protocol-Version` (1.17 by
+//!   default).
 //! - **Framing**: binary frames only, the request id echoed in every reply (0
 //!   included), notifications without an id, an `error` reply for requests it does
 //!   not know, an empty reply for GetBuffer with a bad line range.
 //! - **Sessions** are real: every tab and split runs its program in a PTY, and a VT
-//!   emulator keeps screen, scrollback and cursor. OSC 133 marks become prompt
-//!   notifications (PROMPT at `B`, COMMAND_START at `C`, COMMAND_END at `D`); creating,
-//!   splitting and closing emit new-session, terminate-session and layout-change
-//!   notifications; screen updates are coalesced.
+//!   emulator keeps screen, scrollback and cursor. Like iTerm2 the fake starts with
+//!   one window. OSC 133 marks become prompt notifications (PROMPT at `B`,
+//!   COMMAND_START at `C`, COMMAND_END at `D`); creating, splitting and closing emit
+//!   new-session, terminate-session and layout-change notifications; screen updates
+//!   are coalesced; VariableMonitor subscriptions hear of every change of a watched
+//!   variable (the foreground job included).
+//! - **Evaluation** as in iTerm2: session names, tab titles and badges are
+//!   interpolated strings (`\(…)` expressions, backslash escapes), invocations are
+//!   expressions, and a profile's command is interpolated, checked for `$$…$$`
+//!   substitutions and split into words by iTerm2's rules before it is run without
+//!   a shell. Function calls that evaluation makes are logged
+//!   ([`FakeServer::function_calls`]), so a client that forgets to escape shows.
 //! - **Quirks** kept: `tmux_window_id` is `"-1"` on every tab, `CreateTabResponse.tab_id`
 //!   is an int32, `grid_size` through GetProperty is one less than the real size,
 //!   replies to CreateTab and SplitPane come late (after later requests' replies).
+//!
+//! It runs on its own as the `cohort-fake-iterm2` program (see `src/main.rs`), and
+//! in-process in tests:
 //!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
@@ -31,9 +44,13 @@
 //! # let _ = cookie; Ok(()) }
 //! ```
 
+mod expr;
 mod handlers;
+mod handshake;
 mod session;
 pub mod term;
+mod variables;
+mod world;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -45,7 +62,7 @@ use prost::Message as _;
 use tokio::net::{TcpListener, UnixListener};
 use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
-use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode};
+use tokio_tungstenite::tungstenite::http::HeaderValue;
 use tokio_tungstenite::tungstenite::Message;
 
 use cohort_backends::iterm2::proto::{
@@ -67,7 +84,7 @@ pub enum Auth {
 /// How the fake behaves.
 #[derive(Clone, Debug)]
 pub struct FakeOptions {
-    /// Who may connect.
+    /// Who may connect; a cookie is required by default, as in iTerm2.
     pub auth: Auth,
     /// The `X-iTerm2-Protocol-Version` header.
     pub protocol_version: String,
@@ -80,17 +97,24 @@ pub struct FakeOptions {
     /// Environment every session's program gets on top of the server's own (tests give
     /// the shells an empty `HOME`).
     pub env: Vec<(String, String)>,
+    /// Whether the fake starts with one window (one tab, one session running the
+    /// default command), as iTerm2 does when it launches.
+    pub initial_window: bool,
+    /// Cookies accepted any number of times from the start (iTerm2's reusable cookies).
+    pub reusable_cookies: Vec<String>,
 }
 
 impl Default for FakeOptions {
     fn default() -> Self {
         FakeOptions {
-            auth: Auth::AllowAll,
+            auth: Auth::Cookies,
             protocol_version: "1.17".to_string(),
             default_size: (80, 24),
             scrollback: 10_000,
             default_command: None,
             env: Vec::new(),
+            initial_window: true,
+            reusable_cookies: Vec::new(),
         }
     }
 }
@@ -100,6 +124,7 @@ pub struct FakeServer {
     state: Arc<State>,
     endpoint: String,
     task: tokio::task::JoinHandle<()>,
+    poller: tokio::task::JoinHandle<()>,
     socket: Option<PathBuf>,
 }
 
@@ -120,7 +145,7 @@ impl FakeServer {
             use std::os::unix::fs::PermissionsExt;
             let _ = std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600));
         }
-        let state = State::new(options);
+        let state = State::new(options)?;
         let accept_state = state.clone();
         let task = tokio::spawn(async move {
             loop {
@@ -136,6 +161,7 @@ impl FakeServer {
             }
         });
         Ok(FakeServer {
+            poller: State::poll(&state),
             state,
             endpoint: socket.display().to_string(),
             task,
@@ -147,7 +173,7 @@ impl FakeServer {
     pub async fn start_tcp(addr: &str, options: FakeOptions) -> std::io::Result<FakeServer> {
         let listener = TcpListener::bind(addr).await?;
         let endpoint = listener.local_addr()?.to_string();
-        let state = State::new(options);
+        let state = State::new(options)?;
         let accept_state = state.clone();
         let task = tokio::spawn(async move {
             loop {
@@ -159,6 +185,7 @@ impl FakeServer {
             }
         });
         Ok(FakeServer {
+            poller: State::poll(&state),
             state,
             endpoint,
             task,
@@ -199,6 +226,13 @@ impl FakeServer {
         world.sessions.keys().cloned().collect()
     }
 
+    /// Every function call that evaluating a client's strings made, as written: in
+    /// iTerm2 these run (with side effects in a profile's command). A client that
+    /// passes names and titles literally never causes one.
+    pub fn function_calls(&self) -> Vec<String> {
+        lock(&self.state.calls).clone()
+    }
+
     /// Drops every client connection (sessions stay), as when iTerm2 restarts its API server.
     pub fn drop_connections(&self) {
         let conns: Vec<Arc<Conn>> = lock(&self.state.conns).drain().map(|(_, c)| c).collect();
@@ -206,11 +240,27 @@ impl FakeServer {
             let _ = conn.out.send(Message::Close(None));
         }
     }
+
+    /// Cuts every client connection without a WebSocket close, wherever it is (also
+    /// in the middle of a request), as when iTerm2 quits or crashes. Sessions stay.
+    pub fn cut_connections(&self) {
+        let conns: Vec<Arc<Conn>> = lock(&self.state.conns).values().cloned().collect();
+        for conn in conns {
+            conn.cut.notify_one();
+        }
+    }
+
+    /// How many requests wait for iTerm2's main loop (held by a transaction).
+    pub fn requests_waiting(&self) -> u64 {
+        let conns: Vec<Arc<Conn>> = lock(&self.state.conns).values().cloned().collect();
+        conns.iter().map(|c| c.waiting.load(Ordering::SeqCst)).sum()
+    }
 }
 
 impl Drop for FakeServer {
     fn drop(&mut self) {
         self.task.abort();
+        self.poller.abort();
         lock(&self.state.conns).clear();
         let sessions: Vec<Arc<Session>> = lock(&self.state.world)
             .sessions
@@ -245,33 +295,53 @@ impl std::fmt::Debug for CookieJar {
     }
 }
 
-/// Serves on a unix socket until the process ends (the standalone runner).
-pub async fn serve(socket: &Path, options: FakeOptions) -> std::io::Result<()> {
-    let _server = FakeServer::start(socket, options).await?;
-    std::future::pending::<()>().await;
-    Ok(())
-}
-
 /// Shared state of one fake server.
 pub(crate) struct State {
     pub options: FakeOptions,
-    pub world: Mutex<handlers::World>,
+    pub world: Mutex<world::World>,
     pub conns: Mutex<HashMap<u64, Arc<Conn>>>,
     /// iTerm2's main loop: a transaction holds it across requests.
     pub main_loop: Arc<tokio::sync::Mutex<()>>,
     cookies: Mutex<HashMap<String, bool>>,
     next_conn: AtomicU64,
+    /// Every function call an evaluated string made (see [`FakeServer::function_calls`]).
+    pub calls: Mutex<Vec<String>>,
 }
 
 impl State {
-    fn new(options: FakeOptions) -> Arc<State> {
-        Arc::new(State {
+    /// A new state, with iTerm2's first window when the options ask for it.
+    fn new(options: FakeOptions) -> std::io::Result<Arc<State>> {
+        let initial_window = options.initial_window;
+        let cookies = options
+            .reusable_cookies
+            .iter()
+            .map(|c| (c.clone(), true))
+            .collect();
+        let state = Arc::new(State {
             options,
-            world: Mutex::new(handlers::World::default()),
+            world: Mutex::new(world::World::default()),
             conns: Mutex::new(HashMap::new()),
             main_loop: Arc::new(tokio::sync::Mutex::new(())),
-            cookies: Mutex::new(HashMap::new()),
+            cookies: Mutex::new(cookies),
             next_conn: AtomicU64::new(1),
+            calls: Mutex::new(Vec::new()),
+        });
+        if initial_window {
+            handlers::open_first_window(&state)?;
+        }
+        Ok(state)
+    }
+
+    /// Compares watched variables every [`variables::POLL`] (the foreground job
+    /// changes without a request), until the state is dropped.
+    fn poll(state: &Arc<State>) -> tokio::task::JoinHandle<()> {
+        let state = Arc::downgrade(state);
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(variables::POLL).await;
+                let Some(state) = state.upgrade() else { return };
+                variables::check(&state);
+            }
         })
     }
 
@@ -325,6 +395,12 @@ pub(crate) struct Conn {
     pub out: mpsc::UnboundedSender<Message>,
     /// Subscriptions, with the prompt modes asked for (PROMPT only when empty).
     pub subs: Mutex<HashMap<SubKey, Vec<i32>>>,
+    /// VariableMonitor subscriptions.
+    pub watches: Mutex<Vec<variables::Watch>>,
+    /// Drops the socket at once (see [`FakeServer::cut_connections`]).
+    pub cut: tokio::sync::Notify,
+    /// Requests of this connection waiting for the main loop.
+    pub waiting: AtomicU64,
     /// The main-loop guard while this connection holds a transaction.
     pub transaction: tokio::sync::Mutex<Option<tokio::sync::OwnedMutexGuard<()>>>,
 }
@@ -347,99 +423,6 @@ impl Conn {
     }
 }
 
-/// The handshake checks iTerm2 makes, in its order; `Err` is the HTTP rejection.
-fn check_handshake(
-    state: &State,
-    request: &Request,
-    peer_ok: bool,
-) -> Result<(), (StatusCode, &'static str)> {
-    let bad = Err((StatusCode::BAD_REQUEST, "Bad Request"));
-    if request.method() != "GET" || request.uri().path() != "/" || request.uri().query().is_some() {
-        return bad;
-    }
-    let headers = request.headers();
-    if headers.len() > 99 || headers.contains_key("content-length") {
-        return bad;
-    }
-    let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    let whole = |name: &str, want: &str| match get(name) {
-        // A missing header slips through, as in iTerm2.
-        None => true,
-        Some(v) => v.trim().eq_ignore_ascii_case(want),
-    };
-    if !whole("upgrade", "websocket")
-        || !whole("connection", "upgrade")
-        || !whole("sec-websocket-protocol", "api.iterm2.com")
-    {
-        return bad;
-    }
-    for name in [
-        "sec-websocket-key",
-        "sec-websocket-version",
-        "host",
-        "origin",
-    ] {
-        if get(name).is_none_or(|v| v.trim().is_empty()) {
-            return bad;
-        }
-    }
-    let origin = get("origin").unwrap_or_default();
-    let origin_host = origin
-        .split_once("://")
-        .map(|(_, rest)| rest)
-        .unwrap_or("")
-        .split(['/', '?'])
-        .next()
-        .unwrap_or("");
-    let origin_host = strip_port(origin_host);
-    if origin_host != "localhost" {
-        return bad;
-    }
-    let host = strip_port(get("host").unwrap_or_default());
-    if !matches!(host, "localhost" | "127.0.0.1" | "[::1]") {
-        return bad;
-    }
-    if get("sec-websocket-version")
-        .and_then(|v| v.trim().parse::<u32>().ok())
-        .is_none_or(|v| v < 13)
-    {
-        return bad;
-    }
-    let Some(library) = get("x-iterm2-library-version") else {
-        return bad;
-    };
-    let parts: Vec<&str> = library.split(' ').collect();
-    if parts.len() != 2 {
-        return bad;
-    }
-    if parts[0] == "python" {
-        let mut v = parts[1].split('.').map(|p| p.parse::<u32>().unwrap_or(0));
-        let version = (v.next().unwrap_or(0), v.next().unwrap_or(0));
-        if version < (0, 24) {
-            return Err((
-                StatusCode::NOT_ACCEPTABLE,
-                "Unacceptable (upgrade Python library)",
-            ));
-        }
-    }
-    if !peer_ok {
-        return Err((StatusCode::UNAUTHORIZED, "Unauthorized"));
-    }
-    let cookie_ok = get("x-iterm2-cookie").is_some_and(|c| state.consume_cookie(c));
-    if cookie_ok || state.options.auth == Auth::AllowAll {
-        return Ok(());
-    }
-    // No approval dialog in a fake: with or without x-iterm2-disable-auth-ui, 401.
-    Err((StatusCode::UNAUTHORIZED, "Unauthorized"))
-}
-
-fn strip_port(host: &str) -> &str {
-    if host.starts_with('[') {
-        return host.split_inclusive(']').next().unwrap_or(host);
-    }
-    host.split(':').next().unwrap_or(host)
-}
-
 async fn serve_connection<S>(state: Arc<State>, stream: S, peer_ok: bool)
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
@@ -450,7 +433,7 @@ where
     #[allow(clippy::result_large_err)]
     let callback =
         move |request: &Request, mut response: Response| -> Result<Response, ErrorResponse> {
-            match check_handshake(&check_state, request, peer_ok) {
+            match handshake::check(&check_state, request, peer_ok) {
                 Ok(()) => {
                     let h = response.headers_mut();
                     h.insert(
@@ -478,7 +461,10 @@ where
     let conn = Arc::new(Conn {
         out,
         subs: Mutex::new(HashMap::new()),
+        watches: Mutex::new(Vec::new()),
         transaction: tokio::sync::Mutex::new(None),
+        cut: tokio::sync::Notify::new(),
+        waiting: AtomicU64::new(0),
     });
     lock(&state.conns).insert(id, conn.clone());
     let writer = tokio::spawn(async move {
@@ -489,20 +475,27 @@ where
         }
         let _ = sink.close().await;
     });
-    while let Some(frame) = source.next().await {
-        let data = match frame {
-            Ok(Message::Binary(data)) => data,
-            Ok(Message::Close(_)) | Err(_) => break,
-            // Text frames and anything else are dropped, as iTerm2 does.
-            Ok(_) => continue,
-        };
-        let Ok(request) = ClientOriginatedMessage::decode(data.as_ref()) else {
-            continue;
-        };
-        handlers::handle(&state, &conn, request).await;
-        if !lock(&state.conns).contains_key(&id) {
-            break;
+    let serve = async {
+        while let Some(frame) = source.next().await {
+            let data = match frame {
+                Ok(Message::Binary(data)) => data,
+                Ok(Message::Close(_)) | Err(_) => break,
+                // Text frames and anything else are dropped, as iTerm2 does.
+                Ok(_) => continue,
+            };
+            let Ok(request) = ClientOriginatedMessage::decode(data.as_ref()) else {
+                continue;
+            };
+            handlers::handle(&state, &conn, request).await;
+            if !lock(&state.conns).contains_key(&id) {
+                break;
+            }
         }
+    };
+    // A cut drops the socket wherever serving is, even inside a request.
+    tokio::select! {
+        _ = serve => {}
+        _ = conn.cut.notified() => {}
     }
     lock(&state.conns).remove(&id);
     // Releases a transaction left open.

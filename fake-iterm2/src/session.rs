@@ -37,6 +37,10 @@ pub struct Session {
     pub(crate) profile: Mutex<HashMap<String, String>>,
     pub(crate) name: Mutex<String>,
     closed: AtomicBool,
+    /// The program ended (the session may stay, showing "Session Ended").
+    exited: AtomicBool,
+    /// The foreground job as last seen while the program ran.
+    last_job: Mutex<Job>,
     redraw: Arc<Notify>,
 }
 
@@ -50,7 +54,8 @@ impl std::fmt::Debug for Session {
 
 /// What a new session runs.
 pub(crate) struct Launch {
-    pub command: String,
+    /// The program and its arguments (never empty).
+    pub argv: Vec<String>,
     pub cwd: Option<String>,
     pub cols: u16,
     pub rows: u16,
@@ -72,9 +77,8 @@ impl Session {
             pixel_height: 0,
         };
         let pair = pty.openpty(size).map_err(io_error)?;
-        let mut cmd = CommandBuilder::new("/bin/sh");
-        cmd.arg("-c");
-        cmd.arg(&launch.command);
+        let mut cmd = CommandBuilder::new(&launch.argv[0]);
+        cmd.args(&launch.argv[1..]);
         cmd.env("TERM", "xterm-256color");
         cmd.env("TERM_PROGRAM", "iTerm.app");
         cmd.env("LC_TERMINAL", "iTerm2");
@@ -142,6 +146,8 @@ impl Session {
             profile: Mutex::new(launch.profile),
             name: Mutex::new(name),
             closed: AtomicBool::new(false),
+            exited: AtomicBool::new(false),
+            last_job: Mutex::new(Job::default()),
             redraw: Arc::new(Notify::new()),
         });
         Ok((session, rx))
@@ -169,7 +175,7 @@ impl Session {
                         session.redraw.notify_one();
                     }
                     Feed::Exited => {
-                        crate::handlers::session_ended(&state, &session.id);
+                        crate::handlers::session_ended(&state, &session);
                         return;
                     }
                 }
@@ -217,22 +223,43 @@ impl Session {
         lock(&self.term).size()
     }
 
-    /// Pid and name of the foreground job (the shell when idle).
-    pub fn job(&self) -> (u32, String) {
+    /// The foreground job (the shell when idle), as iTerm2 polls it; once the
+    /// program ended, the job last seen.
+    pub fn job(&self) -> Job {
+        if self.exited() {
+            return lock(&self.last_job).clone();
+        }
+        let job = self.poll_job();
+        *lock(&self.last_job) = job.clone();
+        job
+    }
+
+    fn poll_job(&self) -> Job {
         let pid = lock(&self.master)
             .process_group_leader()
             .filter(|p| *p > 0)
             .map(|p| p as u32)
             .unwrap_or(self.pid);
-        (
+        let argv: Vec<String> = std::fs::read(format!("/proc/{pid}/cmdline"))
+            .map(|raw| {
+                raw.split(|b| *b == 0)
+                    .filter(|a| !a.is_empty())
+                    .map(|a| String::from_utf8_lossy(a).into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        let name = cohort_backends::process::process_name(pid).unwrap_or_default();
+        Job {
             pid,
-            cohort_backends::process::process_name(pid).unwrap_or_default(),
-        )
+            title: argv.first().cloned().unwrap_or_else(|| name.clone()),
+            command_line: argv.join(" "),
+            name,
+        }
     }
 
     /// The foreground job's working directory.
     pub fn cwd(&self) -> Option<String> {
-        let (pid, _) = self.job();
+        let pid = self.job().pid;
         std::fs::read_link(format!("/proc/{pid}/cwd"))
             .ok()
             .map(|p| p.display().to_string())
@@ -248,6 +275,58 @@ impl Session {
     pub fn is_closed(&self) -> bool {
         self.closed.load(Ordering::SeqCst)
     }
+
+    /// Whether the session's program ended.
+    pub fn exited(&self) -> bool {
+        self.exited.load(Ordering::SeqCst)
+    }
+
+    /// Records that the program ended.
+    pub(crate) fn mark_exited(&self) {
+        self.exited.store(true, Ordering::SeqCst);
+    }
+
+    /// Whether the session closes when its program ends: the profile's "Close
+    /// Sessions On End" (true in iTerm2's stock profile; `0`, the "no action"
+    /// setting, or `false` keeps it).
+    pub fn closes_on_end(&self) -> bool {
+        match lock(&self.profile)
+            .get("Close Sessions On End")
+            .map(String::as_str)
+        {
+            None => true,
+            Some(v) => matches!(v.trim(), "true" | "1"),
+        }
+    }
+
+    /// Writes iTerm2's end-of-session banner under the program's last output.
+    pub(crate) fn append_banner(&self, message: &str) {
+        let mut term = lock(&self.term);
+        let (cols, _) = term.size();
+        let mut text = String::new();
+        if term.cursor().x != 0 {
+            text.push_str("\r\n");
+        }
+        let pad = (cols as usize).saturating_sub(message.chars().count()) / 2;
+        text.push_str(&" ".repeat(pad));
+        text.push_str(message);
+        text.push_str("\r\n");
+        term.feed(text.as_bytes());
+    }
+}
+
+/// A session's foreground job, as iTerm2's `jobName`, `jobPid`, `processTitle` and
+/// `commandLine` variables show it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Job {
+    /// Process id.
+    pub pid: u32,
+    /// Process name.
+    pub name: String,
+    /// `argv[0]` as the process shows it.
+    pub title: String,
+    /// Arguments joined with spaces.
+    pub command_line: String,
 }
 
 fn io_error(e: impl std::fmt::Display) -> std::io::Error {

@@ -170,6 +170,11 @@ impl Term {
         self.parser.screen().bracketed_paste()
     }
 
+    /// Whether the program switched to the alternate screen.
+    pub fn alternate_screen(&self) -> bool {
+        self.parser.screen().alternate_screen()
+    }
+
     /// Lines `[start, end)` by absolute number, clamped to what is retained.
     pub fn lines(&mut self, start: i64, end: i64) -> (i64, Vec<Line>) {
         let sb = self.scrollback_len() as i64;

@@ -59,10 +59,10 @@ async fn handshake_checks_match_iterm2() {
     )
     .await
     .unwrap();
-    let cookie = server.issue_cookie();
+    // Bad requests: 400. Each comes with a cookie of its own, since iTerm2 takes the
+    // cookie before it checks the library version.
+    let cookie = server.issue_reusable_cookie();
     let with_cookie = [("x-iterm2-cookie", cookie.as_str())];
-
-    // Bad requests: 400.
     for (why, req) in [
         ("path", request("/x", &with_cookie, &[])),
         (
@@ -114,6 +114,16 @@ async fn handshake_checks_match_iterm2() {
         &[],
     );
     assert_eq!(status(&socket, &old).await.0, 406);
+    // A request refused for its library version has used up its cookie.
+    let spent = server.issue_cookie();
+    let no_version = request(
+        "/",
+        &[("x-iterm2-cookie", spent.as_str())],
+        &["x-iterm2-library-version"],
+    );
+    assert_eq!(status(&socket, &no_version).await.0, 400);
+    let retry = request("/", &[("x-iterm2-cookie", spent.as_str())], &[]);
+    assert_eq!(status(&socket, &retry).await.0, 401);
     // No cookie, or an unknown one: 401.
     assert_eq!(status(&socket, &request("/", &[], &[])).await.0, 401);
     assert_eq!(
@@ -122,7 +132,9 @@ async fn handshake_checks_match_iterm2() {
             .0,
         401
     );
-    // The cookie works once, and the reply names the protocol version.
+    // A cookie works once, and the reply names the protocol version.
+    let cookie = server.issue_cookie();
+    let with_cookie = [("x-iterm2-cookie", cookie.as_str())];
     let (code, text) = status(&socket, &request("/", &with_cookie, &[])).await;
     assert_eq!(code, 101, "{text}");
     let lower = text.to_ascii_lowercase();

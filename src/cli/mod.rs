@@ -86,9 +86,6 @@ pub enum Command {
         )]
         toolsets: String,
     },
-    /// Developer tools.
-    #[command(subcommand)]
-    Dev(DevCommand),
     /// Print the tool reference generated from the tools' schemas.
     Tools {
         /// As Markdown (the README's tool reference).
@@ -110,19 +107,6 @@ pub enum Command {
     /// Reduce a command's output to fewer tokens: `--command "git log" < file`, or
     /// `-- git log -n 30` to run it (its exit status passes through).
     Reduce(reduce::ReduceArgs),
-}
-
-/// Developer subcommands.
-#[derive(Debug, Subcommand)]
-pub enum DevCommand {
-    /// Run a fake iTerm2 API server (real terminals behind it), so the iTerm2 backend
-    /// can be tried anywhere: `cohort dev fake-iterm2 --listen PATH`, then
-    /// `cohort --backend iterm2 --iterm2-socket PATH mcp`.
-    FakeIterm2 {
-        /// Unix socket to listen on.
-        #[arg(long, value_name = "PATH")]
-        listen: PathBuf,
-    },
 }
 
 /// Keeps the resident set small after big outputs: glibc raises its mmap threshold
@@ -211,16 +195,6 @@ pub async fn run(cli: Cli) -> ExitCode {
             Err(e) => Err(e),
         },
         Command::Tools { markdown } => tools(markdown),
-        Command::Dev(DevCommand::FakeIterm2 { listen }) => {
-            eprintln!(
-                "cohort: fake iTerm2 API on {} (Ctrl-C to stop)",
-                listen.display()
-            );
-            tokio::select! {
-                r = cohort_fake_iterm2::serve(&listen, cohort_fake_iterm2::FakeOptions::default()) => r.map_err(|e| format!("fake iTerm2 server: {e}")),
-                _ = tokio::signal::ctrl_c() => Ok(()),
-            }
-        }
         Command::Ls => ls(&config).await,
         Command::Attach { name, print } => attach(&config, &name, print).await,
         Command::Doctor => return doctor::run(&config).await,

@@ -434,7 +434,9 @@ impl Connection {
             for (_, tx) in lock(&reader_pending).drain() {
                 let _ = tx.send(Err(BackendError::Disconnected {
                     backend: "iterm2",
-                    reason: reason.clone(),
+                    reason: format!(
+                        "{reason}, before the reply arrived; the next call connects again"
+                    ),
                 }));
             }
             let _ = events.send(ConnEvent::Closed(reason));

@@ -1,0 +1,620 @@
+//! Events: the notifications of one connection turned into [`BackendEvent`]s.
+//!
+//! One task per connection handles notifications in order. Screen updates are
+//! coalesced per batch and become [`BackendEvent::Output`]: the text of the
+//! session's lines read with GetBuffer by absolute line number, from where the pane
+//! last reported to the cursor, never past a prompt mark whose notification has not
+//! been handled yet. A prompt notification is placed exactly: the text up to the
+//! mark's position (asked with GetPrompt by id), then the mark.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Weak};
+
+use bytes::Bytes;
+use tokio::sync::mpsc;
+
+use crate::error::{BackendError, Result};
+use crate::event::{BackendEvent, PromptMark};
+use crate::types::{PaneId, WindowId};
+
+use super::conn::{ConnEvent, Connection};
+use super::layout::sessions_of;
+use super::proto::client_originated_message::Submessage as Req;
+use super::proto::server_originated_message::Submessage as Rep;
+use super::proto::{self, *};
+use super::requests::{get_buffer, get_prompt, lines_between, unexpected};
+use super::{lock, Inner};
+
+/// Lines read per GetBuffer when catching up with output.
+pub(super) const TRAILING_LINES: i32 = 400;
+
+/// The session variable naming the foreground job.
+const JOB_NAME: &str = "jobName";
+
+/// Per-session output position and prompt bookkeeping.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Track {
+    /// First absolute line not yet fully reported.
+    next_line: i64,
+    /// Cells of `next_line` already reported.
+    col: i32,
+    /// The prompt whose notifications were handled last.
+    prompt_id: Option<String>,
+    seen_start: bool,
+    seen_end: bool,
+    /// Exit status of the last finished command; `None` again once the next
+    /// command starts.
+    pub(super) last_status: Option<i32>,
+    /// The text reported last did not end a line (a partial line, or a row that
+    /// wraps into the next).
+    line_open: bool,
+}
+
+impl Track {
+    /// A pane followed from this position on (an adopted pane: what is on its
+    /// screen already was never cohort's to report).
+    pub(super) fn from(line: i64, col: i32) -> Track {
+        Track {
+            next_line: line,
+            col,
+            ..Default::default()
+        }
+    }
+}
+
+/// Subscribes to everything the backend reports.
+pub(super) async fn subscribe_all(conn: &Connection) -> Result<()> {
+    let app_level = [
+        NotificationType::NotifyOnNewSession,
+        NotificationType::NotifyOnTerminateSession,
+        NotificationType::NotifyOnLayoutChange,
+    ];
+    let mut pending = Vec::new();
+    for kind in app_level {
+        pending.push(conn.send(subscription(kind, None))?);
+    }
+    pending.push(conn.send(subscription(NotificationType::NotifyOnScreenUpdate, None))?);
+    let modes = if conn.at_least(1, 1) {
+        vec![
+            PromptMonitorMode::Prompt as i32,
+            PromptMonitorMode::CommandStart as i32,
+            PromptMonitorMode::CommandEnd as i32,
+        ]
+    } else {
+        Vec::new()
+    };
+    pending.push(conn.send(subscription(
+        NotificationType::NotifyOnPrompt,
+        (!modes.is_empty()).then_some(notification_request::Arguments::PromptMonitorRequest(
+            PromptMonitorRequest { modes },
+        )),
+    ))?);
+    // The foreground job of every session, for ForegroundChanged. iTerm2 polls the
+    // process tree, so the change shows a moment after it happens.
+    let job_monitor = conn.send(Req::NotificationRequest(NotificationRequest {
+        session: None,
+        subscribe: Some(true),
+        notification_type: Some(NotificationType::NotifyOnVariableChange as i32),
+        arguments: Some(notification_request::Arguments::VariableMonitorRequest(
+            VariableMonitorRequest {
+                name: Some(JOB_NAME.into()),
+                scope: Some(VariableScope::Session as i32),
+                identifier: Some("all".into()),
+            },
+        )),
+    }))?;
+    for reply in pending {
+        match reply.wait().await? {
+            Rep::NotificationResponse(r) => match r.status() {
+                notification_response::Status::Ok
+                | notification_response::Status::AlreadySubscribed => {}
+                other => {
+                    return Err(BackendError::Protocol(format!(
+                        "iTerm2 refused a notification subscription: {other:?}"
+                    )))
+                }
+            },
+            other => return Err(unexpected("NotificationRequest", &other)),
+        }
+    }
+    // Without it the backend still works: foreground changes are then only seen in
+    // pane_state.
+    if let Ok(Rep::NotificationResponse(r)) = job_monitor.wait().await {
+        if !matches!(
+            r.status(),
+            notification_response::Status::Ok | notification_response::Status::AlreadySubscribed
+        ) {
+            tracing::debug!(target: "cohort::iterm2", status = ?r.status(), "iTerm2 refused to monitor jobName");
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn subscription(
+    kind: NotificationType,
+    arguments: Option<notification_request::Arguments>,
+) -> Req {
+    Req::NotificationRequest(NotificationRequest {
+        session: Some("all".into()),
+        subscribe: Some(true),
+        notification_type: Some(kind as i32),
+        arguments,
+    })
+}
+
+/// Handles one connection's notifications in order until it closes.
+pub(super) async fn run_events(
+    inner: Weak<Inner>,
+    conn: Arc<Connection>,
+    mut rx: mpsc::UnboundedReceiver<ConnEvent>,
+) {
+    let prompt_modes = conn.at_least(1, 1);
+    let mut known_tabs: HashSet<String> = HashSet::new();
+    while let Some(first) = rx.recv().await {
+        let mut batch = vec![first];
+        while let Ok(more) = rx.try_recv() {
+            batch.push(more);
+        }
+        let Some(inner) = inner.upgrade() else { return };
+        let mut dirty: Vec<String> = Vec::new();
+        let mark_dirty = |s: &str, dirty: &mut Vec<String>| {
+            if !dirty.iter().any(|d| d == s) {
+                dirty.push(s.to_string());
+            }
+        };
+        for event in batch {
+            let notification = match event {
+                ConnEvent::Closed(reason) => {
+                    inner.hub.emit(BackendEvent::Disconnected { reason });
+                    return;
+                }
+                ConnEvent::Notification(n) => *n,
+            };
+            if let Some(n) = notification.new_session_notification {
+                if let Some(id) = n.session_id {
+                    lock(&inner.tracks).entry(id).or_default();
+                }
+            }
+            if let Some(n) = notification.screen_update_notification {
+                if let Some(session) = n.session {
+                    mark_dirty(&session, &mut dirty);
+                }
+            }
+            if let Some(n) = notification.prompt_notification {
+                let Some(session) = n.session.clone() else {
+                    continue;
+                };
+                if !lock(&inner.tracks).contains_key(&session) {
+                    continue;
+                }
+                // Earlier screen updates of this session first, then the mark.
+                if dirty.iter().any(|d| d == &session) {
+                    dirty.retain(|d| d != &session);
+                    sync_screen(&inner, &conn, &session, prompt_modes).await;
+                }
+                handle_prompt(&inner, &conn, &session, n).await;
+                mark_dirty(&session, &mut dirty);
+            }
+            if let Some(n) = notification.variable_changed_notification {
+                if let (Some(JOB_NAME), Some(session)) = (n.name.as_deref(), n.identifier) {
+                    if lock(&inner.tracks).contains_key(&session) {
+                        let command = n
+                            .json_new_value
+                            .and_then(|v| serde_json::from_str::<String>(&v).ok())
+                            .unwrap_or_default();
+                        inner.hub.emit(BackendEvent::ForegroundChanged {
+                            pane: PaneId(session),
+                            command,
+                        });
+                    }
+                }
+            }
+            if let Some(n) = notification.terminate_session_notification {
+                if let Some(session) = n.session_id {
+                    dirty.retain(|d| d != &session);
+                    let track = lock(&inner.tracks).remove(&session);
+                    if let Some(track) = track {
+                        lock(&inner.exits).insert(session.clone(), track.last_status);
+                        inner.hub.emit(BackendEvent::PaneExited {
+                            pane: PaneId(session),
+                            exit_status: track.last_status,
+                        });
+                    }
+                }
+            }
+            if let Some(n) = notification.layout_changed_notification {
+                let layout = n.list_sessions_response.unwrap_or_default();
+                let mut now = HashSet::new();
+                let mut sessions = Vec::new();
+                for window in &layout.windows {
+                    for tab in &window.tabs {
+                        if let Some(id) = &tab.tab_id {
+                            now.insert(id.clone());
+                        }
+                        if let Some(root) = &tab.root {
+                            sessions_of(root, &mut sessions);
+                        }
+                    }
+                }
+                // A closed session's exit is no longer anyone's to ask about.
+                lock(&inner.exits).retain(|id, _| {
+                    sessions
+                        .iter()
+                        .any(|s| s.unique_identifier.as_deref() == Some(id.as_str()))
+                });
+                for gone in known_tabs.difference(&now) {
+                    inner.hub.emit(BackendEvent::WindowClosed {
+                        window: WindowId(gone.clone()),
+                    });
+                }
+                for tab in &now {
+                    inner.hub.emit(BackendEvent::LayoutChanged {
+                        window: WindowId(tab.clone()),
+                    });
+                }
+                known_tabs = now;
+            }
+        }
+        for session in dirty {
+            if lock(&inner.tracks).contains_key(&session) {
+                sync_screen(&inner, &conn, &session, prompt_modes).await;
+            }
+        }
+    }
+}
+
+/// Places one prompt notification: the text before the mark, then the mark.
+pub(super) async fn handle_prompt(
+    inner: &Inner,
+    conn: &Connection,
+    session: &str,
+    n: PromptNotification,
+) {
+    let id = n.unique_prompt_id.clone();
+    let (mark, position) = match n.event {
+        Some(prompt_notification::Event::Prompt(p)) => {
+            let start = p
+                .prompt
+                .as_ref()
+                .and_then(|r| r.prompt_range)
+                .and_then(|r| r.start);
+            (PromptMark::PromptStart, start)
+        }
+        Some(prompt_notification::Event::CommandStart(_)) => {
+            let pos = match get_prompt(conn, session, id.as_deref()).await {
+                Ok(Some(r)) => r.output_range.and_then(|r| r.start),
+                _ => None,
+            };
+            (PromptMark::CommandStart, pos)
+        }
+        Some(prompt_notification::Event::CommandEnd(end)) => {
+            let pos = match get_prompt(conn, session, id.as_deref()).await {
+                Ok(Some(r)) => r.output_range.and_then(|r| r.end),
+                _ => None,
+            };
+            (
+                PromptMark::CommandFinished {
+                    exit_status: end.status,
+                },
+                pos,
+            )
+        }
+        None => return,
+    };
+    if let Some(pos) = position {
+        if let Err(e) = sync_output(inner, conn, session, Limit::Mark(pos)).await {
+            tracing::debug!(target: "cohort::iterm2", session, error = %e, "could not read output before a mark");
+        }
+    }
+    {
+        let mut tracks = lock(&inner.tracks);
+        let Some(track) = tracks.get_mut(session) else {
+            return;
+        };
+        // A command line that exactly fills its last row leaves that row soft-wrapped
+        // into the row its output starts on: the Enter that ended it is the line end,
+        // and it comes before the command's output, as in the program's byte stream.
+        let at_row_start = position.is_some_and(|p| p.x.unwrap_or(0) == 0);
+        if mark == PromptMark::CommandStart && at_row_start && track.line_open {
+            track.line_open = false;
+            inner.hub.emit(BackendEvent::Output {
+                pane: PaneId(session.to_string()),
+                bytes: Bytes::from_static(b"\r\n"),
+            });
+        }
+        if track.prompt_id != id {
+            track.prompt_id = id;
+            track.seen_start = false;
+            track.seen_end = false;
+        }
+        match mark {
+            PromptMark::CommandStart => {
+                track.seen_start = true;
+                track.last_status = None;
+            }
+            PromptMark::CommandFinished { exit_status } => {
+                track.seen_end = true;
+                track.last_status = exit_status;
+            }
+            _ => {}
+        }
+    }
+    inner.hub.emit(BackendEvent::Prompt {
+        pane: PaneId(session.to_string()),
+        mark,
+    });
+}
+
+/// Reports new text after a screen update, unless a mark is still unhandled.
+pub(super) async fn sync_screen(
+    inner: &Inner,
+    conn: &Connection,
+    session: &str,
+    prompt_modes: bool,
+) {
+    if let Err(e) = sync_output(inner, conn, session, Limit::Cursor { prompt_modes }).await {
+        tracing::debug!(target: "cohort::iterm2", session, error = %e, "could not read output");
+    }
+}
+
+#[derive(Clone, Copy)]
+pub(super) enum Limit {
+    /// Up to a mark's position.
+    Mark(Coord),
+    /// Up to the cursor, but not past a mark whose notification is still on its way.
+    Cursor { prompt_modes: bool },
+}
+
+pub(super) async fn sync_output(
+    inner: &Inner,
+    conn: &Connection,
+    session: &str,
+    limit: Limit,
+) -> Result<()> {
+    let Some(from) = lock(&inner.tracks).get(session).map(|t| t.next_line) else {
+        return Ok(());
+    };
+    let mut buffer = get_buffer(
+        conn,
+        session,
+        proto::LineRange {
+            screen_contents_only: None,
+            trailing_lines: Some(TRAILING_LINES),
+            windowed_coord_range: None,
+        },
+    )
+    .await?;
+    let mut first = buffer
+        .windowed_coord_range
+        .and_then(|w| w.coord_range)
+        .and_then(|c| c.start)
+        .and_then(|c| c.y)
+        .unwrap_or(from);
+    let cursor = buffer.cursor.unwrap_or_default();
+    if let Limit::Cursor { prompt_modes } = limit {
+        // Everything in `buffer` was parsed before this question is answered, so a
+        // mark inside it is visible here.
+        if let Some(p) = get_prompt(conn, session, None).await? {
+            let tracks = lock(&inner.tracks);
+            let Some(track) = tracks.get(session) else {
+                return Ok(());
+            };
+            let state = p.prompt_state();
+            let unhandled = p.unique_prompt_id != track.prompt_id
+                || (prompt_modes
+                    && ((state == get_prompt_response::State::Running && !track.seen_start)
+                        || (state == get_prompt_response::State::Finished && !track.seen_end)));
+            if unhandled {
+                return Ok(());
+            }
+        }
+    }
+    if first > from {
+        // Catch up with lines that scrolled past the trailing window.
+        match get_buffer(conn, session, lines_between(from, first)).await {
+            Ok(gap) if gap.contents.len() as i64 == first - from => {
+                let mut contents = gap.contents;
+                contents.append(&mut buffer.contents);
+                buffer.contents = contents;
+                first = from;
+            }
+            _ => {
+                inner.hub.emit(BackendEvent::OutputLost {
+                    pane: PaneId(session.to_string()),
+                });
+                if let Some(t) = lock(&inner.tracks).get_mut(session) {
+                    t.next_line = first;
+                    t.col = 0;
+                }
+            }
+        }
+    }
+    let (limit_y, limit_x) = match limit {
+        Limit::Mark(c) => (c.y.unwrap_or(0), c.x.unwrap_or(0)),
+        Limit::Cursor { .. } => (cursor.y.unwrap_or(0), cursor.x.unwrap_or(0)),
+    };
+    let text = {
+        let mut tracks = lock(&inner.tracks);
+        let Some(track) = tracks.get_mut(session) else {
+            return Ok(());
+        };
+        take_text(track, first, &buffer.contents, limit_y, limit_x)
+    };
+    if !text.is_empty() {
+        inner.hub.emit(BackendEvent::Output {
+            pane: PaneId(session.to_string()),
+            bytes: Bytes::from(text),
+        });
+    }
+    Ok(())
+}
+
+/// The text from the track's position up to `(limit_x, limit_y)`, advancing the track.
+pub(super) fn take_text(
+    track: &mut Track,
+    first: i64,
+    lines: &[LineContents],
+    limit_y: i64,
+    limit_x: i32,
+) -> String {
+    let mut out = String::new();
+    for (i, line) in lines.iter().enumerate() {
+        let y = first + i as i64;
+        if y < track.next_line {
+            continue;
+        }
+        if y > limit_y {
+            break;
+        }
+        let text = line.text.as_deref().unwrap_or("");
+        let start = cell_to_byte(line, track.col);
+        if y < limit_y {
+            out.push_str(&text[start.min(text.len())..]);
+            if line.continuation() != line_contents::Continuation::ContinuationSoftEol {
+                out.push_str("\r\n");
+                track.line_open = false;
+            } else {
+                track.line_open = true;
+            }
+            track.next_line = y + 1;
+            track.col = 0;
+        } else {
+            let end = cell_to_byte(line, limit_x);
+            if end > start {
+                out.push_str(&text[start..end]);
+                track.col = cells_in(line, end).max(track.col);
+                track.line_open = true;
+            }
+            break;
+        }
+    }
+    out
+}
+
+/// Byte offset in the line's text where cell `x` starts (clamped to the text).
+pub(super) fn cell_to_byte(line: &LineContents, x: i32) -> usize {
+    let text = line.text.as_deref().unwrap_or("");
+    if x <= 0 {
+        return 0;
+    }
+    let code_points = if line.code_points_per_cell.is_empty() {
+        x as usize
+    } else {
+        let mut cells = 0i64;
+        let mut points = 0i64;
+        'runs: for run in &line.code_points_per_cell {
+            for _ in 0..run.repeats.unwrap_or(0).max(0) {
+                if cells >= x as i64 {
+                    break 'runs;
+                }
+                cells += 1;
+                points += run.num_code_points().max(0) as i64;
+            }
+        }
+        points as usize
+    };
+    text.char_indices()
+        .nth(code_points)
+        .map(|(i, _)| i)
+        .unwrap_or(text.len())
+}
+
+/// How many cells the first `byte` bytes of the line's text cover.
+pub(super) fn cells_in(line: &LineContents, byte: usize) -> i32 {
+    let text = line.text.as_deref().unwrap_or("");
+    let points = text[..byte.min(text.len())].chars().count() as i64;
+    if line.code_points_per_cell.is_empty() {
+        return points as i32;
+    }
+    let mut cells = 0i64;
+    let mut seen = 0i64;
+    'runs: for run in &line.code_points_per_cell {
+        let n = run.num_code_points().max(0) as i64;
+        for _ in 0..run.repeats.unwrap_or(0).max(0) {
+            // A zero-width cell (the right half of a wide character) belongs to the
+            // character before it.
+            if n > 0 && seen + n > points {
+                break 'runs;
+            }
+            seen += n;
+            cells += 1;
+        }
+    }
+    cells as i32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line(text: &str, soft: bool) -> LineContents {
+        LineContents {
+            text: Some(text.to_string()),
+            code_points_per_cell: Vec::new(),
+            continuation: Some(if soft { 2 } else { 1 }),
+        }
+    }
+
+    #[test]
+    fn text_is_taken_once_up_to_the_limit() {
+        let mut t = Track::default();
+        let lines = [
+            line("$ echo hi", false),
+            line("hi", false),
+            line("$ ", false),
+        ];
+        assert_eq!(take_text(&mut t, 0, &lines, 2, 2), "$ echo hi\r\nhi\r\n$ ");
+        assert_eq!((t.next_line, t.col), (2, 2));
+        let lines = [
+            line("$ ls", false),
+            line("a", true),
+            line("b", false),
+            line("", false),
+        ];
+        assert_eq!(take_text(&mut t, 2, &lines, 5, 0), "ls\r\nab\r\n");
+        assert_eq!((t.next_line, t.col), (5, 0));
+        assert!(!t.line_open);
+        // Nothing twice.
+        assert_eq!(take_text(&mut t, 2, &lines, 5, 0), "");
+        // A row that wraps leaves the line open, as does a partial row.
+        let lines = [line("$ echo full-row", true), line("", false)];
+        assert_eq!(take_text(&mut t, 5, &lines, 6, 0), "$ echo full-row");
+        assert!(t.line_open);
+        let lines = [line("", false), line("$ ", false)];
+        assert_eq!(take_text(&mut t, 5, &lines, 6, 2), "$ ");
+        assert!(t.line_open);
+    }
+
+    #[test]
+    fn wide_cells_map_to_characters() {
+        let l = LineContents {
+            text: Some("日本x".into()),
+            code_points_per_cell: vec![
+                CodePointsPerCell {
+                    num_code_points: Some(1),
+                    repeats: Some(1),
+                },
+                CodePointsPerCell {
+                    num_code_points: Some(0),
+                    repeats: Some(1),
+                },
+                CodePointsPerCell {
+                    num_code_points: Some(1),
+                    repeats: Some(1),
+                },
+                CodePointsPerCell {
+                    num_code_points: Some(0),
+                    repeats: Some(1),
+                },
+                CodePointsPerCell {
+                    num_code_points: Some(1),
+                    repeats: Some(1),
+                },
+            ],
+            continuation: None,
+        };
+        assert_eq!(cell_to_byte(&l, 2), "日".len());
+        assert_eq!(cell_to_byte(&l, 4), "日本".len());
+        assert_eq!(cells_in(&l, "日本".len()), 4);
+    }
+}

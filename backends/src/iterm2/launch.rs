@@ -1,0 +1,74 @@
+//! How a new iTerm2 session is started: the profile properties that make it run
+//! cohort's command (working directory, environment, the command or the shell).
+//!
+//! Everything goes into one `/bin/sh -c` script passed as a single argument,
+//! encoded with [`literal::command`] so that iTerm2 evaluates, substitutes and
+//! splits nothing of it: a command, an environment value or a directory name with
+//! `\(…)`, `$$`, quotes or backslashes arrives as written. The directory is changed
+//! by the script too, since iTerm2 would evaluate a "Working Directory" property.
+
+use crate::error::{BackendError, Result};
+use crate::shell::command_with_exit_mark;
+use crate::tmux::quote;
+use crate::types::SpawnOptions;
+
+use super::literal;
+use super::proto::ProfileProperty;
+use super::requests::property;
+use super::Iterm2Backend;
+
+impl Iterm2Backend {
+    /// The `/bin/sh` script a new session runs: into the directory, then the
+    /// command (or the shell) with the extra environment.
+    pub(super) fn launch_script(&self, options: &SpawnOptions) -> Result<String> {
+        let mut script = String::new();
+        if let Some(cwd) = &options.cwd {
+            if !std::path::Path::new(cwd).is_dir() {
+                return Err(BackendError::InvalidArgument(format!(
+                    "working directory {cwd:?} does not exist or is not a directory"
+                )));
+            }
+            script.push_str(&format!("cd -- {} || exit 1; ", quote::sh(cwd)));
+        }
+        script.push_str("exec ");
+        if !options.env.is_empty() {
+            script.push_str("/usr/bin/env");
+            for (key, value) in &options.env {
+                if key.is_empty() || key.contains('=') || key.contains('\0') {
+                    return Err(BackendError::InvalidArgument(format!(
+                        "environment variable name {key:?} is not valid: use a non-empty name without '='"
+                    )));
+                }
+                script.push(' ');
+                script.push_str(&quote::sh(&format!("{key}={value}")));
+            }
+            script.push(' ');
+        }
+        let command = match &options.command {
+            Some(command) if command.trim().is_empty() => {
+                return Err(BackendError::InvalidArgument("the command is empty".into()))
+            }
+            Some(command) => command_with_exit_mark(command),
+            None => self.inner.shell_command.clone(),
+        };
+        script.push_str("/bin/sh -c ");
+        script.push_str(&quote::sh(&command));
+        Ok(script)
+    }
+
+    pub(super) fn profile_properties(
+        &self,
+        options: &SpawnOptions,
+    ) -> Result<Vec<ProfileProperty>> {
+        let json = |v: serde_json::Value| v.to_string();
+        let script = self.launch_script(options)?;
+        let command = literal::command(&["/bin/sh", "-c", &script]);
+        Ok(vec![
+            property("Custom Command", json("Yes".into())),
+            property("Command", json(command.into())),
+            // The session stays when its program ends ("Session Ended" under its
+            // output), as tmux keeps a dead pane, so its exit can be read.
+            property("Close Sessions On End", json(false.into())),
+        ])
+    }
+}
