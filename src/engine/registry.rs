@@ -15,6 +15,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde::{Deserialize, Serialize};
 
+pub mod workers;
+
+pub use workers::{HeldMessage, WorkerNote, WorkerRow};
+
 /// Errors from the registry.
 #[derive(Debug, thiserror::Error)]
 pub enum RegistryError {
@@ -319,6 +323,7 @@ impl Registry {
             tx.execute_batch(migration)?;
             tx.pragma_update(None, "user_version", (i + 1) as i64)?;
         }
+        tx.execute_batch(workers::WORKER_SCHEMA)?;
         tx.commit()?;
         Ok(conn)
     }
