@@ -13,7 +13,9 @@
 //! - [`run`]: run and wait on the ladder, reads, the screen;
 //! - [`team`]: agents and teams; [`access`]: locks, access requests,
 //!   notifications, tags; [`many`]: messages and reads across many sessions;
-//! - [`status`]: the server's and a session's state, appearance and focus.
+//! - [`status`]: the server's and a session's state, appearance and focus;
+//! - [`workers`]: agent CLIs as workers in their own worktrees, with a state cohort
+//!   can trust.
 //!
 //! Rules (names, locks, the tripwire) are checked here, so every front end gets them.
 
@@ -37,6 +39,7 @@ pub mod status;
 pub mod targets;
 pub mod team;
 pub mod tripwire;
+pub mod workers;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -76,6 +79,8 @@ pub struct Engine {
     /// The terminal server restarts plus registry replacements the registry has been
     /// brought in line with (see [`Engine::list`]).
     adopted_epoch: Arc<std::sync::atomic::AtomicU64>,
+    /// The workers' side: settings, signal trackers, the wake socket.
+    workers: Arc<workers::Hub>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -161,6 +166,7 @@ impl Engine {
             rules: None,
             registry,
             adopted_epoch: Default::default(),
+            workers: Arc::new(workers::Hub::new(state_dir)),
         })
     }
 
