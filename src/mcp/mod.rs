@@ -11,7 +11,8 @@
 //!
 //! - *core* ([`core`]): open, send, read, run, key, close, list, status;
 //! - *layout* ([`layout`]): create_layout, split, focus, set_appearance;
-//! - *team* ([`team`]): agents, teams, write_many, read_many, broadcast, locks, tags.
+//! - *team* ([`team`]): agents, teams, write_many, read_many, broadcast, locks, tags;
+//! - *workers* ([`workers`]): agent CLIs as workers in their own worktrees.
 
 mod core;
 mod http;
@@ -20,6 +21,7 @@ mod resources;
 mod team;
 pub mod transport;
 mod types;
+mod workers;
 
 use std::sync::Arc;
 
@@ -47,11 +49,18 @@ pub enum Toolset {
     Layout,
     /// Agents, teams, write_many, read_many, broadcast, locks, tags.
     Team,
+    /// Agent CLIs as workers: spawn, message, wait, logs, close, adopt, worktrees.
+    Workers,
 }
 
 impl Toolset {
     /// Every toolset, in order.
-    pub const ALL: [Toolset; 3] = [Toolset::Core, Toolset::Layout, Toolset::Team];
+    pub const ALL: [Toolset; 4] = [
+        Toolset::Core,
+        Toolset::Layout,
+        Toolset::Team,
+        Toolset::Workers,
+    ];
 
     /// The name used on the command line.
     pub fn name(self) -> &'static str {
@@ -59,6 +68,7 @@ impl Toolset {
             Toolset::Core => "core",
             Toolset::Layout => "layout",
             Toolset::Team => "team",
+            Toolset::Workers => "workers",
         }
     }
 
@@ -71,6 +81,9 @@ impl Toolset {
             }
             Toolset::Team => {
                 "agents and teams: register, message many at once, broadcast, locks, tags"
+            }
+            Toolset::Workers => {
+                "agent CLIs as workers in their own worktrees: spawn, message, wait, logs, close, adopt"
             }
         }
     }
@@ -86,7 +99,7 @@ impl Toolset {
                 .into_iter()
                 .find(|t| t.name() == name)
                 .ok_or_else(|| {
-                    format!("unknown toolset {name:?}: choose from core, layout, team (or all)")
+                    format!("unknown toolset {name:?}: choose from core, layout, team, workers (or all)")
                 })?;
             if !out.contains(&set) {
                 out.push(set);
@@ -192,6 +205,7 @@ impl CohortServer {
                 Toolset::Core => Self::core_router(),
                 Toolset::Layout => Self::layout_router(),
                 Toolset::Team => Self::team_router(),
+                Toolset::Workers => Self::workers_router(),
             });
         }
         portable_schemas(&mut router);
@@ -373,6 +387,7 @@ pub fn toolset_tools(set: Toolset) -> Vec<rmcp::model::Tool> {
         Toolset::Core => CohortServer::core_router(),
         Toolset::Layout => CohortServer::layout_router(),
         Toolset::Team => CohortServer::team_router(),
+        Toolset::Workers => CohortServer::workers_router(),
     };
     portable_schemas(&mut router);
     let mut tools = router.list_all();
