@@ -697,9 +697,11 @@ impl CohortServer {
                     .ok_or("layout split needs target: the session to split")?,
                 direction: cohort_backends::SplitDirection::Horizontal,
             },
-            (Some(other), None) => return Err(format!(
+            (Some(other), None) => {
+                return Err(format!(
                 "unknown layout {other:?}: use tiled, windows, split (with target), or give tree"
-            )),
+            ))
+            }
         };
         let mut badges = Vec::new();
         let mut workers = Vec::new();

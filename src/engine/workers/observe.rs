@@ -420,6 +420,11 @@ impl Engine {
             screen: screen_view,
             process: process.clone(),
             prompted_ms: row.last_prompt_ms,
+            queued: t
+                .facts
+                .as_ref()
+                .and_then(|f| f.composer.as_ref())
+                .is_some_and(|c| c.queued),
             bounds,
         });
         let last_activity = reports

@@ -299,6 +299,12 @@ impl Engine {
         }
         let ok: Vec<&Planned> = planned.iter().filter_map(|p| p.as_ref().ok()).collect();
         let panes = self.open_worker_panes(&request, &ok).await;
+        for p in &ok {
+            let _ = std::fs::write(
+                worker_dir(&self.workers.state_dir, &p.row.id).join("go"),
+                b"",
+            );
+        }
         let mut started = Vec::new();
         let mut failures: Vec<Spawned> = Vec::new();
         let mut pane_results = panes.into_iter();
@@ -502,7 +508,17 @@ impl Engine {
             }
             _ => {}
         }
-        let command = launch_line(&spec.launch, &wiring).map_err(WorkerError::Invalid)?;
+        // The agent starts once its pane has its final size (the gate file appears when
+        // every pane of the spawn is made): a TUI drawn at one width and then squeezed
+        // by the next split leaves a torn first frame.
+        let gate = worker_dir(&state_dir, &id).join("go");
+        std::fs::create_dir_all(worker_dir(&state_dir, &id))
+            .map_err(io("could not create", &gate))?;
+        let command = format!(
+            "until [ -e {} ]; do sleep 0.02; done; {}",
+            cohort_backends::tmux::quote::sh(&gate.to_string_lossy()),
+            launch_line(&spec.launch, &wiring).map_err(WorkerError::Invalid)?
+        );
         let mut env: Vec<(String, String)> = spec
             .launch
             .env

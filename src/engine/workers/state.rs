@@ -242,6 +242,9 @@ pub struct Observed<'a> {
     pub process: ProcessFacts,
     /// When cohort last submitted a prompt (Unix ms).
     pub prompted_ms: Option<i64>,
+    /// The screen shows messages queued in the agent (sent while it worked): its
+    /// next turn starts as soon as this one ends.
+    pub queued: bool,
     /// The bounds.
     pub bounds: Bounds,
 }
@@ -437,10 +440,20 @@ pub fn assess(o: &Observed<'_>) -> Assessment {
             o.launched_ms,
         );
     }
-    match reported {
+    let decided = match reported {
         Some(r) => cross_check(o, r),
         None => screen_only(o),
+    };
+    if o.queued && matches!(decided.state, WorkerState::Idle | WorkerState::Ready) {
+        return Assessment {
+            state: WorkerState::Busy,
+            reason: "a message queued in the agent starts next".into(),
+            signal: Signal::Screen,
+            since_ms: decided.since_ms,
+            recheck_ms: None,
+        };
     }
+    decided
 }
 
 /// The reports against the screen (and the stall bound).
@@ -604,6 +617,7 @@ mod tests {
             screen: screen.map(|(class, since_ms)| ScreenView { class, since_ms }),
             process: ProcessFacts::default(),
             prompted_ms: None,
+            queued: false,
             bounds: Bounds::default(),
         }
     }
@@ -644,6 +658,10 @@ mod tests {
         assert_eq!((idle.state, idle.signal), (WorkerState::Idle, Signal::Hook));
         assert!(idle.recheck_ms.is_some());
         assert_eq!(idle.reason, "the turn ended");
+        // A message queued in the agent: the next turn starts right after.
+        let mut o = observed(&r, Some((ScreenClass::Busy, 120)), 310);
+        o.queued = true;
+        assert_eq!(assess(&o).state, WorkerState::Busy);
     }
 
     #[test]

@@ -26,7 +26,8 @@ pub struct Submitted {
     pub at_ms: i64,
     /// How many times Enter was pressed.
     pub enters: u32,
-    /// What proved it: `hook`, `transcript` or `screen`.
+    /// What proved it: `hook`, `transcript` or `screen` (`unverified` for a program
+    /// whose screen cohort cannot read).
     pub proof: &'static str,
     /// Set when the agent received something other than what was sent.
     pub warning: Option<String>,
@@ -124,6 +125,22 @@ impl Engine {
         // The TUI draws the paste (a collapsed placeholder for a long one); Enter waits
         // until it has and the screen has been quiet a moment.
         input::settle_after_echo(&runtime, before, Duration::from_millis(100), DRAW_LIMIT).await;
+        if seen.screen.as_ref().is_none_or(|s| s.composer.is_none()) {
+            // A program whose screen cohort cannot read (a custom command): Enter
+            // once, after the paste settled; nothing on the screen can prove more.
+            let at = now_ms();
+            self.backend.send_keys(&pane.id, &[Key::ENTER]).await?;
+            let id = row.id.clone();
+            self.db(move |r| r.update_worker(&id, |w| w.last_prompt_ms = Some(at)))
+                .await?;
+            self.workers.poke();
+            return Ok(Submitted {
+                at_ms: at,
+                enters: 1,
+                proof: "unverified",
+                warning: None,
+            });
+        }
         let drawn = self
             .await_composer(row, composer_holds_text, DRAW_LIMIT)
             .await?;
@@ -167,6 +184,13 @@ impl Engine {
                 .await?;
             if let Some(proof) = submitted(&outcome, at) {
                 let warning = received_other(&outcome, at, &text);
+                if composer_holds_text(&outcome) {
+                    // The agent reported the prompt before repainting (its hooks run
+                    // first): let the screen catch up, so the next look sees no draft.
+                    let _ = self
+                        .await_composer(row, |o| !composer_holds_text(o), Duration::from_secs(1))
+                        .await;
+                }
                 let (id, name) = (row.id.clone(), row.name.clone());
                 self.db(move |r| r.update_worker(&id, |w| w.last_prompt_ms = Some(at)))
                     .await?;
