@@ -337,11 +337,18 @@ fn fold(reports: &[Report]) -> Option<Reported> {
                     reason.push_str(&format!("; {background} background task(s) still running"));
                 }
                 match out {
-                    // The same end seen twice (hook, then transcript): keep the first.
-                    Some(prev) if prev.state == WorkerState::Idle => Reported {
-                        last_activity_ms: r.at_ms,
-                        ..prev
-                    },
+                    // The same end seen twice (in the transcript and by a hook): it
+                    // ended at the first sight; the hook's words are the clearer.
+                    Some(prev) if prev.state == WorkerState::Idle => {
+                        let hook_now =
+                            r.source != Signal::Transcript && prev.source == Signal::Transcript;
+                        Reported {
+                            last_activity_ms: r.at_ms,
+                            reason: if hook_now { reason } else { prev.reason },
+                            source: if hook_now { r.source } else { prev.source },
+                            ..prev
+                        }
+                    }
                     _ => set(WorkerState::Idle, reason),
                 }
             }
