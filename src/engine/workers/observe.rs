@@ -390,7 +390,7 @@ impl Engine {
             }
         }
         t.take_transcript(transcript.clone(), kind);
-        let launched = row.launched_ms - 1000;
+        let launched = row.launched_ms;
         let mut reports: Vec<Report> = t
             .reports
             .iter()
