@@ -390,6 +390,9 @@ impl Engine {
             }
         }
         t.take_transcript(transcript.clone(), kind);
+        // Hooks run before the agent writes its transcript: events recorded while the
+        // transcript was read belong with what it showed.
+        t.take_events();
         let launched = row.launched_ms;
         let mut reports: Vec<Report> = t
             .reports

@@ -231,11 +231,10 @@ fn codex(rows: &[String], cursor_row: Option<usize>) -> ScreenFacts {
             let mut lines = vec![rows[start].strip_prefix("› ").unwrap_or("").to_string()];
             for row in &rows[start + 1..] {
                 // Continuation lines are indented by two; a blank row ends the text
-                // unless the cursor sits further down (an Enter taken as a newline).
+                // unless the cursor sits on it (an Enter taken as a newline).
                 let blank = row.trim().is_empty();
                 let at = start + lines.len();
-                let cursor_below = cursor_row.is_some_and(|c| c >= at);
-                if blank && !cursor_below {
+                if blank && cursor_row != Some(at) {
                     break;
                 }
                 if !blank && !row.starts_with("  ") {
@@ -257,6 +256,22 @@ fn codex(rows: &[String], cursor_row: Option<usize>) -> ScreenFacts {
                 text: if hint { String::new() } else { text },
             })
         }
+        // A composer taller than the pane: its `›` row scrolled off the top, and the
+        // cursor sits in the text that is left.
+        (None, None) => cursor_row.filter(|c| *c < rows.len()).and_then(|c| {
+            let kept: Vec<String> = rows[..=c]
+                .iter()
+                .map(|r| r.strip_prefix("  ").unwrap_or(r).to_string())
+                .collect();
+            let text = kept.join("\n").trim_start_matches('\n').to_string();
+            (!text.trim().is_empty()).then(|| Composer {
+                empty: false,
+                placeholder: placeholder(&text),
+                trailing_blank: rows[c].trim().is_empty(),
+                queued: any(rows, "Messages to be submitted after next tool call"),
+                text,
+            })
+        }),
         _ => None,
     };
     ScreenFacts {
@@ -408,6 +423,11 @@ mod tests {
             read(AgentKind::Codex, &busy, None).class(),
             ScreenClass::Busy
         );
+        let tall = rows("tests fix\n  über CI\n  naïve\n\n  gpt-5 default · /w\n  ? for shortcuts");
+        let c = read(AgentKind::Codex, &tall, Some(2)).composer.unwrap();
+        assert!(!c.empty && !c.trailing_blank, "{c:?}");
+        let tall_newline = read(AgentKind::Codex, &tall, Some(3)).composer.unwrap();
+        assert!(tall_newline.trailing_blank, "{tall_newline:?}");
         let newline = rows("› hello\n\n\n  gpt-5 default · /w\n  ? for shortcuts");
         let c = read(AgentKind::Codex, &newline, Some(1)).composer.unwrap();
         assert_eq!(c.text, "hello\n");

@@ -81,7 +81,31 @@ impl Engine {
                 text.len()
             )));
         }
-        let seen = self.observe(row, true).await?;
+        let kind =
+            super::agent::AgentKind::parse(&row.agent).unwrap_or(super::agent::AgentKind::Custom);
+        let readable = kind != super::agent::AgentKind::Custom;
+        let mut seen = self.observe(row, true).await?;
+        if readable
+            && seen
+                .screen
+                .as_ref()
+                .is_none_or(|s| s.composer.is_none() && s.dialog.is_none())
+        {
+            // Mid-repaint, or a frame cohort does not know: look until the composer
+            // (or a dialog) shows; nothing is typed into a screen cohort cannot read.
+            seen = self
+                .await_composer(
+                    row,
+                    |o| {
+                        o.assessment.state.name() == "exited"
+                            || o.screen
+                                .as_ref()
+                                .is_some_and(|s| s.composer.is_some() || s.dialog.is_some())
+                    },
+                    DRAW_LIMIT,
+                )
+                .await?;
+        }
         let Some(pane) = seen
             .pane
             .clone()
@@ -125,7 +149,12 @@ impl Engine {
         // The TUI draws the paste (a collapsed placeholder for a long one); Enter waits
         // until it has and the screen has been quiet a moment.
         input::settle_after_echo(&runtime, before, Duration::from_millis(100), DRAW_LIMIT).await;
-        if seen.screen.as_ref().is_none_or(|s| s.composer.is_none()) {
+        if readable && seen.screen.as_ref().is_none_or(|s| s.composer.is_none()) {
+            return Err(not(
+                "its composer is not on the screen (an unknown frame): read its screen, and send again".into(),
+            ));
+        }
+        if !readable {
             // A program whose screen cohort cannot read (a custom command): Enter
             // once, after the paste settled; nothing on the screen can prove more.
             let at = now_ms();
@@ -154,18 +183,35 @@ impl Engine {
             )));
         }
         let attempts = self.workers.settings().enter_attempts.max(1);
+        let drawn_text = drawn
+            .screen
+            .as_ref()
+            .and_then(|s| s.composer.as_ref())
+            .map(|c| c.text.clone())
+            .unwrap_or_default();
         let mut enters = 0;
+        let mut last_enter = now_ms();
         let mut last = drawn;
+        let mut proven: Option<(Observation, i64, &'static str)> = None;
         while enters < attempts {
             if enters > 0 {
-                // A lost Enter left a newline: take it out first, so the prompt
-                // submitted is exactly what was pasted.
-                if last
-                    .screen
-                    .as_ref()
-                    .and_then(|s| s.composer.as_ref())
-                    .is_some_and(|c| c.trailing_blank)
-                {
+                // The agent still counts the paste as a burst: give it longer each
+                // time (100 ms, 200 ms, 400 ms…), then take out the newline a lost
+                // Enter left, so the prompt submitted is exactly what was pasted.
+                tokio::time::sleep(Duration::from_millis(100 << (enters - 1).min(5))).await;
+                // The screen as it is now, not as it was when the wait gave up.
+                let now = self.observe(row, true).await?;
+                if let Some(proof) = submitted(&now, last_enter) {
+                    proven = Some((now, last_enter, proof));
+                    break;
+                }
+                let grew = |o: &Observation| {
+                    o.screen
+                        .as_ref()
+                        .and_then(|s| s.composer.as_ref())
+                        .is_some_and(|c| c.trailing_blank || c.text == format!("{drawn_text}\n"))
+                };
+                if grew(&now) || grew(&last) {
                     self.backend
                         .send_keys(&pane.id, &[Key::plain(KeyCode::Backspace)])
                         .await?;
@@ -173,6 +219,7 @@ impl Engine {
                 input::settle(&runtime, Duration::from_millis(150), Duration::from_secs(1)).await;
             }
             let at = now_ms();
+            last_enter = at;
             self.backend.send_keys(&pane.id, &[Key::ENTER]).await?;
             enters += 1;
             let outcome = self
@@ -183,6 +230,13 @@ impl Engine {
                 )
                 .await?;
             if let Some(proof) = submitted(&outcome, at) {
+                proven = Some((outcome, at, proof));
+                break;
+            }
+            last = outcome;
+        }
+        if let Some((outcome, at, proof)) = proven {
+            {
                 let warning = received_other(&outcome, at, &text);
                 if composer_holds_text(&outcome) {
                     // The agent reported the prompt before repainting (its hooks run
@@ -203,7 +257,6 @@ impl Engine {
                     warning,
                 });
             }
-            last = outcome;
         }
         let shown = last
             .screen
