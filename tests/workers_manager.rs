@@ -274,7 +274,23 @@ async fn messages_wait_for_idle_workers_and_never_type_over_drafts(m: Manager) {
         json!({"target": name, "text": "my draft", "enter": false}),
     )
     .await;
-    m.worker_until(&name, "showed the draft", |_| true).await;
+    // Wait until the draft is on the screen: a draft typed while the message goes
+    // in is a race no tool can win.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let seen = m.ok("examine_worker", json!({"session_id": name})).await;
+        if seen["screen"]
+            .as_str()
+            .is_some_and(|s| s.contains("my draft"))
+        {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the draft never showed: {seen}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
     let drafted = m
         .ok(
             "message_workers",
