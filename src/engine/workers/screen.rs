@@ -17,6 +17,9 @@ pub enum Dialog {
     Trust,
     /// Codex: new hooks wait for review.
     HookReview,
+    /// The CLI is not signed in: its first-run or sign-in page is up, which only a
+    /// human can get through.
+    SignIn,
 }
 
 impl Dialog {
@@ -27,6 +30,9 @@ impl Dialog {
             Dialog::Question => "a question for the user".into(),
             Dialog::Trust => "a dialog asking whether to trust the working directory".into(),
             Dialog::HookReview => "Codex's \"Hooks need review\" dialog".into(),
+            Dialog::SignIn => {
+                "its sign-in page: the CLI is not signed in here; a human signs it in once (attach to the worker), then it takes prompts".into()
+            }
         }
     }
 }
@@ -97,6 +103,13 @@ impl ScreenFacts {
 /// Reads `rows` (the rendered screen, trailing spaces trimmed) of `kind`'s TUI, with
 /// the cursor's row when known.
 pub fn read(kind: AgentKind, rows: &[String], cursor_row: Option<usize>) -> ScreenFacts {
+    if kind != AgentKind::Custom && SIGN_IN.iter().any(|needle| any(rows, needle)) {
+        // Its menu rows look like a composer; nothing typed there is a prompt.
+        return ScreenFacts {
+            dialog: Some(Dialog::SignIn),
+            ..ScreenFacts::default()
+        };
+    }
     match kind {
         AgentKind::Claude => claude(rows),
         AgentKind::Codex => codex(rows, cursor_row),
@@ -108,6 +121,16 @@ pub fn read(kind: AgentKind, rows: &[String], cursor_row: Option<usize>) -> Scre
         },
     }
 }
+
+/// What the CLIs' first-run and sign-in pages say (Codex's "Welcome to Codex" menu,
+/// Claude Code's theme and login method pickers, Gemini's authentication choice).
+const SIGN_IN: &[&str] = &[
+    "Sign in with ChatGPT",
+    "Sign in with Device Code",
+    "Select login method",
+    "Choose the text style that looks best",
+    "How would you like to authenticate",
+];
 
 fn any(rows: &[String], needle: &str) -> bool {
     rows.iter().any(|r| r.contains(needle))
@@ -447,6 +470,31 @@ mod tests {
         let queued = rows("• Working (1s • esc to interrupt)\n• Messages to be submitted after next tool call (press esc to interrupt and send immediately)\n  ↳ next\n\n› \n\n  m\n  ?");
         let f = read(AgentKind::Codex, &queued, None);
         assert!(f.busy && f.composer.unwrap().queued);
+    }
+
+    #[test]
+    fn sign_in_pages_are_dialogs_not_composers() {
+        // Codex 0.169 without an account, as tmux renders it.
+        let codex = rows("  Welcome to Codex, OpenAI's command-line coding agent\n\n  Choose how you want to use Codex.\n\n> 1. Sign in with ChatGPT\n     Usage included with Plus, Pro, Business, and Enterprise plans\n  2. Sign in with Device Code\n     Sign in from another device with a one-time code\n  3. Sign in another way\n     Use an API key or another provider\n\n  Press enter to continue");
+        for cursor in [None, Some(4), Some(12)] {
+            let f = read(AgentKind::Codex, &codex, cursor);
+            assert_eq!(
+                f.class(),
+                ScreenClass::Waiting(Dialog::SignIn),
+                "{cursor:?}"
+            );
+            assert!(f.composer.is_none() && f.draft().is_none());
+        }
+        let claude = rows(" Select login method:\n\n ❯ 1. Claude account with subscription\n   2. Anthropic Console account");
+        assert_eq!(
+            read(AgentKind::Claude, &claude, None).class(),
+            ScreenClass::Waiting(Dialog::SignIn)
+        );
+        // A custom program printing the words is not taken for a CLI's page.
+        assert_eq!(
+            read(AgentKind::Custom, &claude, None).class(),
+            ScreenClass::Unknown
+        );
     }
 
     #[test]

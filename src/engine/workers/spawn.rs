@@ -807,6 +807,9 @@ impl Engine {
                     self.backend.send_keys(&pane.id, &[Key::ENTER]).await?;
                     continue;
                 }
+                Some(Dialog::SignIn) => {
+                    return Err(not_ready(format!("it shows {}", Dialog::SignIn.describe())))
+                }
                 Some(_) => return Ok(row.clone()),
                 None => {}
             }
