@@ -258,7 +258,7 @@ async fn messages_wait_for_idle_workers_and_never_type_over_drafts(m: Manager) {
             json!({"session_ids": [name], "timeout": 60}),
         )
         .await;
-    assert_eq!(names(&done["idle"]), [name.clone()], "{done}");
+    assert_eq!(names(&done["idle"]), std::slice::from_ref(&name), "{done}");
     let logs = m
         .ok("read_worker_logs", json!({"session_id": name, "pages": 3}))
         .await;
