@@ -1276,3 +1276,104 @@ fn walk(dir: &std::path::Path) -> u64 {
         })
         .unwrap_or(0)
 }
+
+/// Prompt marks a program prints are not the shell's: a forged `D` mid-command, a
+/// `cat` of a recorded terminal log full of marks, and a nested shell with an
+/// integration of its own all leave the command running until the pane's own shell
+/// reports its end.
+#[tokio::test]
+async fn marks_a_program_prints_never_complete_a_command() {
+    let (server, engine, pane) = shell_session("forged").await;
+    let out = run(
+        &engine,
+        &pane,
+        "printf 'x\\033]133;D;0\\007\\033]133;A\\007'; sleep 1.2; (exit 3)",
+        spec(15_000),
+    )
+    .await;
+    assert_eq!(
+        (out.verdict.layer, out.verdict.exit_status),
+        (Layer::Exit, Some(3)),
+        "{:?}",
+        out.verdict
+    );
+    assert!(
+        out.verdict.elapsed >= Duration::from_millis(1200),
+        "{:?}",
+        out.verdict
+    );
+
+    let log = server.home().join("session.log");
+    let mut recorded = Vec::new();
+    for i in 0..50 {
+        recorded.extend_from_slice(
+            format!("\x1b]133;A\x07$ cmd{i}\r\n\x1b]133;C\x07out{i}\r\n\x1b]133;D;0\x07")
+                .as_bytes(),
+        );
+    }
+    std::fs::write(&log, recorded).unwrap();
+    let command = format!("cat {}; sleep 1; echo after-the-log", log.display());
+    let out = run(&engine, &pane, &command, spec(15_000)).await;
+    assert_eq!(out.verdict.layer, Layer::Exit, "{:?}", out.verdict);
+    assert!(
+        out.output.text.contains("after-the-log"),
+        "{}",
+        out.output.text
+    );
+
+    // A nested shell with an integration of its own: its marks are unsigned.
+    let nested = "bash --norc --noprofile";
+    run(&engine, &pane, nested, spec(10_000)).await;
+    run(
+        &engine,
+        &pane,
+        "PROMPT_COMMAND='printf \"\\033]133;D;$?\\007\\033]133;A\\007\"'; PS0='\\033]133;C\\007'",
+        spec(10_000),
+    )
+    .await;
+    let marked = SendOptions {
+        mark: Some("n3st".into()),
+        ..SendOptions::default()
+    };
+    let out = engine
+        .run(&pane, "sleep 1; (exit 5)", &marked, spec(15_000), false)
+        .await
+        .unwrap();
+    assert_eq!(
+        (out.verdict.layer, out.verdict.exit_status),
+        (Layer::Mark, Some(5)),
+        "{:?}",
+        out.verdict
+    );
+    assert!(
+        out.verdict.elapsed >= Duration::from_secs(1),
+        "{:?}",
+        out.verdict
+    );
+}
+
+/// `exit 7` reports the shell's status; what is typed next is refused (the shell is
+/// on its way out and would lose it), not answered with the old status.
+#[tokio::test]
+async fn typing_after_the_shell_exits_is_refused() {
+    let (_server, engine, pane) = shell_session("exiting").await;
+    let out = run(&engine, &pane, "exit 7", spec(10_000)).await;
+    assert_eq!(
+        (out.verdict.layer, out.verdict.exit_status),
+        (Layer::Exit, Some(7))
+    );
+    let err = engine
+        .run(&pane, "echo hi", &SendOptions::default(), spec(5000), false)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            EngineError::Exited {
+                status: Some(7),
+                ..
+            }
+        ),
+        "{err}"
+    );
+}

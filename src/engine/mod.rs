@@ -151,6 +151,7 @@ impl Engine {
         sessions::remove_stale_journals(&journal_root);
         let journal_dir = journal_root.join(std::process::id().to_string());
         let runtimes = Arc::new(Runtimes::new(journal_dir.clone()));
+        runtimes.set_signed_marks(backend.capabilities().signed_marks);
         tokio::spawn(runtime::dispatch(runtimes.clone(), backend.subscribe()));
         Ok(Engine {
             backend,

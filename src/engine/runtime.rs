@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use cohort_backends::{BackendEvent, EventStream, PaneId, PromptMark};
+use cohort_backends::{BackendEvent, EventStream, MarkParams, PaneId, PromptMark};
 use tokio::sync::watch;
 
 use super::journal::{Journal, DEFAULT_DISK_CAP, DEFAULT_MEMORY};
@@ -42,6 +42,21 @@ pub struct CommandAt {
     pub mark: Option<String>,
 }
 
+/// Which prompt marks are the pane's own shell's (see [`cohort_backends::MarkParams`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum MarkKey {
+    /// Not learned yet (a pane seen before its session's record): signed marks are
+    /// kept for now and checked once the key is known; unsigned ones are not the
+    /// shell's.
+    #[default]
+    Unknown,
+    /// The shell signs its marks with this key: every other mark is a program's.
+    Keyed(String),
+    /// The pane's marks are not signed (a pane made before marks were signed, or a
+    /// backend that cannot tell): every mark is taken.
+    Unsigned,
+}
+
 /// Mutable state of one pane.
 #[derive(Debug)]
 pub struct PaneData {
@@ -64,9 +79,68 @@ pub struct PaneData {
     /// Where the pane's scrollback from before this process ends in the journal (it
     /// starts it): 0 when none was taken in. Plain text, without colours or marks.
     pub history_end: u64,
+    /// Which marks are the shell's.
+    pub mark_key: MarkKey,
+    /// Signed marks kept while the key was unknown, with the key they carried.
+    provisional: Vec<(u64, String)>,
+    /// Marks seen that were not the shell's (a program printed them).
+    pub foreign_marks: u64,
+    /// The shell sent its last mark on its way out (with its status): what is typed
+    /// now would be lost.
+    pub exiting: Option<Option<i32>>,
 }
 
 impl PaneData {
+    /// Takes a mark that arrived now, when it is the shell's own.
+    fn take_mark(&mut self, mark: PromptMark, params: MarkParams) {
+        let own = match (&self.mark_key, &params.key) {
+            (MarkKey::Unsigned, _) => true,
+            (MarkKey::Keyed(key), Some(signed)) => key == signed,
+            (MarkKey::Keyed(_), None) => false,
+            (MarkKey::Unknown, Some(_)) => true,
+            (MarkKey::Unknown, None) => false,
+        };
+        if !own {
+            self.foreign_marks += 1;
+            return;
+        }
+        let offset = self.journal.len();
+        if let (MarkKey::Unknown, Some(key)) = (&self.mark_key, params.key) {
+            self.provisional.push((offset, key));
+        }
+        if mark == PromptMark::CommandStart {
+            self.announces_start = true;
+        }
+        if params.exiting {
+            self.exiting = Some(mark.finished().flatten());
+        }
+        self.marks.push(MarkAt { offset, mark });
+        if self.marks.len() > 4096 {
+            self.marks.drain(..2048);
+        }
+    }
+
+    /// Learns which marks are the shell's: marks kept provisionally under another
+    /// key are dropped.
+    pub fn set_mark_key(&mut self, key: MarkKey) {
+        if let MarkKey::Keyed(own) = &key {
+            let wrong: Vec<u64> = self
+                .provisional
+                .iter()
+                .filter(|(_, k)| k != own)
+                .map(|(offset, _)| *offset)
+                .collect();
+            if !wrong.is_empty() {
+                self.foreign_marks += wrong.len() as u64;
+                let mut dropped = wrong.into_iter().peekable();
+                self.marks
+                    .retain(|m| dropped.next_if_eq(&m.offset).is_none());
+            }
+        }
+        self.provisional.clear();
+        self.mark_key = key;
+    }
+
     /// Whether the shell announced a command's start (`C`) and not yet its end (`D`).
     pub fn command_running(&self) -> bool {
         self.marks
@@ -103,6 +177,10 @@ impl PaneRuntime {
                 gaps: Vec::new(),
                 cursors: HashMap::new(),
                 history_end: 0,
+                mark_key: MarkKey::Unknown,
+                provisional: Vec::new(),
+                foreign_marks: 0,
+                exiting: None,
             }),
             version: watch::channel(0).0,
             runs: tokio::sync::Mutex::new(()),
@@ -200,6 +278,9 @@ pub struct Runtimes {
     memory: usize,
     /// Bytes of output each new journal keeps on disk.
     disk_cap: std::sync::atomic::AtomicU64,
+    /// Whether the backend signs marks: new panes start with their key unknown, or,
+    /// when it cannot, unsigned.
+    signed_marks: std::sync::atomic::AtomicBool,
     /// How many times the terminal server was replaced by a new one.
     restarts: std::sync::atomic::AtomicU64,
 }
@@ -212,8 +293,15 @@ impl Runtimes {
             dir,
             memory: DEFAULT_MEMORY,
             disk_cap: DEFAULT_DISK_CAP.into(),
+            signed_marks: true.into(),
             restarts: Default::default(),
         }
+    }
+
+    /// Says whether the backend signs prompt marks (see [`MarkKey`]).
+    pub fn set_signed_marks(&self, signed: bool) {
+        self.signed_marks
+            .store(signed, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Sets how much output journals created from now on keep on disk.
@@ -234,6 +322,9 @@ impl Runtimes {
         let cap = self.disk_cap.load(std::sync::atomic::Ordering::Relaxed);
         let journal = Journal::create(&file, self.memory, cap);
         let rt = Arc::new(PaneRuntime::new(pane.clone(), journal));
+        if !self.signed_marks.load(std::sync::atomic::Ordering::Relaxed) {
+            rt.lock().mark_key = MarkKey::Unsigned;
+        }
         panes.insert(pane.clone(), rt.clone());
         rt
     }
@@ -300,19 +391,9 @@ impl Runtimes {
                 }
                 rt.bump();
             }
-            BackendEvent::Prompt { pane, mark } => {
+            BackendEvent::Prompt { pane, mark, params } => {
                 let rt = self.get(&pane);
-                {
-                    let mut data = rt.lock();
-                    let offset = data.journal.len();
-                    if mark == PromptMark::CommandStart {
-                        data.announces_start = true;
-                    }
-                    data.marks.push(MarkAt { offset, mark });
-                    if data.marks.len() > 4096 {
-                        data.marks.drain(..2048);
-                    }
-                }
+                rt.lock().take_mark(mark, params);
                 rt.bump();
             }
             BackendEvent::PaneExited { pane, exit_status } => {

@@ -230,10 +230,13 @@ impl Engine {
                 reason: e.to_string(),
             })?;
         let state = self.backend.pane_state(pane).await?;
-        if state.dead {
+        // The shell's last mark said it is exiting: the pane closes in a moment, and
+        // what is typed now would be lost.
+        let exiting = self.runtimes.get(pane).lock().exiting;
+        if state.dead || exiting.is_some() {
             return Err(EngineError::Exited {
                 pane: pane.clone(),
-                status: state.exit_status,
+                status: state.exit_status.or(exiting.flatten()),
             });
         }
         self.backend.cancel_copy_mode(pane).await?;
