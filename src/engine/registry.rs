@@ -45,6 +45,18 @@ pub enum RegistryError {
     Conflict(String),
 }
 
+/// The answer to [`Registry::claim_name`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Claim {
+    /// The name is the caller's now.
+    Claimed,
+    /// A live session or a fresh claim holds it.
+    Taken,
+    /// A session with this id holds it whose pane the caller did not list: look again,
+    /// and claim with `replacing` when it is really gone.
+    Suspect(String),
+}
+
 /// A session row.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionRecord {
@@ -463,19 +475,21 @@ impl Registry {
 
     /// Claims `name` for a session about to be created with id `id` on `server`, before
     /// its pane exists, so that two processes opening the same name at once cannot both
-    /// succeed. A row of that name whose session is not among `live_sessions` of
-    /// `server` (the persistent ids stamped on the panes that exist: a closed pane,
-    /// one of a server that was killed, whose pane id a new pane may now have) is stale
-    /// and yields; a live one, or another claim younger than a minute, keeps the name
-    /// and `false` is returned. The claim becomes the session's row with
-    /// [`Registry::upsert_session`], or is dropped with [`Registry::remove_session`].
+    /// succeed. A row of that name whose session is among `live_sessions` (the
+    /// persistent ids stamped on the panes that exist), or another claim younger than
+    /// a minute, keeps the name ([`Claim::Taken`]). A row whose session is not among
+    /// them may be one the caller's list is too old to show: it is only replaced when
+    /// the caller names it in `replacing` after looking again ([`Claim::Suspect`]).
+    /// The claim becomes the session's row with [`Registry::upsert_session`], or is
+    /// dropped with [`Registry::remove_session`].
     pub fn claim_name(
         &self,
         id: &str,
         name: &str,
         server: &str,
         live_sessions: &[String],
-    ) -> Result<bool, RegistryError> {
+        replacing: Option<&str>,
+    ) -> Result<Claim, RegistryError> {
         self.write(|tx| {
             let holder: Option<(String, String, String, i64)> = tx
                 .query_row(
@@ -489,7 +503,10 @@ impl Registry {
                 let claimed = pane.is_empty() && now() - created < 60;
                 let live = other_server == server && live_sessions.contains(&other);
                 if claimed || live {
-                    return Ok(false);
+                    return Ok(Claim::Taken);
+                }
+                if replacing != Some(other.as_str()) {
+                    return Ok(Claim::Suspect(other));
                 }
                 tx.execute("DELETE FROM sessions WHERE id = ?1", [&other])
                     .map_err(sql(&self.path))?;
@@ -500,7 +517,7 @@ impl Registry {
                 params![id, name, server, now()],
             )
             .map_err(sql(&self.path))?;
-            Ok(true)
+            Ok(Claim::Claimed)
         })
     }
 
@@ -1022,14 +1039,33 @@ mod tests {
         );
         let server = "-L cohort";
         // Two processes opening "race" at once: the second claim loses.
-        assert!(one.claim_name("a", "race", server, &[]).unwrap());
-        assert!(!two.claim_name("b", "race", server, &[]).unwrap());
+        assert_eq!(
+            one.claim_name("a", "race", server, &[], None).unwrap(),
+            Claim::Claimed
+        );
+        assert_eq!(
+            two.claim_name("b", "race", server, &[], None).unwrap(),
+            Claim::Taken
+        );
         // The first becomes a session whose pane lives: still taken.
         one.upsert_session(&session("a", "race")).unwrap();
-        assert!(!two.claim_name("b", "race", server, &["a".into()]).unwrap());
-        // Its pane gone (another session now has its pane id), the row is stale and
-        // yields.
-        assert!(two.claim_name("b", "race", server, &["c".into()]).unwrap());
+        assert_eq!(
+            two.claim_name("b", "race", server, &["a".into()], None)
+                .unwrap(),
+            Claim::Taken
+        );
+        // Not in the caller's list: maybe gone, maybe too new for the list. Only when
+        // the caller looked again and names it does the row yield.
+        assert_eq!(
+            two.claim_name("b", "race", server, &["c".into()], None)
+                .unwrap(),
+            Claim::Suspect("a".into())
+        );
+        assert_eq!(
+            two.claim_name("b", "race", server, &["c".into()], Some("a"))
+                .unwrap(),
+            Claim::Claimed
+        );
         let sessions = one.sessions().unwrap();
         assert_eq!(
             sessions.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(),

@@ -274,15 +274,7 @@ impl Engine {
             .iter()
             .filter_map(|p| p.identity.as_ref().map(|i| i.id.clone()))
             .collect();
-        let (id, name, server) = (
-            identity.id.clone(),
-            options.name.clone(),
-            self.server_key.clone(),
-        );
-        if !self
-            .db(move |r| r.claim_name(&id, &name, &server, &live))
-            .await?
-        {
+        if !self.claim(&identity.id, &options.name, live).await? {
             return Err(EngineError::NameTaken {
                 name: options.name,
                 by: "another session of that name is open or being opened".into(),
@@ -350,6 +342,35 @@ impl Engine {
             self.backend.set_title(&pane.id, &title).await?;
         }
         Ok(pane)
+    }
+
+    /// Claims `name` for the session `id` across processes (see
+    /// [`super::registry::Registry::claim_name`]): a row the caller's list does not
+    /// show is checked against a fresh list before it is replaced.
+    async fn claim(&self, id: &str, name: &str, live: Vec<String>) -> Result<bool, EngineError> {
+        use super::registry::Claim;
+        let (id, name, server) = (id.to_string(), name.to_string(), self.server_key.clone());
+        let first = {
+            let (id, name, server) = (id.clone(), name.clone(), server.clone());
+            self.db(move |r| r.claim_name(&id, &name, &server, &live, None))
+                .await?
+        };
+        let suspect = match first {
+            Claim::Claimed => return Ok(true),
+            Claim::Taken => return Ok(false),
+            Claim::Suspect(other) => other,
+        };
+        let fresh: Vec<String> = self
+            .backend
+            .list_panes()
+            .await?
+            .iter()
+            .filter_map(|p| p.identity.as_ref().map(|i| i.id.clone()))
+            .collect();
+        let again = self
+            .db(move |r| r.claim_name(&id, &name, &server, &fresh, Some(&suspect)))
+            .await?;
+        Ok(again == Claim::Claimed)
     }
 
     /// Opens several sessions in one window, arranged by `tree` (see [`layout`]).

@@ -1191,6 +1191,7 @@ mod tests {
     fn pane_rows_parse() {
         let row = [
             "%3", "@2", "w", "t", "80", "24", "1", "bash", "0", "uuid", "name", "", "team", "42",
+            "",
         ]
         .join("\u{1f}");
         let (info, pid) = parse_pane_row(&row).unwrap();
