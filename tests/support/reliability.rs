@@ -50,6 +50,15 @@ pub struct McpChild {
     pub log: PathBuf,
 }
 
+impl Drop for McpChild {
+    fn drop(&mut self) {
+        // At once, not from a task on a runtime that is shutting down: a server left
+        // running past its test would start a new tmux server on the test's socket.
+        // SAFETY: kill(2) on the child this harness started.
+        unsafe { libc::kill(self.pid as i32, libc::SIGKILL) };
+    }
+}
+
 /// Starts `cohort mcp` (every toolset) on `server`'s tmux socket and state directory.
 /// `shape` adjusts the command before the socket and state directory are set.
 pub async fn mcp_child(
