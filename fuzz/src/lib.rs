@@ -9,8 +9,11 @@ use cohort_backends::stream::{OutputSplitter, Piece};
 use cohort_backends::tmux::parse::{unescape, Event, Notification, Parser};
 use cohort_reducers::{estimate_tokens, reduce as reduce_output, Options};
 
+/// A target's body: any bytes in.
+pub type Target = fn(&[u8]);
+
 /// The targets by name, for the replay and for naming corpus directories.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Target)] = &[
     ("control_mode", control_mode),
     ("output_stream", output_stream),
     ("iterm2_message", iterm2_message),
@@ -31,7 +34,10 @@ pub fn control_mode(data: &[u8]) {
                 assert!(data.len() <= escaped_len, "{pane}: output grew");
             }
             Some(Event::Reply(reply)) => {
-                assert!(!parser.in_block(), "a closed block left the parser inside one");
+                assert!(
+                    !parser.in_block(),
+                    "a closed block left the parser inside one"
+                );
                 let guard = format!("%end {}", reply.number);
                 let closing = String::from_utf8_lossy(line);
                 assert!(
@@ -56,7 +62,9 @@ pub fn output_stream(data: &[u8]) {
         return;
     };
     let whole = split(stream, &[stream.len().max(1)]);
-    let sizes: Vec<usize> = (0..8).map(|i| 1 + ((cut as usize >> i) & 7) * (i + 1)).collect();
+    let sizes: Vec<usize> = (0..8)
+        .map(|i| 1 + ((cut as usize >> i) & 7) * (i + 1))
+        .collect();
     let pieces = split(stream, &sizes);
     for run in [&whole, &pieces] {
         let bytes: Vec<u8> = run
@@ -75,11 +83,18 @@ pub fn output_stream(data: &[u8]) {
             .cloned()
             .collect()
     };
-    assert_eq!(marks(&whole), marks(&pieces), "the marks depend on where the stream was cut");
+    assert_eq!(
+        marks(&whole),
+        marks(&pieces),
+        "the marks depend on where the stream was cut"
+    );
     if std::str::from_utf8(stream).is_ok() {
         for p in &pieces {
             if let Piece::Bytes(b) = p {
-                assert!(std::str::from_utf8(b).is_ok(), "a piece cut a character: {b:?}");
+                assert!(
+                    std::str::from_utf8(b).is_ok(),
+                    "a piece cut a character: {b:?}"
+                );
             }
         }
     }

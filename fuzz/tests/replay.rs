@@ -1,7 +1,7 @@
-//! The fuzz targets on stable Rust, bounded: every committed seed (`corpus/<target>/`,
+//! The fuzz targets on stable Rust, bounded: every committed seed (`seeds/<target>/`,
 //! plus the recorded tmux transcripts and reducer fixtures), then a seeded stream of
 //! inputs mutated from those seeds. A crash found by `cargo fuzz` is committed under
-//! `corpus/<target>/` and replayed here from then on.
+//! `seeds/<target>/` and replayed here from then on.
 //!
 //! `COHORT_FUZZ_CASES` sets the mutated inputs per target (default 3000);
 //! `COHORT_FUZZ_SEED` picks the stream (default fixed, so a failure reproduces).
@@ -16,15 +16,20 @@ fn root() -> PathBuf {
 
 fn files_in(dir: &Path) -> Vec<Vec<u8>> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|d| d.flatten().map(|e| e.path()).filter(|p| p.is_file()).collect())
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.is_file())
+                .collect()
+        })
         .unwrap_or_default();
     paths.sort();
     paths.iter().filter_map(|p| std::fs::read(p).ok()).collect()
 }
 
-/// The seeds of `target`: its corpus directory and the project's recorded fixtures.
+/// The seeds of `target`: its `seeds/` directory and the project's recorded fixtures.
 fn seeds(target: &str) -> Vec<Vec<u8>> {
-    let mut seeds = files_in(&root().join("corpus").join(target));
+    let mut seeds = files_in(&root().join("seeds").join(target));
     let fixtures = root().join("../fixtures");
     match target {
         "control_mode" => seeds.extend(files_in(&fixtures.join("tmux"))),

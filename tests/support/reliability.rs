@@ -268,11 +268,7 @@ fn classify(result: CallToolResult) -> Outcome {
     if result.is_error == Some(true) {
         Outcome::ToolError(text)
     } else {
-        Outcome::Ok(
-            result
-                .structured_content
-                .unwrap_or_else(|| Value::String(text)),
-        )
+        Outcome::Ok(result.structured_content.unwrap_or(Value::String(text)))
     }
 }
 
