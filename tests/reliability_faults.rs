@@ -64,7 +64,6 @@ fn registry_names(server: &TestServer) -> Vec<String> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn tmux_killed_mid_run_answers_closed_and_the_same_name_opens_again() {
-    isolate_home();
     let server = TestServer::new();
     let mcp = mcp_child(&server, "kill-tmux", |_| {}).await;
     let client = mcp.client.peer().clone();
@@ -114,7 +113,6 @@ async fn tmux_killed_mid_run_answers_closed_and_the_same_name_opens_again() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cohort_killed_mid_wait_leaves_panes_a_new_server_adopts_with_history() {
-    isolate_home();
     let server = TestServer::new();
     let first = mcp_child(&server, "first", |_| {}).await;
     let client = first.client.peer().clone();
@@ -201,7 +199,6 @@ async fn cohort_killed_mid_wait_leaves_panes_a_new_server_adopts_with_history() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_registry_locked_by_another_process_gets_clear_answers() {
-    isolate_home();
     let server = TestServer::new();
     let mcp = mcp_child(&server, "locked", |_| {}).await;
     let client = mcp.client.peer().clone();
@@ -284,7 +281,6 @@ async fn a_registry_locked_by_another_process_gets_clear_answers() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_registry_overwritten_with_garbage_is_kept_aside_and_sessions_keep_working() {
-    isolate_home();
     let server = TestServer::new();
     let mcp = mcp_child(&server, "garbage", |_| {}).await;
     let client = mcp.client.peer().clone();
@@ -349,7 +345,6 @@ async fn a_registry_overwritten_with_garbage_is_kept_aside_and_sessions_keep_wor
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_deleted_state_directory_does_not_blame_the_users_startup_files() {
-    isolate_home();
     let server = TestServer::new();
     let mcp = mcp_child(&server, "deleted", |_| {}).await;
     let client = mcp.client.peer().clone();
@@ -386,7 +381,6 @@ async fn a_deleted_state_directory_does_not_blame_the_users_startup_files() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn unwritable_spill_files_keep_memory_bounded_and_reads_say_what_was_dropped() {
-    isolate_home();
     let server = TestServer::new();
     // Root ignores directory permissions, so the disk "fills" through a file-size
     // limit instead: every write past 4 MiB fails with EFBIG, as on a full disk.

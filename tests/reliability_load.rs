@@ -155,7 +155,6 @@ async fn open_all(client: &Client, names: &[String]) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_stdio_servers_lose_nothing_and_never_cross_talk() {
-    isolate_home();
     let server = TestServer::new();
     let (n, m, k) = (clients(), sessions(), commands());
     let mut children = Vec::new();
@@ -187,7 +186,6 @@ async fn concurrent_stdio_servers_lose_nothing_and_never_cross_talk() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_http_clients_of_one_server_lose_nothing_and_never_cross_talk() {
-    isolate_home();
     let server = TestServer::new();
     let served = http_server(&server, "load-http");
     let (n, m, k) = (clients(), sessions(), commands());
@@ -220,7 +218,6 @@ async fn concurrent_http_clients_of_one_server_lose_nothing_and_never_cross_talk
 /// at once: each run must still get its own output and exit status.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn servers_sharing_sessions_keep_each_runs_output_apart() {
-    isolate_home();
     let server = TestServer::new();
     let (n, m, k) = (shared_servers(), sessions(), commands() / 2);
     let mut children = Vec::new();

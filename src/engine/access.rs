@@ -136,7 +136,7 @@ impl Engine {
         add: &[String],
         remove: &[String],
     ) -> Result<Vec<String>, EngineError> {
-        for tag in add {
+        for tag in add.iter().chain(remove) {
             names::check(NameKind::Tag, tag)?;
         }
         let session = self.session_of(pane).await?;

@@ -26,6 +26,7 @@ pub mod layout;
 pub mod many;
 pub mod names;
 pub mod orchestrate;
+pub mod pattern;
 pub mod read;
 pub mod registry;
 pub mod run;

@@ -349,6 +349,21 @@ impl Registry {
             .clone()
     }
 
+    /// Whether another process holds the database locked now: the message saying so
+    /// (writes would wait up to the busy timeout, then fail), or `None`.
+    pub fn lock_holder(&self) -> Option<String> {
+        let probe = Connection::open(&self.path).ok()?;
+        probe.busy_timeout(Duration::from_millis(200)).ok()?;
+        match probe.execute_batch("BEGIN IMMEDIATE; ROLLBACK;") {
+            Ok(()) => None,
+            Err(e) if matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)) => Some(format!(
+                "the registry at {} is locked by another process: calls that write to it wait up to 10 s, then fail; sessions already open keep working",
+                self.path.display()
+            )),
+            Err(_) => None,
+        }
+    }
+
     /// How many times the database was replaced while this process ran: each time,
     /// the sessions it knew must be adopted again from their panes.
     pub fn generation(&self) -> u64 {

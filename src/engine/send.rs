@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use cohort_backends::{Key, PaneId};
 
 use super::completion::{mark_suffix, Started};
+use super::names::{self, NameKind};
 use super::{input, sanitize, tripwire, Engine, EngineError};
 
 /// How to send text.
@@ -108,6 +109,7 @@ impl Engine {
                 TEXT_MAX >> 20
             )));
         }
+        names::check_opt(NameKind::Owner, options.owner.as_deref())?;
         let session = self.check_lock(pane, options.owner.as_deref()).await?;
         let mut text = if options.raw {
             text.to_string()
@@ -211,6 +213,7 @@ impl Engine {
         keys: &[Key],
         owner: Option<&str>,
     ) -> Result<(), EngineError> {
+        names::check_opt(NameKind::Owner, owner)?;
         self.check_lock(pane, owner).await?;
         let (_lock, _) = self.input_turn(pane).await?;
         Ok(self.backend.send_keys(pane, keys).await?)

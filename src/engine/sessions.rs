@@ -623,6 +623,15 @@ const SHELL_WORDS: &[&str] = &[
 /// Checks the names an [`OpenOptions`] carries: the session's, its agent's and team's.
 fn check_open_options(options: &OpenOptions) -> Result<(), EngineError> {
     names::check(NameKind::Session, &options.name)?;
+    for (key, value) in &options.env {
+        names::check_env(key, value)?;
+    }
+    if let Some(command) = &options.command {
+        names::check_text("command", command, 64 << 10, true)?;
+    }
+    if let Some(cwd) = &options.cwd {
+        names::check_text("working directory", cwd, 4096, false)?;
+    }
     names::check_opt(NameKind::Agent, options.agent.as_deref())?;
     names::check_opt(NameKind::Team, options.team.as_deref())?;
     if options.team.is_some() && options.agent.is_none() {

@@ -30,7 +30,7 @@ impl CohortServer {
             open_world_hint = false
         )
     )]
-    async fn list(&self) -> Result<Json<ListResult>, String> {
+    async fn list(&self, Parameters(_): Parameters<NoArgs>) -> Result<Json<ListResult>, String> {
         let engine = self.engine().await?;
         let panes = engine.list().await.map_err(err)?;
         Ok(Json(ListResult {

@@ -391,7 +391,10 @@ impl CohortServer {
             open_world_hint = false
         )
     )]
-    async fn list_agents(&self) -> Result<Json<AgentsResult>, String> {
+    async fn list_agents(
+        &self,
+        Parameters(_): Parameters<NoArgs>,
+    ) -> Result<Json<AgentsResult>, String> {
         let engine = self.engine().await?;
         Ok(Json(AgentsResult {
             agents: engine
@@ -462,7 +465,10 @@ impl CohortServer {
             open_world_hint = false
         )
     )]
-    async fn list_teams(&self) -> Result<Json<TeamsResult>, String> {
+    async fn list_teams(
+        &self,
+        Parameters(_): Parameters<NoArgs>,
+    ) -> Result<Json<TeamsResult>, String> {
         let engine = self.engine().await?;
         Ok(Json(TeamsResult {
             teams: engine
@@ -569,13 +575,8 @@ impl CohortServer {
         let filter = args
             .filter
             .as_deref()
-            .map(regex::Regex::new)
-            .transpose()
-            .map_err(|e| {
-                format!(
-                    "filter is not a valid regex ({e}); escape special characters such as ( [ . *"
-                )
-            })?;
+            .map(|f| crate::engine::pattern::compile("filter", f))
+            .transpose()?;
         let limit = args.limit.unwrap_or(40).clamp(1, 10_000);
         let how = match args.mode.as_deref().unwrap_or("new") {
             "new" => ManyRead::New,

@@ -79,7 +79,9 @@ pub async fn mcp_child_in(
     let log = log_path(server, label);
     let stderr = std::fs::File::create(&log).expect("server log file");
     let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cohort")).configure(|c| {
-        c.env("SHELL", bash_path()).env("COHORT_LOG", "warn");
+        c.env("SHELL", bash_path())
+            .env("HOME", server.home())
+            .env("COHORT_LOG", "warn");
         shape(c);
         c.args(["mcp", "--toolsets", "all"])
             .env("COHORT_TMUX_SOCKET", &server.socket)
@@ -96,8 +98,9 @@ pub async fn mcp_child_in(
 }
 
 fn log_path(server: &TestServer, label: &str) -> PathBuf {
-    // Beside the state directory, so a test that deletes that directory keeps its logs.
-    let dir = server.state_dir().with_extension("logs");
+    // Inside the server's temporary directory, so nothing is left behind (a test that
+    // deletes the state directory loses its logs with it).
+    let dir = server.state_dir().join("logs");
     std::fs::create_dir_all(&dir).expect("log dir");
     dir.join(format!("{label}.stderr"))
 }
@@ -134,6 +137,7 @@ pub fn http_server(server: &TestServer, label: &str) -> HttpServer {
         .env("COHORT_TMUX_SOCKET", &server.socket)
         .env("COHORT_STATE_DIR", server.state_dir())
         .env("SHELL", bash_path())
+        .env("HOME", server.home())
         .env("COHORT_LOG", "warn")
         .env_remove("COHORT_HTTP_TOKEN")
         .env_remove("TMUX")

@@ -425,7 +425,8 @@ impl TmuxBackend {
             let path = Path::new(cwd);
             if !path.is_dir() {
                 return Err(BackendError::InvalidArgument(format!(
-                    "working directory {cwd:?} does not exist or is not a directory"
+                    "working directory {:?} does not exist or is not a directory",
+                    cwd.chars().take(200).collect::<String>()
                 )));
             }
             args.push_str(&format!(" -c {}", quote::arg(&quote::format_literal(cwd))));

@@ -136,12 +136,11 @@ impl Until {
             return Err("`until` is empty: give the text to wait for, e.g. \">>> \"".into());
         }
         if regex {
-            Regex::new(pattern).map(Until::Regex).map_err(|e| {
-                format!(
-                    "`until` is not a valid regex ({e}); pass regex: false to match it literally"
-                )
-            })
+            super::pattern::compile("until", pattern)
+                .map(Until::Regex)
+                .map_err(|e| format!("{e}; pass regex: false to match it literally"))
         } else {
+            super::pattern::check_length("until", pattern)?;
             Ok(Until::Literal(pattern.to_string()))
         }
     }
