@@ -1,5 +1,6 @@
-//! The send path's shared pieces: a per-pane lock that holds across cohort
-//! processes, and waiting for a program to settle before Enter.
+//! The send path's shared pieces: per-pane locks that hold across cohort processes
+//! (one for typing, one for a whole run, from its Enter to its verdict), and waiting
+//! for a program to settle before Enter.
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -41,6 +42,17 @@ pub fn lock_path(dir: &Path, server: &str, pane: &str) -> PathBuf {
 
 /// Takes the lock, waiting up to `timeout` for another holder.
 pub async fn lock(path: PathBuf, timeout: Duration) -> std::io::Result<SendLock> {
+    lock_or(
+        path,
+        timeout,
+        "another cohort process is typing into this pane",
+    )
+    .await
+}
+
+/// Takes the lock, waiting up to `timeout` for another holder; `busy` says who holds
+/// it when the time is up.
+pub async fn lock_or(path: PathBuf, timeout: Duration, busy: &str) -> std::io::Result<SendLock> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
@@ -65,7 +77,7 @@ pub async fn lock(path: PathBuf, timeout: Duration) -> std::io::Result<SendLock>
         if Instant::now() >= deadline {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::TimedOut,
-                "another cohort process is typing into this pane",
+                busy.to_string(),
             ));
         }
         // Contention only: back off briefly.
