@@ -411,7 +411,7 @@ async fn a_pager_set_back_on_is_named_with_the_way_out() {
     );
 
     engine
-        .keys_as(&pane, &["q".parse().unwrap()], None)
+        .keys_as(&pane, &["q".parse().unwrap()], None, None)
         .await
         .unwrap();
     let verdict = engine.wait(&pane, spec(10_000)).await.unwrap();
@@ -1086,7 +1086,7 @@ async fn two_processes_opening_one_name_at_once_get_one_session() {
 async fn a_new_tmux_server_hands_nothing_of_the_old_one_to_new_panes() {
     let (server, engine, pane) = shell_session("phoenix").await;
     run(&engine, &pane, "echo old-life-marker", spec(10_000)).await;
-    engine.lock(&pane, "holder").await.unwrap();
+    engine.lock(&pane, "holder", None).await.unwrap();
     let waiting = {
         let (engine, pane) = (engine.clone(), pane.clone());
         let owner = SendOptions {

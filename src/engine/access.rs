@@ -31,15 +31,26 @@ impl Engine {
         })
     }
 
-    /// Locks the session in `pane` for `owner`. Locking a session one holds is fine;
-    /// locked by someone else, the error names the holder.
-    pub async fn lock(&self, pane: &PaneId, owner: &str) -> Result<LockRecord, EngineError> {
+    /// Locks the session in `pane` for `owner`, bound to `token` (the caller's
+    /// connection: another connection cannot type as the holder by passing the same
+    /// name). Locking a session one holds is fine; locked by someone else, the error
+    /// names the holder.
+    pub async fn lock(
+        &self,
+        pane: &PaneId,
+        owner: &str,
+        token: Option<&str>,
+    ) -> Result<LockRecord, EngineError> {
         names::check(NameKind::Owner, owner)?;
         let session = self.session_of(pane).await?;
-        let (id, who) = (session.id.clone(), owner.to_string());
+        let (id, who, token) = (
+            session.id.clone(),
+            owner.to_string(),
+            token.map(str::to_string),
+        );
         let taken = self
             .db(move |r| {
-                Ok(match r.lock(&id, &who)? {
+                Ok(match r.lock(&id, &who, token.as_deref())? {
                     Some(holder) => Err(holder),
                     None => Ok(r.lock_of(&id)?),
                 })
@@ -55,18 +66,20 @@ impl Engine {
         }
     }
 
-    /// Releases the lock on the session in `pane` held by `owner` (anyone's with
-    /// `force`). Returns whether a lock was released.
+    /// Releases the lock on the session in `pane` held by `owner` on `token`'s
+    /// connection (anyone's with `force`). Returns whether a lock was released.
     pub async fn unlock(
         &self,
         pane: &PaneId,
         owner: &str,
+        token: Option<&str>,
         force: bool,
     ) -> Result<bool, EngineError> {
         names::check(NameKind::Owner, owner)?;
         let session = self.session_of(pane).await?;
-        let who = owner.to_string();
-        self.db(move |r| r.unlock(&session.id, &who, force)).await
+        let (who, token) = (owner.to_string(), token.map(str::to_string));
+        self.db(move |r| r.unlock(&session.id, &who, token.as_deref(), force))
+            .await
     }
 
     /// The lock on the session in `pane`, if any.

@@ -113,6 +113,17 @@ pub struct LockRecord {
     pub owner: String,
     /// Unix seconds.
     pub since: i64,
+    /// The token of the connection that took it (`None`: bound to the name alone).
+    #[serde(skip)]
+    pub token: Option<String>,
+}
+
+impl LockRecord {
+    /// Whether `owner` presenting `token` is the holder: the same name, and the same
+    /// connection when the lock was bound to one.
+    pub fn held_by(&self, owner: &str, token: Option<&str>) -> bool {
+        self.owner == owner && self.token.as_deref().is_none_or(|t| Some(t) == token)
+    }
 }
 
 /// A notification for an agent or a human.
@@ -177,7 +188,7 @@ fn file_id(path: &Path) -> Option<(u64, u64)> {
     std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
-const SCHEMA_VERSION: i64 = 2;
+const SCHEMA_VERSION: i64 = 3;
 
 const MIGRATIONS: &[&str] = &[
     // 1: the first schema.
@@ -228,6 +239,8 @@ const MIGRATIONS: &[&str] = &[
      );",
     // 2: sessions are looked up by their pane on every send.
     "CREATE INDEX sessions_by_pane ON sessions (server, pane);",
+    // 3: a lock is bound to the connection that took it, not only to a name.
+    "ALTER TABLE locks ADD COLUMN token TEXT;",
 ];
 
 fn now() -> i64 {
@@ -826,60 +839,50 @@ impl Registry {
 
     // ----- locks -----
 
-    /// Takes the lock on a session for `owner`; returns the holder when someone else has it.
-    pub fn lock(&self, session_id: &str, owner: &str) -> Result<Option<LockRecord>, RegistryError> {
+    /// Takes the lock on a session for `owner`, bound to `token` (the caller's
+    /// connection); returns the holder when someone else has it.
+    pub fn lock(
+        &self,
+        session_id: &str,
+        owner: &str,
+        token: Option<&str>,
+    ) -> Result<Option<LockRecord>, RegistryError> {
         self.write(|tx| {
-            let held: Option<(String, i64)> = tx
-                .query_row(
-                    "SELECT owner, since FROM locks WHERE session_id = ?1",
-                    [session_id],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .optional()
-                .map_err(sql(&self.path))?;
-            if let Some((holder, since)) = held {
-                if holder != owner {
-                    let session = session_name(tx, session_id, &self.path)?;
-                    return Ok(Some(LockRecord {
-                        session,
-                        owner: holder,
-                        since,
-                    }));
-                }
-                return Ok(None);
+            if let Some(held) = lock_row(tx, session_id, &self.path)? {
+                return Ok((!held.held_by(owner, token)).then_some(held));
             }
             tx.execute(
-                "INSERT INTO locks (session_id, owner, since) VALUES (?1, ?2, ?3)",
-                params![session_id, owner, now()],
+                "INSERT INTO locks (session_id, owner, since, token) VALUES (?1, ?2, ?3, ?4)",
+                params![session_id, owner, now(), token],
             )
             .map_err(sql(&self.path))?;
             Ok(None)
         })
     }
 
-    /// Releases a lock held by `owner` (or anyone's, with `force`). Returns whether a
-    /// lock was released.
+    /// Releases a lock held by `owner` on `token`'s connection (or anyone's, with
+    /// `force`). Returns whether a lock was released.
     pub fn unlock(
         &self,
         session_id: &str,
         owner: &str,
+        token: Option<&str>,
         force: bool,
     ) -> Result<bool, RegistryError> {
-        self.write(|tx| {
-            let holder: Option<String> = tx
-                .query_row("SELECT owner FROM locks WHERE session_id = ?1", [session_id], |r| r.get(0))
-                .optional()
-                .map_err(sql(&self.path))?;
-            match holder {
-                None => Ok(false),
-                Some(h) if h == owner || force => {
-                    tx.execute("DELETE FROM locks WHERE session_id = ?1", [session_id]).map_err(sql(&self.path))?;
-                    Ok(true)
-                }
-                Some(h) => Err(RegistryError::Conflict(format!(
-                    "the lock is held by {h:?}, not {owner:?}: ask them with request_access, or pass force: true"
-                ))),
+        self.write(|tx| match lock_row(tx, session_id, &self.path)? {
+            None => Ok(false),
+            Some(held) if held.held_by(owner, token) || force => {
+                tx.execute("DELETE FROM locks WHERE session_id = ?1", [session_id])
+                    .map_err(sql(&self.path))?;
+                Ok(true)
             }
+            Some(held) if held.owner == owner => Err(RegistryError::Conflict(format!(
+                "the lock was taken as {owner:?} by another connection: only that one releases it; pass force: true to break it"
+            ))),
+            Some(held) => Err(RegistryError::Conflict(format!(
+                "the lock is held by {:?}, not {owner:?}: ask them with request_access, or pass force: true",
+                held.owner
+            ))),
         })
     }
 
@@ -887,13 +890,14 @@ impl Registry {
     pub fn lock_of(&self, session_id: &str) -> Result<Option<LockRecord>, RegistryError> {
         self.with(|c| {
             c.query_row(
-                "SELECT s.name, l.owner, l.since FROM locks l JOIN sessions s ON s.id = l.session_id WHERE l.session_id = ?1",
+                "SELECT s.name, l.owner, l.since, l.token FROM locks l JOIN sessions s ON s.id = l.session_id WHERE l.session_id = ?1",
                 [session_id],
                 |r| {
                     Ok(LockRecord {
                         session: r.get(0)?,
                         owner: r.get(1)?,
                         since: r.get(2)?,
+                        token: r.get(3)?,
                     })
                 },
             )
@@ -983,6 +987,31 @@ fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> RegistryError + '_ {
         path: path.to_path_buf(),
         source,
     }
+}
+
+/// The lock on session `id`, read inside a transaction.
+fn lock_row(
+    tx: &rusqlite::Transaction<'_>,
+    id: &str,
+    path: &Path,
+) -> Result<Option<LockRecord>, RegistryError> {
+    let held: Option<(String, i64, Option<String>)> = tx
+        .query_row(
+            "SELECT owner, since, token FROM locks WHERE session_id = ?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()
+        .map_err(sql(path))?;
+    held.map(|(owner, since, token)| {
+        Ok(LockRecord {
+            session: session_name(tx, id, path)?,
+            owner,
+            since,
+            token,
+        })
+    })
+    .transpose()
 }
 
 fn session_name(
@@ -1115,24 +1144,33 @@ mod tests {
     }
 
     #[test]
-    fn locks_refuse_a_second_owner() {
+    fn locks_refuse_a_second_owner_and_another_connection() {
         let dir = tempfile::tempdir().unwrap();
         let r = Registry::open(&dir.path().join("r.db")).unwrap();
         r.upsert_session(&session("a", "alpha")).unwrap();
-        assert_eq!(r.lock("a", "alice").unwrap(), None);
+        let (one, two) = (Some("conn-1"), Some("conn-2"));
+        assert_eq!(r.lock("a", "alice", one).unwrap(), None);
         assert_eq!(
-            r.lock("a", "alice").unwrap(),
+            r.lock("a", "alice", one).unwrap(),
             None,
             "re-locking by the holder is fine"
         );
-        let held = r.lock("a", "bob").unwrap().expect("held by alice");
+        let held = r.lock("a", "bob", two).unwrap().expect("held by alice");
         assert_eq!(
             (held.session.as_str(), held.owner.as_str()),
             ("alpha", "alice")
         );
-        assert!(r.unlock("a", "bob", false).is_err());
-        assert!(r.unlock("a", "alice", false).unwrap());
-        assert_eq!(r.lock("a", "bob").unwrap(), None);
+        // The holder's name on another connection is not the holder.
+        assert!(r.lock("a", "alice", two).unwrap().is_some());
+        assert!(!held.held_by("alice", two) && held.held_by("alice", one));
+        assert!(r.unlock("a", "alice", two, false).is_err());
+        assert!(r.unlock("a", "bob", two, false).is_err());
+        assert!(r.unlock("a", "alice", one, false).unwrap());
+        assert_eq!(r.lock("a", "bob", two).unwrap(), None);
+        assert!(
+            r.unlock("a", "carol", None, true).unwrap(),
+            "force breaks it"
+        );
     }
 
     #[test]

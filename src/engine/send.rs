@@ -23,6 +23,8 @@ pub struct SendOptions {
     pub mark: Option<String>,
     /// Who is typing (an agent name); a locked session accepts only its holder.
     pub owner: Option<String>,
+    /// The caller's connection: a lock taken on one connection is held there only.
+    pub owner_token: Option<String>,
 }
 
 impl Default for SendOptions {
@@ -33,6 +35,7 @@ impl Default for SendOptions {
             force: false,
             mark: None,
             owner: None,
+            owner_token: None,
         }
     }
 }
@@ -59,6 +62,7 @@ impl Engine {
         &self,
         pane: &PaneId,
         owner: Option<&str>,
+        token: Option<&str>,
     ) -> Result<Option<String>, EngineError> {
         let (server, pane) = (self.server_key.clone(), pane.to_string());
         let found = self
@@ -68,7 +72,7 @@ impl Engine {
             })
             .await?;
         match found {
-            Some((Some(lock), _)) if Some(lock.owner.as_str()) != owner => {
+            Some((Some(lock), _)) if !owner.is_some_and(|o| lock.held_by(o, token)) => {
                 Err(EngineError::Locked(lock))
             }
             Some((_, id)) => Ok(Some(id)),
@@ -110,7 +114,13 @@ impl Engine {
             )));
         }
         names::check_opt(NameKind::Owner, options.owner.as_deref())?;
-        let session = self.check_lock(pane, options.owner.as_deref()).await?;
+        let session = self
+            .check_lock(
+                pane,
+                options.owner.as_deref(),
+                options.owner_token.as_deref(),
+            )
+            .await?;
         let mut text = if options.raw {
             text.to_string()
         } else {
@@ -203,18 +213,20 @@ impl Engine {
 
     /// Presses named keys.
     pub async fn keys(&self, pane: &PaneId, keys: &[Key]) -> Result<(), EngineError> {
-        self.keys_as(pane, keys, None).await
+        self.keys_as(pane, keys, None, None).await
     }
 
-    /// Presses named keys on behalf of `owner` (checked against the session's lock).
+    /// Presses named keys on behalf of `owner` on `token`'s connection (checked
+    /// against the session's lock).
     pub async fn keys_as(
         &self,
         pane: &PaneId,
         keys: &[Key],
         owner: Option<&str>,
+        token: Option<&str>,
     ) -> Result<(), EngineError> {
         names::check_opt(NameKind::Owner, owner)?;
-        self.check_lock(pane, owner).await?;
+        self.check_lock(pane, owner, token).await?;
         let (_lock, _) = self.input_turn(pane).await?;
         Ok(self.backend.send_keys(pane, keys).await?)
     }

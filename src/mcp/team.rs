@@ -549,6 +549,7 @@ impl CohortServer {
             enter: args.enter,
             force: args.force,
             owner: args.owner.clone(),
+            owner_token: Some(self.connection().into()),
             ..SendOptions::default()
         };
         let results = engine
@@ -592,7 +593,7 @@ impl CohortServer {
             .read_many(
                 &args.targets,
                 how,
-                super::core::READER,
+                self.connection(),
                 limit,
                 filter.as_ref(),
             )
@@ -619,6 +620,7 @@ impl CohortServer {
         let options = SendOptions {
             enter: args.enter,
             owner: args.owner.clone(),
+            owner_token: Some(self.connection().into()),
             ..SendOptions::default()
         };
         let results = engine
@@ -644,7 +646,10 @@ impl CohortServer {
     ) -> Result<Json<LockResult>, String> {
         let engine = self.engine().await?;
         let pane = engine.resolve(&args.target).await.map_err(err)?;
-        let lock = engine.lock(&pane.id, &args.owner).await.map_err(err)?;
+        let lock = engine
+            .lock(&pane.id, &args.owner, Some(self.connection()))
+            .await
+            .map_err(err)?;
         Ok(Json(LockResult {
             locked: true,
             message: format!("{} is locked for {}", lock.session, lock.owner),
@@ -669,7 +674,7 @@ impl CohortServer {
         let engine = self.engine().await?;
         let pane = engine.resolve(&args.target).await.map_err(err)?;
         let released = engine
-            .unlock(&pane.id, &args.owner, args.force)
+            .unlock(&pane.id, &args.owner, Some(self.connection()), args.force)
             .await
             .map_err(err)?;
         Ok(Json(LockResult {
