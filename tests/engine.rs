@@ -1377,3 +1377,48 @@ async fn typing_after_the_shell_exits_is_refused() {
         "{err}"
     );
 }
+
+/// A process that never saw a command start (it started after it, or its marks went to
+/// a process that died) runs its own command while that one still runs: its verdict
+/// and output are its own command's, not the running one's.
+#[tokio::test]
+async fn a_run_typed_while_another_command_runs_gets_its_own_verdict() {
+    let (server, first, pane) = shell_session("busy").await;
+    first
+        .send(
+            &pane,
+            "sleep 1.5; printf '%s-%s\\n' first done",
+            &SendOptions::default(),
+        )
+        .await
+        .unwrap();
+    let deadline = std::time::Instant::now() + WAIT;
+    while first
+        .session_status(&pane)
+        .await
+        .unwrap()
+        .state
+        .foreground_command
+        != "sleep"
+    {
+        assert!(std::time::Instant::now() < deadline, "sleep never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // A second process, knowing nothing of the running command.
+    let second = engine(&server).await;
+    second.list().await.unwrap();
+    let out = run(
+        &second,
+        &pane,
+        "printf '%s-%s\\n' second done",
+        spec(15_000),
+    )
+    .await;
+    assert_eq!(out.verdict.layer, Layer::Exit, "{:?}", out.verdict);
+    assert!(
+        out.output.text.contains("second-done") && !out.output.text.contains("first-done"),
+        "{:?} {}",
+        out.output.text,
+        out.output.meta
+    );
+}

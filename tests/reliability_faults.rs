@@ -124,7 +124,10 @@ async fn cohort_killed_mid_wait_leaves_panes_a_new_server_adopts_with_history() 
 
     let late = marker("late");
     let runner = client.clone();
-    let command = format!("sleep 2; echo {late}");
+    // The marker is printed, not typed: its echo on the screen must not pass for the
+    // command's output.
+    let (head, tail) = late.split_at(4);
+    let command = format!("sleep 2; printf '%s%s\\n' {head} {tail}");
     let run = tokio::spawn(async move {
         call(
             &runner,

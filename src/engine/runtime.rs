@@ -219,18 +219,23 @@ impl PaneRuntime {
 
     /// Records text about to be entered (call right before pressing Enter) into
     /// `typed_into`, the foreground process group, with the nonce of its sentinel when
-    /// one was appended, and returns the record.
+    /// one was appended, and whether a program other than the shell holds the
+    /// terminal; returns the record.
     pub fn record_command(
         &self,
         text: &str,
         typed_into: Option<u32>,
         mark: Option<String>,
+        program_running: bool,
     ) -> CommandAt {
         let mut data = self.lock();
         let command = CommandAt {
             offset: data.journal.len(),
             text: kept_text(text),
-            continues: data.command_running(),
+            // Input for a command still running: the shell said so, or a program other
+            // than the pane's shell holds the terminal (a process that started after
+            // the command did has not seen its C mark).
+            continues: data.command_running() || program_running,
             typed_into,
             mark,
         };

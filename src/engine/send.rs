@@ -190,7 +190,12 @@ impl Engine {
                 )
                 .await;
             }
-            let command = runtime.record_command(&text, state.foreground_pid, options.mark.clone());
+            let command = runtime.record_command(
+                &text,
+                state.foreground_pid,
+                options.mark.clone(),
+                !state.at_shell(),
+            );
             let at = Instant::now();
             self.backend.send_keys(pane, &[Key::ENTER]).await?;
             started = Some(Started::after(&command, at));
