@@ -1422,3 +1422,45 @@ async fn a_run_typed_while_another_command_runs_gets_its_own_verdict() {
         out.output.meta
     );
 }
+
+/// The engine's event stream tells a follower what happens, in order: a session
+/// opening, output arriving, the command's start and end with its status, a lock, and
+/// the session closing.
+#[tokio::test]
+async fn the_event_stream_follows_sessions_commands_and_locks() {
+    use cohort::engine::events::EngineEvent;
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let mut events = engine.events();
+    let pane = shell(&engine, "followed").await;
+    run(&engine, &pane, "(exit 3)", spec(10_000)).await;
+    engine.lock(&pane, "watcher", None).await.unwrap();
+    engine.close(&pane).await.unwrap();
+    let mut seen = Vec::new();
+    while let Ok(Ok(event)) = tokio::time::timeout(Duration::from_millis(500), events.recv()).await
+    {
+        seen.push(event);
+    }
+    let position = |want: &dyn Fn(&EngineEvent) -> bool| {
+        seen.iter()
+            .position(want)
+            .unwrap_or_else(|| panic!("missing from {seen:#?}"))
+    };
+    let opened = position(
+        &|e| matches!(e, EngineEvent::SessionOpened { session, .. } if session == "followed"),
+    );
+    let output = position(&|e| matches!(e, EngineEvent::Output { pane: p, .. } if *p == pane));
+    let started =
+        position(&|e| matches!(e, EngineEvent::CommandStarted { pane: p, .. } if *p == pane));
+    let ended = position(
+        &|e| matches!(e, EngineEvent::CommandEnded { pane: p, exit_status: Some(3), .. } if *p == pane),
+    );
+    let locked = position(
+        &|e| matches!(e, EngineEvent::LockChanged { holder: Some(h), .. } if h == "watcher"),
+    );
+    let closed = position(
+        &|e| matches!(e, EngineEvent::SessionClosed { session, .. } if session == "followed"),
+    );
+    assert!(opened < started && started < ended && ended < locked && locked < closed);
+    assert!(output < ended);
+}

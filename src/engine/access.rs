@@ -7,6 +7,7 @@
 
 use cohort_backends::PaneId;
 
+use super::events::EngineEvent;
 use super::names::{self, NameKind, NOTE_MAX};
 use super::registry::{LockRecord, NotificationRecord, SessionRecord};
 use super::{Engine, EngineError};
@@ -57,7 +58,13 @@ impl Engine {
             })
             .await?;
         match taken {
-            Ok(Some(lock)) => Ok(lock),
+            Ok(Some(lock)) => {
+                self.bus.publish(EngineEvent::LockChanged {
+                    session: lock.session.clone(),
+                    holder: Some(lock.owner.clone()),
+                });
+                Ok(lock)
+            }
             Ok(None) => Err(EngineError::Internal(format!(
                 "the lock on {:?} vanished right after it was taken",
                 session.name
@@ -78,8 +85,17 @@ impl Engine {
         names::check(NameKind::Owner, owner)?;
         let session = self.session_of(pane).await?;
         let (who, token) = (owner.to_string(), token.map(str::to_string));
-        self.db(move |r| r.unlock(&session.id, &who, token.as_deref(), force))
-            .await
+        let id = session.id.clone();
+        let released = self
+            .db(move |r| r.unlock(&id, &who, token.as_deref(), force))
+            .await?;
+        if released {
+            self.bus.publish(EngineEvent::LockChanged {
+                session: session.name,
+                holder: None,
+            });
+        }
+        Ok(released)
     }
 
     /// The lock on the session in `pane`, if any.
@@ -114,9 +130,15 @@ impl Engine {
             session.name,
             reason.map(|r| format!(": {r}")).unwrap_or_default()
         );
-        let (from, to) = (requester.to_string(), holder.owner.clone());
-        self.db(move |r| r.notify(&from, &to, "access_request", &message))
+        let (from, to, text) = (requester.to_string(), holder.owner.clone(), message.clone());
+        self.db(move |r| r.notify(&from, &to, "access_request", &text))
             .await?;
+        self.bus.publish(EngineEvent::Notification {
+            to: holder.owner.clone(),
+            from: requester.to_string(),
+            kind: "access_request".into(),
+            message,
+        });
         Ok(AccessAnswer {
             session: session.name,
             holder: Some(holder),

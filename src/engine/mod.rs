@@ -20,6 +20,7 @@
 pub mod access;
 pub mod completion;
 mod error;
+pub mod events;
 pub mod input;
 pub mod journal;
 pub mod layout;
@@ -77,6 +78,8 @@ pub struct Engine {
     /// The terminal server restarts plus registry replacements the registry has been
     /// brought in line with (see [`Engine::list`]).
     adopted_epoch: Arc<std::sync::atomic::AtomicU64>,
+    /// Where what happens is published (see [`events`]).
+    bus: events::EventBus,
 }
 
 impl std::fmt::Debug for Engine {
@@ -154,6 +157,7 @@ impl Engine {
         let runtimes = Arc::new(Runtimes::new(journal_dir.clone()));
         runtimes.set_signed_marks(backend.capabilities().signed_marks);
         tokio::spawn(runtime::dispatch(runtimes.clone(), backend.subscribe()));
+        let bus = runtimes.bus().clone();
         Ok(Engine {
             backend,
             runtimes,
@@ -163,6 +167,7 @@ impl Engine {
             rules: None,
             registry,
             adopted_epoch: Default::default(),
+            bus,
         })
     }
 

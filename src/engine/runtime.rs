@@ -14,6 +14,7 @@ use std::time::Instant;
 use cohort_backends::{BackendEvent, EventStream, MarkParams, PaneId, PromptMark};
 use tokio::sync::watch;
 
+use super::events::{EngineEvent, EventBus};
 use super::journal::{Journal, DEFAULT_DISK_CAP, DEFAULT_MEMORY};
 
 /// A prompt mark and where it happened.
@@ -91,8 +92,9 @@ pub struct PaneData {
 }
 
 impl PaneData {
-    /// Takes a mark that arrived now, when it is the shell's own.
-    fn take_mark(&mut self, mark: PromptMark, params: MarkParams) {
+    /// Takes a mark that arrived now, when it is the shell's own; returns where it
+    /// was kept, or `None` when it was a program's.
+    fn take_mark(&mut self, mark: PromptMark, params: MarkParams) -> Option<u64> {
         let own = match (&self.mark_key, &params.key) {
             (MarkKey::Unsigned, _) => true,
             (MarkKey::Keyed(key), Some(signed)) => key == signed,
@@ -102,7 +104,7 @@ impl PaneData {
         };
         if !own {
             self.foreign_marks += 1;
-            return;
+            return None;
         }
         let offset = self.journal.len();
         if let (MarkKey::Unknown, Some(key)) = (&self.mark_key, params.key) {
@@ -118,6 +120,7 @@ impl PaneData {
         if self.marks.len() > 4096 {
             self.marks.drain(..2048);
         }
+        Some(offset)
     }
 
     /// Learns which marks are the shell's: marks kept provisionally under another
@@ -288,6 +291,8 @@ pub struct Runtimes {
     signed_marks: std::sync::atomic::AtomicBool,
     /// How many times the terminal server was replaced by a new one.
     restarts: std::sync::atomic::AtomicU64,
+    /// Where what happens in panes is published.
+    bus: EventBus,
 }
 
 impl Runtimes {
@@ -300,7 +305,13 @@ impl Runtimes {
             disk_cap: DEFAULT_DISK_CAP.into(),
             signed_marks: true.into(),
             restarts: Default::default(),
+            bus: EventBus::default(),
         }
+    }
+
+    /// The stream pane events are published on.
+    pub fn bus(&self) -> &EventBus {
+        &self.bus
     }
 
     /// Says whether the backend signs prompt marks (see [`MarkKey`]).
@@ -389,22 +400,41 @@ impl Runtimes {
         match event {
             BackendEvent::Output { pane, bytes } => {
                 let rt = self.get(&pane);
-                {
+                let (from, to) = {
                     let mut data = rt.lock();
+                    let from = data.journal.len();
                     data.journal.append(&bytes);
                     data.last_output = Instant::now();
-                }
+                    (from, data.journal.len())
+                };
                 rt.bump();
+                self.bus.publish(EngineEvent::Output { pane, from, to });
             }
             BackendEvent::Prompt { pane, mark, params } => {
                 let rt = self.get(&pane);
-                rt.lock().take_mark(mark, params);
+                let kept = rt.lock().take_mark(mark, params);
                 rt.bump();
+                match (kept, mark) {
+                    (Some(offset), PromptMark::CommandStart) => {
+                        self.bus
+                            .publish(EngineEvent::CommandStarted { pane, offset });
+                    }
+                    (Some(offset), PromptMark::CommandFinished { exit_status }) => {
+                        self.bus.publish(EngineEvent::CommandEnded {
+                            pane,
+                            exit_status,
+                            offset,
+                        });
+                    }
+                    _ => {}
+                }
             }
             BackendEvent::PaneExited { pane, exit_status } => {
                 let rt = self.get(&pane);
                 rt.lock().exited = Some(exit_status);
                 rt.bump();
+                self.bus
+                    .publish(EngineEvent::PaneExited { pane, exit_status });
             }
             BackendEvent::OutputLost { pane } => self.get(&pane).mark_gap(),
             BackendEvent::ForegroundChanged { pane, .. } | BackendEvent::ModeChanged { pane } => {

@@ -337,6 +337,10 @@ impl Engine {
             Ok(())
         })
         .await?;
+        self.bus.publish(super::events::EngineEvent::SessionOpened {
+            session: identity.name.clone(),
+            pane: pane.id.clone(),
+        });
         if let Some(agent) = &identity.agent {
             let title = agent_title(identity.team.as_deref(), agent);
             self.backend.set_title(&pane.id, &title).await?;
@@ -563,7 +567,12 @@ impl Engine {
         self.backend.close(pane).await?;
         self.runtimes.remove(pane);
         if let Some(session) = self.session_record(pane).await? {
+            let name = session.name.clone();
             self.db(move |r| r.remove_session(&session.id)).await?;
+            self.bus.publish(super::events::EngineEvent::SessionClosed {
+                session: name,
+                pane: pane.clone(),
+            });
         }
         Ok(())
     }
