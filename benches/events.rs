@@ -81,6 +81,7 @@ async fn run() {
                 Ok(Some(BackendEvent::Prompt {
                     pane: p,
                     mark: PromptMark::CommandFinished { .. },
+                    ..
                 })) if p == pane.id => {
                     exit_ms.push(ms(start.elapsed()));
                     break;
@@ -173,6 +174,7 @@ async fn wait_prompt(events: &mut EventStream, pane: &PaneId) {
             Some(BackendEvent::Prompt {
                 pane: p,
                 mark: PromptMark::PromptStart,
+                ..
             }) if &p == pane => return,
             Some(_) => {}
             None => panic!("events ended"),
@@ -186,6 +188,7 @@ async fn wait_exit(events: &mut EventStream, pane: &PaneId) {
             Some(BackendEvent::Prompt {
                 pane: p,
                 mark: PromptMark::CommandFinished { .. },
+                ..
             }) if &p == pane => return,
             Some(_) => {}
             None => panic!("events ended"),

@@ -57,6 +57,7 @@ async fn a_second_process_finds_panes_by_their_stamped_identity() {
                 name: "reviewer".into(),
                 agent: None,
                 team: None,
+                key: None,
             }),
             ..Default::default()
         })

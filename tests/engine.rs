@@ -411,7 +411,7 @@ async fn a_pager_set_back_on_is_named_with_the_way_out() {
     );
 
     engine
-        .keys_as(&pane, &["q".parse().unwrap()], None)
+        .keys_as(&pane, &["q".parse().unwrap()], None, None)
         .await
         .unwrap();
     let verdict = engine.wait(&pane, spec(10_000)).await.unwrap();
@@ -1086,7 +1086,7 @@ async fn two_processes_opening_one_name_at_once_get_one_session() {
 async fn a_new_tmux_server_hands_nothing_of_the_old_one_to_new_panes() {
     let (server, engine, pane) = shell_session("phoenix").await;
     run(&engine, &pane, "echo old-life-marker", spec(10_000)).await;
-    engine.lock(&pane, "holder").await.unwrap();
+    engine.lock(&pane, "holder", None).await.unwrap();
     let waiting = {
         let (engine, pane) = (engine.clone(), pane.clone());
         let owner = SendOptions {
@@ -1275,4 +1275,192 @@ fn walk(dir: &std::path::Path) -> u64 {
                 .sum()
         })
         .unwrap_or(0)
+}
+
+/// Prompt marks a program prints are not the shell's: a forged `D` mid-command, a
+/// `cat` of a recorded terminal log full of marks, and a nested shell with an
+/// integration of its own all leave the command running until the pane's own shell
+/// reports its end.
+#[tokio::test]
+async fn marks_a_program_prints_never_complete_a_command() {
+    let (server, engine, pane) = shell_session("forged").await;
+    let out = run(
+        &engine,
+        &pane,
+        "printf 'x\\033]133;D;0\\007\\033]133;A\\007'; sleep 1.2; (exit 3)",
+        spec(15_000),
+    )
+    .await;
+    assert_eq!(
+        (out.verdict.layer, out.verdict.exit_status),
+        (Layer::Exit, Some(3)),
+        "{:?}",
+        out.verdict
+    );
+    assert!(
+        out.verdict.elapsed >= Duration::from_millis(1200),
+        "{:?}",
+        out.verdict
+    );
+
+    let log = server.home().join("session.log");
+    let mut recorded = Vec::new();
+    for i in 0..50 {
+        recorded.extend_from_slice(
+            format!("\x1b]133;A\x07$ cmd{i}\r\n\x1b]133;C\x07out{i}\r\n\x1b]133;D;0\x07")
+                .as_bytes(),
+        );
+    }
+    std::fs::write(&log, recorded).unwrap();
+    let command = format!("cat {}; sleep 1; echo after-the-log", log.display());
+    let out = run(&engine, &pane, &command, spec(15_000)).await;
+    assert_eq!(out.verdict.layer, Layer::Exit, "{:?}", out.verdict);
+    assert!(
+        out.output.text.contains("after-the-log"),
+        "{}",
+        out.output.text
+    );
+
+    // A nested shell with an integration of its own: its marks are unsigned.
+    let nested = "bash --norc --noprofile";
+    run(&engine, &pane, nested, spec(10_000)).await;
+    run(
+        &engine,
+        &pane,
+        "PROMPT_COMMAND='printf \"\\033]133;D;$?\\007\\033]133;A\\007\"'; PS0='\\033]133;C\\007'",
+        spec(10_000),
+    )
+    .await;
+    let marked = SendOptions {
+        mark: Some("n3st".into()),
+        ..SendOptions::default()
+    };
+    let out = engine
+        .run(&pane, "sleep 1; (exit 5)", &marked, spec(15_000), false)
+        .await
+        .unwrap();
+    assert_eq!(
+        (out.verdict.layer, out.verdict.exit_status),
+        (Layer::Mark, Some(5)),
+        "{:?}",
+        out.verdict
+    );
+    assert!(
+        out.verdict.elapsed >= Duration::from_secs(1),
+        "{:?}",
+        out.verdict
+    );
+}
+
+/// `exit 7` reports the shell's status; what is typed next is refused (the shell is
+/// on its way out and would lose it), not answered with the old status.
+#[tokio::test]
+async fn typing_after_the_shell_exits_is_refused() {
+    let (_server, engine, pane) = shell_session("exiting").await;
+    let out = run(&engine, &pane, "exit 7", spec(10_000)).await;
+    assert_eq!(
+        (out.verdict.layer, out.verdict.exit_status),
+        (Layer::Exit, Some(7))
+    );
+    let err = engine
+        .run(&pane, "echo hi", &SendOptions::default(), spec(5000), false)
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(
+            err,
+            EngineError::Exited {
+                status: Some(7),
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+/// A process that never saw a command start (it started after it, or its marks went to
+/// a process that died) runs its own command while that one still runs: its verdict
+/// and output are its own command's, not the running one's.
+#[tokio::test]
+async fn a_run_typed_while_another_command_runs_gets_its_own_verdict() {
+    let (server, first, pane) = shell_session("busy").await;
+    first
+        .send(
+            &pane,
+            "sleep 1.5; printf '%s-%s\\n' first done",
+            &SendOptions::default(),
+        )
+        .await
+        .unwrap();
+    let deadline = std::time::Instant::now() + WAIT;
+    while first
+        .session_status(&pane)
+        .await
+        .unwrap()
+        .state
+        .foreground_command
+        != "sleep"
+    {
+        assert!(std::time::Instant::now() < deadline, "sleep never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // A second process, knowing nothing of the running command.
+    let second = engine(&server).await;
+    second.list().await.unwrap();
+    let out = run(
+        &second,
+        &pane,
+        "printf '%s-%s\\n' second done",
+        spec(15_000),
+    )
+    .await;
+    assert_eq!(out.verdict.layer, Layer::Exit, "{:?}", out.verdict);
+    assert!(
+        out.output.text.contains("second-done") && !out.output.text.contains("first-done"),
+        "{:?} {}",
+        out.output.text,
+        out.output.meta
+    );
+}
+
+/// The engine's event stream tells a follower what happens, in order: a session
+/// opening, output arriving, the command's start and end with its status, a lock, and
+/// the session closing.
+#[tokio::test]
+async fn the_event_stream_follows_sessions_commands_and_locks() {
+    use cohort::engine::events::EngineEvent;
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let mut events = engine.events();
+    let pane = shell(&engine, "followed").await;
+    run(&engine, &pane, "(exit 3)", spec(10_000)).await;
+    engine.lock(&pane, "watcher", None).await.unwrap();
+    engine.close(&pane).await.unwrap();
+    let mut seen = Vec::new();
+    while let Ok(Ok(event)) = tokio::time::timeout(Duration::from_millis(500), events.recv()).await
+    {
+        seen.push(event);
+    }
+    let position = |want: &dyn Fn(&EngineEvent) -> bool| {
+        seen.iter()
+            .position(want)
+            .unwrap_or_else(|| panic!("missing from {seen:#?}"))
+    };
+    let opened = position(
+        &|e| matches!(e, EngineEvent::SessionOpened { session, .. } if session == "followed"),
+    );
+    let output = position(&|e| matches!(e, EngineEvent::Output { pane: p, .. } if *p == pane));
+    let started =
+        position(&|e| matches!(e, EngineEvent::CommandStarted { pane: p, .. } if *p == pane));
+    let ended = position(
+        &|e| matches!(e, EngineEvent::CommandEnded { pane: p, exit_status: Some(3), .. } if *p == pane),
+    );
+    let locked = position(
+        &|e| matches!(e, EngineEvent::LockChanged { holder: Some(h), .. } if h == "watcher"),
+    );
+    let closed = position(
+        &|e| matches!(e, EngineEvent::SessionClosed { session, .. } if session == "followed"),
+    );
+    assert!(opened < started && started < ended && ended < locked && locked < closed);
+    assert!(output < ended);
 }

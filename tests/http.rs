@@ -209,3 +209,93 @@ async fn cross_origin_requests_from_browsers_are_refused() {
         assert!(response.starts_with("HTTP/1.1 200"), "{fine:?}: {response}");
     }
 }
+
+/// Two clients of one server each have their own "new output" cursor, and a lock is
+/// the connection's that took it: the other client passing the same owner name is
+/// refused.
+#[tokio::test]
+async fn clients_have_their_own_cursors_and_locks_are_bound_to_their_connection() {
+    let server = TestServer::new();
+    let served = serve(&server, &[]);
+    let connect = || async {
+        ().serve(StreamableHttpClientTransport::from_uri(served.url.clone()))
+            .await
+            .expect("initialize over HTTP")
+    };
+    let (a, b) = (connect().await, connect().await);
+    let call = |name: &'static str, args: serde_json::Value| {
+        CallToolRequestParams::new(name).with_arguments(args.as_object().unwrap().clone())
+    };
+    let ok = |r: rmcp::model::CallToolResult| {
+        assert_ne!(r.is_error, Some(true), "{r:?}");
+        r.structured_content.unwrap()
+    };
+    ok(
+        a.call_tool(call("open", serde_json::json!({"name": "shared"})))
+            .await
+            .unwrap(),
+    );
+    ok(a.call_tool(call(
+        "send",
+        serde_json::json!({"target": "shared", "text": "echo cursor-$((40+2))"}),
+    ))
+    .await
+    .unwrap());
+    let wait = serde_json::json!({"target": "shared", "wait": true, "timeout_ms": 10000});
+    ok(a.call_tool(call("read", wait.clone())).await.unwrap());
+    // A has read it; B has not: B's first read of new output still has it.
+    let seen = |v: &serde_json::Value| {
+        v["output"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("cursor-42")
+    };
+    let again_a = ok(a
+        .call_tool(call("read", serde_json::json!({"target": "shared"})))
+        .await
+        .unwrap());
+    assert!(!seen(&again_a), "{again_a}");
+    let first_b = ok(b
+        .call_tool(call("read", serde_json::json!({"target": "shared"})))
+        .await
+        .unwrap());
+    assert!(seen(&first_b), "{first_b}");
+
+    ok(a.call_tool(call(
+        "lock",
+        serde_json::json!({"target": "shared", "owner": "alice"}),
+    ))
+    .await
+    .unwrap());
+    let forged = b
+        .call_tool(call(
+            "send",
+            serde_json::json!({"target": "shared", "text": "echo not-alice", "owner": "alice"}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(forged.is_error, Some(true), "{forged:?}");
+    assert!(format!("{forged:?}").contains("locked by"), "{forged:?}");
+    ok(a.call_tool(call(
+        "send",
+        serde_json::json!({"target": "shared", "text": "echo alice", "owner": "alice"}),
+    ))
+    .await
+    .unwrap());
+    let steal = b
+        .call_tool(call(
+            "unlock",
+            serde_json::json!({"target": "shared", "owner": "alice"}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(steal.is_error, Some(true), "{steal:?}");
+    ok(b.call_tool(call(
+        "unlock",
+        serde_json::json!({"target": "shared", "owner": "bob", "force": true}),
+    ))
+    .await
+    .unwrap());
+    a.cancel().await.unwrap();
+    b.cancel().await.unwrap();
+}

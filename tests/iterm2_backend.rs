@@ -334,6 +334,7 @@ async fn strings_reach_iterm2_literally() {
         name: evil.clone(),
         agent: Some(evil.clone()),
         team: Some(evil.clone()),
+        key: None,
     };
     let pane = backend
         .spawn(SpawnOptions {

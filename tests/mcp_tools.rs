@@ -288,7 +288,7 @@ async fn teams_broadcast_with_a_cascade_and_many_at_once() {
     assert!(h
         .error("read_many", json!({"targets": ["a"], "filter": "("}))
         .await
-        .contains("not a valid regex"));
+        .contains("not a usable regex"));
     assert!(h
         .error("write_many", json!({"targets": ["nobody"], "text": "x"}))
         .await

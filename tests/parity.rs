@@ -92,6 +92,7 @@ impl Ctx {
                 BackendEvent::Prompt {
                     pane: p,
                     mark: cohort_backends::PromptMark::CommandFinished { exit_status },
+                    ..
                 } if &p == pane => {
                     let text =
                         String::from_utf8_lossy(&strip_ansi_escapes::strip(&out)).into_owned();
@@ -414,6 +415,7 @@ async fn identity_after_restart(mut ctx: Ctx) {
         name: "worker".into(),
         agent: Some("claude".into()),
         team: None,
+        key: None,
     };
     let pane = ctx
         .backend

@@ -129,7 +129,7 @@ async fn a_100kb_multiline_paste_arrives_intact_and_runs_only_on_enter() {
             .expect("event stream");
         match event {
             BackendEvent::Output { pane: p, bytes } if p == pane => seen.extend_from_slice(&bytes),
-            BackendEvent::Prompt { pane: p, mark } if p == pane => {
+            BackendEvent::Prompt { pane: p, mark, .. } if p == pane => {
                 panic!("the paste ran before Enter: {mark:?}")
             }
             _ => {}
@@ -137,7 +137,7 @@ async fn a_100kb_multiline_paste_arrives_intact_and_runs_only_on_enter() {
     }
     wait_reading(&backend, &pane).await;
     while let Ok(event) = events.try_recv() {
-        if let BackendEvent::Prompt { pane: p, mark } = event {
+        if let BackendEvent::Prompt { pane: p, mark, .. } = event {
             assert_ne!(p, pane, "the paste ran before Enter: {mark:?}");
         }
     }
@@ -290,6 +290,7 @@ async fn a_pane_is_found_again_by_its_stamped_identity() {
         name: "builder".into(),
         agent: Some("alice".into()),
         team: Some("backend".into()),
+        key: None,
     };
     let pane = {
         let backend = server.backend().await;

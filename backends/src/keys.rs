@@ -272,8 +272,18 @@ impl FromStr for Key {
     type Err = BackendError;
 
     fn from_str(input: &str) -> Result<Self, Self::Err> {
+        // The name as given, or its start when long: an error never echoes a
+        // megabyte back.
         let invalid = || BackendError::InvalidKey {
-            name: input.to_string(),
+            name: if input.chars().count() > 40 {
+                format!(
+                    "{}… ({} characters)",
+                    input.chars().take(40).collect::<String>(),
+                    input.chars().count()
+                )
+            } else {
+                input.to_string()
+            },
         };
         let name = input.trim();
         if name.is_empty() {

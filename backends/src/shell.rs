@@ -23,14 +23,26 @@
 //!
 //! | mark | when |
 //! |---|---|
-//! | `ESC ] 133 ; A BEL` | the prompt is about to be drawn |
-//! | `ESC ] 133 ; C BEL` | a command was accepted and starts running |
-//! | `ESC ] 133 ; D ; <status> BEL` | that command finished with `<status>` |
+//! | `ESC ] 133 ; A ; cohort=<key> BEL` | the prompt is about to be drawn |
+//! | `ESC ] 133 ; C ; cohort=<key> BEL` | a command was accepted and starts running |
+//! | `ESC ] 133 ; D ; <status> ; cohort=<key> BEL` | that command finished with `<status>` |
+//! | `ESC ] 133 ; D ; <status> ; cohort=<key> ; exit BEL` | the shell itself exits |
 //!
 //! These are escape sequences, not text: terminals consume them and nothing visible
 //! is printed. `D` is sent only after a command actually ran (not for an empty
 //! line), except in the plain `sh` fallback, which reports the last status at every
 //! prompt.
+//!
+//! Every mark is signed with the pane's key, which the shell reads from
+//! `COHORT_MARK_KEY` at start and then removes from its environment, keeping it in an
+//! unexported variable: programs the shell runs do not inherit it, so a mark one of
+//! them prints (a `printf`, a recorded terminal log, a remote host's own integration)
+//! is unsigned and is not taken for the shell's (see [`crate::MarkParams`]).
+//!
+//! bash runs cohort's prompt hook first in `PROMPT_COMMAND`, so the status it reports
+//! is the command's even when a user's line later puts something in front of it
+//! (`PROMPT_COMMAND="history -a; $PROMPT_COMMAND"`): the hook moves itself back to the
+//! front at the next prompt.
 
 use std::path::{Path, PathBuf};
 
@@ -111,20 +123,50 @@ fi
 __cohort_keep_path "$__cohort_start_path"
 unset __cohort_start_path
 
+# The pane's key signs every mark; programs this shell runs do not inherit it.
+__cohort_key=${COHORT_MARK_KEY-}
+unset COHORT_MARK_KEY
+
 __cohort_prompt() {
     local __cohort_status=$?
     if [ -n "${__cohort_ran-}" ] || [ -n "${__cohort_no_ps0-}" ]; then
-        printf '\033]133;D;%s\007' "$__cohort_status"
+        printf '\033]133;D;%s;cohort=%s\007' "$__cohort_status" "$__cohort_key"
     fi
     __cohort_ran=
-    printf '\033]133;A\007'
+    printf '\033]133;A;cohort=%s\007' "$__cohort_key"
+    __cohort_first
     return $__cohort_status
+}
+
+# Keeps __cohort_prompt first in PROMPT_COMMAND, so the status it reads is the
+# command's, whatever a user's line put in front of it.
+__cohort_first() {
+    if [[ ${PROMPT_COMMAND@a} == *a* ]]; then
+        [[ ${PROMPT_COMMAND[0]} == __cohort_prompt ]] && return
+        local __cohort_c __cohort_rest=()
+        for __cohort_c in "${PROMPT_COMMAND[@]}"; do
+            [[ $__cohort_c == __cohort_prompt ]] || __cohort_rest+=("$__cohort_c")
+        done
+        PROMPT_COMMAND=(__cohort_prompt "${__cohort_rest[@]}")
+    else
+        case ${PROMPT_COMMAND-} in
+            __cohort_prompt | "__cohort_prompt;"*) return ;;
+        esac
+        local __cohort_pc=${PROMPT_COMMAND-}
+        __cohort_pc=${__cohort_pc//__cohort_prompt;/}
+        __cohort_pc=${__cohort_pc//__cohort_prompt/}
+        # No separator left dangling at either end: `a; ` followed by a user's
+        # `; b` would be `a; ; b`, which does not parse, and no hook would run.
+        __cohort_pc=${__cohort_pc#"${__cohort_pc%%[![:space:];]*}"}
+        __cohort_pc=${__cohort_pc%"${__cohort_pc##*[![:space:];]}"}
+        PROMPT_COMMAND="__cohort_prompt${__cohort_pc:+;$__cohort_pc}"
+    fi
 }
 
 if [ "${BASH_VERSINFO[0]}" -gt 4 ] || { [ "${BASH_VERSINFO[0]}" -eq 4 ] && [ "${BASH_VERSINFO[1]}" -ge 4 ]; }; then
     # PS0 is expanded when a command is about to run (never for an empty line). The
     # array subscript assigns the flag without printing anything.
-    PS0='${__cohort_unset[__cohort_ran=1]}\033]133;C\007'"${PS0-}"
+    PS0='${__cohort_unset[__cohort_ran=1]}\033]133;C;cohort='"$__cohort_key"'\007'"${PS0-}"
 else
     __cohort_no_ps0=1
 fi
@@ -134,7 +176,7 @@ fi
 # EXIT trap of your own still runs.
 __cohort_exit() {
     local __cohort_status=$?
-    printf '\033]133;D;%s\007' "$__cohort_status"
+    printf '\033]133;D;%s;cohort=%s;exit\007' "$__cohort_status" "$__cohort_key"
     sleep 0.1
     return $__cohort_status
 }
@@ -161,6 +203,9 @@ else
 fi
 unset COHORT_USER_ZDOTDIR
 [[ -f "${ZDOTDIR:-$HOME}/.zshenv" ]] && source "${ZDOTDIR:-$HOME}/.zshenv"
+# The pane's key signs every mark; programs this shell runs do not inherit it.
+typeset -g __cohort_key=${COHORT_MARK_KEY-}
+unset COHORT_MARK_KEY
 if [[ -o interactive ]]; then
     __cohort_ran=
     __cohort_precmd() {
@@ -170,17 +215,17 @@ if [[ -o interactive ]]; then
             unset __cohort_start_path
         fi
         if [[ -n "$__cohort_ran" ]]; then
-            printf '\033]133;D;%s\007' "$__cohort_status"
+            printf '\033]133;D;%s;cohort=%s\007' "$__cohort_status" "$__cohort_key"
         fi
         __cohort_ran=
-        printf '\033]133;A\007'
+        printf '\033]133;A;cohort=%s\007' "$__cohort_key"
     }
     __cohort_preexec() {
         __cohort_ran=1
-        printf '\033]133;C\007'
+        printf '\033]133;C;cohort=%s\007' "$__cohort_key"
     }
     __cohort_zshexit() {
-        printf '\033]133;D;%s\007' "$?"
+        printf '\033]133;D;%s;cohort=%s;exit\007' "$?" "$__cohort_key"
         sleep 0.1
     }
     autoload -Uz add-zsh-hook
@@ -191,17 +236,20 @@ fi
 "#;
 
 const FISH_RC: &str = r#"# cohort shell integration for fish (run after your config.fish).
+# The pane's key signs every mark; programs this shell runs do not inherit it.
+set -g __cohort_key "$COHORT_MARK_KEY"
+set -e COHORT_MARK_KEY
 function __cohort_prompt --on-event fish_prompt
-    printf '\e]133;A\a'
+    printf '\e]133;A;cohort=%s\a' $__cohort_key
 end
 function __cohort_preexec --on-event fish_preexec
-    printf '\e]133;C\a'
+    printf '\e]133;C;cohort=%s\a' $__cohort_key
 end
 function __cohort_postexec --on-event fish_postexec
-    printf '\e]133;D;%s\a' $status
+    printf '\e]133;D;%s;cohort=%s\a' $status $__cohort_key
 end
 function __cohort_exit --on-event fish_exit
-    printf '\e]133;D;%s\a' $status
+    printf '\e]133;D;%s;cohort=%s;exit\a' $status $__cohort_key
     sleep 0.1
 end
 "#;
@@ -217,8 +265,11 @@ if [ -r "$HOME/.profile" ]; then . "$HOME/.profile"; fi
 if [ -n "${ENV-}" ] && [ -r "$ENV" ]; then . "$ENV"; fi
 __cohort_keep_path "$__cohort_start_path"
 unset __cohort_start_path
-trap '__cohort_status=$?; printf "\033]133;D;%s\007" "$__cohort_status"; sleep 0.1' EXIT
-PS1="$(printf '\033]133;D;')\$?$(printf '\007\033]133;A\007')${PS1:-\$ }"
+# The pane's key signs every mark; programs this shell runs do not inherit it.
+__cohort_key=${COHORT_MARK_KEY-}
+unset COHORT_MARK_KEY
+trap '__cohort_status=$?; printf "\033]133;D;%s;cohort=%s;exit\007" "$__cohort_status" "$__cohort_key"; sleep 0.1' EXIT
+PS1="$(printf '\033]133;D;')\$?;cohort=$__cohort_key$(printf '\007\033]133;A;')cohort=$__cohort_key$(printf '\007')${PS1:-\$ }"
 "#;
 
 /// The installed integration files.
@@ -300,13 +351,16 @@ pub fn launch_command(shell: &Path, files: &Path) -> String {
 }
 
 /// A `/bin/sh` command line that runs `command` and then reports its exit status as
-/// an OSC 133 `D` mark, so one-shot commands finish with the same event as shell
-/// commands. It lingers 0.1 s after the mark: tmux 3.3a drops a dying pane's last
-/// output from the control stream about half the time when the process exits
-/// right after writing it.
+/// an OSC 133 `D` mark signed with the pane's key (`COHORT_MARK_KEY`, which the
+/// command does not inherit), so one-shot commands finish with the same event as
+/// shell commands. Job control is on, so the command runs in a process group of its
+/// own that holds the terminal: the terminal's foreground is the command, not the
+/// wrapper. It lingers 0.1 s after the mark: tmux 3.3a drops a dying pane's last
+/// output from the control stream about half the time when the process exits right
+/// after writing it.
 pub fn command_with_exit_mark(command: &str) -> String {
     format!(
-        "/bin/sh -c {}; __cohort_status=$?; printf '\\033]133;D;%s\\007' \"$__cohort_status\"; sleep 0.1; exit \"$__cohort_status\"",
+        "__cohort_key=${{COHORT_MARK_KEY-}}; unset COHORT_MARK_KEY; set -m; /bin/sh -c {}; __cohort_status=$?; printf '\\033]133;D;%s;cohort=%s;exit\\007' \"$__cohort_status\" \"$__cohort_key\"; sleep 0.1; exit \"$__cohort_status\"",
         quote::sh(command)
     )
 }

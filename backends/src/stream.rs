@@ -19,10 +19,10 @@
 //! splitter.push(b"done\r\n\x1b]133;D;", &mut out);
 //! splitter.push(b"1\x07", &mut out);
 //! assert_eq!(out[0], Piece::Bytes(b"done\r\n".to_vec()));
-//! assert_eq!(out[2], Piece::Mark(PromptMark::CommandFinished { exit_status: Some(1) }));
+//! assert!(matches!(out[2], Piece::Mark(PromptMark::CommandFinished { exit_status: Some(1) }, _)));
 //! ```
 
-use crate::event::PromptMark;
+use crate::event::{MarkParams, PromptMark};
 
 /// The longest OSC 133 sequence we wait for before giving up on it.
 const MAX_MARK_LEN: usize = 256;
@@ -32,8 +32,8 @@ const MAX_MARK_LEN: usize = 256;
 pub enum Piece {
     /// Output bytes.
     Bytes(Vec<u8>),
-    /// A prompt mark that ended right before this point.
-    Mark(PromptMark),
+    /// A prompt mark that ended right before this point, with what it carried.
+    Mark(PromptMark, MarkParams),
 }
 
 /// Shapes one pane's output stream; see the module docs.
@@ -62,8 +62,8 @@ impl OutputSplitter {
                 MarkScan::Found { len, mark } => {
                     let end = esc + len;
                     out.push(Piece::Bytes(buf[emitted..end].to_vec()));
-                    if let Some(mark) = mark {
-                        out.push(Piece::Mark(mark));
+                    if let Some((mark, params)) = mark {
+                        out.push(Piece::Mark(mark, params));
                     }
                     emitted = end;
                     pos = end;
@@ -109,7 +109,7 @@ enum MarkScan {
     /// An OSC 133 sequence of `len` bytes; `mark` is `None` for kinds we ignore.
     Found {
         len: usize,
-        mark: Option<PromptMark>,
+        mark: Option<(PromptMark, MarkParams)>,
     },
     NotAMark,
     /// Could be the start of a mark; wait for more bytes.
@@ -154,20 +154,37 @@ fn parse_mark(buf: &[u8]) -> MarkScan {
 fn found(body: &[u8], len: usize) -> MarkScan {
     let mut fields = body.split(|&b| b == b';');
     let kind = fields.next().unwrap_or_default();
+    let rest: Vec<&[u8]> = fields.collect();
     let mark = match kind {
         b"A" => Some(PromptMark::PromptStart),
         b"B" => Some(PromptMark::InputStart),
         b"C" => Some(PromptMark::CommandStart),
         b"D" => {
-            let exit_status = fields
-                .next()
+            // The status is the first parameter, when it is not a key=value one.
+            let exit_status = rest
+                .first()
+                .filter(|f| !f.contains(&b'='))
                 .and_then(|s| std::str::from_utf8(s).ok())
                 .and_then(|s| s.trim().parse::<i32>().ok());
             Some(PromptMark::CommandFinished { exit_status })
         }
         _ => None,
     };
-    MarkScan::Found { len, mark }
+    let mut params = MarkParams::default();
+    for field in rest {
+        if let Some(key) = field.strip_prefix(b"cohort=") {
+            params.key = std::str::from_utf8(key)
+                .ok()
+                .filter(|k| !k.is_empty())
+                .map(str::to_string);
+        } else if field == b"exit" {
+            params.exiting = true;
+        }
+    }
+    MarkScan::Found {
+        len,
+        mark: mark.map(|m| (m, params)),
+    }
 }
 
 /// How many bytes at the end of `buf` start a UTF-8 character that is not complete yet.
@@ -207,7 +224,7 @@ mod tests {
         out.iter()
             .filter_map(|p| match p {
                 Piece::Bytes(b) => Some(b.clone()),
-                Piece::Mark(_) => None,
+                Piece::Mark(..) => None,
             })
             .flatten()
             .collect()
@@ -235,7 +252,7 @@ mod tests {
             let marks: Vec<_> = out
                 .iter()
                 .filter_map(|p| match p {
-                    Piece::Mark(m) => Some(*m),
+                    Piece::Mark(m, _) => Some(*m),
                     _ => None,
                 })
                 .collect();
@@ -258,14 +275,56 @@ mod tests {
         let out = shape(&[b"\x1b]133;D;2;aid=7\x1b\\"]);
         assert_eq!(
             out[1],
-            Piece::Mark(PromptMark::CommandFinished {
-                exit_status: Some(2)
-            })
+            Piece::Mark(
+                PromptMark::CommandFinished {
+                    exit_status: Some(2)
+                },
+                MarkParams::default()
+            )
         );
         let out = shape(&[b"\x1b]133;D\x07"]);
         assert_eq!(
             out[1],
-            Piece::Mark(PromptMark::CommandFinished { exit_status: None })
+            Piece::Mark(
+                PromptMark::CommandFinished { exit_status: None },
+                MarkParams::default()
+            )
+        );
+    }
+
+    #[test]
+    fn signatures_and_exits_are_read() {
+        let out = shape(&[
+            b"\x1b]133;D;7;cohort=k3y;exit\x07\x1b]133;A;cohort=k3y\x07\x1b]133;D;cohort=\x07",
+        ]);
+        let marks: Vec<&Piece> = out
+            .iter()
+            .filter(|p| matches!(p, Piece::Mark(..)))
+            .collect();
+        let signed = MarkParams {
+            key: Some("k3y".into()),
+            exiting: false,
+        };
+        assert_eq!(
+            *marks[0],
+            Piece::Mark(
+                PromptMark::CommandFinished {
+                    exit_status: Some(7)
+                },
+                MarkParams {
+                    exiting: true,
+                    ..signed.clone()
+                }
+            )
+        );
+        assert_eq!(*marks[1], Piece::Mark(PromptMark::PromptStart, signed));
+        // An empty key is no signature, and a key is not a status.
+        assert_eq!(
+            *marks[2],
+            Piece::Mark(
+                PromptMark::CommandFinished { exit_status: None },
+                MarkParams::default()
+            )
         );
     }
 

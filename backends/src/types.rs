@@ -82,10 +82,10 @@ pub struct Capabilities {
     pub focus: bool,
     /// The foreground process and its pid are known.
     pub foreground_process: bool,
-    /// Saved window arrangements.
-    pub arrangements: bool,
-    /// Line numbers in [`crate::Lines`] count every line ever scrolled, not just the retained ones.
-    pub absolute_line_numbers: bool,
+    /// Prompt marks carry the signature of the pane's own shell integration
+    /// ([`crate::MarkParams::key`]), so marks a program prints can be told from them.
+    #[serde(default)]
+    pub signed_marks: bool,
     /// A split honours [`SplitOptions::size`]; without it the new pane takes the
     /// terminal's default share and the size is ignored.
     #[serde(default)]
@@ -121,6 +121,10 @@ pub struct Identity {
     pub agent: Option<String>,
     /// Team of that agent, if any.
     pub team: Option<String>,
+    /// The key the pane's shell integration signs its prompt marks with (see
+    /// [`crate::MarkParams`]); `None` for panes made before marks were signed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
 }
 
 /// How a new window/tab is started.
@@ -236,6 +240,11 @@ pub struct PaneState {
     pub cwd: Option<String>,
     /// Lines of scrollback retained above the screen.
     pub history_lines: u64,
+    /// The pane's terminal device (`/dev/pts/3`), when the backend tells: where the
+    /// foreground process group and the terminal's mode can be asked on any POSIX
+    /// system.
+    #[serde(default)]
+    pub tty: Option<String>,
 }
 
 impl PaneState {

@@ -63,7 +63,18 @@ fn a_typed_prompt_runs_a_turn_with_hooks_and_transcript() {
         format!("Done: {}.", digest("hello there"))
     );
     assert_eq!(stop[0]["background_tasks"], serde_json::json!([]));
-    let lines = read_json_lines(&path);
+    // Claude Code writes the stop-hook summary after the hook ran: wait for it.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let lines = loop {
+        let lines = read_json_lines(&path);
+        let summarised = lines
+            .iter()
+            .any(|l| l["type"] == "system" && l["subtype"] == "stop_hook_summary");
+        if summarised || std::time::Instant::now() > deadline {
+            break lines;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
     assert!(lines
         .iter()
         .any(|l| l["type"] == "user" && l["message"]["content"] == "hello there"));

@@ -63,6 +63,13 @@ pub(crate) struct Launch {
 }
 
 impl Session {
+    /// The session's terminal device (`/dev/pts/N`), as iTerm2's `tty` variable says.
+    pub fn tty_name(&self) -> Option<String> {
+        lock(&self.master)
+            .tty_name()
+            .map(|p| p.display().to_string())
+    }
+
     /// Starts the program; its output is processed once [`Session::run`] is called.
     pub(crate) fn spawn(
         state: &Arc<State>,

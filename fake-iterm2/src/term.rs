@@ -96,7 +96,7 @@ impl Term {
         for piece in pieces {
             match piece {
                 Piece::Bytes(bytes) => self.process(&bytes),
-                Piece::Mark(mark) => {
+                Piece::Mark(mark, _) => {
                     if let Some(e) = self.mark(mark) {
                         events.push(e);
                     }

@@ -32,7 +32,7 @@ use crate::{lock, Conn, State};
 pub const POLL: Duration = Duration::from_millis(200);
 
 /// Session variables listed by `"*"` besides the `user.*` ones.
-const SESSION_BUILTINS: [&str; 13] = [
+const SESSION_BUILTINS: [&str; 14] = [
     "badge",
     "id",
     "name",
@@ -46,6 +46,7 @@ const SESSION_BUILTINS: [&str; 13] = [
     "path",
     "termid",
     "showingAlternateScreen",
+    "tty",
 ];
 
 /// Whether a client may set this variable: `user.<name>`, with no further dot.
@@ -70,6 +71,7 @@ fn session_builtin(session: &Session, name: &str) -> Option<serde_json::Value> {
         "path" => Value::from(session.cwd()?),
         "termid" => Value::from(format!("w0t0p0:{}", session.id)),
         "showingAlternateScreen" => Value::from(lock(&session.term).alternate_screen()),
+        "tty" => Value::from(session.tty_name()?),
         _ => return None,
     })
 }

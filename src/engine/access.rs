@@ -7,6 +7,7 @@
 
 use cohort_backends::PaneId;
 
+use super::events::EngineEvent;
 use super::names::{self, NameKind, NOTE_MAX};
 use super::registry::{LockRecord, NotificationRecord, SessionRecord};
 use super::{Engine, EngineError};
@@ -31,22 +32,39 @@ impl Engine {
         })
     }
 
-    /// Locks the session in `pane` for `owner`. Locking a session one holds is fine;
-    /// locked by someone else, the error names the holder.
-    pub async fn lock(&self, pane: &PaneId, owner: &str) -> Result<LockRecord, EngineError> {
+    /// Locks the session in `pane` for `owner`, bound to `token` (the caller's
+    /// connection: another connection cannot type as the holder by passing the same
+    /// name). Locking a session one holds is fine; locked by someone else, the error
+    /// names the holder.
+    pub async fn lock(
+        &self,
+        pane: &PaneId,
+        owner: &str,
+        token: Option<&str>,
+    ) -> Result<LockRecord, EngineError> {
         names::check(NameKind::Owner, owner)?;
         let session = self.session_of(pane).await?;
-        let (id, who) = (session.id.clone(), owner.to_string());
+        let (id, who, token) = (
+            session.id.clone(),
+            owner.to_string(),
+            token.map(str::to_string),
+        );
         let taken = self
             .db(move |r| {
-                Ok(match r.lock(&id, &who)? {
+                Ok(match r.lock(&id, &who, token.as_deref())? {
                     Some(holder) => Err(holder),
                     None => Ok(r.lock_of(&id)?),
                 })
             })
             .await?;
         match taken {
-            Ok(Some(lock)) => Ok(lock),
+            Ok(Some(lock)) => {
+                self.bus.publish(EngineEvent::LockChanged {
+                    session: lock.session.clone(),
+                    holder: Some(lock.owner.clone()),
+                });
+                Ok(lock)
+            }
             Ok(None) => Err(EngineError::Internal(format!(
                 "the lock on {:?} vanished right after it was taken",
                 session.name
@@ -55,18 +73,29 @@ impl Engine {
         }
     }
 
-    /// Releases the lock on the session in `pane` held by `owner` (anyone's with
-    /// `force`). Returns whether a lock was released.
+    /// Releases the lock on the session in `pane` held by `owner` on `token`'s
+    /// connection (anyone's with `force`). Returns whether a lock was released.
     pub async fn unlock(
         &self,
         pane: &PaneId,
         owner: &str,
+        token: Option<&str>,
         force: bool,
     ) -> Result<bool, EngineError> {
         names::check(NameKind::Owner, owner)?;
         let session = self.session_of(pane).await?;
-        let who = owner.to_string();
-        self.db(move |r| r.unlock(&session.id, &who, force)).await
+        let (who, token) = (owner.to_string(), token.map(str::to_string));
+        let id = session.id.clone();
+        let released = self
+            .db(move |r| r.unlock(&id, &who, token.as_deref(), force))
+            .await?;
+        if released {
+            self.bus.publish(EngineEvent::LockChanged {
+                session: session.name,
+                holder: None,
+            });
+        }
+        Ok(released)
     }
 
     /// The lock on the session in `pane`, if any.
@@ -101,9 +130,15 @@ impl Engine {
             session.name,
             reason.map(|r| format!(": {r}")).unwrap_or_default()
         );
-        let (from, to) = (requester.to_string(), holder.owner.clone());
-        self.db(move |r| r.notify(&from, &to, "access_request", &message))
+        let (from, to, text) = (requester.to_string(), holder.owner.clone(), message.clone());
+        self.db(move |r| r.notify(&from, &to, "access_request", &text))
             .await?;
+        self.bus.publish(EngineEvent::Notification {
+            to: holder.owner.clone(),
+            from: requester.to_string(),
+            kind: "access_request".into(),
+            message,
+        });
         Ok(AccessAnswer {
             session: session.name,
             holder: Some(holder),
@@ -136,7 +171,7 @@ impl Engine {
         add: &[String],
         remove: &[String],
     ) -> Result<Vec<String>, EngineError> {
-        for tag in add {
+        for tag in add.iter().chain(remove) {
             names::check(NameKind::Tag, tag)?;
         }
         let session = self.session_of(pane).await?;

@@ -1,10 +1,13 @@
-//! The send path's shared pieces: a per-pane lock that holds across cohort
-//! processes, and waiting for a program to settle before Enter.
+//! The send path's shared pieces: per-pane locks that hold across cohort processes
+//! (one for typing, one for a whole run, from its Enter to its verdict), and waiting
+//! for a program to settle before Enter.
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+use cohort_backends::{Key, KeyCode};
 
 use super::runtime::PaneRuntime;
 
@@ -41,6 +44,17 @@ pub fn lock_path(dir: &Path, server: &str, pane: &str) -> PathBuf {
 
 /// Takes the lock, waiting up to `timeout` for another holder.
 pub async fn lock(path: PathBuf, timeout: Duration) -> std::io::Result<SendLock> {
+    lock_or(
+        path,
+        timeout,
+        "another cohort process is typing into this pane",
+    )
+    .await
+}
+
+/// Takes the lock, waiting up to `timeout` for another holder; `busy` says who holds
+/// it when the time is up.
+pub async fn lock_or(path: PathBuf, timeout: Duration, busy: &str) -> std::io::Result<SendLock> {
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;
     }
@@ -65,7 +79,7 @@ pub async fn lock(path: PathBuf, timeout: Duration) -> std::io::Result<SendLock>
         if Instant::now() >= deadline {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::TimedOut,
-                "another cohort process is typing into this pane",
+                busy.to_string(),
             ));
         }
         // Contention only: back off briefly.
@@ -110,6 +124,30 @@ pub async fn settle_after_echo(
         deadline.saturating_duration_since(Instant::now()),
     )
     .await;
+}
+
+/// Keys that stop or end the program reading them: `C-c`, `C-\\`, `C-z`, `C-d`.
+pub fn is_interrupt(key: &Key) -> bool {
+    match key.code {
+        KeyCode::Char(c) => key.ctrl && matches!(c.to_ascii_lowercase(), 'c' | '\\' | 'z' | 'd'),
+        _ => false,
+    }
+}
+
+/// Waits until the shell reports the end of the command it runs, at most `limit`.
+pub async fn until_command_ends(runtime: &PaneRuntime, limit: Duration) {
+    let deadline = Instant::now() + limit;
+    let mut changes = runtime.watch();
+    loop {
+        changes.borrow_and_update();
+        if !runtime.lock().command_running() || Instant::now() >= deadline {
+            return;
+        }
+        tokio::select! {
+            _ = changes.changed() => {}
+            _ = tokio::time::sleep_until(deadline.into()) => {}
+        }
+    }
 }
 
 /// Waits until the pane has produced no output for `quiet` (at most `limit`): a

@@ -91,6 +91,7 @@ impl Engine {
         text: &str,
         options: &SendOptions,
     ) -> Result<Vec<Delivery>, EngineError> {
+        super::names::check_opt(super::names::NameKind::Owner, options.owner.as_deref())?;
         let targets = self.expand_somewhere(targets).await?;
         let sends = targets.into_iter().map(|(label, pane)| {
             let (engine, options, text) = (self.clone(), options.clone(), text.to_string());
@@ -202,6 +203,7 @@ impl Engine {
         agent_messages: &BTreeMap<String, String>,
         options: &SendOptions,
     ) -> Result<Vec<Delivery>, EngineError> {
+        super::names::check_opt(super::names::NameKind::Owner, options.owner.as_deref())?;
         if message.is_none() && team_messages.is_empty() && agent_messages.is_empty() {
             return Err(EngineError::InvalidArgument(
                 "nothing to send: give message, teams or agents".into(),

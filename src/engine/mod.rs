@@ -22,12 +22,14 @@
 pub mod access;
 pub mod completion;
 mod error;
+pub mod events;
 pub mod input;
 pub mod journal;
 pub mod layout;
 pub mod many;
 pub mod names;
 pub mod orchestrate;
+pub mod pattern;
 pub mod read;
 pub mod registry;
 pub mod run;
@@ -81,6 +83,8 @@ pub struct Engine {
     adopted_epoch: Arc<std::sync::atomic::AtomicU64>,
     /// The workers' side: settings, signal trackers, the wake socket.
     workers: Arc<workers::Hub>,
+    /// Where what happens is published (see [`events`]).
+    bus: events::EventBus,
 }
 
 impl std::fmt::Debug for Engine {
@@ -156,7 +160,9 @@ impl Engine {
         sessions::remove_stale_journals(&journal_root);
         let journal_dir = journal_root.join(std::process::id().to_string());
         let runtimes = Arc::new(Runtimes::new(journal_dir.clone()));
+        runtimes.set_signed_marks(backend.capabilities().signed_marks);
         tokio::spawn(runtime::dispatch(runtimes.clone(), backend.subscribe()));
+        let bus = runtimes.bus().clone();
         Ok(Engine {
             backend,
             runtimes,
@@ -167,6 +173,7 @@ impl Engine {
             registry,
             adopted_epoch: Default::default(),
             workers: Arc::new(workers::Hub::new(state_dir)),
+            bus,
         })
     }
 

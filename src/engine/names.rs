@@ -51,7 +51,7 @@ pub const LABEL_MAX: usize = 256;
 pub const NOTE_MAX: usize = 4096;
 
 /// The start of `value`, for an error message that must not echo megabytes back.
-fn shown(value: &str) -> String {
+pub(crate) fn shown(value: &str) -> String {
     const SHOWN: usize = 40;
     if value.chars().count() <= SHOWN {
         value.to_string()
@@ -122,6 +122,28 @@ pub fn check_text(what: &str, text: &str, max: usize, lines: bool) -> Result<(),
             "it contains control characters (NUL, escape, carriage return): use printable text"
                 .into(),
         ));
+    }
+    Ok(())
+}
+
+/// Checks an environment variable for a new session: a POSIX name (letters, digits
+/// and `_`, not starting with a digit, at most 128 characters) and a value without
+/// NUL, at most 64 KiB.
+pub fn check_env(key: &str, value: &str) -> Result<(), EngineError> {
+    let valid = !key.is_empty()
+        && key.len() <= 128
+        && !key.starts_with(|c: char| c.is_ascii_digit())
+        && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !valid {
+        return Err(EngineError::InvalidArgument(format!(
+            "environment variable name {:?} is not usable: use letters, digits and _ (not starting with a digit), at most 128 characters",
+            shown(key)
+        )));
+    }
+    if value.len() > 64 << 10 || value.contains('\0') {
+        return Err(EngineError::InvalidArgument(format!(
+            "the value of {key} is not usable: at most 64 KiB, without NUL"
+        )));
     }
     Ok(())
 }

@@ -153,10 +153,17 @@ pub fn take(data: &mut PaneData, options: &ReadOptions) -> Slice {
             (from, len)
         }
         ReadWhat::Lines(range) => {
-            // Lines asked for by number are shown exactly, at most EXACT_LINES at a time.
+            // Lines asked for by number are shown exactly, at most EXACT_LINES at a time;
+            // lines older than the journal keeps start the read at the oldest kept
+            // (the floor, below), which says they were dropped.
             let end = range.end.min(range.start + EXACT_LINES);
-            let a = data.journal.line_start(range.start).unwrap_or(len);
-            let b = data.journal.line_start(end).unwrap_or(len);
+            let first_kept = data.journal.first_line();
+            let a = if range.start < first_kept {
+                0
+            } else {
+                data.journal.line_start(range.start).unwrap_or(len)
+            };
+            let b = data.journal.line_start(end.max(first_kept)).unwrap_or(len);
             (a, b.max(a))
         }
         ReadWhat::Tail(n) => {

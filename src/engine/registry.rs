@@ -49,6 +49,18 @@ pub enum RegistryError {
     Conflict(String),
 }
 
+/// The answer to [`Registry::claim_name`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Claim {
+    /// The name is the caller's now.
+    Claimed,
+    /// A live session or a fresh claim holds it.
+    Taken,
+    /// A session with this id holds it whose pane the caller did not list: look again,
+    /// and claim with `replacing` when it is really gone.
+    Suspect(String),
+}
+
 /// A session row.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionRecord {
@@ -105,6 +117,17 @@ pub struct LockRecord {
     pub owner: String,
     /// Unix seconds.
     pub since: i64,
+    /// The token of the connection that took it (`None`: bound to the name alone).
+    #[serde(skip)]
+    pub token: Option<String>,
+}
+
+impl LockRecord {
+    /// Whether `owner` presenting `token` is the holder: the same name, and the same
+    /// connection when the lock was bound to one.
+    pub fn held_by(&self, owner: &str, token: Option<&str>) -> bool {
+        self.owner == owner && self.token.as_deref().is_none_or(|t| Some(t) == token)
+    }
 }
 
 /// A notification for an agent or a human.
@@ -169,7 +192,7 @@ fn file_id(path: &Path) -> Option<(u64, u64)> {
     std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
 }
 
-const SCHEMA_VERSION: i64 = 2;
+const SCHEMA_VERSION: i64 = 3;
 
 const MIGRATIONS: &[&str] = &[
     // 1: the first schema.
@@ -220,6 +243,8 @@ const MIGRATIONS: &[&str] = &[
      );",
     // 2: sessions are looked up by their pane on every send.
     "CREATE INDEX sessions_by_pane ON sessions (server, pane);",
+    // 3: a lock is bound to the connection that took it, not only to a name.
+    "ALTER TABLE locks ADD COLUMN token TEXT;",
 ];
 
 fn now() -> i64 {
@@ -340,6 +365,21 @@ impl Registry {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .clone()
+    }
+
+    /// Whether another process holds the database locked now: the message saying so
+    /// (writes would wait up to the busy timeout, then fail), or `None`.
+    pub fn lock_holder(&self) -> Option<String> {
+        let probe = Connection::open(&self.path).ok()?;
+        probe.busy_timeout(Duration::from_millis(200)).ok()?;
+        match probe.execute_batch("BEGIN IMMEDIATE; ROLLBACK;") {
+            Ok(()) => None,
+            Err(e) if matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)) => Some(format!(
+                "the registry at {} is locked by another process: calls that write to it wait up to 10 s, then fail; sessions already open keep working",
+                self.path.display()
+            )),
+            Err(_) => None,
+        }
     }
 
     /// How many times the database was replaced while this process ran: each time,
@@ -468,19 +508,21 @@ impl Registry {
 
     /// Claims `name` for a session about to be created with id `id` on `server`, before
     /// its pane exists, so that two processes opening the same name at once cannot both
-    /// succeed. A row of that name whose session is not among `live_sessions` of
-    /// `server` (the persistent ids stamped on the panes that exist: a closed pane,
-    /// one of a server that was killed, whose pane id a new pane may now have) is stale
-    /// and yields; a live one, or another claim younger than a minute, keeps the name
-    /// and `false` is returned. The claim becomes the session's row with
-    /// [`Registry::upsert_session`], or is dropped with [`Registry::remove_session`].
+    /// succeed. A row of that name whose session is among `live_sessions` (the
+    /// persistent ids stamped on the panes that exist), or another claim younger than
+    /// a minute, keeps the name ([`Claim::Taken`]). A row whose session is not among
+    /// them may be one the caller's list is too old to show: it is only replaced when
+    /// the caller names it in `replacing` after looking again ([`Claim::Suspect`]).
+    /// The claim becomes the session's row with [`Registry::upsert_session`], or is
+    /// dropped with [`Registry::remove_session`].
     pub fn claim_name(
         &self,
         id: &str,
         name: &str,
         server: &str,
         live_sessions: &[String],
-    ) -> Result<bool, RegistryError> {
+        replacing: Option<&str>,
+    ) -> Result<Claim, RegistryError> {
         self.write(|tx| {
             let holder: Option<(String, String, String, i64)> = tx
                 .query_row(
@@ -494,7 +536,10 @@ impl Registry {
                 let claimed = pane.is_empty() && now() - created < 60;
                 let live = other_server == server && live_sessions.contains(&other);
                 if claimed || live {
-                    return Ok(false);
+                    return Ok(Claim::Taken);
+                }
+                if replacing != Some(other.as_str()) {
+                    return Ok(Claim::Suspect(other));
                 }
                 tx.execute("DELETE FROM sessions WHERE id = ?1", [&other])
                     .map_err(sql(&self.path))?;
@@ -505,7 +550,7 @@ impl Registry {
                 params![id, name, server, now()],
             )
             .map_err(sql(&self.path))?;
-            Ok(true)
+            Ok(Claim::Claimed)
         })
     }
 
@@ -799,60 +844,50 @@ impl Registry {
 
     // ----- locks -----
 
-    /// Takes the lock on a session for `owner`; returns the holder when someone else has it.
-    pub fn lock(&self, session_id: &str, owner: &str) -> Result<Option<LockRecord>, RegistryError> {
+    /// Takes the lock on a session for `owner`, bound to `token` (the caller's
+    /// connection); returns the holder when someone else has it.
+    pub fn lock(
+        &self,
+        session_id: &str,
+        owner: &str,
+        token: Option<&str>,
+    ) -> Result<Option<LockRecord>, RegistryError> {
         self.write(|tx| {
-            let held: Option<(String, i64)> = tx
-                .query_row(
-                    "SELECT owner, since FROM locks WHERE session_id = ?1",
-                    [session_id],
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )
-                .optional()
-                .map_err(sql(&self.path))?;
-            if let Some((holder, since)) = held {
-                if holder != owner {
-                    let session = session_name(tx, session_id, &self.path)?;
-                    return Ok(Some(LockRecord {
-                        session,
-                        owner: holder,
-                        since,
-                    }));
-                }
-                return Ok(None);
+            if let Some(held) = lock_row(tx, session_id, &self.path)? {
+                return Ok((!held.held_by(owner, token)).then_some(held));
             }
             tx.execute(
-                "INSERT INTO locks (session_id, owner, since) VALUES (?1, ?2, ?3)",
-                params![session_id, owner, now()],
+                "INSERT INTO locks (session_id, owner, since, token) VALUES (?1, ?2, ?3, ?4)",
+                params![session_id, owner, now(), token],
             )
             .map_err(sql(&self.path))?;
             Ok(None)
         })
     }
 
-    /// Releases a lock held by `owner` (or anyone's, with `force`). Returns whether a
-    /// lock was released.
+    /// Releases a lock held by `owner` on `token`'s connection (or anyone's, with
+    /// `force`). Returns whether a lock was released.
     pub fn unlock(
         &self,
         session_id: &str,
         owner: &str,
+        token: Option<&str>,
         force: bool,
     ) -> Result<bool, RegistryError> {
-        self.write(|tx| {
-            let holder: Option<String> = tx
-                .query_row("SELECT owner FROM locks WHERE session_id = ?1", [session_id], |r| r.get(0))
-                .optional()
-                .map_err(sql(&self.path))?;
-            match holder {
-                None => Ok(false),
-                Some(h) if h == owner || force => {
-                    tx.execute("DELETE FROM locks WHERE session_id = ?1", [session_id]).map_err(sql(&self.path))?;
-                    Ok(true)
-                }
-                Some(h) => Err(RegistryError::Conflict(format!(
-                    "the lock is held by {h:?}, not {owner:?}: ask them with request_access, or pass force: true"
-                ))),
+        self.write(|tx| match lock_row(tx, session_id, &self.path)? {
+            None => Ok(false),
+            Some(held) if held.held_by(owner, token) || force => {
+                tx.execute("DELETE FROM locks WHERE session_id = ?1", [session_id])
+                    .map_err(sql(&self.path))?;
+                Ok(true)
             }
+            Some(held) if held.owner == owner => Err(RegistryError::Conflict(format!(
+                "the lock was taken as {owner:?} by another connection: only that one releases it; pass force: true to break it"
+            ))),
+            Some(held) => Err(RegistryError::Conflict(format!(
+                "the lock is held by {:?}, not {owner:?}: ask them with request_access, or pass force: true",
+                held.owner
+            ))),
         })
     }
 
@@ -860,13 +895,14 @@ impl Registry {
     pub fn lock_of(&self, session_id: &str) -> Result<Option<LockRecord>, RegistryError> {
         self.with(|c| {
             c.query_row(
-                "SELECT s.name, l.owner, l.since FROM locks l JOIN sessions s ON s.id = l.session_id WHERE l.session_id = ?1",
+                "SELECT s.name, l.owner, l.since, l.token FROM locks l JOIN sessions s ON s.id = l.session_id WHERE l.session_id = ?1",
                 [session_id],
                 |r| {
                     Ok(LockRecord {
                         session: r.get(0)?,
                         owner: r.get(1)?,
                         since: r.get(2)?,
+                        token: r.get(3)?,
                     })
                 },
             )
@@ -958,6 +994,31 @@ fn sql(path: &Path) -> impl Fn(rusqlite::Error) -> RegistryError + '_ {
     }
 }
 
+/// The lock on session `id`, read inside a transaction.
+fn lock_row(
+    tx: &rusqlite::Transaction<'_>,
+    id: &str,
+    path: &Path,
+) -> Result<Option<LockRecord>, RegistryError> {
+    let held: Option<(String, i64, Option<String>)> = tx
+        .query_row(
+            "SELECT owner, since, token FROM locks WHERE session_id = ?1",
+            [id],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .optional()
+        .map_err(sql(path))?;
+    held.map(|(owner, since, token)| {
+        Ok(LockRecord {
+            session: session_name(tx, id, path)?,
+            owner,
+            since,
+            token,
+        })
+    })
+    .transpose()
+}
+
 fn session_name(
     tx: &rusqlite::Transaction<'_>,
     id: &str,
@@ -1027,14 +1088,33 @@ mod tests {
         );
         let server = "-L cohort";
         // Two processes opening "race" at once: the second claim loses.
-        assert!(one.claim_name("a", "race", server, &[]).unwrap());
-        assert!(!two.claim_name("b", "race", server, &[]).unwrap());
+        assert_eq!(
+            one.claim_name("a", "race", server, &[], None).unwrap(),
+            Claim::Claimed
+        );
+        assert_eq!(
+            two.claim_name("b", "race", server, &[], None).unwrap(),
+            Claim::Taken
+        );
         // The first becomes a session whose pane lives: still taken.
         one.upsert_session(&session("a", "race")).unwrap();
-        assert!(!two.claim_name("b", "race", server, &["a".into()]).unwrap());
-        // Its pane gone (another session now has its pane id), the row is stale and
-        // yields.
-        assert!(two.claim_name("b", "race", server, &["c".into()]).unwrap());
+        assert_eq!(
+            two.claim_name("b", "race", server, &["a".into()], None)
+                .unwrap(),
+            Claim::Taken
+        );
+        // Not in the caller's list: maybe gone, maybe too new for the list. Only when
+        // the caller looked again and names it does the row yield.
+        assert_eq!(
+            two.claim_name("b", "race", server, &["c".into()], None)
+                .unwrap(),
+            Claim::Suspect("a".into())
+        );
+        assert_eq!(
+            two.claim_name("b", "race", server, &["c".into()], Some("a"))
+                .unwrap(),
+            Claim::Claimed
+        );
         let sessions = one.sessions().unwrap();
         assert_eq!(
             sessions.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(),
@@ -1069,24 +1149,33 @@ mod tests {
     }
 
     #[test]
-    fn locks_refuse_a_second_owner() {
+    fn locks_refuse_a_second_owner_and_another_connection() {
         let dir = tempfile::tempdir().unwrap();
         let r = Registry::open(&dir.path().join("r.db")).unwrap();
         r.upsert_session(&session("a", "alpha")).unwrap();
-        assert_eq!(r.lock("a", "alice").unwrap(), None);
+        let (one, two) = (Some("conn-1"), Some("conn-2"));
+        assert_eq!(r.lock("a", "alice", one).unwrap(), None);
         assert_eq!(
-            r.lock("a", "alice").unwrap(),
+            r.lock("a", "alice", one).unwrap(),
             None,
             "re-locking by the holder is fine"
         );
-        let held = r.lock("a", "bob").unwrap().expect("held by alice");
+        let held = r.lock("a", "bob", two).unwrap().expect("held by alice");
         assert_eq!(
             (held.session.as_str(), held.owner.as_str()),
             ("alpha", "alice")
         );
-        assert!(r.unlock("a", "bob", false).is_err());
-        assert!(r.unlock("a", "alice", false).unwrap());
-        assert_eq!(r.lock("a", "bob").unwrap(), None);
+        // The holder's name on another connection is not the holder.
+        assert!(r.lock("a", "alice", two).unwrap().is_some());
+        assert!(!held.held_by("alice", two) && held.held_by("alice", one));
+        assert!(r.unlock("a", "alice", two, false).is_err());
+        assert!(r.unlock("a", "bob", two, false).is_err());
+        assert!(r.unlock("a", "alice", one, false).unwrap());
+        assert_eq!(r.lock("a", "bob", two).unwrap(), None);
+        assert!(
+            r.unlock("a", "carol", None, true).unwrap(),
+            "force breaks it"
+        );
     }
 
     #[test]

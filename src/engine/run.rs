@@ -8,7 +8,7 @@ use cohort_backends::{PaneId, Screen};
 use super::completion::{self, Started, Verdict, WaitSpec};
 use super::read::{self, ReadOptions, ReadOutput, ReadWhat};
 use super::send::SendOptions;
-use super::{Engine, EngineError};
+use super::{input, Engine, EngineError};
 
 /// A `run`'s result: the verdict and the command's output.
 #[derive(Clone, Debug)]
@@ -37,6 +37,25 @@ impl Engine {
         }
         let runtime = self.runtimes.get(pane);
         let _turn = runtime.run_turn().await;
+        // Runs take turns across processes too: a manager's and a worker's server
+        // running in one session would otherwise type into each other's commands and
+        // take each other's output and status. The lease is a lock on a file, so it
+        // goes with its holder if that process dies.
+        let path = input::lock_path(
+            &self.lock_dir,
+            &self.server_key,
+            &format!("{}-run", pane.as_str()),
+        );
+        let _lease = input::lock_or(
+            path,
+            spec.timeout,
+            "another cohort process's run is still going in this session; wait for it or raise timeout_ms",
+        )
+        .await
+        .map_err(|e| EngineError::Busy {
+            pane: pane.clone(),
+            reason: e.to_string(),
+        })?;
         let sent = self.type_text(pane, command, &send, true).await?;
         let started = sent.started.expect("enter was pressed");
         let verdict =

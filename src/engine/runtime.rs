@@ -11,9 +11,10 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use cohort_backends::{BackendEvent, EventStream, PaneId, PromptMark};
+use cohort_backends::{BackendEvent, EventStream, MarkParams, PaneId, PromptMark};
 use tokio::sync::watch;
 
+use super::events::{EngineEvent, EventBus};
 use super::journal::{Journal, DEFAULT_DISK_CAP, DEFAULT_MEMORY};
 
 /// A prompt mark and where it happened.
@@ -38,8 +39,25 @@ pub struct CommandAt {
     /// The terminal's foreground process group when Enter was pressed: what read the
     /// line (the shell, at its prompt).
     pub typed_into: Option<u32>,
+    /// That process's command line then (see [`PaneRuntime::command_line_of`]).
+    pub typed_into_args: Option<String>,
     /// The nonce of the exit-status sentinel appended to it, for the mark layer.
     pub mark: Option<String>,
+}
+
+/// Which prompt marks are the pane's own shell's (see [`cohort_backends::MarkParams`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum MarkKey {
+    /// Not learned yet (a pane seen before its session's record): signed marks are
+    /// kept for now and checked once the key is known; unsigned ones are not the
+    /// shell's.
+    #[default]
+    Unknown,
+    /// The shell signs its marks with this key: every other mark is a program's.
+    Keyed(String),
+    /// The pane's marks are not signed (a pane made before marks were signed, or a
+    /// backend that cannot tell): every mark is taken.
+    Unsigned,
 }
 
 /// Mutable state of one pane.
@@ -64,9 +82,74 @@ pub struct PaneData {
     /// Where the pane's scrollback from before this process ends in the journal (it
     /// starts it): 0 when none was taken in. Plain text, without colours or marks.
     pub history_end: u64,
+    /// Which marks are the shell's.
+    pub mark_key: MarkKey,
+    /// Signed marks kept while the key was unknown, with the key they carried.
+    provisional: Vec<(u64, String)>,
+    /// Marks seen that were not the shell's (a program printed them).
+    pub foreign_marks: u64,
+    /// The shell sent its last mark on its way out (with its status): what is typed
+    /// now would be lost.
+    pub exiting: Option<Option<i32>>,
+    /// The command line of the process commands were first typed into (the shell at its
+    /// prompt), by pid: kept from the first look, so a shell that replaced itself
+    /// (`exec sh`) is told by its new command line.
+    first_command_line: Option<(u32, String)>,
 }
 
 impl PaneData {
+    /// Takes a mark that arrived now, when it is the shell's own; returns where it
+    /// was kept, or `None` when it was a program's.
+    fn take_mark(&mut self, mark: PromptMark, params: MarkParams) -> Option<u64> {
+        let own = match (&self.mark_key, &params.key) {
+            (MarkKey::Unsigned, _) => true,
+            (MarkKey::Keyed(key), Some(signed)) => key == signed,
+            (MarkKey::Keyed(_), None) => false,
+            (MarkKey::Unknown, Some(_)) => true,
+            (MarkKey::Unknown, None) => false,
+        };
+        if !own {
+            self.foreign_marks += 1;
+            return None;
+        }
+        let offset = self.journal.len();
+        if let (MarkKey::Unknown, Some(key)) = (&self.mark_key, params.key) {
+            self.provisional.push((offset, key));
+        }
+        if mark == PromptMark::CommandStart {
+            self.announces_start = true;
+        }
+        if params.exiting {
+            self.exiting = Some(mark.finished().flatten());
+        }
+        self.marks.push(MarkAt { offset, mark });
+        if self.marks.len() > 4096 {
+            self.marks.drain(..2048);
+        }
+        Some(offset)
+    }
+
+    /// Learns which marks are the shell's: marks kept provisionally under another
+    /// key are dropped.
+    pub fn set_mark_key(&mut self, key: MarkKey) {
+        if let MarkKey::Keyed(own) = &key {
+            let wrong: Vec<u64> = self
+                .provisional
+                .iter()
+                .filter(|(_, k)| k != own)
+                .map(|(offset, _)| *offset)
+                .collect();
+            if !wrong.is_empty() {
+                self.foreign_marks += wrong.len() as u64;
+                let mut dropped = wrong.into_iter().peekable();
+                self.marks
+                    .retain(|m| dropped.next_if_eq(&m.offset).is_none());
+            }
+        }
+        self.provisional.clear();
+        self.mark_key = key;
+    }
+
     /// Whether the shell announced a command's start (`C`) and not yet its end (`D`).
     pub fn command_running(&self) -> bool {
         self.marks
@@ -103,6 +186,11 @@ impl PaneRuntime {
                 gaps: Vec::new(),
                 cursors: HashMap::new(),
                 history_end: 0,
+                mark_key: MarkKey::Unknown,
+                provisional: Vec::new(),
+                foreign_marks: 0,
+                exiting: None,
+                first_command_line: None,
             }),
             version: watch::channel(0).0,
             runs: tokio::sync::Mutex::new(()),
@@ -139,21 +227,41 @@ impl PaneRuntime {
         self.bump();
     }
 
+    /// The command line `pid` had when commands were first typed into it: read once
+    /// per pid (from `/proc`, or `ps` where there is none), then kept.
+    pub fn command_line_of(&self, pid: u32) -> Option<String> {
+        if let Some((seen, line)) = &self.lock().first_command_line {
+            if *seen == pid {
+                return Some(line.clone());
+            }
+        }
+        let line = cohort_backends::process::command_line(pid)?;
+        self.lock().first_command_line = Some((pid, line.clone()));
+        Some(line)
+    }
+
     /// Records text about to be entered (call right before pressing Enter) into
     /// `typed_into`, the foreground process group, with the nonce of its sentinel when
-    /// one was appended, and returns the record.
+    /// one was appended, and whether a program other than the shell holds the
+    /// terminal; returns the record.
     pub fn record_command(
         &self,
         text: &str,
         typed_into: Option<u32>,
         mark: Option<String>,
+        program_running: bool,
     ) -> CommandAt {
+        let typed_into_args = typed_into.and_then(|pid| self.command_line_of(pid));
         let mut data = self.lock();
         let command = CommandAt {
             offset: data.journal.len(),
             text: kept_text(text),
-            continues: data.command_running(),
+            // Input for a command still running: the shell said so, or a program other
+            // than the pane's shell holds the terminal (a process that started after
+            // the command did has not seen its C mark).
+            continues: data.command_running() || program_running,
             typed_into,
+            typed_into_args,
             mark,
         };
         data.commands.push(command.clone());
@@ -200,8 +308,13 @@ pub struct Runtimes {
     memory: usize,
     /// Bytes of output each new journal keeps on disk.
     disk_cap: std::sync::atomic::AtomicU64,
+    /// Whether the backend signs marks: new panes start with their key unknown, or,
+    /// when it cannot, unsigned.
+    signed_marks: std::sync::atomic::AtomicBool,
     /// How many times the terminal server was replaced by a new one.
     restarts: std::sync::atomic::AtomicU64,
+    /// Where what happens in panes is published.
+    bus: EventBus,
 }
 
 impl Runtimes {
@@ -212,8 +325,21 @@ impl Runtimes {
             dir,
             memory: DEFAULT_MEMORY,
             disk_cap: DEFAULT_DISK_CAP.into(),
+            signed_marks: true.into(),
             restarts: Default::default(),
+            bus: EventBus::default(),
         }
+    }
+
+    /// The stream pane events are published on.
+    pub fn bus(&self) -> &EventBus {
+        &self.bus
+    }
+
+    /// Says whether the backend signs prompt marks (see [`MarkKey`]).
+    pub fn set_signed_marks(&self, signed: bool) {
+        self.signed_marks
+            .store(signed, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Sets how much output journals created from now on keep on disk.
@@ -234,6 +360,9 @@ impl Runtimes {
         let cap = self.disk_cap.load(std::sync::atomic::Ordering::Relaxed);
         let journal = Journal::create(&file, self.memory, cap);
         let rt = Arc::new(PaneRuntime::new(pane.clone(), journal));
+        if !self.signed_marks.load(std::sync::atomic::Ordering::Relaxed) {
+            rt.lock().mark_key = MarkKey::Unsigned;
+        }
         panes.insert(pane.clone(), rt.clone());
         rt
     }
@@ -293,32 +422,41 @@ impl Runtimes {
         match event {
             BackendEvent::Output { pane, bytes } => {
                 let rt = self.get(&pane);
-                {
+                let (from, to) = {
                     let mut data = rt.lock();
+                    let from = data.journal.len();
                     data.journal.append(&bytes);
                     data.last_output = Instant::now();
-                }
+                    (from, data.journal.len())
+                };
                 rt.bump();
+                self.bus.publish(EngineEvent::Output { pane, from, to });
             }
-            BackendEvent::Prompt { pane, mark } => {
+            BackendEvent::Prompt { pane, mark, params } => {
                 let rt = self.get(&pane);
-                {
-                    let mut data = rt.lock();
-                    let offset = data.journal.len();
-                    if mark == PromptMark::CommandStart {
-                        data.announces_start = true;
-                    }
-                    data.marks.push(MarkAt { offset, mark });
-                    if data.marks.len() > 4096 {
-                        data.marks.drain(..2048);
-                    }
-                }
+                let kept = rt.lock().take_mark(mark, params);
                 rt.bump();
+                match (kept, mark) {
+                    (Some(offset), PromptMark::CommandStart) => {
+                        self.bus
+                            .publish(EngineEvent::CommandStarted { pane, offset });
+                    }
+                    (Some(offset), PromptMark::CommandFinished { exit_status }) => {
+                        self.bus.publish(EngineEvent::CommandEnded {
+                            pane,
+                            exit_status,
+                            offset,
+                        });
+                    }
+                    _ => {}
+                }
             }
             BackendEvent::PaneExited { pane, exit_status } => {
                 let rt = self.get(&pane);
                 rt.lock().exited = Some(exit_status);
                 rt.bump();
+                self.bus
+                    .publish(EngineEvent::PaneExited { pane, exit_status });
             }
             BackendEvent::OutputLost { pane } => self.get(&pane).mark_gap(),
             BackendEvent::ForegroundChanged { pane, .. } | BackendEvent::ModeChanged { pane } => {

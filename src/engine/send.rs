@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use cohort_backends::{Key, PaneId};
 
 use super::completion::{mark_suffix, Started};
+use super::names::{self, NameKind};
 use super::{input, sanitize, tripwire, Engine, EngineError};
 
 /// How to send text.
@@ -22,6 +23,8 @@ pub struct SendOptions {
     pub mark: Option<String>,
     /// Who is typing (an agent name); a locked session accepts only its holder.
     pub owner: Option<String>,
+    /// The caller's connection: a lock taken on one connection is held there only.
+    pub owner_token: Option<String>,
 }
 
 impl Default for SendOptions {
@@ -32,6 +35,7 @@ impl Default for SendOptions {
             force: false,
             mark: None,
             owner: None,
+            owner_token: None,
         }
     }
 }
@@ -58,6 +62,7 @@ impl Engine {
         &self,
         pane: &PaneId,
         owner: Option<&str>,
+        token: Option<&str>,
     ) -> Result<Option<String>, EngineError> {
         let (server, pane) = (self.server_key.clone(), pane.to_string());
         let found = self
@@ -67,7 +72,7 @@ impl Engine {
             })
             .await?;
         match found {
-            Some((Some(lock), _)) if Some(lock.owner.as_str()) != owner => {
+            Some((Some(lock), _)) if !owner.is_some_and(|o| lock.held_by(o, token)) => {
                 Err(EngineError::Locked(lock))
             }
             Some((_, id)) => Ok(Some(id)),
@@ -108,14 +113,31 @@ impl Engine {
                 TEXT_MAX >> 20
             )));
         }
-        let session = self.check_lock(pane, options.owner.as_deref()).await?;
+        names::check_opt(NameKind::Owner, options.owner.as_deref())?;
+        let session = self
+            .check_lock(
+                pane,
+                options.owner.as_deref(),
+                options.owner_token.as_deref(),
+            )
+            .await?;
         let mut text = if options.raw {
             text.to_string()
         } else {
             sanitize::sanitize_input(text)
         };
-        if options.enter && !options.force {
-            tripwire::check_command(&text).map_err(EngineError::Refused)?;
+        if options.enter {
+            // Enter ends the last line: a final newline of the text is that Enter, and
+            // the empty lines before it are the text's own (a REPL closes a block on one).
+            if text.ends_with('\n') {
+                text.pop();
+                if text.ends_with('\r') {
+                    text.pop();
+                }
+            }
+            if !options.force {
+                tripwire::check_command(&text).map_err(EngineError::Refused)?;
+            }
         }
         if let Some(nonce) = &options.mark {
             if text.contains('\n') {
@@ -145,14 +167,7 @@ impl Engine {
         let pasted = text.contains(['\n', '\t']);
         let before_typing = runtime.lock().journal.len();
         if pasted {
-            // With Enter to follow, a final newline would be a second Enter; without,
-            // the text goes as it is.
-            let text = if options.enter {
-                text.trim_end_matches('\n')
-            } else {
-                text.as_str()
-            };
-            self.backend.paste(pane, text).await?;
+            self.backend.paste(pane, &text).await?;
         } else if !text.is_empty() {
             self.backend.send_text(pane, &text).await?;
         }
@@ -178,7 +193,12 @@ impl Engine {
                 )
                 .await;
             }
-            let command = runtime.record_command(&text, state.foreground_pid, options.mark.clone());
+            let command = runtime.record_command(
+                &text,
+                state.foreground_pid,
+                options.mark.clone(),
+                !state.at_shell(),
+            );
             let at = Instant::now();
             self.backend.send_keys(pane, &[Key::ENTER]).await?;
             started = Some(Started::after(&command, at));
@@ -201,19 +221,31 @@ impl Engine {
 
     /// Presses named keys.
     pub async fn keys(&self, pane: &PaneId, keys: &[Key]) -> Result<(), EngineError> {
-        self.keys_as(pane, keys, None).await
+        self.keys_as(pane, keys, None, None).await
     }
 
-    /// Presses named keys on behalf of `owner` (checked against the session's lock).
+    /// Presses named keys on behalf of `owner` on `token`'s connection (checked
+    /// against the session's lock).
     pub async fn keys_as(
         &self,
         pane: &PaneId,
         keys: &[Key],
         owner: Option<&str>,
+        token: Option<&str>,
     ) -> Result<(), EngineError> {
-        self.check_lock(pane, owner).await?;
+        names::check_opt(NameKind::Owner, owner)?;
+        self.check_lock(pane, owner, token).await?;
         let (_lock, _) = self.input_turn(pane).await?;
-        Ok(self.backend.send_keys(pane, keys).await?)
+        let runtime = self.runtimes.get(pane);
+        let running = runtime.lock().command_running();
+        self.backend.send_keys(pane, keys).await?;
+        if running && keys.iter().any(input::is_interrupt) {
+            // The command takes a moment to stop, and a key typed before it has (the
+            // next command's first letter) can still be read by it: hold the pane's
+            // input until the shell reports the end, briefly.
+            input::until_command_ends(&runtime, Duration::from_millis(500)).await;
+        }
+        Ok(())
     }
 
     /// The pane's input, held against every other cohort process until the guard drops,
@@ -230,10 +262,13 @@ impl Engine {
                 reason: e.to_string(),
             })?;
         let state = self.backend.pane_state(pane).await?;
-        if state.dead {
+        // The shell's last mark said it is exiting: the pane closes in a moment, and
+        // what is typed now would be lost.
+        let exiting = self.runtimes.get(pane).lock().exiting;
+        if state.dead || exiting.is_some() {
             return Err(EngineError::Exited {
                 pane: pane.clone(),
-                status: state.exit_status,
+                status: state.exit_status.or(exiting.flatten()),
             });
         }
         self.backend.cancel_copy_mode(pane).await?;

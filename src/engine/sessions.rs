@@ -114,6 +114,9 @@ impl Engine {
     /// of this server whose pane is gone are dropped.
     pub async fn adopt(&self) -> Result<Vec<PaneInfo>, EngineError> {
         let panes = self.backend.list_panes().await?;
+        for pane in &panes {
+            learn_mark_key(&self.runtimes.get(&pane.id), pane.identity.as_ref());
+        }
         let known = self.db(|r| r.sessions()).await?;
         for pane in &panes {
             let Some(identity) = &pane.identity else {
@@ -174,7 +177,12 @@ impl Engine {
             self.adopted_epoch.store(epoch, Ordering::SeqCst);
             return Ok(panes);
         }
-        Ok(self.backend.list_panes().await?)
+        let panes = self.backend.list_panes().await?;
+        // Panes another process made: their shells' marks are told by their keys.
+        for pane in &panes {
+            learn_mark_key(&self.runtimes.get(&pane.id), pane.identity.as_ref());
+        }
+        Ok(panes)
     }
 
     /// Opens a new session.
@@ -237,11 +245,14 @@ impl Engine {
         options: OpenOptions,
         live: &[PaneInfo],
     ) -> Result<PaneInfo, EngineError> {
+        let signed = self.backend.capabilities().signed_marks;
         let identity = Identity {
             id: uuid::Uuid::new_v4().to_string(),
             name: options.name.clone(),
             agent: options.agent.clone(),
             team: options.team.clone(),
+            // The key the pane's shell signs its prompt marks with.
+            key: signed.then(|| uuid::Uuid::new_v4().simple().to_string()),
         };
         // Pagers off unless the caller set them.
         let mut env: Vec<(String, String)> = PAGERS_OFF
@@ -255,20 +266,15 @@ impl Engine {
         if let Some(agent) = &options.agent {
             env.push(("COHORT_AGENT".into(), agent.clone()));
         }
+        if let Some(key) = &identity.key {
+            env.push(("COHORT_MARK_KEY".into(), key.clone()));
+        }
         // Claim the name across processes before the pane exists.
         let live: Vec<String> = live
             .iter()
             .filter_map(|p| p.identity.as_ref().map(|i| i.id.clone()))
             .collect();
-        let (id, name, server) = (
-            identity.id.clone(),
-            options.name.clone(),
-            self.server_key.clone(),
-        );
-        if !self
-            .db(move |r| r.claim_name(&id, &name, &server, &live))
-            .await?
-        {
+        if !self.claim(&identity.id, &options.name, live).await? {
             return Err(EngineError::NameTaken {
                 name: options.name,
                 by: "another session of that name is open or being opened".into(),
@@ -282,7 +288,7 @@ impl Engine {
                 .unwrap_or_else(|| options.name.clone()),
             cwd: options.cwd,
             env,
-            command: options.command,
+            command: options.command.as_deref().map(foreground_command),
             size: None,
             identity: Some(identity.clone()),
         };
@@ -309,7 +315,7 @@ impl Engine {
                 return Err(e.into());
             }
         };
-        self.runtimes.get(&pane.id);
+        learn_mark_key(&self.runtimes.get(&pane.id), Some(&identity));
         let row = SessionRecord {
             id: identity.id.clone(),
             name: options.name,
@@ -331,11 +337,44 @@ impl Engine {
             Ok(())
         })
         .await?;
+        self.bus.publish(super::events::EngineEvent::SessionOpened {
+            session: identity.name.clone(),
+            pane: pane.id.clone(),
+        });
         if let Some(agent) = &identity.agent {
             let title = agent_title(identity.team.as_deref(), agent);
             self.backend.set_title(&pane.id, &title).await?;
         }
         Ok(pane)
+    }
+
+    /// Claims `name` for the session `id` across processes (see
+    /// [`super::registry::Registry::claim_name`]): a row the caller's list does not
+    /// show is checked against a fresh list before it is replaced.
+    async fn claim(&self, id: &str, name: &str, live: Vec<String>) -> Result<bool, EngineError> {
+        use super::registry::Claim;
+        let (id, name, server) = (id.to_string(), name.to_string(), self.server_key.clone());
+        let first = {
+            let (id, name, server) = (id.clone(), name.clone(), server.clone());
+            self.db(move |r| r.claim_name(&id, &name, &server, &live, None))
+                .await?
+        };
+        let suspect = match first {
+            Claim::Claimed => return Ok(true),
+            Claim::Taken => return Ok(false),
+            Claim::Suspect(other) => other,
+        };
+        let fresh: Vec<String> = self
+            .backend
+            .list_panes()
+            .await?
+            .iter()
+            .filter_map(|p| p.identity.as_ref().map(|i| i.id.clone()))
+            .collect();
+        let again = self
+            .db(move |r| r.claim_name(&id, &name, &server, &fresh, Some(&suspect)))
+            .await?;
+        Ok(again == Claim::Claimed)
     }
 
     /// Opens several sessions in one window, arranged by `tree` (see [`layout`]).
@@ -528,7 +567,12 @@ impl Engine {
         self.backend.close(pane).await?;
         self.runtimes.remove(pane);
         if let Some(session) = self.session_record(pane).await? {
+            let name = session.name.clone();
             self.db(move |r| r.remove_session(&session.id)).await?;
+            self.bus.publish(super::events::EngineEvent::SessionClosed {
+                session: name,
+                pane: pane.clone(),
+            });
         }
         Ok(())
     }
@@ -543,9 +587,60 @@ impl Engine {
     }
 }
 
+/// Tells a pane's runtime which marks are its shell's, from the identity stamped on the
+/// pane: signed with its key, or (a pane made before marks were signed) all of them.
+pub(crate) fn learn_mark_key(runtime: &super::runtime::PaneRuntime, identity: Option<&Identity>) {
+    use super::runtime::MarkKey;
+    let mut data = runtime.lock();
+    if data.mark_key != MarkKey::Unknown {
+        return;
+    }
+    let key = match identity {
+        Some(Identity { key: Some(key), .. }) => MarkKey::Keyed(key.clone()),
+        Some(_) => MarkKey::Unsigned,
+        None => return,
+    };
+    data.set_mark_key(key);
+}
+
+/// A session's command as the pane runs it: a single simple command is `exec`ed, so
+/// the terminal's foreground process is the program itself (`cat`), not the shell
+/// that started it; anything else runs as it is.
+fn foreground_command(command: &str) -> String {
+    let script = cohort_reducers::command::parse(command);
+    let single = script.complete
+        && script.commands.len() == 1
+        && script.commands[0].body.is_none()
+        && script.commands[0]
+            .words
+            .first()
+            .is_some_and(|w| !w.text.contains('=') && !SHELL_WORDS.contains(&w.text.as_str()));
+    if single {
+        format!("exec {command}")
+    } else {
+        command.to_string()
+    }
+}
+
+/// Words that start a shell construct or are builtins `exec` cannot run.
+const SHELL_WORDS: &[&str] = &[
+    "if", "for", "while", "until", "case", "{", "(", "!", "cd", "export", "exec", "exit", "source",
+    ".", "eval", "set", "unset", "alias", "read", "wait", "trap", "builtin", "command", "time",
+    "function",
+];
+
 /// Checks the names an [`OpenOptions`] carries: the session's, its agent's and team's.
 fn check_open_options(options: &OpenOptions) -> Result<(), EngineError> {
     names::check(NameKind::Session, &options.name)?;
+    for (key, value) in &options.env {
+        names::check_env(key, value)?;
+    }
+    if let Some(command) = &options.command {
+        names::check_text("command", command, 64 << 10, true)?;
+    }
+    if let Some(cwd) = &options.cwd {
+        names::check_text("working directory", cwd, 4096, false)?;
+    }
     names::check_opt(NameKind::Agent, options.agent.as_deref())?;
     names::check_opt(NameKind::Team, options.team.as_deref())?;
     if options.team.is_some() && options.agent.is_none() {

@@ -38,11 +38,16 @@ pub struct SessionStatus {
 impl Engine {
     /// The server's state.
     pub async fn status(&self) -> Result<ServerStatus, EngineError> {
+        let locked = self.db(|r| Ok(r.lock_holder())).await?;
+        let warning = match (self.registry.recovered(), locked) {
+            (Some(recovered), Some(locked)) => Some(format!("{locked}; {recovered}")),
+            (one, other) => one.or(other),
+        };
         Ok(ServerStatus {
             backend: self.backend.kind(),
             capabilities: self.backend.capabilities(),
             registry: self.registry.path().to_path_buf(),
-            registry_warning: self.registry.recovered(),
+            registry_warning: warning,
             sessions: self.list().await?.len(),
             journal_memory: self.stats().journal_memory,
         })

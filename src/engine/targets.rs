@@ -81,7 +81,7 @@ impl Engine {
             }
         }
         Err(EngineError::UnknownTarget {
-            target: target.to_string(),
+            target: super::names::shown(target),
             known: describe_targets(&panes),
         })
     }
@@ -141,7 +141,7 @@ impl Engine {
             out.push((
                 target.clone(),
                 Err(EngineError::UnknownTarget {
-                    target: target.clone(),
+                    target: super::names::shown(target),
                     known: describe_targets(&panes),
                 }),
             ));

@@ -86,6 +86,7 @@ impl Engine {
 
     /// Forgets an agent (its session stays); false when there was none.
     pub async fn remove_agent(&self, name: &str) -> Result<bool, EngineError> {
+        names::check(NameKind::Agent, name)?;
         let name = name.to_string();
         self.db(move |r| r.remove_agent(&name)).await
     }
@@ -131,6 +132,7 @@ impl Engine {
     /// Removes a team (its agents stay, without it; sub-teams lose their parent);
     /// false when there was none.
     pub async fn remove_team(&self, name: &str) -> Result<bool, EngineError> {
+        names::check(NameKind::Team, name)?;
         let name = name.to_string();
         self.db(move |r| r.remove_team(&name)).await
     }

@@ -15,10 +15,6 @@ use crate::engine::completion::{Until, WaitSpec};
 use crate::engine::read::{ReadOptions, ReadWhat};
 use crate::engine::{append_verdict, OpenOptions, SendOptions};
 
-/// Whose cursor MCP reads of new output move: one per server process, which is one
-/// agent's connection.
-pub(crate) const READER: &str = "mcp";
-
 #[tool_router(router = core_router, vis = "pub(crate)")]
 impl CohortServer {
     #[tool(
@@ -30,7 +26,7 @@ impl CohortServer {
             open_world_hint = false
         )
     )]
-    async fn list(&self) -> Result<Json<ListResult>, String> {
+    async fn list(&self, Parameters(_): Parameters<NoArgs>) -> Result<Json<ListResult>, String> {
         let engine = self.engine().await?;
         let panes = engine.list().await.map_err(err)?;
         Ok(Json(ListResult {
@@ -87,6 +83,7 @@ impl CohortServer {
             force: args.force,
             mark: None,
             owner: args.owner.clone(),
+            owner_token: Some(self.connection().into()),
         };
         engine
             .send(&pane.id, &args.text, &options)
@@ -118,7 +115,12 @@ impl CohortServer {
             .map_err(|e| e.to_string())?;
         let pane = engine.resolve(&args.target).await.map_err(err)?;
         engine
-            .keys_as(&pane.id, &keys, args.owner.as_deref())
+            .keys_as(
+                &pane.id,
+                &keys,
+                args.owner.as_deref(),
+                Some(self.connection()),
+            )
             .await
             .map_err(err)?;
         Ok(Json(Done::from(&pane)))
@@ -155,10 +157,11 @@ impl CohortServer {
                 .mark
                 .then(|| uuid::Uuid::new_v4().simple().to_string()[..12].to_string()),
             owner: args.owner.clone(),
+            owner_token: Some(self.connection().into()),
         };
         let run = engine.run(&pane.id, &args.command, &send, spec, args.raw);
         let out = with_progress(run, &ctx).await?.map_err(err)?;
-        engine.mark_read(&pane.id, READER, out.verdict.output.end);
+        engine.mark_read(&pane.id, self.connection(), out.verdict.output.end);
         Ok(Json(RunResult {
             session: name_of(&pane),
             output: out.output.text,
@@ -247,7 +250,7 @@ impl CohortServer {
                 &pane.id,
                 &ReadOptions {
                     what,
-                    caller: READER.into(),
+                    caller: self.connection().into(),
                     raw: args.raw,
                     max_lines: None,
                 },

@@ -176,6 +176,9 @@ pub struct CohortServer {
     engine: EngineSlot,
     toolsets: Arc<Vec<Toolset>>,
     tool_router: ToolRouter<Self>,
+    /// This connection (a stdio server, an HTTP session): its own cursor for "new
+    /// output", and the token its locks are bound to.
+    connection: Arc<str>,
 }
 
 impl std::fmt::Debug for CohortServer {
@@ -213,6 +216,7 @@ impl CohortServer {
             engine,
             toolsets: Arc::new(toolsets.to_vec()),
             tool_router: router,
+            connection: format!("mcp-{}", uuid::Uuid::new_v4().simple()).into(),
         }
     }
 
@@ -224,6 +228,12 @@ impl CohortServer {
     /// The engine, once started.
     async fn engine(&self) -> Result<&Engine, String> {
         self.engine.get().await
+    }
+
+    /// This connection's name: the cursor its reads of new output move, and the token
+    /// its locks are bound to.
+    fn connection(&self) -> &str {
+        &self.connection
     }
 }
 

@@ -391,7 +391,10 @@ impl CohortServer {
             open_world_hint = false
         )
     )]
-    async fn list_agents(&self) -> Result<Json<AgentsResult>, String> {
+    async fn list_agents(
+        &self,
+        Parameters(_): Parameters<NoArgs>,
+    ) -> Result<Json<AgentsResult>, String> {
         let engine = self.engine().await?;
         Ok(Json(AgentsResult {
             agents: engine
@@ -462,7 +465,10 @@ impl CohortServer {
             open_world_hint = false
         )
     )]
-    async fn list_teams(&self) -> Result<Json<TeamsResult>, String> {
+    async fn list_teams(
+        &self,
+        Parameters(_): Parameters<NoArgs>,
+    ) -> Result<Json<TeamsResult>, String> {
         let engine = self.engine().await?;
         Ok(Json(TeamsResult {
             teams: engine
@@ -543,6 +549,7 @@ impl CohortServer {
             enter: args.enter,
             force: args.force,
             owner: args.owner.clone(),
+            owner_token: Some(self.connection().into()),
             ..SendOptions::default()
         };
         let results = engine
@@ -569,13 +576,8 @@ impl CohortServer {
         let filter = args
             .filter
             .as_deref()
-            .map(regex::Regex::new)
-            .transpose()
-            .map_err(|e| {
-                format!(
-                    "filter is not a valid regex ({e}); escape special characters such as ( [ . *"
-                )
-            })?;
+            .map(|f| crate::engine::pattern::compile("filter", f))
+            .transpose()?;
         let limit = args.limit.unwrap_or(40).clamp(1, 10_000);
         let how = match args.mode.as_deref().unwrap_or("new") {
             "new" => ManyRead::New,
@@ -591,7 +593,7 @@ impl CohortServer {
             .read_many(
                 &args.targets,
                 how,
-                super::core::READER,
+                self.connection(),
                 limit,
                 filter.as_ref(),
             )
@@ -618,6 +620,7 @@ impl CohortServer {
         let options = SendOptions {
             enter: args.enter,
             owner: args.owner.clone(),
+            owner_token: Some(self.connection().into()),
             ..SendOptions::default()
         };
         let results = engine
@@ -643,7 +646,10 @@ impl CohortServer {
     ) -> Result<Json<LockResult>, String> {
         let engine = self.engine().await?;
         let pane = engine.resolve(&args.target).await.map_err(err)?;
-        let lock = engine.lock(&pane.id, &args.owner).await.map_err(err)?;
+        let lock = engine
+            .lock(&pane.id, &args.owner, Some(self.connection()))
+            .await
+            .map_err(err)?;
         Ok(Json(LockResult {
             locked: true,
             message: format!("{} is locked for {}", lock.session, lock.owner),
@@ -668,7 +674,7 @@ impl CohortServer {
         let engine = self.engine().await?;
         let pane = engine.resolve(&args.target).await.map_err(err)?;
         let released = engine
-            .unlock(&pane.id, &args.owner, args.force)
+            .unlock(&pane.id, &args.owner, Some(self.connection()), args.force)
             .await
             .map_err(err)?;
         Ok(Json(LockResult {

@@ -142,6 +142,7 @@ where
             let message = self.parse_line();
             if self.line.capacity() > KEPT_BUFFER {
                 self.line = Vec::new();
+                trim_soon();
             } else {
                 self.line.clear();
             }
@@ -204,6 +205,27 @@ where
             }
         }
     }
+}
+
+/// A moment after a big message (once its call has had time to finish), gives the
+/// memory it took back to the system: glibc keeps freed small blocks in its heap, so
+/// one huge argument (a 10 MB pattern parsed into millions of nodes) would otherwise
+/// stay resident for the life of the server.
+fn trim_soon() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static PENDING: AtomicBool = AtomicBool::new(false);
+    if PENDING.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    tokio::spawn(async {
+        tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+        PENDING.store(false, Ordering::SeqCst);
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        // SAFETY: malloc_trim only returns free heap memory to the system.
+        unsafe {
+            libc::malloc_trim(0);
+        }
+    });
 }
 
 async fn write_message<W: AsyncWrite + Unpin>(

@@ -78,6 +78,11 @@ pub struct OpenResult {
     pub notice: Option<String>,
 }
 
+/// No arguments (anything given is refused, not ignored).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
 /// A target-only argument.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -369,6 +374,9 @@ pub(crate) fn parse_lines(spec: Option<&str>) -> Result<std::ops::Range<u64>, St
         "lines must look like \"21-1180\" or \"7\" (1-based, inclusive), as the meta line prints them".to_string()
     };
     let spec = spec.ok_or_else(bad)?.trim();
+    if spec.len() > 41 {
+        return Err(bad());
+    }
     let (a, b) = match spec.split_once('-') {
         Some((a, b)) => (
             a.trim().parse::<u64>().map_err(|_| bad())?,

@@ -39,8 +39,9 @@ impl TerminalBackend for Iterm2Backend {
             background_colors: true,
             focus: true,
             foreground_process: true,
-            arrangements: false,
-            absolute_line_numbers: false,
+            // iTerm2 reports marks through its prompt monitor, without their
+            // parameters: it cannot tell the shell's marks from a program's.
+            signed_marks: false,
             // SplitPane has no size; the split is sized after with SetTabLayout.
             split_sizes: true,
         }
@@ -261,6 +262,7 @@ impl TerminalBackend for Iterm2Backend {
                         name: vars[1].clone().unwrap_or_default(),
                         agent: vars[2].clone().filter(|s| !s.is_empty()),
                         team: vars[3].clone().filter(|s| !s.is_empty()),
+                        key: None,
                     });
                 if identity.is_some() && !lock(&self.inner.tracks).contains_key(id.as_str()) {
                     adopt.push(id.clone());
@@ -436,6 +438,7 @@ impl TerminalBackend for Iterm2Backend {
             "path",
             "name",
             "showingAlternateScreen",
+            "tty",
         ];
         let vars = conn.send(variable_get(
             variable_request::Scope::SessionId(pane.0.clone()),
@@ -493,6 +496,7 @@ impl TerminalBackend for Iterm2Backend {
             title: v[6].clone().unwrap_or_default(),
             cwd: v[5].clone().filter(|s| !s.is_empty()),
             history_lines: counts.history.max(0) as u64,
+            tty: v[8].clone().filter(|s| !s.is_empty()),
         })
     }
 

@@ -342,6 +342,7 @@ pub(super) async fn handle_prompt(
     inner.hub.emit(BackendEvent::Prompt {
         pane: PaneId(session.to_string()),
         mark,
+        params: crate::MarkParams::default(),
     });
 }
 

@@ -25,7 +25,8 @@ impl Iterm2Backend {
         if let Some(cwd) = &options.cwd {
             if !std::path::Path::new(cwd).is_dir() {
                 return Err(BackendError::InvalidArgument(format!(
-                    "working directory {cwd:?} does not exist or is not a directory"
+                    "working directory {:?} does not exist or is not a directory",
+                    cwd.chars().take(200).collect::<String>()
                 )));
             }
             script.push_str(&format!("cd -- {} || exit 1; ", quote::sh(cwd)));

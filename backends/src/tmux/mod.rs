@@ -425,7 +425,8 @@ impl TmuxBackend {
             let path = Path::new(cwd);
             if !path.is_dir() {
                 return Err(BackendError::InvalidArgument(format!(
-                    "working directory {cwd:?} does not exist or is not a directory"
+                    "working directory {:?} does not exist or is not a directory",
+                    cwd.chars().take(200).collect::<String>()
                 )));
             }
             args.push_str(&format!(" -c {}", quote::arg(&quote::format_literal(cwd))));
@@ -530,14 +531,14 @@ impl EventRouter {
                             pane,
                             bytes: Bytes::from(bytes),
                         },
-                        Piece::Mark(mark) => {
+                        Piece::Mark(mark, params) => {
                             if let PromptMark::CommandFinished {
                                 exit_status: Some(status),
                             } = mark
                             {
                                 lock(&self.last_marks).insert(pane.0.clone(), status);
                             }
-                            BackendEvent::Prompt { pane, mark }
+                            BackendEvent::Prompt { pane, mark, params }
                         }
                     });
                 }
@@ -620,7 +621,7 @@ impl EventRouter {
 }
 
 /// Fields of one pane row, parsed by [`parse_pane_row`].
-const PANE_FIELDS: [&str; 14] = [
+const PANE_FIELDS: [&str; 15] = [
     "#{pane_id}",
     "#{window_id}",
     "#{window_name}",
@@ -635,6 +636,7 @@ const PANE_FIELDS: [&str; 14] = [
     "#{@cohort_agent}",
     "#{@cohort_team}",
     "#{pane_pid}",
+    "#{@cohort_key}",
 ];
 
 fn pane_format() -> String {
@@ -654,6 +656,7 @@ fn parse_pane_row(line: &str) -> Option<(PaneInfo, Option<u32>)> {
         name: f[10].to_string(),
         agent: non_empty(f[11]),
         team: non_empty(f[12]),
+        key: non_empty(f[14]),
     });
     let info = PaneInfo {
         id: PaneId(f[0].to_string()),
@@ -716,8 +719,7 @@ impl TerminalBackend for TmuxBackend {
             background_colors: false,
             focus: true,
             foreground_process: true,
-            arrangements: false,
-            absolute_line_numbers: false,
+            signed_marks: true,
             split_sizes: true,
         }
     }
@@ -1061,6 +1063,7 @@ impl TerminalBackend for TmuxBackend {
                     "#{pane_current_path}",
                     "#{pane_title}",
                     "#{pane_dead_signal}",
+                    "#{pane_tty}",
                 ],
             )
             .await?;
@@ -1102,6 +1105,7 @@ impl TerminalBackend for TmuxBackend {
             history_lines: f[10].parse().unwrap_or(0),
             cwd: (!f[11].is_empty()).then(|| f[11].clone()),
             title: f[12].clone(),
+            tty: (!f[14].is_empty()).then(|| f[14].clone()),
         })
     }
 
@@ -1115,6 +1119,7 @@ impl TerminalBackend for TmuxBackend {
             set("name", &Some(identity.name.clone())),
             set("agent", &identity.agent),
             set("team", &identity.team),
+            set("key", &identity.key),
         ];
         self.pane_pipeline(pane, &lines).await.map(|_| ())
     }
@@ -1224,6 +1229,7 @@ mod tests {
     fn pane_rows_parse() {
         let row = [
             "%3", "@2", "w", "t", "80", "24", "1", "bash", "0", "uuid", "name", "", "team", "42",
+            "",
         ]
         .join("\u{1f}");
         let (info, pid) = parse_pane_row(&row).unwrap();

@@ -342,6 +342,8 @@ impl Engine {
                     name: name.clone(),
                     agent: Some(name.clone()),
                     team: None,
+                    // Its shell was started without a key: its marks are unsigned.
+                    key: None,
                 };
                 self.backend.stamp_identity(&pane.id, &identity).await?;
                 let record = SessionRecord {
