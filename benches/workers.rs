@@ -71,6 +71,22 @@ fn answer_time(transcript: &Path, answer: &str) -> Option<i64> {
     })
 }
 
+/// Waits until the turn `row` began at `prompted_ms` has ended; whether it timed out.
+async fn wait_turn(engine: &Engine, row: &WorkerRow, prompted_ms: i64) -> bool {
+    let after = HashMap::from([(row.id.clone(), After::Prompt(prompted_ms))]);
+    engine
+        .wait_workers(
+            std::slice::from_ref(row),
+            WaitMode::All,
+            Duration::from_secs(30),
+            &after,
+            &|_| {},
+        )
+        .await
+        .expect("wait")
+        .timed_out
+}
+
 fn stats(mut v: Vec<f64>) -> (f64, f64) {
     v.sort_by(|a, b| a.total_cmp(b));
     let at = |q: f64| v[((v.len() as f64 - 1.0) * q).round() as usize];
@@ -150,18 +166,10 @@ async fn run() {
             .expect("submit");
         let use_hooks = i % 2 == 0;
         let returned = if use_hooks {
-            let after = HashMap::from([(row.id.clone(), After::Prompt(sent.at_ms))]);
-            let report = engine
-                .wait_workers(
-                    std::slice::from_ref(row),
-                    WaitMode::All,
-                    Duration::from_secs(30),
-                    &after,
-                    &|_| {},
-                )
-                .await
-                .expect("wait");
-            assert!(!report.timed_out, "sample {i} timed out");
+            assert!(
+                !wait_turn(&engine, row, sent.at_ms).await,
+                "sample {i} timed out"
+            );
             now_ms()
         } else {
             // The baseline: look at the transcript every 500 ms until the answer is in.
@@ -199,16 +207,7 @@ async fn run() {
             polled.push(latency);
         }
         // Let the worker settle before its next sample.
-        let after = HashMap::from([(row.id.clone(), After::Prompt(sent.at_ms))]);
-        let _ = engine
-            .wait_workers(
-                std::slice::from_ref(row),
-                WaitMode::All,
-                Duration::from_secs(30),
-                &after,
-                &|_| {},
-            )
-            .await;
+        wait_turn(&engine, row, sent.at_ms).await;
     }
     let (h50, h90) = stats(hooked.clone());
     let (p50, p90) = stats(polled.clone());

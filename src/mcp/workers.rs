@@ -8,7 +8,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::ProgressNotificationParam;
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_router, Json, RoleServer};
 use schemars::JsonSchema;
@@ -625,26 +624,13 @@ async fn with_status<T>(
     status: Arc<Mutex<String>>,
     ctx: &RequestContext<RoleServer>,
 ) -> Result<T, String> {
-    let token = ctx.meta.get_progress_token();
-    let start = tokio::time::Instant::now();
-    let mut ticker =
-        tokio::time::interval_at(start + Duration::from_secs(1), Duration::from_secs(1));
-    tokio::pin!(work);
-    loop {
-        tokio::select! {
-            out = &mut work => return Ok(out),
-            _ = ctx.ct.cancelled() => return Err("cancelled by the client; the workers go on: check them with check_idle_workers".into()),
-            _ = ticker.tick() => {
-                if let Some(token) = &token {
-                    let message = status.lock().unwrap_or_else(|e| e.into_inner()).clone();
-                    let _ = ctx.peer.notify_progress(
-                        ProgressNotificationParam::new(token.clone(), start.elapsed().as_secs_f64().floor())
-                            .with_message(message),
-                    ).await;
-                }
-            }
-        }
-    }
+    super::core::with_progress_as(
+        work,
+        ctx,
+        |_| status.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+        "cancelled by the client; the workers go on: check them with check_idle_workers",
+    )
+    .await
 }
 
 /// Waits on `rows` with progress.

@@ -15,7 +15,9 @@ use super::agent::{claude_project_dir, AgentKind, LaunchSpec};
 use super::error::WorkerError;
 use super::events::{now_ms, EventTail, HookEvent, LineTail};
 use super::screen::{self, ScreenClass, ScreenFacts};
-use super::state::{self, Assessment, Observed, ProcessFacts, Report, ReportKind, ScreenView};
+use super::state::{
+    self, Assessment, Observed, ProcessFacts, Report, ReportKind, ScreenView, WorkerState,
+};
 use super::transcript::{codex, Parser};
 use crate::engine::registry::WorkerRow;
 use crate::engine::Engine;
@@ -179,6 +181,18 @@ pub struct Observation {
     pub turn_started_ms: Option<i64>,
     /// When the agent last reported a turn ending (Unix ms).
     pub turn_ended_ms: Option<i64>,
+}
+
+impl Observation {
+    /// Whether there is something to act on: the agent exited, or its screen shows
+    /// a composer or a dialog (not a frame mid-repaint, nor one cohort cannot read).
+    pub fn legible(&self) -> bool {
+        self.assessment.state == WorkerState::Exited
+            || self
+                .screen
+                .as_ref()
+                .is_some_and(|s| s.composer.is_some() || s.dialog.is_some())
+    }
 }
 
 /// The environment the agent runs with: its process's own (where the system shows

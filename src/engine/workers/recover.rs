@@ -474,15 +474,7 @@ impl Engine {
                 if resumable {
                     wiring.resume = agent_session.clone();
                 }
-                wiring.notify = Some(vec![
-                    program.to_string_lossy().into_owned(),
-                    "--state-dir".into(),
-                    state_dir.to_string_lossy().into_owned(),
-                    "hook".into(),
-                    "--worker".into(),
-                    row.id.clone(),
-                    "notify".into(),
-                ]);
+                wiring.notify = Some(super::spawn::codex_notify(&program, &state_dir, &row.id));
                 wiring.bypass_hook_trust =
                     super::spawn::place_codex_hooks(Path::new(&row.cwd), &program, &state_dir);
             }

@@ -222,6 +222,20 @@ pub(crate) fn claude_settings(
 
 /// Codex's project hooks file with cohort's hooks; the worker comes from the
 /// environment (`COHORT_WORKER_ID`), so workers sharing a directory share the file.
+/// Codex's `notify` program for a worker: `cohort hook --worker ID notify`, which
+/// Codex runs with the event's JSON as its last argument.
+pub(crate) fn codex_notify(program: &Path, state_dir: &Path, worker_id: &str) -> Vec<String> {
+    vec![
+        program.to_string_lossy().into_owned(),
+        "--state-dir".into(),
+        state_dir.to_string_lossy().into_owned(),
+        "hook".into(),
+        "--worker".into(),
+        worker_id.to_string(),
+        "notify".into(),
+    ]
+}
+
 fn codex_hooks(program: &Path, state_dir: &Path) -> serde_json::Value {
     use cohort_backends::tmux::quote::sh;
     let mut hooks = serde_json::Map::new();
@@ -495,15 +509,7 @@ impl Engine {
             AgentKind::Codex => {
                 std::fs::create_dir_all(worker_dir(&state_dir, &id))
                     .map_err(io("could not create", &worker_dir(&state_dir, &id)))?;
-                wiring.notify = Some(vec![
-                    program.to_string_lossy().into_owned(),
-                    "--state-dir".into(),
-                    state_dir.to_string_lossy().into_owned(),
-                    "hook".into(),
-                    "--worker".into(),
-                    id.clone(),
-                    "notify".into(),
-                ]);
+                wiring.notify = Some(codex_notify(&program, &state_dir, &id));
                 wiring.bypass_hook_trust = place_codex_hooks(&prepared.cwd, &program, &state_dir);
             }
             _ => {}
@@ -765,12 +771,7 @@ impl Engine {
             let seen = self
                 .await_composer(
                     row,
-                    |o| {
-                        o.assessment.state.name() == "exited"
-                            || o.screen
-                                .as_ref()
-                                .is_some_and(|s| s.dialog.is_some() || s.composer.is_some())
-                    },
+                    super::observe::Observation::legible,
                     left.min(Duration::from_secs(if kind == AgentKind::Custom {
                         1
                     } else {

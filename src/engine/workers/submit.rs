@@ -94,16 +94,7 @@ impl Engine {
             // Mid-repaint, or a frame cohort does not know: look until the composer
             // (or a dialog) shows; nothing is typed into a screen cohort cannot read.
             seen = self
-                .await_composer(
-                    row,
-                    |o| {
-                        o.assessment.state.name() == "exited"
-                            || o.screen
-                                .as_ref()
-                                .is_some_and(|s| s.composer.is_some() || s.dialog.is_some())
-                    },
-                    DRAW_LIMIT,
-                )
+                .await_composer(row, Observation::legible, DRAW_LIMIT)
                 .await?;
         }
         let Some(pane) = seen
