@@ -595,17 +595,27 @@ impl Ladder {
             _ => None,
         };
         // A shell that announces its commands drew its prompt after the line's echo
-        // without starting one: it ran nothing.
+        // without starting one: it ran nothing. The previous command's prompt can
+        // still be arriving after Enter; that one follows its command's `D`, where a
+        // prompt drawn again over a refused line follows the prompt it was typed at.
         let rejected = match (start_mark, &exit, echo_end) {
             (None, None, Some(echo))
                 if view.announces_start()
                     && !self.started.continues
                     && !self.started.typed.trim().is_empty() =>
             {
-                after
+                let marks = view.marks();
+                marks
                     .iter()
-                    .find(|m| m.offset >= echo && m.mark == PromptMark::PromptStart)
-                    .map(|m| m.offset)
+                    .enumerate()
+                    .find(|(i, m)| {
+                        m.offset > enter
+                            && m.offset >= echo
+                            && m.mark == PromptMark::PromptStart
+                            && i.checked_sub(1)
+                                .is_none_or(|p| marks[p].mark.finished().is_none())
+                    })
+                    .map(|(_, m)| m.offset)
             }
             _ => None,
         };
