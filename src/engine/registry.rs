@@ -9,7 +9,7 @@
 //! a timestamped backup, never overwritten, and the error says where it went.
 //!
 //! This module opens, recovers and migrates the database; the rows live in its
-//! children: [`sessions`], [`teams`] (and agents), [`locks`] (and notifications).
+//! children: `sessions`, `teams` (and agents), `locks` (and notifications).
 
 mod locks;
 mod sessions;

@@ -4,7 +4,7 @@
 //! marks and exit), at the time since Enter, and at the [`Facts`] it asked for, and
 //! answers with a [`Decision`]: a verdict, facts to gather, or a time to look again.
 //! It reads no clock, no terminal and no kernel itself, so what it decides depends
-//! only on what it was shown: the driver ([`super::driver`]) feeds it a live pane, and
+//! only on what it was shown: the driver (`completion::driver`) feeds it a live pane, and
 //! a recording ([`super::record`]) feeds it a session captured earlier, to the same
 //! decisions.
 
