@@ -35,7 +35,7 @@ impl Cohort {
     async fn start(terminal: &Terminal) -> Cohort {
         let (state, _) = terminal.engine_home();
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cohort"));
-        cmd.arg("mcp")
+        cmd.args(["mcp", "--toolsets", "core,workers"])
             .env("COHORT_STATE_DIR", &state)
             .env_remove("TMUX")
             .stdin(Stdio::piped())
