@@ -158,6 +158,19 @@ async fn manager_drives_four_workers(m: Manager) {
                 .starts_with("[turns 1-2 of 2;"),
             "{logs}"
         );
+        // What the model reads: the turns as written, then the meta line, as `read`.
+        let plain = m
+            .call("read_worker_logs", json!({"session_id": name, "pages": 2}))
+            .await;
+        let plain = plain.content[0].as_text().unwrap().text.clone();
+        assert_eq!(
+            plain,
+            format!(
+                "{}\n{}",
+                logs["output"].as_str().unwrap().trim_end_matches('\n'),
+                logs["meta"].as_str().unwrap()
+            )
+        );
         let older = m
             .ok("read_worker_logs", json!({"session_id": name, "offset": 1}))
             .await;

@@ -9,11 +9,12 @@ use std::time::Duration;
 
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::service::RequestContext;
-use rmcp::{tool, tool_router, Json, RoleServer};
+use rmcp::{tool, tool_router, RoleServer};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::layout::TreeArg;
+use super::reply::{output_with_meta, Json, Plain};
 use super::CohortServer;
 use crate::engine::registry::WorkerRow;
 use crate::engine::workers::events::now_ms;
@@ -607,6 +608,23 @@ pub struct WorktreeOut {
 pub struct WorktreesResult {
     /// Each worktree.
     pub worktrees: Vec<WorktreeOut>,
+}
+
+// How the results read as text: the logs as output and meta line, like `read`; the
+// records as compact JSON.
+impl Plain for SpawnWorkersResult {}
+impl Plain for WorkersResult {}
+impl Plain for ExamineResult {}
+impl Plain for MessageResult {}
+impl Plain for IdleResult {}
+impl Plain for CloseResult {}
+impl Plain for DiscoverResult {}
+impl Plain for AdoptResult {}
+impl Plain for WorktreesResult {}
+impl Plain for LogsResult {
+    fn plain(&self) -> String {
+        output_with_meta(&self.output, &self.meta)
+    }
 }
 
 fn e(e: WorkerError) -> String {
