@@ -162,6 +162,10 @@ __cohort_first() {
         local __cohort_pc=${PROMPT_COMMAND-}
         __cohort_pc=${__cohort_pc//__cohort_prompt;/}
         __cohort_pc=${__cohort_pc//__cohort_prompt/}
+        # No separator left dangling at either end: `a; ` followed by a user's
+        # `; b` would be `a; ; b`, which does not parse, and no hook would run.
+        __cohort_pc=${__cohort_pc#"${__cohort_pc%%[![:space:];]*}"}
+        __cohort_pc=${__cohort_pc%"${__cohort_pc##*[![:space:];]}"}
         PROMPT_COMMAND="__cohort_prompt${__cohort_pc:+;$__cohort_pc}"
     fi
 }
