@@ -3,7 +3,8 @@
 //! recorded decision again and come to the recorded verdict.
 //!
 //! `record_ladder_fixtures` makes them (it is ignored by default; run
-//! `cargo test --test ladder_replay -- --ignored` to record them again): each
+//! `cargo test --test ladder_replay -- --ignored` to record them again, with
+//! `COHORT_RECORD_ONLY=<part of a name>` to record some): each
 //! scenario runs through the engine on a private tmux server with its wait recorded,
 //! once with the kernel's process facts and once with the `/proc` reader switched off,
 //! as a host without `/proc` (macOS) gives them.
@@ -184,9 +185,11 @@ fn scenarios() -> Vec<Scenario> {
 #[tokio::test]
 #[ignore = "records fixtures/ladder/ from real tmux; run with --ignored to refresh them"]
 async fn record_ladder_fixtures() {
+    // `COHORT_RECORD_ONLY=shell-read` records only the scenarios whose names hold it.
+    let only = std::env::var("COHORT_RECORD_ONLY").unwrap_or_default();
     for kernel in [true, false] {
         cohort_backends::process::set_proc_reader(kernel);
-        for scenario in scenarios() {
+        for scenario in scenarios().into_iter().filter(|s| s.name.contains(&only)) {
             let name = if kernel {
                 scenario.name.to_string()
             } else {

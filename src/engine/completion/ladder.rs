@@ -99,10 +99,21 @@ pub struct Ladder {
     next_answer_check: Duration,
     answer_backoff: Duration,
     unknown_checks: u32,
-    /// Quiet and the shell back: the output end seen, the verdict's hint, and when the
-    /// grace ends.
-    settling: Option<(u64, Option<String>, Duration)>,
+    /// A verdict the foreground facts gave, standing once the output has stayed still
+    /// through a short grace (what the shell printed last may still be on its way).
+    settling: Option<Settling>,
     asked: Option<Asked>,
+}
+
+/// A verdict waiting out its grace: the output end seen, the verdict, when the grace
+/// ends.
+#[derive(Debug)]
+struct Settling {
+    end: u64,
+    complete: bool,
+    layer: Layer,
+    hint: Option<String>,
+    until: Duration,
 }
 
 /// What one look at the pane shows.
@@ -189,13 +200,14 @@ impl Ladder {
             );
         }
         // Quiet, the shell back, and the grace over: done, unless output came.
-        if let Some((end, hint, until)) = self.settling.take() {
-            if now < until {
-                self.settling = Some((end, hint, until));
+        if let Some(s) = self.settling.take() {
+            if now < s.until {
+                let until = s.until;
+                self.settling = Some(s);
                 return Decision::Sleep(until);
             }
-            if view.len() == end {
-                return verdict(true, Layer::Quiescence, None, hint, snap.output_start..end);
+            if view.len() == s.end {
+                return verdict(s.complete, s.layer, None, s.hint, snap.output_start..s.end);
             }
         }
         if let Some(d) = snap.answered {
@@ -373,7 +385,17 @@ impl Ladder {
             } else if waits
                 && (facts.leader_waiting == Some(true) || facts.leader_line_mode == Some(false))
             {
-                return verdict(false, Layer::Nested, None, Some(hints::SHELL_READS.into()));
+                // The same facts hold for a moment after the command ended, until its
+                // `D` arrives: the verdict stands only if nothing comes.
+                let until = now + QUIESCENCE_GRACE;
+                self.settling = Some(Settling {
+                    end: snap.end,
+                    complete: false,
+                    layer: Layer::Nested,
+                    hint: Some(hints::SHELL_READS.into()),
+                    until,
+                });
+                return Some(Decision::Sleep(until));
             } else {
                 return None;
             }
@@ -422,9 +444,14 @@ impl Ladder {
                     (_, _, true) => Some(hints::UNREPORTED),
                     _ => None,
                 };
-                let hint = hint.map(str::to_string);
                 let until = now + QUIESCENCE_GRACE;
-                self.settling = Some((snap.end, hint, until));
+                self.settling = Some(Settling {
+                    end: snap.end,
+                    complete: true,
+                    layer: Layer::Quiescence,
+                    hint: hint.map(str::to_string),
+                    until,
+                });
                 return Some(Decision::Sleep(until));
             }
         } else if waits {
