@@ -156,13 +156,20 @@ mod tests {
     }
 
     /// Runs `script` in `shell` with the signed values in the environment; `None`
-    /// when the shell is not installed here.
+    /// when the shell is not installed here (a failure where every shell must be,
+    /// `COHORT_REQUIRE_ALL_SHELLS=1`).
     fn run(shell: &str, script: &str) -> Option<String> {
         let out = std::process::Command::new(shell)
             .args(["-c", script])
             .env("COHORT_MARK_SIGNS", "Qg== Qw== RA== WA==")
-            .output()
-            .ok()?;
+            .output();
+        let Ok(out) = out else {
+            assert!(
+                std::env::var("COHORT_REQUIRE_ALL_SHELLS").as_deref() != Ok("1"),
+                "{shell} is not installed but COHORT_REQUIRE_ALL_SHELLS=1"
+            );
+            return None;
+        };
         assert!(out.status.success(), "{shell}: {out:?}");
         Some(String::from_utf8(out.stdout).unwrap())
     }
