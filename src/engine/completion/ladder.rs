@@ -4,7 +4,7 @@
 //! marks and exit), at the time since Enter, and at the [`Facts`] it asked for, and
 //! answers with a [`Decision`]: a verdict, facts to gather, or a time to look again.
 //! It reads no clock, no terminal and no kernel itself, so what it decides depends
-//! only on what it was shown: the driver ([`super::driver`]) feeds it a live pane, and
+//! only on what it was shown: the driver (`completion::driver`) feeds it a live pane, and
 //! a recording ([`super::record`]) feeds it a session captured earlier, to the same
 //! decisions.
 
@@ -595,17 +595,27 @@ impl Ladder {
             _ => None,
         };
         // A shell that announces its commands drew its prompt after the line's echo
-        // without starting one: it ran nothing.
+        // without starting one: it ran nothing. The previous command's prompt can
+        // still be arriving after Enter; that one follows its command's `D`, where a
+        // prompt drawn again over a refused line follows the prompt it was typed at.
         let rejected = match (start_mark, &exit, echo_end) {
             (None, None, Some(echo))
                 if view.announces_start()
                     && !self.started.continues
                     && !self.started.typed.trim().is_empty() =>
             {
-                after
+                let marks = view.marks();
+                marks
                     .iter()
-                    .find(|m| m.offset >= echo && m.mark == PromptMark::PromptStart)
-                    .map(|m| m.offset)
+                    .enumerate()
+                    .find(|(i, m)| {
+                        m.offset > enter
+                            && m.offset >= echo
+                            && m.mark == PromptMark::PromptStart
+                            && i.checked_sub(1)
+                                .is_none_or(|p| marks[p].mark.finished().is_none())
+                    })
+                    .map(|(_, m)| m.offset)
             }
             _ => None,
         };
