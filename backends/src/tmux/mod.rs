@@ -14,6 +14,7 @@
 //! - **Reconnect.** When the control client goes away (`%exit`, server restart) the
 //!   next call reconnects, starting the server again if needed.
 
+mod appearance;
 pub mod cli;
 pub mod config;
 pub mod control;
@@ -37,9 +38,9 @@ use crate::link::{Got, Link};
 use crate::shell::{command_with_exit_mark, user_shell, ShellIntegration};
 use crate::stream::{OutputSplitter, Piece};
 use crate::types::{
-    AttachHint, BackendKind, Capabilities, Cursor, Identity, LineRange, Lines, PaneId, PaneInfo,
-    PaneState, Screen, Size, SpawnOptions, SplitDirection, SplitOptions, SplitSize, WindowId,
-    WindowInfo,
+    Appearance, AttachHint, BackendKind, Capabilities, Cursor, Identity, LineRange, Lines, PaneId,
+    PaneInfo, PaneState, Screen, Size, SpawnOptions, SplitDirection, SplitOptions, SplitSize,
+    WindowId, WindowInfo,
 };
 
 use self::cli::Version;
@@ -713,9 +714,10 @@ impl TerminalBackend for TmuxBackend {
             raw_output_stream: true,
             prompt_marks: true,
             titles: true,
-            badges: false,
-            tab_colors: false,
-            background_colors: false,
+            badges: true,
+            tab_colors: true,
+            background_colors: true,
+            cursor_colors: true,
             focus: true,
             foreground_process: true,
             signed_marks: true,
@@ -1142,6 +1144,23 @@ impl TerminalBackend for TmuxBackend {
                 .await?;
         }
         Ok(())
+    }
+
+    async fn set_appearance(&self, pane: &PaneId, look: &Appearance) -> Result<()> {
+        check_pane_id(pane)?;
+        let lines = appearance::commands(pane, look).map_err(BackendError::InvalidArgument)?;
+        if !lines.is_empty() {
+            self.pane_pipeline(pane, &lines).await?;
+        }
+        if let Some(title) = &look.title {
+            self.set_title(pane, title).await?;
+        }
+        Ok(())
+    }
+
+    async fn appearance(&self, pane: &PaneId) -> Result<Appearance> {
+        let values = self.display(pane, &appearance::READ_FIELDS).await?;
+        Ok(appearance::parse(&values))
     }
 
     async fn focus(&self, pane: &PaneId) -> Result<()> {
