@@ -15,6 +15,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use serde::{Deserialize, Serialize};
 
+mod orchestration;
+
+pub use orchestration::{
+    AgentStateRow, CommandEndRow, WatchRow, EVERYONE, NOTIFICATIONS_KEPT, NOTIFICATION_AGE_MAX,
+};
+
 /// Errors from the registry.
 #[derive(Debug, thiserror::Error)]
 pub enum RegistryError {
@@ -344,6 +350,7 @@ impl Registry {
             tx.execute_batch(migration)?;
             tx.pragma_update(None, "user_version", (i + 1) as i64)?;
         }
+        tx.execute_batch(orchestration::SCHEMA)?;
         tx.commit()?;
         Ok(conn)
     }
