@@ -396,38 +396,52 @@ pub struct AgentStatusResult {
     pub agents: Vec<AgentStatusOut>,
 }
 
+/// A progress update: done, total, message.
+pub(super) type Update = (f64, Option<f64>, String);
+
 /// Sends progress notifications for `messages` while `work` runs (and every
-/// second), and gives up when the client cancels.
-async fn with_updates<T>(
+/// second, which keeps a long call alive), and gives up when the client cancels.
+/// Updates sent before `work` ended still go out after it.
+pub(super) async fn with_updates<T>(
     work: impl std::future::Future<Output = T>,
-    mut messages: tokio::sync::mpsc::UnboundedReceiver<(f64, Option<f64>, String)>,
+    mut messages: tokio::sync::mpsc::UnboundedReceiver<Update>,
     ctx: &RequestContext<RoleServer>,
     cancelled: &str,
 ) -> Result<T, String> {
     let token = ctx.meta.get_progress_token();
-    let start = tokio::time::Instant::now();
-    let mut ticker =
-        tokio::time::interval_at(start + Duration::from_secs(1), Duration::from_secs(1));
-    let mut last = (0.0, None, String::from("waiting"));
-    tokio::pin!(work);
-    loop {
-        let update = tokio::select! {
-            out = &mut work => return Ok(out),
-            _ = ctx.ct.cancelled() => return Err(cancelled.to_string()),
-            m = messages.recv() => match m {
-                Some(m) => { last = m.clone(); m }
-                None => continue,
-            },
-            _ = ticker.tick() => (last.0, last.1, format!("{} ({:.0} s)", last.2, start.elapsed().as_secs_f64())),
-        };
-        if let Some(token) = &token {
-            let mut param =
-                ProgressNotificationParam::new(token.clone(), update.0).with_message(update.2);
+    let send = |update: Update| {
+        let token = token.clone();
+        async move {
+            let Some(token) = token else { return };
+            let mut param = ProgressNotificationParam::new(token, update.0).with_message(update.2);
             if let Some(total) = update.1 {
                 param = param.with_total(total);
             }
             let _ = ctx.peer.notify_progress(param).await;
         }
+    };
+    let start = tokio::time::Instant::now();
+    let mut ticker =
+        tokio::time::interval_at(start + Duration::from_secs(1), Duration::from_secs(1));
+    let mut last: Update = (0.0, None, String::from("waiting"));
+    let mut open = true;
+    tokio::pin!(work);
+    loop {
+        let update = tokio::select! {
+            out = &mut work => {
+                while let Ok(update) = messages.try_recv() {
+                    send(update).await;
+                }
+                return Ok(out);
+            }
+            _ = ctx.ct.cancelled() => return Err(cancelled.to_string()),
+            m = messages.recv(), if open => match m {
+                Some(m) => { last = m.clone(); m }
+                None => { open = false; continue }
+            },
+            _ = ticker.tick() => (last.0, last.1, format!("{} ({:.0} s)", last.2, start.elapsed().as_secs_f64())),
+        };
+        send(update).await;
     }
 }
 
@@ -633,7 +647,7 @@ impl CohortServer {
     }
 
     #[tool(
-        description = "Remove a watcher by id.",
+        description = "Remove a watcher by its id (list_watches shows the ids).",
         annotations(
             title = "Unwatch",
             read_only_hint = false,

@@ -310,6 +310,12 @@ pub struct NotificationsArgs {
     /// Every message kept, handed out before or not (default: only new ones).
     #[serde(default)]
     pub all: bool,
+    /// Nothing new: wait for the next one (up to timeout_ms, default 60000).
+    #[serde(default)]
+    pub wait: bool,
+    /// With wait: give up after this many ms.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
 }
 
 /// One message.
@@ -727,7 +733,7 @@ impl CohortServer {
     }
 
     #[tool(
-        description = "Messages left for you by other agents (access requests for sessions you locked): the ones not handed out yet, oldest first; all: true for every one kept.",
+        description = "Messages for you and for everyone (notify, access requests, watcher hits, failed commands, agent states): new ones, oldest first; all: every one kept; wait: block until the next.",
         annotations(
             title = "Notifications",
             read_only_hint = false,
@@ -739,12 +745,21 @@ impl CohortServer {
     async fn notifications(
         &self,
         Parameters(args): Parameters<NotificationsArgs>,
+        ctx: rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> Result<Json<NotificationsResult>, String> {
         let engine = self.engine().await?;
-        let records = engine
-            .notifications(&args.owner, args.all)
-            .await
-            .map_err(err)?;
+        let wait = args.wait.then(|| {
+            std::time::Duration::from_millis(args.timeout_ms.unwrap_or(60_000).clamp(1, 3_600_000))
+        });
+        let (_, rx) = tokio::sync::mpsc::unbounded_channel();
+        let records = super::orchestration::with_updates(
+            engine.notifications_for(&args.owner, args.all, wait),
+            rx,
+            &ctx,
+            "cancelled by the client",
+        )
+        .await?
+        .map_err(err)?;
         Ok(Json(NotificationsResult {
             notifications: records
                 .into_iter()
