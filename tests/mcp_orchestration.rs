@@ -456,3 +456,57 @@ async fn the_orchestration_prompt_plans_for_every_agent_asked_for() {
         .unwrap();
     assert!(format!("{:?}", got.messages).contains("release 1.2"));
 }
+
+#[tokio::test]
+async fn broadcast_takes_messages_addressed_by_hierarchy() {
+    let h = harness(None).await;
+    for s in ["s-alice", "s-bob", "s-carol"] {
+        h.open(s).await;
+    }
+    h.ok("create_team", json!({"name": "org"})).await;
+    h.ok("create_team", json!({"name": "web", "parent": "org"}))
+        .await;
+    for (agent, team) in [("alice", "web"), ("bob", "web"), ("carol", "org")] {
+        h.ok(
+            "register_agent",
+            json!({"name": agent, "session": format!("s-{agent}"), "teams": [team]}),
+        )
+        .await;
+    }
+    let out = h
+        .ok(
+            "broadcast",
+            json!({"enter": false, "messages": [
+                {"target": "org", "message": "# everyone"},
+                {"target": "org/web", "message": "# web only"},
+                {"target": "web/alice", "message": "# just alice"},
+            ]}),
+        )
+        .await;
+    let got: Vec<(String, String)> = out["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["target"].as_str().unwrap().to_string(),
+                r["text"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    let expect = |agent: &str, text: &str| (agent.to_string(), text.to_string());
+    for pair in [
+        expect("alice", "# just alice"),
+        expect("bob", "# web only"),
+        expect("carol", "# everyone"),
+    ] {
+        assert!(got.contains(&pair), "{pair:?} not in {got:?}");
+    }
+    let e = h
+        .error(
+            "broadcast",
+            json!({"messages": [{"target": "web/carol", "message": "x"}]}),
+        )
+        .await;
+    assert!(e.contains("neither an agent of team \"web\""), "{e}");
+}

@@ -233,9 +233,9 @@ mod tests {
 
     #[test]
     fn hues_become_distinct_colours() {
-        assert_eq!(hue_hex(0.0), "#dc4a4a");
-        assert_eq!(hue_hex(120.0), "#4adc4a");
-        assert_eq!(hue_hex(240.0), "#4a4adc");
+        assert_eq!(hue_hex(0.0), "#d74242");
+        assert_eq!(hue_hex(120.0), "#42d742");
+        assert_eq!(hue_hex(240.0), "#4242d7");
         assert_ne!(hue_hex(180.0), hue_hex(135.0));
         assert_eq!(hue_distance(350.0, 10.0), 20.0);
     }

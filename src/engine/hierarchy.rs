@@ -5,7 +5,7 @@
 //! there; `web/*` is every agent of web. A path is only read as a path when no
 //! session, agent or team has that exact name (names may contain `/`).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use super::orchestrate::team_agents;
 use super::registry::{AgentRecord, TeamRecord};
@@ -119,6 +119,51 @@ pub fn resolve_path(
     Ok(PathTarget::Team(team))
 }
 
+/// Messages by team or agent name.
+pub type Messages = BTreeMap<String, String>;
+
+/// Team and agent messages for the broadcast cascade, from messages addressed by
+/// hierarchy (`team`, `org/web`, `web/alice`, `alice`): a team or a path to one adds
+/// a team message, an agent or a path to one an agent message. Two messages for the
+/// same team or agent are refused.
+pub fn sort_messages(
+    messages: &[(String, String)],
+    teams: &[TeamRecord],
+    agents: &[AgentRecord],
+) -> Result<(Messages, Messages), String> {
+    let mut by_team = BTreeMap::new();
+    let mut by_agent = BTreeMap::new();
+    for (target, message) in messages {
+        let target = target.trim();
+        let found = if teams.iter().any(|t| t.name == target) {
+            PathTarget::Team(target.to_string())
+        } else if agents.iter().any(|a| a.name == target) {
+            PathTarget::Agent {
+                agent: target.to_string(),
+                team: String::new(),
+            }
+        } else if is_path(target) {
+            resolve_path(target, teams, agents)?
+        } else {
+            return Err(format!(
+                "message target {target:?} is no team, agent or team path (teams: {}; agents: {})",
+                names(teams.iter().map(|t| t.name.as_str())),
+                names(agents.iter().map(|a| a.name.as_str()))
+            ));
+        };
+        let (map, name) = match found {
+            PathTarget::Team(team) => (&mut by_team, team),
+            PathTarget::Agent { agent, .. } => (&mut by_agent, agent),
+        };
+        if map.insert(name.clone(), message.clone()).is_some() {
+            return Err(format!(
+                "two messages for {name:?} (from target {target:?}): give each team or agent one"
+            ));
+        }
+    }
+    Ok((by_team, by_agent))
+}
+
 fn names<'a>(list: impl Iterator<Item = &'a str>) -> String {
     let list: Vec<&str> = list.collect();
     if list.is_empty() {
@@ -203,5 +248,42 @@ mod tests {
         assert!(resolve_path("web//alice", &teams, &agents)
             .unwrap_err()
             .contains("no empty parts"));
+    }
+
+    #[test]
+    fn hierarchical_messages_become_team_and_agent_messages() {
+        let teams = vec![
+            team("org", None, &[]),
+            team("web", Some("org"), &["alice", "bob"]),
+        ];
+        let agents: Vec<AgentRecord> = ["alice", "bob"].iter().map(|a| agent(a)).collect();
+        let messages = |list: &[(&str, &str)]| -> Vec<(String, String)> {
+            list.iter()
+                .map(|(t, m)| (t.to_string(), m.to_string()))
+                .collect()
+        };
+        let (by_team, by_agent) = sort_messages(
+            &messages(&[
+                ("org", "all"),
+                ("org/web", "web"),
+                ("web/alice", "you"),
+                ("bob", "b"),
+            ]),
+            &teams,
+            &agents,
+        )
+        .unwrap();
+        assert_eq!(by_team.get("org").map(String::as_str), Some("all"));
+        assert_eq!(by_team.get("web").map(String::as_str), Some("web"));
+        assert_eq!(by_agent.get("alice").map(String::as_str), Some("you"));
+        assert_eq!(by_agent.get("bob").map(String::as_str), Some("b"));
+        let twice = sort_messages(
+            &messages(&[("web", "a"), ("org/web", "b")]),
+            &teams,
+            &agents,
+        );
+        assert!(twice.unwrap_err().contains("two messages for \"web\""));
+        let unknown = sort_messages(&messages(&[("nobody", "x")]), &teams, &agents);
+        assert!(unknown.unwrap_err().contains("no team, agent or team path"));
     }
 }
