@@ -192,7 +192,7 @@ async fn wait_for_blocks_until_the_pattern_and_reports_progress() {
     h.open("other").await;
     h.ok(
         "send",
-        json!({"target": "srv", "text": "sleep 0.5; printf 'ready on %s\\n' 8080"}),
+        json!({"target": "srv", "text": "sleep 1; printf 'ready on %s\\n' 8080"}),
     )
     .await;
     let out = h

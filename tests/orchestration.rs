@@ -104,7 +104,7 @@ async fn wait_for_pattern_gives_the_line_and_any_ends_at_the_first() {
     type_line(
         &engine,
         &a.id,
-        "sleep 0.2; printf 'listening on port %s\\n' 80$((40+2))",
+        "sleep 1; printf 'listening on port %s\\n' 80$((40+2))",
     )
     .await;
     let outcome = engine
@@ -134,13 +134,14 @@ async fn wait_for_all_times_out_naming_who_did_not_meet_it() {
     let engine = engine(&server).await;
     let a = shell(&engine, OpenOptions::named("ta")).await;
     shell(&engine, OpenOptions::named("tb")).await;
-    type_line(&engine, &a.id, "printf 'al%s\\n' pha").await;
+    // Printed a while after the wait starts following new output.
+    type_line(&engine, &a.id, "sleep 1; printf 'al%s\\n' pha").await;
     let outcome = engine
         .wait_for(
             &names(&["ta", "tb", "nobody"]),
             &Condition::Pattern(Until::new("alpha", false).unwrap()),
             Quorum::All,
-            Duration::from_millis(1500),
+            Duration::from_millis(5000),
             |_, _, _| {},
         )
         .await
@@ -507,6 +508,32 @@ async fn eight_teams_get_hues_far_apart_and_keep_them() {
     // Stable: asked again (from a new engine), the same.
     let again = self::engine(&server).await;
     assert_eq!(again.team_colour("team3").await.unwrap().hue, hues[3]);
+    // A pane opened for an agent of a team shows the team's colour and name; one
+    // registered later too.
+    let pane = engine
+        .open(OpenOptions {
+            agent: Some("tia".into()),
+            team: Some("team3".into()),
+            ..OpenOptions::named("t3")
+        })
+        .await
+        .unwrap();
+    let shown = engine.backend().appearance(&pane.id).await.unwrap();
+    assert_eq!(
+        shown.tab_color.as_deref(),
+        Some(cohort::engine::colours::hue_hex(hues[3]).as_str())
+    );
+    assert_eq!(shown.badge.as_deref(), Some("team3"));
+    let other = shell(&engine, OpenOptions::named("t5")).await;
+    engine
+        .register_agent("tom", &other, None, &names(&["team5"]))
+        .await
+        .unwrap();
+    let shown = engine.backend().appearance(&other.id).await.unwrap();
+    assert_eq!(
+        shown.tab_color.as_deref(),
+        Some(cohort::engine::colours::hue_hex(hues[5]).as_str())
+    );
 }
 
 #[tokio::test]

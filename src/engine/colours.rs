@@ -124,6 +124,14 @@ impl Engine {
         Ok(colour)
     }
 
+    /// Shows `team`'s colour on a pane that just joined it; a backend that cannot
+    /// show it (or a failure) leaves the pane as it is, which is logged.
+    pub(crate) async fn show_team_on_join(&self, pane: &PaneId, team: &str) {
+        if let Err(e) = self.show_team(pane, team).await {
+            tracing::debug!(target: "cohort::colours", "team {team}'s colour is not shown on {pane}: {e}");
+        }
+    }
+
     /// Changes the appearance of every session the targets reach, each answered on
     /// its own.
     pub async fn set_appearance_many(

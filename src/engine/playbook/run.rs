@@ -189,8 +189,8 @@ impl Engine {
         report
     }
 
-    /// Opens a playbook's layout; every shell comes up before the steps type; team
-    /// panes show their team's colour. Returns the sessions' names.
+    /// Opens a playbook's layout (team panes show their team's colour); every shell
+    /// comes up before the steps type. Returns the sessions' names.
     async fn open_layout(&self, layout: &super::LayoutSpec) -> Result<Vec<String>, EngineError> {
         let tree = layout.tree().map_err(EngineError::InvalidArgument)?;
         let panes = self
@@ -200,11 +200,6 @@ impl Engine {
             let spec = layout.panes.get(i);
             if spec.is_none_or(|p| p.command.is_none()) {
                 self.wait_shell_up(&pane.id).await;
-            }
-            if let Some(team) = spec.and_then(|p| p.team.as_deref()) {
-                if let Err(e) = self.show_team(&pane.id, team).await {
-                    tracing::debug!(target: "cohort::playbook", "team colour not shown: {e}");
-                }
             }
         });
         join_all(ups).await;
