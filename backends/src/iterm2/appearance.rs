@@ -97,12 +97,19 @@ impl Iterm2Backend {
         let mut assignments: Vec<(String, String)> = Vec::new();
         let saved_names: Vec<&str> = SAVED.iter().map(|(_, var)| *var).collect();
         let saved = self.variables(pane, &saved_names).await?;
+        let asked = [&look.background, &look.cursor_color];
+        let mut to_save: Vec<(&str, String)> = Vec::new();
         if look.reset {
             assignments.push(("Badge Text".into(), "\"\"".into()));
             assignments.push(("Use Tab Color".into(), "false".into()));
-            for ((key, _), value) in SAVED.iter().zip(&saved) {
-                if let Some(value) = value {
+            for (((key, var), value), asked) in SAVED.iter().zip(&saved).zip(asked) {
+                let Some(value) = value else { continue };
+                if !value.is_empty() {
                     assignments.push((key.to_string(), value.clone()));
+                }
+                if asked.is_none() {
+                    // Back to the profile's own: nothing of cohort's is left to undo.
+                    to_save.push((*var, "null".into()));
                 }
             }
         }
@@ -117,17 +124,13 @@ impl Iterm2Backend {
             assignments.push(("Tab Color".into(), color_json(color)?));
             assignments.push(("Use Tab Color".into(), "true".into()));
         }
-        let mut to_save = Vec::new();
-        for ((key, var), (asked, was_saved)) in SAVED.iter().zip([
-            (&look.background, &saved[0]),
-            (&look.cursor_color, &saved[1]),
-        ]) {
+        for (((key, var), was_saved), asked) in SAVED.iter().zip(&saved).zip(asked) {
             let Some(color) = asked else { continue };
             if was_saved.is_none() {
+                // What it replaces, kept for a reset ("" when the profile had none).
                 let before = self.profile_values(pane, &[key]).await?;
-                if let Some(value) = before.get(*key) {
-                    to_save.push((*var, serde_json::Value::String(value.clone()).to_string()));
-                }
+                let value = before.get(*key).cloned().unwrap_or_default();
+                to_save.push((*var, serde_json::Value::String(value).to_string()));
             }
             assignments.push((key.to_string(), color_json(color)?));
         }

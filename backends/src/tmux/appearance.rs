@@ -11,8 +11,9 @@
 //! - the **background** is the pane's `window-style`, the **cursor colour** its
 //!   `cursor-colour`.
 //!
-//! The values live in pane options (`@cohort_badge`, `@cohort_tab_color`), so any
-//! cohort process reads them back; a reset unsets them.
+//! The values live in pane options (`@cohort_badge`, `@cohort_tab_color`; never
+//! window options, which every pane of the window would inherit), so any cohort
+//! process reads them back; a reset unsets them and the window's status colours.
 
 use crate::types::{Appearance, PaneId};
 
@@ -51,6 +52,9 @@ pub(super) fn commands(pane: &PaneId, look: &Appearance) -> Result<Vec<String>, 
         ] {
             lines.push(format!("set-option -p -u -t {pane} {option}"));
         }
+        for option in ["window-status-style", "window-status-current-style"] {
+            lines.push(format!("set-option -w -u -t {pane} {option}"));
+        }
     }
     let checked = |what: &str, value: &Option<String>| -> Result<Option<String>, String> {
         match value {
@@ -64,7 +68,6 @@ pub(super) fn commands(pane: &PaneId, look: &Appearance) -> Result<Vec<String>, 
         lines.push(set_pane("@cohort_tab_color", &tab));
         lines.push(set_window("pane-border-style", BORDER_STYLE));
         lines.push(set_window("pane-active-border-style", ACTIVE_BORDER_STYLE));
-        lines.push(set_window("@cohort_tab_color", &tab));
         lines.push(set_window("window-status-style", &format!("fg={tab}")));
         lines.push(set_window(
             "window-status-current-style",
