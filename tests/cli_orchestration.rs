@@ -187,3 +187,20 @@ async fn events_follow_prints_each_event_once_in_order() {
     );
     let _ = child.kill().await;
 }
+
+#[test]
+fn the_readme_shows_the_playbook_that_is_tested() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let fixture = std::fs::read_to_string(fixture("two-teams.toml")).unwrap();
+    let body: String = fixture
+        .lines()
+        .skip_while(|l| l.starts_with('#'))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let shown = format!("```toml\n# fixtures/playbooks/two-teams.toml\n{body}```");
+    assert!(
+        readme.contains(&shown),
+        "README.md's playbook example differs from fixtures/playbooks/two-teams.toml"
+    );
+}

@@ -7,7 +7,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use cohort::engine::completion::Until;
-use cohort::engine::events::EngineEvent;
 use cohort::engine::playbook::run::Runner;
 use cohort::engine::playbook::Playbook;
 use cohort::engine::waits::{Condition, Quorum};
@@ -207,19 +206,11 @@ async fn wait_for_idle_follows_agent_states() {
         .register_agent("ivy", &pane, None, &names(&["crew"]))
         .await
         .unwrap();
-    engine.publish(EngineEvent::AgentState {
-        agent: "ivy".into(),
-        state: "busy".into(),
-        reason: "turn started".into(),
-    });
+    engine.report_agent_state("ivy", "busy", "turn started");
     let publisher = engine.clone();
     let later = tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(300)).await;
-        publisher.publish(EngineEvent::AgentState {
-            agent: "ivy".into(),
-            state: "idle".into(),
-            reason: "turn ended".into(),
-        });
+        publisher.report_agent_state("ivy", "idle", "turn ended");
     });
     let outcome = engine
         .wait_for(
@@ -270,7 +261,7 @@ async fn a_watcher_acts_on_the_line_and_leaves_a_notification() {
     type_line(
         &engine,
         &srv.id,
-        "echo booting; printf '%s / HTTP/1.1\\n' GET",
+        "echo booting; sleep 1; printf '%s / HTTP/1.1\\n' GET",
     )
     .await;
     // The client got the action's command, and ran it.
@@ -336,7 +327,7 @@ async fn watchers_survive_a_restart_of_the_server_that_made_them() {
         tokio::time::sleep(Duration::from_millis(25)).await;
     }
     assert!(taken, "the new server never took the watcher over");
-    type_line(&second, &srv.id, "printf '%s /index.html\\n' GET").await;
+    type_line(&second, &srv.id, "sleep 1; printf '%s /index.html\\n' GET").await;
     expect_text(&second, "client", "after-restart-42").await;
 }
 
@@ -362,11 +353,7 @@ async fn failed_commands_and_agent_states_become_notifications_and_status() {
     assert!(failed.message.contains("status 4"), "{}", failed.message);
     assert!(failed.message.contains("nb"), "{}", failed.message);
     // A state change makes one too, and shows in the agent's status line.
-    engine.publish(EngineEvent::AgentState {
-        agent: "nia".into(),
-        state: "needs_approval".into(),
-        reason: "asks to run rm".into(),
-    });
+    engine.report_agent_state("nia", "needs_approval", "asks to run rm");
     let notes = engine
         .notifications_for("boss", false, Some(WAIT))
         .await

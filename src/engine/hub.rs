@@ -268,6 +268,18 @@ impl Engine {
         self.hub.stop();
     }
 
+    /// Reports `agent`'s state: the hook for whatever tracks agents (the workers).
+    /// It is kept as the agent's state (here, in the registry, in other processes
+    /// through the relay), ends `wait_for` idle waits, sets off watchers on agent
+    /// events and, for idle, needs_approval, stuck and exited, leaves a notification.
+    pub fn report_agent_state(&self, agent: &str, state: &str, reason: &str) {
+        self.bus.publish(EngineEvent::AgentState {
+            agent: agent.to_string(),
+            state: state.to_string(),
+            reason: reason.to_string(),
+        });
+    }
+
     /// The last known state of `agent`: as seen in this process, else as recorded
     /// in the registry.
     pub async fn agent_state(&self, agent: &str) -> Result<Option<AgentNow>, EngineError> {
