@@ -198,7 +198,7 @@ async fn wait_for_blocks_until_the_pattern_and_reports_progress() {
     let out = h
         .ok(
             "wait_for",
-            json!({"targets": ["srv", "other"], "condition": "pattern", "pattern": "ready on", "timeout_ms": 15000}),
+            json!({"targets": ["srv", "other"], "condition": "pattern", "pattern": r"ready on \d+", "regex": true, "timeout_ms": 15000}),
         )
         .await;
     assert_eq!(out["done"], true, "{out:#}");
@@ -231,7 +231,7 @@ async fn watchers_are_listed_fire_notifications_and_go() {
     assert_eq!(listed["watches"][0]["here"], true, "{listed:#}");
     h.ok(
         "send",
-        json!({"target": "app", "text": "printf '%s: disk full\\n' ERROR"}),
+        json!({"target": "app", "text": "printf 'E%s: disk full\\n' RROR"}),
     )
     .await;
     let notes = h

@@ -52,11 +52,12 @@ pub struct Cli {
 pub enum Command {
     /// Serve MCP over stdio (what an MCP host runs).
     Mcp {
-        /// Toolsets to offer: core, layout, team, orchestration (comma-separated), or all.
+        /// Toolsets to offer: core, layout, team, orchestration (comma-separated), or
+        /// all. The default, core, is what a single agent needs, in a short tool list.
         #[arg(
             long,
             env = "COHORT_TOOLSETS",
-            default_value = "all",
+            default_value = "core",
             value_name = "LIST"
         )]
         toolsets: String,
@@ -94,11 +95,12 @@ pub enum Command {
         /// Requests from other web pages are refused; loopback pages are allowed.
         #[arg(long = "allow-origin", value_name = "ORIGIN")]
         allow_origin: Vec<String>,
-        /// Toolsets to offer: core, layout, team (comma-separated), or all.
+        /// Toolsets to offer: core, layout, team (comma-separated), or all. The
+        /// default, core, is what a single agent needs, in a short tool list.
         #[arg(
             long,
             env = "COHORT_TOOLSETS",
-            default_value = "all",
+            default_value = "core",
             value_name = "LIST"
         )]
         toolsets: String,

@@ -7,7 +7,8 @@
 
 use rusqlite::{params, OptionalExtension};
 
-use super::{now, sql, NotificationRecord, Registry, RegistryError, NOTIFICATION_COLUMNS};
+use super::locks::{notification_row, NOTIFICATION_COLUMNS};
+use super::{now, sql, NotificationRecord, Registry, RegistryError};
 
 /// The orchestration tables (idempotent).
 pub(super) const SCHEMA: &str = "
@@ -385,7 +386,7 @@ impl Registry {
                     ))
                     .map_err(sql(&self.path))?;
                 let rows = stmt
-                    .query_map(params![reader, EVERYONE, last], super::notification_row)
+                    .query_map(params![reader, EVERYONE, last], notification_row)
                     .map_err(sql(&self.path))?
                     .collect::<Result<Vec<_>, _>>()
                     .map_err(sql(&self.path))?;
@@ -421,7 +422,7 @@ impl Registry {
                 "{NOTIFICATION_COLUMNS} WHERE target = ?1 OR target = ?2 ORDER BY id"
             ))?;
             let rows = stmt
-                .query_map(params![reader, EVERYONE], super::notification_row)?
+                .query_map(params![reader, EVERYONE], notification_row)?
                 .collect();
             rows
         })
