@@ -161,6 +161,14 @@ async fn a_playbook_file_runs_through_the_tool_with_per_step_results() {
             .starts_with("failed: 1 of 3"),
         "{out:#}"
     );
+    // What a model reads: the report as text (the second run finds the layout's
+    // sessions there already, and says so).
+    let again = h
+        .call("playbook", json!({"path": fixture("two-teams.toml")}))
+        .await;
+    let text = text_of(&again);
+    assert!(text.starts_with("playbook \"two teams\": FAILED"), "{text}");
+    assert!(text.contains("error: the layout"), "{text}");
 }
 
 #[tokio::test]

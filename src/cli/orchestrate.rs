@@ -17,7 +17,7 @@ use tokio::sync::broadcast::error::RecvError;
 use crate::config::Config;
 use crate::engine::events::EngineEvent;
 use crate::engine::playbook::run::Runner;
-use crate::engine::playbook::{Playbook, PlaybookReport};
+use crate::engine::playbook::Playbook;
 use crate::engine::{Engine, SendOptions};
 
 /// `cohort playbook run` arguments.
@@ -99,92 +99,20 @@ pub async fn playbook_run(config: &Config, args: &PlaybookRunArgs) -> std::proce
         })
         .await;
     let ok = report.ok;
+    let result = crate::mcp::PlaybookResult::from(report);
     if args.json {
-        let result = crate::mcp::PlaybookResult::from(report);
         println!(
             "{}",
             serde_json::to_string_pretty(&result).unwrap_or_default()
         );
     } else {
-        print!("{}", render(&report));
+        print!("{}", result.text());
     }
     if ok {
         ExitCode::SUCCESS
     } else {
         ExitCode::FAILURE
     }
-}
-
-/// A report for people: one line per step and target, failures with their output.
-fn render(report: &PlaybookReport) -> String {
-    let mut out = String::new();
-    let name = report
-        .name
-        .as_deref()
-        .map(|n| format!("playbook {n:?}"))
-        .unwrap_or_else(|| "playbook".into());
-    let good = report.steps.iter().filter(|s| s.ran && s.ok).count();
-    out.push_str(&format!(
-        "{name}: {}: {good} of {} steps ok{}{}\n",
-        if report.ok { "ok" } else { "FAILED" },
-        report.steps.len(),
-        report
-            .stopped_at
-            .as_ref()
-            .map(|s| format!(", stopped at {s}"))
-            .unwrap_or_default(),
-        if report.cancelled { " (cancelled)" } else { "" }
-    ));
-    if !report.opened.is_empty() {
-        out.push_str(&format!("  opened: {}\n", report.opened.join(", ")));
-    }
-    for step in &report.steps {
-        let state = match (step.ran, step.ok) {
-            (false, _) => "skipped".to_string(),
-            (true, true) => format!("ok ({} ms)", step.elapsed_ms),
-            (true, false) => format!("FAILED ({} ms)", step.elapsed_ms),
-        };
-        out.push_str(&format!("  {}: {state}\n", step.label));
-        for r in &step.results {
-            let session = if r.session.is_empty() || r.session == r.target {
-                String::new()
-            } else {
-                format!(" ({})", r.session)
-            };
-            out.push_str(&format!(
-                "    {}{session}: {} — {}\n",
-                r.target,
-                if r.ok { "ok" } else { "failed" },
-                r.summary
-            ));
-            if let Some(output) = r
-                .output
-                .as_deref()
-                .filter(|o| !r.ok && !o.trim().is_empty())
-            {
-                for line in output.lines() {
-                    out.push_str(&format!("      | {line}\n"));
-                }
-            }
-        }
-    }
-    for d in &report.cascade {
-        out.push_str(&format!(
-            "  cascade {}: {}\n",
-            d.target,
-            d.error.as_deref().unwrap_or("sent")
-        ));
-    }
-    for d in &report.reads {
-        out.push_str(&format!("  read {}:\n", d.target));
-        for line in d.text.as_deref().unwrap_or_default().lines() {
-            out.push_str(&format!("      | {line}\n"));
-        }
-    }
-    if let Some(e) = &report.error {
-        out.push_str(&format!("  error: {e}\n"));
-    }
-    out
 }
 
 /// Prints events, one line each.

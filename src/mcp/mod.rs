@@ -25,6 +25,7 @@ mod layout;
 mod orchestration;
 mod push;
 mod reply;
+mod reports;
 mod resources;
 pub mod roles;
 mod team;

@@ -6,10 +6,11 @@ use std::time::Duration;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::ProgressNotificationParam;
 use rmcp::service::RequestContext;
-use rmcp::{tool, tool_router, Json, RoleServer};
+use rmcp::{tool, tool_router, RoleServer};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::reply::Json;
 use super::team::{Ack, TargetOutcome};
 use super::types::*;
 use super::CohortServer;
