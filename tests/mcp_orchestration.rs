@@ -518,3 +518,63 @@ async fn broadcast_takes_messages_addressed_by_hierarchy() {
         .await;
     assert!(e.contains("neither an agent of team \"web\""), "{e}");
 }
+
+#[tokio::test]
+async fn cohort_mcp_for_an_agent_serves_the_role_it_was_registered_with() {
+    let server = TestServer::new();
+    let backend = server.backend().await;
+    let engine =
+        Engine::with_backend(Arc::new(backend), server.state_dir(), &server.socket).unwrap();
+    let pane = engine
+        .open(cohort::engine::OpenOptions::named("mon"))
+        .await
+        .unwrap();
+    engine
+        .register_agent("watcher", &pane, Some("monitor"), &[])
+        .await
+        .unwrap();
+    let roles = server.state_dir().join("roles.toml");
+    std::fs::write(
+        &roles,
+        "[roles.auditor]\nbase = \"readonly\"\ntools = [\"run\"]\n",
+    )
+    .unwrap();
+    let serve = |args: Vec<String>| {
+        let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cohort"));
+        use rmcp::transport::ConfigureCommandExt;
+        let cmd = cmd.configure(|c| {
+            c.arg("mcp")
+                .args(&args)
+                .env("COHORT_TMUX_SOCKET", &server.socket)
+                .env("COHORT_STATE_DIR", server.state_dir())
+                .env("SHELL", bash_path())
+                .env("HOME", server.home())
+                .env_remove("TMUX");
+        });
+        async move {
+            ().serve(rmcp::transport::TokioChildProcess::new(cmd).unwrap())
+                .await
+                .expect("initialize")
+        }
+    };
+    let names = |tools: Vec<rmcp::model::Tool>| -> Vec<String> {
+        tools.into_iter().map(|t| t.name.to_string()).collect()
+    };
+    let client = serve(vec!["--agent".into(), "watcher".into()]).await;
+    let listed = names(client.list_all_tools().await.unwrap());
+    assert!(listed.iter().any(|n| n == "read"), "{listed:?}");
+    assert!(!listed.iter().any(|n| n == "run"), "{listed:?}");
+    let _ = client.cancel().await;
+    // A custom role from a roles file: readonly, plus run.
+    let client = serve(vec![
+        "--role".into(),
+        "auditor".into(),
+        "--roles".into(),
+        roles.display().to_string(),
+    ])
+    .await;
+    let listed = names(client.list_all_tools().await.unwrap());
+    assert!(listed.iter().any(|n| n == "run"), "{listed:?}");
+    assert!(!listed.iter().any(|n| n == "send"), "{listed:?}");
+    let _ = client.cancel().await;
+}
