@@ -578,3 +578,54 @@ async fn cohort_mcp_for_an_agent_serves_the_role_it_was_registered_with() {
     assert!(!listed.iter().any(|n| n == "send"), "{listed:?}");
     let _ = client.cancel().await;
 }
+
+/// `subscriptions/listen` (the 2026-07-28 protocol): one stream for the URIs named.
+#[tokio::test]
+async fn a_listening_client_hears_of_notifications_for_it() {
+    let server = TestServer::new();
+    let backend = server.backend().await;
+    let engine =
+        Engine::with_backend(Arc::new(backend), server.state_dir(), &server.socket).unwrap();
+    let mcp = CohortServer::with_role(EngineSlot::ready(engine.clone()), &Toolset::ALL, None);
+    let (a, b) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        if let Ok(running) = mcp.serve(a).await {
+            let _ = running.waiting().await;
+        }
+    });
+    use rmcp::service::ClientServiceExt;
+    let client = ()
+        .serve_with_lifecycle(
+            b,
+            rmcp::ClientLifecycleMode::Discover {
+                preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .expect("initialize");
+    let mut subscription = client
+        .listen(
+            rmcp::model::SubscriptionFilter::builder()
+                .resource_subscription("notifications://lead")
+                .build(),
+        )
+        .await
+        .expect("listen");
+    assert_eq!(
+        subscription.acknowledged().resource_subscriptions,
+        Some(vec!["notifications://lead".to_string()])
+    );
+    engine
+        .notify("ops", "lead", "info", "deploy finished")
+        .await
+        .unwrap();
+    let notification = tokio::time::timeout(WAIT, subscription.next())
+        .await
+        .expect("no update arrived")
+        .unwrap()
+        .expect("the stream ended");
+    let rmcp::model::ServerNotification::ResourceUpdatedNotification(updated) = notification else {
+        panic!("not a resource update: {notification:?}");
+    };
+    assert_eq!(updated.params.uri, "notifications://lead");
+}
