@@ -225,6 +225,38 @@ async fn wait_for_idle_follows_agent_states() {
     later.await.unwrap();
     assert!(outcome.done, "{outcome:?}");
     assert_eq!(outcome.results[0].what, "idle: turn ended");
+    // Without an agent state: idle once the command typed there is over.
+    let plain = shell(&engine, OpenOptions::named("ib")).await;
+    type_line(&engine, &plain.id, "sleep 1; echo slept-$((2+3))").await;
+    let outcome = engine
+        .wait_for(
+            &names(&["ib"]),
+            &Condition::Idle,
+            Quorum::All,
+            WAIT,
+            |_, _, _| {},
+        )
+        .await
+        .unwrap();
+    assert!(outcome.done, "{outcome:?}");
+    assert!(
+        outcome.results[0].what.contains("at the prompt"),
+        "{outcome:?}"
+    );
+    let tail = engine
+        .read(
+            &plain.id,
+            &cohort::engine::read::ReadOptions {
+                what: cohort::engine::read::ReadWhat::Tail(5),
+                ..Default::default()
+            },
+        )
+        .await;
+    assert!(
+        tail.text.contains("slept-5"),
+        "idle came before the command ended: {}",
+        tail.text
+    );
 }
 
 fn send_on_get(target: &str, to: &str, text: &str) -> WatchSpec {

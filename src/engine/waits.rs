@@ -25,8 +25,8 @@ pub const IDLE_STATES: &[&str] = &["idle", "ready"];
 /// What to wait for.
 #[derive(Clone, Debug)]
 pub enum Condition {
-    /// The agent working there is idle (for a session without an agent: its shell is
-    /// at its prompt, nothing running).
+    /// The agent working there is idle (for a session without an agent, or whose
+    /// agent never reported a state: its shell is at its prompt, nothing running).
     Idle,
     /// The command running there ends (met at once when nothing runs).
     Exit,
@@ -289,24 +289,27 @@ impl Engine {
     ) -> Result<Option<String>, EngineError> {
         let runtime = self.runtimes.get(&w.pane);
         match condition {
-            Condition::Idle => match &w.agent {
-                Some(agent) => Ok(self.agent_state(agent).await?.and_then(|now| {
-                    IDLE_STATES
+            Condition::Idle => {
+                let state = match &w.agent {
+                    Some(agent) => self.agent_state(agent).await?,
+                    None => None,
+                };
+                if let Some(now) = state {
+                    return Ok(IDLE_STATES
                         .contains(&now.state.as_str())
-                        .then(|| format!("{}: {}", now.state, now.reason))
-                })),
-                None => {
-                    let data = runtime.lock();
-                    Ok((!running(&data)).then(|| {
-                        if data.exited.is_some() {
-                            "its program exited".to_string()
-                        } else {
-                            "its shell is at the prompt (no agent state: nothing running)"
-                                .to_string()
-                        }
-                    }))
+                        .then(|| format!("{}: {}", now.state, now.reason)));
                 }
-            },
+                // No agent, or none that reported a state yet: the session is idle
+                // when nothing runs there.
+                let data = runtime.lock();
+                Ok((!running(&data)).then(|| {
+                    if data.exited.is_some() {
+                        "its program exited".to_string()
+                    } else {
+                        "its shell is at the prompt (no agent state: nothing running)".to_string()
+                    }
+                }))
+            }
             Condition::Exit => {
                 let data = runtime.lock();
                 if running(&data) {
