@@ -18,7 +18,9 @@
 //!   condition holds), [`watch`] (watchers with actions), [`notify`] (the
 //!   notification queue, agents' one-line status), [`colours`] (team colours,
 //!   appearance of many sessions), [`roles`] (which tools an agent may call), all on
-//!   the event stream ([`hub`], [`relay`] between processes).
+//!   the event stream ([`hub`], [`relay`] between processes);
+//! - [`workers`]: agent CLIs as workers in their own worktrees, with a state cohort
+//!   can trust.
 //!
 //! Rules (names, locks, the tripwire) are checked here, so every front end gets them.
 
@@ -54,6 +56,7 @@ pub mod team;
 pub mod tripwire;
 pub mod waits;
 pub mod watch;
+pub mod workers;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -93,6 +96,8 @@ pub struct Engine {
     /// The terminal server restarts plus registry replacements the registry has been
     /// brought in line with (see [`Engine::list`]).
     adopted_epoch: Arc<std::sync::atomic::AtomicU64>,
+    /// The workers' side: settings, signal trackers, the wake socket.
+    workers: Arc<workers::Hub>,
     /// Where what happens is published (see [`events`]).
     bus: events::EventBus,
     /// Agents' states, the relay, watchers and the notifier (see [`hub`]).
@@ -185,6 +190,7 @@ impl Engine {
             rules: None,
             registry,
             adopted_epoch: Default::default(),
+            workers: Arc::new(workers::Hub::new(state_dir)),
             bus,
             hub,
         })

@@ -25,9 +25,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rusqlite::{Connection, TransactionBehavior};
 use serde::{Deserialize, Serialize};
 
+pub mod workers;
+
 pub use orchestration::{
     AgentStateRow, CommandEndRow, WatchRow, EVERYONE, NOTIFICATIONS_KEPT, NOTIFICATION_AGE_MAX,
 };
+pub use workers::{HeldMessage, WorkerNote, WorkerRow};
 
 /// Errors from the registry.
 #[derive(Debug, thiserror::Error)]
@@ -359,6 +362,7 @@ impl Registry {
             tx.pragma_update(None, "user_version", (i + 1) as i64)?;
         }
         tx.execute_batch(orchestration::SCHEMA)?;
+        tx.execute_batch(workers::WORKER_SCHEMA)?;
         tx.commit()?;
         Ok(conn)
     }

@@ -12,6 +12,7 @@
 //! - *core* ([`core`]): open, send, read, run, key, close, list, status;
 //! - *layout* ([`layout`]): create_layout, split, focus, set_appearance;
 //! - *team* ([`team`]): agents, teams, write_many, read_many, broadcast, locks, tags;
+//! - *workers* ([`workers`]): agent CLIs as workers in their own worktrees;
 //! - *orchestration* ([`orchestration`]): playbook, wait_for, watch, unwatch,
 //!   list_watches, notify, agent_status.
 //!
@@ -31,6 +32,7 @@ pub mod roles;
 mod team;
 pub mod transport;
 mod types;
+mod workers;
 
 use std::sync::Arc;
 
@@ -59,16 +61,19 @@ pub enum Toolset {
     Layout,
     /// Agents, teams, write_many, read_many, broadcast, locks, tags.
     Team,
+    /// Agent CLIs as workers: spawn, message, wait, logs, close, adopt, worktrees.
+    Workers,
     /// Playbooks, waits, watchers, notify, agent status.
     Orchestration,
 }
 
 impl Toolset {
     /// Every toolset, in order.
-    pub const ALL: [Toolset; 4] = [
+    pub const ALL: [Toolset; 5] = [
         Toolset::Core,
         Toolset::Layout,
         Toolset::Team,
+        Toolset::Workers,
         Toolset::Orchestration,
     ];
 
@@ -85,6 +90,7 @@ impl Toolset {
             Toolset::Core => "core",
             Toolset::Layout => "layout",
             Toolset::Team => "team",
+            Toolset::Workers => "workers",
             Toolset::Orchestration => "orchestration",
         }
     }
@@ -98,6 +104,9 @@ impl Toolset {
             }
             Toolset::Team => {
                 "agents and teams: register, message many at once, broadcast, locks, tags"
+            }
+            Toolset::Workers => {
+                "agent CLIs as workers in their own worktrees: spawn, message, wait, logs, close, adopt"
             }
             Toolset::Orchestration => {
                 "workflows and monitoring: playbook, wait_for, watch, unwatch, list_watches, notify, agent_status"
@@ -116,7 +125,7 @@ impl Toolset {
                 .into_iter()
                 .find(|t| t.name() == name)
                 .ok_or_else(|| {
-                    format!("unknown toolset {name:?}: choose from core, layout, team, orchestration (or all)")
+                    format!("unknown toolset {name:?}: choose from core, layout, team, workers, orchestration (or all)")
                 })?;
             if !out.contains(&set) {
                 out.push(set);
@@ -287,6 +296,7 @@ fn set_router(set: Toolset) -> ToolRouter<CohortServer> {
         Toolset::Core => CohortServer::core_router(),
         Toolset::Layout => CohortServer::layout_router(),
         Toolset::Team => CohortServer::team_router(),
+        Toolset::Workers => CohortServer::workers_router(),
         Toolset::Orchestration => CohortServer::orchestration_router(),
     }
 }
