@@ -151,6 +151,13 @@ impl Engine {
         let start = Instant::now();
         // Follow the stream before looking, so nothing in between is missed.
         let mut events = self.events();
+        // Workers' hooks report through a wake socket of their own.
+        let idle = matches!(condition, Condition::Idle);
+        let mut wakes = if idle {
+            self.workers.wakes()
+        } else {
+            tokio::sync::watch::channel(0).1
+        };
         let agents = self.agents().await?;
         let mut watched: Vec<Watched> = Vec::new();
         let mut failed: Vec<Met> = Vec::new();
@@ -228,6 +235,8 @@ impl Engine {
             let wake = next_quiet.map_or(deadline, |q| q.min(deadline));
             let event = tokio::select! {
                 e = events.recv() => Some(e),
+                // A hook reported: look at every target again, as after a gap.
+                Ok(()) = wakes.changed(), if idle => Some(Err(RecvError::Lagged(0))),
                 _ = tokio::time::sleep_until(wake.into()) => None,
             };
             let mut touched: Vec<usize> = Vec::new();
@@ -290,6 +299,9 @@ impl Engine {
         let runtime = self.runtimes.get(&w.pane);
         match condition {
             Condition::Idle => {
+                if let Some(state) = self.worker_state_of(w).await? {
+                    return Ok(state);
+                }
                 let state = match &w.agent {
                     Some(agent) => self.agent_state(agent).await?,
                     None => None,
@@ -342,6 +354,30 @@ impl Engine {
                     .then(|| format!("quiet for {} ms", quiet_for.as_millis())))
             }
         }
+    }
+}
+
+impl Engine {
+    /// For a target that is a worker: whether its state, decided afresh from its
+    /// signals, is idle (`Some(Some(what))`), or not (`Some(None)`); `None` for a
+    /// target that is no worker.
+    async fn worker_state_of(&self, w: &Watched) -> Result<Option<Option<String>>, EngineError> {
+        let Some(agent) = w.agent.clone() else {
+            return Ok(None);
+        };
+        let Some(row) = self.db(move |r| r.worker(&agent)).await? else {
+            return Ok(None);
+        };
+        let seen = self
+            .observe(&row, false)
+            .await
+            .map_err(|e| EngineError::Internal(format!("worker {}: {e}", row.name)))?;
+        let a = &seen.assessment;
+        Ok(Some(
+            IDLE_STATES
+                .contains(&a.state.name())
+                .then(|| format!("{}: {}", a.state.name(), a.reason)),
+        ))
     }
 }
 
