@@ -6,15 +6,14 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use cohort_backends::{Appearance, Key, KeyCode, PaneInfo, SplitDirection};
+use cohort_backends::{Appearance, PaneInfo, SplitDirection};
 use futures_util::future::join_all;
-use serde_json::json;
 
 use super::agent::{launch_line, AgentKind, LaunchSpec, LaunchWiring};
 use super::error::WorkerError;
 use super::events::{now_ms, worker_dir};
+pub(crate) use super::hooks::{claude_settings, codex_notify, place_codex_hooks};
 use super::observe::{agent_env, claude_transcript};
-use super::screen::Dialog;
 use super::submit::Submitted;
 use super::{theme, worktree};
 use crate::engine::colours;
@@ -183,101 +182,6 @@ pub fn tiled(n: usize) -> SplitTree {
         split: Direction::Vertical,
         children,
     }
-}
-
-/// Claude Code's settings file with cohort's hooks, for one launch.
-pub(crate) fn claude_settings(
-    program: &Path,
-    state_dir: &Path,
-    worker_id: &str,
-) -> serde_json::Value {
-    use cohort_backends::tmux::quote::sh;
-    let events = [
-        "SessionStart",
-        "UserPromptSubmit",
-        "PreToolUse",
-        "PostToolUse",
-        "PermissionRequest",
-        "Elicitation",
-        "ElicitationResult",
-        "Stop",
-        "StopFailure",
-        "SessionEnd",
-    ];
-    let mut hooks = serde_json::Map::new();
-    for e in events {
-        let command = format!(
-            "{} --state-dir {} hook --worker {} {e}",
-            sh(&program.to_string_lossy()),
-            sh(&state_dir.to_string_lossy()),
-            sh(worker_id)
-        );
-        hooks.insert(
-            e.into(),
-            json!([{"matcher": "", "hooks": [{"type": "command", "command": command, "timeout": 10}]}]),
-        );
-    }
-    json!({ "hooks": hooks })
-}
-
-/// Codex's project hooks file with cohort's hooks; the worker comes from the
-/// environment (`COHORT_WORKER_ID`), so workers sharing a directory share the file.
-/// Codex's `notify` program for a worker: `cohort hook --worker ID notify`, which
-/// Codex runs with the event's JSON as its last argument.
-pub(crate) fn codex_notify(program: &Path, state_dir: &Path, worker_id: &str) -> Vec<String> {
-    vec![
-        program.to_string_lossy().into_owned(),
-        "--state-dir".into(),
-        state_dir.to_string_lossy().into_owned(),
-        "hook".into(),
-        "--worker".into(),
-        worker_id.to_string(),
-        "notify".into(),
-    ]
-}
-
-fn codex_hooks(program: &Path, state_dir: &Path) -> serde_json::Value {
-    use cohort_backends::tmux::quote::sh;
-    let mut hooks = serde_json::Map::new();
-    for e in [
-        "SessionStart",
-        "UserPromptSubmit",
-        "PreToolUse",
-        "PostToolUse",
-        "PermissionRequest",
-        "Stop",
-    ] {
-        let command = format!(
-            "{} --state-dir {} hook {e}",
-            sh(&program.to_string_lossy()),
-            sh(&state_dir.to_string_lossy())
-        );
-        hooks.insert(
-            e.into(),
-            json!([{"matcher": "", "hooks": [{"type": "command", "command": command, "timeout": 10}]}]),
-        );
-    }
-    json!({ "hooks": hooks, "cohort": "written by cohort for its workers" })
-}
-
-/// Writes Codex's hooks into `cwd/.codex/hooks.json` unless another file is there;
-/// true when cohort's hooks are in place.
-pub(crate) fn place_codex_hooks(cwd: &Path, program: &Path, state_dir: &Path) -> bool {
-    let file = cwd.join(".codex").join("hooks.json");
-    if let Ok(text) = std::fs::read_to_string(&file) {
-        return text.contains("written by cohort");
-    }
-    if std::fs::create_dir_all(cwd.join(".codex")).is_err() {
-        return false;
-    }
-    let text = serde_json::to_string_pretty(&codex_hooks(program, state_dir)).unwrap_or_default();
-    if std::fs::write(&file, text).is_err() {
-        return false;
-    }
-    if worktree::toplevel(cwd).is_some() {
-        let _ = worktree::exclude(cwd, "/.codex/hooks.json");
-    }
-    true
 }
 
 /// A worker ready to get its pane.
@@ -742,149 +646,6 @@ impl Engine {
         }
     }
 
-    /// Waits until the agent's input takes keys (a probe key shows in its composer
-    /// and is removed again), answering a folder-trust dialog when `trust`. A dialog
-    /// it cannot answer ends the wait: the worker then needs approval.
-    pub(crate) async fn await_ready(
-        &self,
-        row: &WorkerRow,
-        trust: bool,
-    ) -> Result<WorkerRow, WorkerError> {
-        let limit = self.workers.settings().ready_timeout;
-        let deadline = tokio::time::Instant::now() + limit;
-        let kind = AgentKind::parse(&row.agent).unwrap_or(AgentKind::Custom);
-        let not_ready = |why: String| WorkerError::NotReady {
-            worker: row.name.clone(),
-            why,
-        };
-        let mut trusted = false;
-        loop {
-            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            if left.is_zero() {
-                return Err(not_ready(format!(
-                    "nothing took keys within {} s",
-                    limit.as_secs()
-                )));
-            }
-            let seen = self
-                .await_composer(
-                    row,
-                    super::observe::Observation::legible,
-                    left.min(Duration::from_secs(if kind == AgentKind::Custom {
-                        1
-                    } else {
-                        5
-                    })),
-                )
-                .await?;
-            if seen.assessment.state.name() == "exited" {
-                let tail = match &seen.pane {
-                    Some(p) => self
-                        .screen(&p.id)
-                        .await
-                        .map(|s| last_lines(&s.rows, 4))
-                        .unwrap_or_default(),
-                    None => String::new(),
-                };
-                return Err(not_ready(format!(
-                    "{}; its screen ends with: {tail}",
-                    seen.assessment.reason
-                )));
-            }
-            let Some(pane) = seen.pane.clone() else {
-                return Err(not_ready("its pane is gone".into()));
-            };
-            if kind == AgentKind::Custom {
-                // No screen to read: ready once its output has been quiet a moment.
-                let runtime = self.runtimes.get(&pane.id);
-                crate::engine::input::settle(&runtime, Duration::from_millis(500), left).await;
-                return self.mark_ready(row).await;
-            }
-            match seen.screen.as_ref().and_then(|s| s.dialog.clone()) {
-                Some(Dialog::Trust) if trust && !trusted => {
-                    trusted = true;
-                    self.backend.send_keys(&pane.id, &[Key::ENTER]).await?;
-                    continue;
-                }
-                Some(Dialog::SignIn) => {
-                    return Err(not_ready(format!("it shows {}", Dialog::SignIn.describe())))
-                }
-                Some(_) => return Ok(row.clone()),
-                None => {}
-            }
-            if seen
-                .screen
-                .as_ref()
-                .and_then(|s| s.composer.as_ref())
-                .is_none()
-            {
-                continue;
-            }
-            // The probe: a key typed before the input handler is mounted is dropped.
-            self.backend.send_text(&pane.id, "x").await?;
-            let probe_shown = |o: &super::observe::Observation| {
-                o.screen
-                    .as_ref()
-                    .and_then(|s| s.draft())
-                    .is_some_and(|d| d.trim() == "x")
-            };
-            let shown = self
-                .await_composer(row, probe_shown, Duration::from_millis(800))
-                .await?;
-            if !probe_shown(&shown) {
-                if shown
-                    .screen
-                    .as_ref()
-                    .and_then(|s| s.draft())
-                    .is_some_and(|d| d.ends_with('x'))
-                {
-                    // Something else is in the composer (a human typing): take the
-                    // probe back out if it went in, and look again.
-                    self.backend
-                        .send_keys(&pane.id, &[Key::plain(KeyCode::Backspace)])
-                        .await?;
-                }
-                continue;
-            }
-            self.backend
-                .send_keys(&pane.id, &[Key::plain(KeyCode::Backspace)])
-                .await?;
-            let cleared = self
-                .await_composer(
-                    row,
-                    |o| {
-                        o.screen
-                            .as_ref()
-                            .and_then(|s| s.composer.as_ref())
-                            .is_some_and(|c| c.empty)
-                    },
-                    Duration::from_secs(2),
-                )
-                .await?;
-            if cleared
-                .screen
-                .as_ref()
-                .and_then(|s| s.composer.as_ref())
-                .is_some_and(|c| c.empty)
-            {
-                return self.mark_ready(row).await;
-            }
-            return Err(not_ready(
-                "the probe key could not be removed from its composer".into(),
-            ));
-        }
-    }
-
-    async fn mark_ready(&self, row: &WorkerRow) -> Result<WorkerRow, WorkerError> {
-        let id = row.id.clone();
-        let updated = self
-            .db(move |r| r.update_worker(&id, |w| w.input_ready = true))
-            .await?
-            .unwrap_or_else(|| row.clone());
-        self.workers.poke();
-        Ok(updated)
-    }
-
     /// Forgets a worker that never got a pane, and the worktree made for it.
     async fn abandon(&self, row: &WorkerRow) {
         let id = row.id.clone();
@@ -1026,7 +787,8 @@ mod tests {
             "'/bin/co hort' --state-dir /state hook --worker w1 Stop"
         );
         assert!(v["hooks"]["PermissionRequest"].is_array());
-        let codex = codex_hooks(Path::new("/bin/cohort"), Path::new("/s"));
+        let codex =
+            crate::engine::workers::hooks::codex_hooks(Path::new("/bin/cohort"), Path::new("/s"));
         assert_eq!(
             codex["hooks"]["Stop"][0]["hooks"][0]["command"],
             "/bin/cohort --state-dir /s hook Stop"
