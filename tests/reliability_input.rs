@@ -191,6 +191,16 @@ fn base(tool: &str, n: usize) -> Option<Value> {
         "message_workers" => json!({"session_ids": [NO_WORKER], "message": "hi"}),
         "close_workers" => json!({"session_ids": [NO_WORKER]}),
         "wait_idle_workers" => json!({"session_ids": [NO_WORKER], "timeout": 0.1}),
+        // Orchestration: a watcher that never fires, a wait that ends at once, a
+        // playbook file that is not there.
+        "agent_status" | "list_watches" => json!({}),
+        "notify" => json!({"to": AGENT, "message": "note", "from": "tester"}),
+        "playbook" => json!({"path": "/nonexistent/cohort-playbook.toml"}),
+        "unwatch" => json!({"id": "w-none"}),
+        "wait_for" => {
+            json!({"targets": [SCRATCH], "condition": "quiet", "quiet_ms": 10, "timeout_ms": 2000})
+        }
+        "watch" => json!({"target": SCRATCH, "pattern": "zz-never-printed"}),
         _ => return None,
     })
 }
@@ -216,9 +226,11 @@ fn category(tool: &str, field: &str) -> Cat {
         ("open", "env") => Cat::Ident(Kind::Unlisted),
         ("set_appearance", "title") => Cat::Free(Kind::Title),
         (_, "role" | "reason") => Cat::Free(Kind::Unlisted),
-        (_, "mode" | "direction" | "layout" | "lines" | "tab_color" | "background" | "keys") => {
-            Cat::Enum
-        }
+        (
+            _,
+            "mode" | "direction" | "layout" | "lines" | "tab_color" | "background" | "keys"
+            | "condition",
+        ) => Cat::Enum,
         _ => Cat::Content,
     }
 }

@@ -162,20 +162,9 @@ impl Engine {
                 "no targets: name sessions, agents or teams".into(),
             ));
         }
-        let expanded = self.expand_targets(targets).await?;
+        // A mistyped name refuses the batch before anything changes.
+        let expanded = self.expand_targets_or_refuse(targets).await?;
         let jobs = expanded.into_iter().map(|(label, pane)| async move {
-            let pane = match pane {
-                Ok(pane) => pane,
-                Err(e) => {
-                    return Delivery {
-                        target: label,
-                        session: String::new(),
-                        error: Some(e.to_string()),
-                        text: None,
-                        meta: None,
-                    }
-                }
-            };
             let session = pane
                 .identity
                 .as_ref()

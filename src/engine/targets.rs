@@ -92,6 +92,30 @@ impl Engine {
         })
     }
 
+    /// [`Engine::expand_targets`] for calls that act on every target or on none (a
+    /// batch of appearance changes, a wait): a target that reaches no open session
+    /// refuses the whole call, naming each such target and why.
+    pub async fn expand_targets_or_refuse(
+        &self,
+        targets: &[String],
+    ) -> Result<Vec<(String, PaneInfo)>, EngineError> {
+        let expanded = self.expand_targets(targets).await?;
+        let unknown: Vec<String> = expanded
+            .iter()
+            .filter_map(|(label, pane)| pane.as_ref().err().map(|e| format!("{label:?}: {e}")))
+            .collect();
+        if !unknown.is_empty() {
+            return Err(EngineError::InvalidArgument(format!(
+                "nothing was done: {}",
+                unknown.join("; ")
+            )));
+        }
+        Ok(expanded
+            .into_iter()
+            .filter_map(|(label, pane)| pane.ok().map(|p| (label, p)))
+            .collect())
+    }
+
     /// Resolves many targets (session names, ids, agents, teams) to their sessions,
     /// each session once; a target that names none is answered with why, in its place,
     /// so one mistyped name does not stop the others.

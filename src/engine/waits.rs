@@ -203,6 +203,17 @@ impl Engine {
                 }),
             }
         }
+        // Waiting on a name that reaches nothing would only ever time out.
+        if !failed.is_empty() {
+            let why: Vec<String> = failed
+                .iter()
+                .map(|m| format!("{:?}: {}", m.target, m.what))
+                .collect();
+            return Err(EngineError::InvalidArgument(format!(
+                "nothing to wait for: {}",
+                why.join("; ")
+            )));
+        }
         let total = watched.len();
         let deadline = start + timeout;
         let mut done_count = 0;

@@ -600,12 +600,15 @@ impl Engine {
             None => {}
         }
         let message: String = message.chars().take(super::names::NOTE_MAX).collect();
+        // Counted before the notification is left, so whoever reads the notification
+        // sees the hit in the watcher's count.
+        let id = spec.id.clone();
+        let counted = self.db(move |r| r.count_watch_hit(&id)).await;
         let from = format!("watch {}", spec.id);
         if let Err(e) = self.leave(&from, &spec.notify, "watch", &message).await {
             tracing::warn!(target: "cohort::watch", "watch {}: the notification was not left: {e}", spec.id);
         }
-        let id = spec.id.clone();
-        match self.db(move |r| r.count_watch_hit(&id)).await {
+        match counted {
             Ok(true) if spec.once => {
                 let _ = self.remove_watch(&spec.id).await;
             }
