@@ -1,7 +1,10 @@
 //! The `cohort` command line.
 
 mod doctor;
+pub mod init;
+mod observe;
 mod reduce;
+mod serve;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -60,32 +63,17 @@ pub enum Command {
         )]
         toolsets: String,
     },
-    /// Serve MCP over streamable HTTP (path /mcp).
-    Serve {
-        /// Address to listen on; loopback unless a token is given.
-        #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8790")]
-        http: std::net::SocketAddr,
-        /// Bearer token required on every request (required off loopback).
-        #[arg(
-            long,
-            env = "COHORT_HTTP_TOKEN",
-            value_name = "TOKEN",
-            hide_env_values = true
-        )]
-        token: Option<String>,
-        /// A browser origin allowed to call (e.g. https://app.example.com; repeatable).
-        /// Requests from other web pages are refused; loopback pages are allowed.
-        #[arg(long = "allow-origin", value_name = "ORIGIN")]
-        allow_origin: Vec<String>,
-        /// Toolsets to offer: core, layout, team (comma-separated), or all.
-        #[arg(
-            long,
-            env = "COHORT_TOOLSETS",
-            default_value = "all",
-            value_name = "LIST"
-        )]
-        toolsets: String,
-    },
+    /// Serve MCP over streamable HTTP (path /mcp, with the dashboard at /dashboard/),
+    /// and/or the gRPC API.
+    Serve(serve::ServeArgs),
+    /// Serve the live dashboard: every session and agent, their screens, states,
+    /// locks and notifications, updated as they change.
+    Dashboard(observe::DashboardArgs),
+    /// Record a session to an asciicast v2 file until it ends or Ctrl-C.
+    Record(observe::RecordArgs),
+    /// Write a project .mcp.json for cohort and print how to add it to Claude Code,
+    /// Codex and Cursor.
+    Init(init::InitArgs),
     /// Print the tool reference generated from the tools' schemas.
     Tools {
         /// As Markdown (the README's tool reference).
@@ -175,25 +163,10 @@ pub async fn run(cli: Cli) -> ExitCode {
                 .map_err(|e| e.to_string()),
             Err(e) => Err(e),
         },
-        Command::Serve {
-            http,
-            token,
-            allow_origin,
-            toolsets,
-        } => match crate::mcp::Toolset::parse_list(&toolsets) {
-            Ok(sets) => crate::mcp::serve_http(
-                &config,
-                &sets,
-                http,
-                crate::mcp::HttpOptions {
-                    token,
-                    allowed_origins: allow_origin,
-                },
-            )
-            .await
-            .map_err(|e| e.to_string()),
-            Err(e) => Err(e),
-        },
+        Command::Serve(args) => serve::run(&config, args).await,
+        Command::Dashboard(args) => observe::dashboard(&config, args).await,
+        Command::Record(args) => observe::record(&config, args).await,
+        Command::Init(args) => init::run(&args),
         Command::Tools { markdown } => tools(markdown),
         Command::Ls => ls(&config).await,
         Command::Attach { name, print } => attach(&config, &name, print).await,

@@ -13,7 +13,9 @@
 //! - [`run`]: run and wait on the ladder, reads, the screen;
 //! - [`team`]: agents and teams; [`access`]: locks, access requests,
 //!   notifications, tags; [`many`]: messages and reads across many sessions;
-//! - [`status`]: the server's and a session's state, appearance and focus.
+//! - [`status`]: the server's and a session's state, appearance and focus;
+//! - [`observe`]: what watchers see (styled screens, raw output, last verdicts);
+//!   [`record`]: sessions recorded to asciicast files.
 //!
 //! Rules (names, locks, the tripwire) are checked here, so every front end gets them.
 
@@ -26,9 +28,11 @@ pub mod journal;
 pub mod layout;
 pub mod many;
 pub mod names;
+pub mod observe;
 pub mod orchestrate;
 pub mod pattern;
 pub mod read;
+pub mod record;
 pub mod registry;
 pub mod run;
 pub mod runtime;
@@ -80,6 +84,8 @@ pub struct Engine {
     adopted_epoch: Arc<std::sync::atomic::AtomicU64>,
     /// Where what happens is published (see [`events`]).
     bus: events::EventBus,
+    /// Sessions being recorded (see [`record`]).
+    recordings: Arc<record::Recordings>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -168,6 +174,7 @@ impl Engine {
             registry,
             adopted_epoch: Default::default(),
             bus,
+            recordings: Arc::new(record::Recordings::new(state_dir.join("recordings"))),
         })
     }
 

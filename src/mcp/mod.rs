@@ -9,13 +9,15 @@
 //! Tools come in toolsets so a host can keep its tool list short
 //! (`--toolsets core,team`):
 //!
-//! - *core* ([`core`]): open, send, read, run, key, close, list, status;
+//! - *core* ([`core`], [`record`]): open, send, read, run, key, close, list, status,
+//!   record;
 //! - *layout* ([`layout`]): create_layout, split, focus, set_appearance;
 //! - *team* ([`team`]): agents, teams, write_many, read_many, broadcast, locks, tags.
 
 mod core;
 mod http;
 mod layout;
+mod record;
 mod resources;
 mod team;
 pub mod transport;
@@ -35,13 +37,13 @@ use rmcp::{tool_handler, ErrorData as McpError, RoleServer, ServerHandler, Servi
 use crate::config::Config;
 use crate::engine::Engine;
 
-pub use http::{serve_http, HttpOptions};
+pub use http::{http_app, HttpOptions};
 pub use types::*;
 
 /// A group of tools a host can enable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Toolset {
-    /// open, send, read, run, key, close, list, status.
+    /// open, send, read, run, key, close, list, status, record.
     Core,
     /// create_layout, split, focus, set_appearance.
     Layout,
@@ -65,7 +67,9 @@ impl Toolset {
     /// One line for documentation.
     pub fn describe(self) -> &'static str {
         match self {
-            Toolset::Core => "persistent sessions: open, run, send, read, key, close, list, status",
+            Toolset::Core => {
+                "persistent sessions: open, run, send, read, key, close, list, status, record"
+            }
             Toolset::Layout => {
                 "windows of several panes: create_layout, split, focus, set_appearance"
             }
@@ -192,7 +196,7 @@ impl CohortServer {
         let mut router = ToolRouter::new();
         for set in toolsets {
             router.merge(match set {
-                Toolset::Core => Self::core_router(),
+                Toolset::Core => Self::core_router() + Self::record_router(),
                 Toolset::Layout => Self::layout_router(),
                 Toolset::Team => Self::team_router(),
             });
@@ -380,7 +384,7 @@ fn portable_schemas(router: &mut ToolRouter<CohortServer>) {
 /// The tools of one toolset, with their schemas (no engine needed).
 pub fn toolset_tools(set: Toolset) -> Vec<rmcp::model::Tool> {
     let mut router = match set {
-        Toolset::Core => CohortServer::core_router(),
+        Toolset::Core => CohortServer::core_router() + CohortServer::record_router(),
         Toolset::Layout => CohortServer::layout_router(),
         Toolset::Team => CohortServer::team_router(),
     };

@@ -1,0 +1,90 @@
+//! `cohort serve`: MCP over streamable HTTP (with the dashboard beside it) and the
+//! gRPC API, on one engine, until interrupted.
+
+use std::net::SocketAddr;
+
+use clap::Args;
+
+use crate::config::Config;
+use crate::mcp::{EngineSlot, HttpOptions, Toolset};
+
+/// Where HTTP listens when neither `--http` nor `--grpc` is given.
+const DEFAULT_HTTP: &str = "127.0.0.1:8790";
+
+/// `cohort serve` arguments.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Serve MCP over HTTP here (path /mcp; the dashboard at /dashboard/); loopback
+    /// unless a token is given. The default when --grpc is not given either.
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub http: Option<SocketAddr>,
+    /// Serve the gRPC API here (default 127.0.0.1:50051); loopback unless a token is given.
+    #[arg(long, value_name = "ADDR:PORT", num_args = 0..=1, default_missing_value = "127.0.0.1:50051")]
+    pub grpc: Option<SocketAddr>,
+    /// Bearer token required on every request (required off loopback).
+    #[arg(long, env = "COHORT_HTTP_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// A browser origin allowed to call (e.g. https://app.example.com; repeatable).
+    /// Requests from other web pages are refused; loopback pages are allowed.
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    pub allow_origin: Vec<String>,
+    /// Let the dashboard's page type into sessions (it is read-only without).
+    #[arg(long)]
+    pub dashboard_input: bool,
+    /// Toolsets to offer: core, layout, team (comma-separated), or all.
+    #[arg(long, env = "COHORT_TOOLSETS", default_value = "all", value_name = "LIST")]
+    pub toolsets: String,
+}
+
+/// Serves what the arguments ask for until Ctrl-C.
+pub async fn run(config: &Config, args: ServeArgs) -> Result<(), String> {
+    let toolsets = Toolset::parse_list(&args.toolsets)?;
+    let http = match (args.http, args.grpc) {
+        (None, None) => Some(DEFAULT_HTTP.parse().map_err(|e| format!("{e}"))?),
+        (http, _) => http,
+    };
+    let token = args.token.filter(|t| !t.is_empty());
+    let engine = EngineSlot::starting(config.clone());
+    let ct = tokio_util::sync::CancellationToken::new();
+    let http = async {
+        let Some(addr) = http else { return Ok(()) };
+        let options = HttpOptions {
+            token: token.clone(),
+            allowed_origins: args.allow_origin.clone(),
+            dashboard_input: args.dashboard_input,
+        };
+        let app = crate::mcp::http_app(engine.clone(), &toolsets, addr, options, ct.child_token())
+            .map_err(|e| e.to_string())?;
+        let listener = bind(addr).await?;
+        let at = listener.local_addr().map_err(|e| e.to_string())?;
+        eprintln!("cohort: serving MCP at http://{at}/mcp");
+        eprintln!("cohort: dashboard at http://{at}/dashboard/");
+        let stop = ct.clone();
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await
+            .map_err(|e| format!("serving HTTP: {e}"))
+    };
+    let grpc = async {
+        let Some(addr) = args.grpc else { return Ok(()) };
+        crate::grpc::serve(engine.clone(), addr, token.clone(), ct.clone())
+            .await
+            .map_err(|e| e.to_string())
+    };
+    let interrupt = async {
+        let _ = tokio::signal::ctrl_c().await;
+        ct.cancel();
+        Ok::<(), String>(())
+    };
+    tokio::select! {
+        done = async { tokio::try_join!(http, grpc) } => done.map(|_| ()),
+        _ = interrupt => Ok(()),
+    }
+}
+
+/// Binds `addr`, saying what went wrong in words.
+pub async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, String> {
+    tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))
+}
