@@ -51,7 +51,7 @@ impl Guard {
         &self,
         headers: &HeaderMap,
         query: Option<&str>,
-    ) -> Result<Pass, axum::response::Response> {
+    ) -> Result<Pass, Box<axum::response::Response>> {
         let host = headers
             .get(header::HOST)
             .and_then(|h| h.to_str().ok())
@@ -110,21 +110,23 @@ impl Guard {
                 return Ok(Pass::Query);
             }
         }
-        Err((
-            StatusCode::UNAUTHORIZED,
-            [(header::WWW_AUTHENTICATE, "Bearer")],
-            if self.browser {
-                "missing or wrong token: open the page with ?token=YOUR_TOKEN once"
-            } else {
-                "missing or wrong bearer token"
-            },
-        )
-            .into_response())
+        Err(Box::new(
+            (
+                StatusCode::UNAUTHORIZED,
+                [(header::WWW_AUTHENTICATE, "Bearer")],
+                if self.browser {
+                    "missing or wrong token: open the page with ?token=YOUR_TOKEN once"
+                } else {
+                    "missing or wrong bearer token"
+                },
+            )
+                .into_response(),
+        ))
     }
 }
 
-fn refuse(status: StatusCode, message: String) -> axum::response::Response {
-    (status, message).into_response()
+fn refuse(status: StatusCode, message: String) -> Box<axum::response::Response> {
+    Box::new((status, message).into_response())
 }
 
 /// Whether a browser page at `origin` may call: a loopback page (`http://localhost:…`,
@@ -145,9 +147,9 @@ pub fn origin_allowed(origin: &str, allowed: &[String]) -> bool {
 
 /// Whether `origin` is the page of the service reached as `host`.
 fn same_origin(origin: &str, host: &str) -> bool {
-    origin
-        .split_once("://")
-        .is_some_and(|(scheme, rest)| matches!(scheme, "http" | "https") && rest.eq_ignore_ascii_case(host))
+    origin.split_once("://").is_some_and(|(scheme, rest)| {
+        matches!(scheme, "http" | "https") && rest.eq_ignore_ascii_case(host)
+    })
 }
 
 /// Whether `host` (`name[:port]`, `[v6][:port]`) names loopback.
@@ -170,7 +172,11 @@ fn percent_decode(text: &str) -> String {
     let mut i = 0;
     while i < bytes.len() {
         let hex = |b: u8| (b as char).to_digit(16);
-        match (bytes[i], bytes.get(i + 1).copied().and_then(hex), bytes.get(i + 2).copied().and_then(hex)) {
+        match (
+            bytes[i],
+            bytes.get(i + 1).copied().and_then(hex),
+            bytes.get(i + 2).copied().and_then(hex),
+        ) {
             (b'%', Some(h), Some(l)) => {
                 out.push((h * 16 + l) as u8);
                 i += 3;
@@ -243,17 +249,30 @@ mod tests {
         let host = [("host", "10.0.0.5:8791")];
         assert!(guard.check(&headers(&host), None).is_err());
         assert_eq!(
-            guard.check(&headers(&host), Some("x=1&token=s+e%2Fcret")).ok(),
+            guard
+                .check(&headers(&host), Some("x=1&token=s+e%2Fcret"))
+                .ok(),
             Some(Pass::Query)
         );
-        let cookie = [("host", "10.0.0.5:8791"), ("cookie", "a=b; cohort_token=s e/cret")];
+        let cookie = [
+            ("host", "10.0.0.5:8791"),
+            ("cookie", "a=b; cohort_token=s e/cret"),
+        ];
         assert_eq!(guard.check(&headers(&cookie), None).ok(), Some(Pass::Token));
         let bearer = [("authorization", "bearer s e/cret")];
         assert_eq!(guard.check(&headers(&bearer), None).ok(), Some(Pass::Token));
         // Its own page may post to it; another may not.
-        let own = [("host", "10.0.0.5:8791"), ("origin", "http://10.0.0.5:8791"), ("cookie", "cohort_token=s e/cret")];
+        let own = [
+            ("host", "10.0.0.5:8791"),
+            ("origin", "http://10.0.0.5:8791"),
+            ("cookie", "cohort_token=s e/cret"),
+        ];
         assert!(guard.check(&headers(&own), None).is_ok());
-        let other = [("host", "10.0.0.5:8791"), ("origin", "http://evil.example"), ("cookie", "cohort_token=s e/cret")];
+        let other = [
+            ("host", "10.0.0.5:8791"),
+            ("origin", "http://evil.example"),
+            ("cookie", "cohort_token=s e/cret"),
+        ];
         assert!(guard.check(&headers(&other), None).is_err());
     }
 
@@ -264,10 +283,17 @@ mod tests {
             loopback: true,
             ..Guard::default()
         };
-        assert!(guard.check(&headers(&[("host", "127.0.0.1:8791")]), None).is_ok());
-        assert!(guard.check(&headers(&[("host", "localhost:8791")]), None).is_ok());
+        assert!(guard
+            .check(&headers(&[("host", "127.0.0.1:8791")]), None)
+            .is_ok());
+        assert!(guard
+            .check(&headers(&[("host", "localhost:8791")]), None)
+            .is_ok());
         // DNS rebinding: the attacker's name, its own origin.
-        let rebound = [("host", "evil.example:8791"), ("origin", "http://evil.example:8791")];
+        let rebound = [
+            ("host", "evil.example:8791"),
+            ("origin", "http://evil.example:8791"),
+        ];
         assert!(guard.check(&headers(&rebound), None).is_err());
         // A service that is not for browsers ignores the query.
         let api = Guard {

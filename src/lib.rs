@@ -28,8 +28,8 @@ pub mod cli;
 pub mod config;
 pub mod dashboard;
 pub mod engine;
-pub mod guard;
 pub mod grpc;
+pub mod guard;
 pub mod mcp;
 pub mod rules;
 

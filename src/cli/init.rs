@@ -99,7 +99,10 @@ pub fn write_mcp_json(dir: &Path, force: bool) -> Result<String, String> {
     servers.insert("cohort".into(), server_entry());
     let text = serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n";
     std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    Ok(format!("wrote {} (cohort as an MCP server on stdio)", path.display()))
+    Ok(format!(
+        "wrote {} (cohort as an MCP server on stdio)",
+        path.display()
+    ))
 }
 
 #[cfg(test)]
@@ -110,7 +113,11 @@ mod tests {
     fn other_servers_are_kept_and_cohort_is_not_replaced_unasked() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join(".mcp.json");
-        std::fs::write(&path, r#"{"mcpServers":{"other":{"command":"x"}},"keep":1}"#).unwrap();
+        std::fs::write(
+            &path,
+            r#"{"mcpServers":{"other":{"command":"x"}},"keep":1}"#,
+        )
+        .unwrap();
         write_mcp_json(dir.path(), false).unwrap();
         let doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(doc["mcpServers"]["other"]["command"], "x");

@@ -17,7 +17,12 @@ pub struct DashboardArgs {
     pub listen: SocketAddr,
     /// Token required on every request (required off loopback); open the page once
     /// with ?token=TOKEN and the browser keeps it.
-    #[arg(long, env = "COHORT_HTTP_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    #[arg(
+        long,
+        env = "COHORT_HTTP_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
     pub token: Option<String>,
     /// A browser origin allowed to call besides the page itself (repeatable).
     #[arg(long = "allow-origin", value_name = "ORIGIN")]
@@ -60,13 +65,19 @@ pub struct RecordArgs {
 /// Records until the session ends or Ctrl-C; prints the file's path.
 pub async fn record(config: &Config, args: RecordArgs) -> Result<(), String> {
     let engine = Engine::start(config).await.map_err(|e| e.to_string())?;
-    let pane = engine.resolve(&args.name).await.map_err(|e| e.to_string())?;
+    let pane = engine
+        .resolve(&args.name)
+        .await
+        .map_err(|e| e.to_string())?;
     let options = RecordOptions {
         path: args.out,
         input_marks: args.input,
         max_bytes: args.max_mb.saturating_mul(1 << 20),
     };
-    let started = engine.record(&pane.id, options).await.map_err(|e| e.to_string())?;
+    let started = engine
+        .record(&pane.id, options)
+        .await
+        .map_err(|e| e.to_string())?;
     eprintln!(
         "cohort: recording {} to {} (Ctrl-C to stop)",
         started.session,

@@ -22,7 +22,12 @@ pub struct ServeArgs {
     #[arg(long, value_name = "ADDR:PORT", num_args = 0..=1, default_missing_value = "127.0.0.1:50051")]
     pub grpc: Option<SocketAddr>,
     /// Bearer token required on every request (required off loopback).
-    #[arg(long, env = "COHORT_HTTP_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    #[arg(
+        long,
+        env = "COHORT_HTTP_TOKEN",
+        value_name = "TOKEN",
+        hide_env_values = true
+    )]
     pub token: Option<String>,
     /// A browser origin allowed to call (e.g. https://app.example.com; repeatable).
     /// Requests from other web pages are refused; loopback pages are allowed.
@@ -32,7 +37,12 @@ pub struct ServeArgs {
     #[arg(long)]
     pub dashboard_input: bool,
     /// Toolsets to offer: core, layout, team (comma-separated), or all.
-    #[arg(long, env = "COHORT_TOOLSETS", default_value = "all", value_name = "LIST")]
+    #[arg(
+        long,
+        env = "COHORT_TOOLSETS",
+        default_value = "all",
+        value_name = "LIST"
+    )]
     pub toolsets: String,
 }
 

@@ -97,7 +97,8 @@ impl Style {
                             Colour::Indexed(c)
                         }
                         Some(2) => {
-                            let at = |k: usize| numbers.get(i + k).copied().unwrap_or(0).min(255) as u8;
+                            let at =
+                                |k: usize| numbers.get(i + k).copied().unwrap_or(0).min(255) as u8;
                             let c = Colour::Rgb(at(2), at(3), at(4));
                             i += 4;
                             c

@@ -71,7 +71,11 @@ impl Hub {
 
     /// The view now, as a message.
     pub async fn view(&self) -> Option<Message> {
-        let states = self.states.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let states = self
+            .states
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         match view::build(&self.engine, &states, self.input).await {
             Ok(view) => message("view", &view),
             Err(e) => {
@@ -157,7 +161,12 @@ async fn follow(hub: Weak<Hub>, mut events: broadcast::Receiver<EngineEvent>) {
         let now = Instant::now();
         match event {
             Some(Ok(event)) => {
-                if let EngineEvent::AgentState { agent, state, reason } = &event {
+                if let EngineEvent::AgentState {
+                    agent,
+                    state,
+                    reason,
+                } = &event
+                {
                     hub.states
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())

@@ -95,35 +95,39 @@ pub fn router(engine: EngineSlot, options: DashboardOptions) -> axum::Router {
             "/dashboard/app.js",
             get(|| asset("text/javascript; charset=utf-8", SCRIPT)),
         )
-        .route("/dashboard/app.css", get(|| asset("text/css; charset=utf-8", STYLE)))
+        .route(
+            "/dashboard/app.css",
+            get(|| asset("text/css; charset=utf-8", STYLE)),
+        )
         .route("/dashboard/api/view", get(view_now))
         .route("/dashboard/events", get(events))
         .route("/dashboard/api/send", post(send))
         .route("/dashboard/api/keys", post(keys))
         .with_state(state)
-        .layer(axum::middleware::from_fn(move |req: Request, next: Next| {
-            let checked = guard.check(req.headers(), req.uri().query());
-            async move {
-                match checked {
-                    Ok(Pass::Query) => {
-                        // Keep the token for the page's own requests (the event
-                        // stream cannot send a header).
-                        let token = token_in(req.uri().query());
-                        let mut response = next.run(req).await;
-                        if let Ok(cookie) = format!(
-                            "{TOKEN_COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict"
-                        )
-                        .parse()
-                        {
-                            response.headers_mut().insert(header::SET_COOKIE, cookie);
+        .layer(axum::middleware::from_fn(
+            move |req: Request, next: Next| {
+                let checked = guard.check(req.headers(), req.uri().query());
+                async move {
+                    match checked {
+                        Ok(Pass::Query) => {
+                            // Keep the token for the page's own requests (the event
+                            // stream cannot send a header).
+                            let token = token_in(req.uri().query());
+                            let mut response = next.run(req).await;
+                            if let Ok(cookie) =
+                                format!("{TOKEN_COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict")
+                                    .parse()
+                            {
+                                response.headers_mut().insert(header::SET_COOKIE, cookie);
+                            }
+                            response
                         }
-                        response
+                        Ok(_) => next.run(req).await,
+                        Err(refusal) => *refusal,
                     }
-                    Ok(_) => next.run(req).await,
-                    Err(refusal) => refusal,
                 }
-            }
-        }))
+            },
+        ))
 }
 
 /// The token as given in the query (already checked), for the cookie.
@@ -163,7 +167,11 @@ async fn view_now(State(dash): State<Arc<Dashboard>>) -> Response {
     };
     match hub.view().await {
         Some(view) => json(StatusCode::OK, view.data.to_string()),
-        None => (StatusCode::INTERNAL_SERVER_ERROR, "the view could not be built").into_response(),
+        None => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the view could not be built",
+        )
+            .into_response(),
     }
 }
 
@@ -247,7 +255,9 @@ async fn typed(dash: Arc<Dashboard>, body: Bytes, keys: bool) -> Response {
         Err(e) => {
             return (
                 StatusCode::BAD_REQUEST,
-                format!("expected {{\"pane\": \"%1\", \"text\": \"…\", \"enter\": true}} or keys: {e}"),
+                format!(
+                    "expected {{\"pane\": \"%1\", \"text\": \"…\", \"enter\": true}} or keys: {e}"
+                ),
             )
                 .into_response()
         }
@@ -274,7 +284,10 @@ async fn typed(dash: Arc<Dashboard>, body: Bytes, keys: bool) -> Response {
             enter: body.enter,
             ..SendOptions::default()
         };
-        engine.send(&pane.id, &body.text, &options).await.map(|_| ())
+        engine
+            .send(&pane.id, &body.text, &options)
+            .await
+            .map(|_| ())
     };
     match done {
         Ok(()) => StatusCode::NO_CONTENT.into_response(),

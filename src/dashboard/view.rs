@@ -61,7 +61,9 @@ pub struct SessionView {
     pub locked_by: Option<String>,
     /// Tags.
     pub tags: Vec<String>,
-    /// The command a human runs to watch or take over.
+    /// The `cohort attach` line a human runs to watch or take over.
+    pub cohort_attach: String,
+    /// The terminal's own command for the same (tmux's), or what to do.
     pub attach: String,
     /// Whether it is being recorded, and where.
     pub recording: Option<String>,
@@ -116,7 +118,11 @@ pub struct ScreenView {
 pub type AgentStates = HashMap<String, (String, String)>;
 
 /// Builds the view from the engine's registry and panes.
-pub async fn build(engine: &Engine, states: &AgentStates, input: bool) -> Result<View, EngineError> {
+pub async fn build(
+    engine: &Engine,
+    states: &AgentStates,
+    input: bool,
+) -> Result<View, EngineError> {
     let panes = engine.list().await?;
     let agents = engine.agents().await?;
     let teams = engine.teams().await?;
@@ -168,7 +174,12 @@ pub async fn build(engine: &Engine, states: &AgentStates, input: bool) -> Result
             .unwrap_or_default();
         let last = engine.last_command(&pane.id);
         let (verdict, ok) = verdict(&last, pane.dead);
-        let locked_by = engine.lock_of(&pane.id).await.ok().flatten().map(|l| l.owner);
+        let locked_by = engine
+            .lock_of(&pane.id)
+            .await
+            .ok()
+            .flatten()
+            .map(|l| l.owner);
         let view = SessionView {
             name: name.clone(),
             pane: pane.id.to_string(),
@@ -184,6 +195,7 @@ pub async fn build(engine: &Engine, states: &AgentStates, input: bool) -> Result
             ok,
             locked_by,
             tags: record.map(|r| r.tags.clone()).unwrap_or_default(),
+            cohort_attach: cohort_attach(engine, &name),
             attach: engine.attach_text(&pane.id),
             recording: engine
                 .recording(&pane.id)
@@ -194,7 +206,9 @@ pub async fn build(engine: &Engine, states: &AgentStates, input: bool) -> Result
     }
     for agent in agents.iter().filter(|a| !seen_agents.contains(&a.name)) {
         let team = agent.teams.first().cloned().unwrap_or_default();
-        team_entry(&mut grouped, &team).idle_agents.push(agent_view(agent));
+        team_entry(&mut grouped, &team)
+            .idle_agents
+            .push(agent_view(agent));
     }
     let mut teams: Vec<TeamView> = grouped
         .into_values()
@@ -240,8 +254,41 @@ pub fn session_name(pane: &PaneInfo) -> String {
         .unwrap_or_else(|| pane.window_name.clone())
 }
 
+/// `cohort attach NAME`, with the options that reach this engine's terminal server.
+fn cohort_attach(engine: &Engine, name: &str) -> String {
+    let key = engine.server_key();
+    let server = if let Some(name) = key.strip_prefix("-L ") {
+        (name != "cohort").then(|| format!("--socket {} ", shell_word(name)))
+    } else if let Some(path) = key.strip_prefix("-S ") {
+        Some(format!("--socket {} ", shell_word(path)))
+    } else {
+        Some(format!("--backend {} ", engine.backend().kind().name()))
+    };
+    format!(
+        "cohort {}attach {}",
+        server.unwrap_or_default(),
+        shell_word(name)
+    )
+}
+
+/// `word` quoted for a POSIX shell when it needs it.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:@%+=,".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
 /// The verdict in words, and whether it is a success.
-fn verdict(last: &crate::engine::observe::LastCommand, dead: bool) -> (Option<String>, Option<bool>) {
+fn verdict(
+    last: &crate::engine::observe::LastCommand,
+    dead: bool,
+) -> (Option<String>, Option<bool>) {
     if let Some(exited) = last.exited.filter(|_| dead) {
         return match exited {
             Some(status) => (Some(format!("exited {status}")), Some(status == 0)),

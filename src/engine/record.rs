@@ -191,9 +191,14 @@ impl Engine {
             let _ = finished.send(true);
         });
         let snapshot = info.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        self.recordings
-            .active()
-            .insert(pane.clone(), Active { stop: Arc::new(stop), info, done });
+        self.recordings.active().insert(
+            pane.clone(),
+            Active {
+                stop: Arc::new(stop),
+                info,
+                done,
+            },
+        );
         Ok(snapshot)
     }
 
@@ -397,7 +402,9 @@ impl Follower {
                 Ok(EngineEvent::PaneExited { exit_status, .. }) => {
                     let _ = self.catch_up(u64::MAX, writer);
                     return match exit_status {
-                        Some(status) => format!("the session's program exited with status {status}"),
+                        Some(status) => {
+                            format!("the session's program exited with status {status}")
+                        }
                         None => "the session's program exited".into(),
                     };
                 }
@@ -412,12 +419,7 @@ impl Follower {
             };
             match outcome {
                 Ok(Some(())) => {}
-                Ok(None) => {
-                    return format!(
-                        "it reached its size limit of {} bytes",
-                        writer.max
-                    )
-                }
+                Ok(None) => return format!("it reached its size limit of {} bytes", writer.max),
                 Err(e) => return format!("writing it failed: {e}"),
             }
             if events.is_empty() {

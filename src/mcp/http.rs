@@ -67,7 +67,7 @@ pub fn http_app(
                 async move {
                     match checked {
                         Ok(_) => next.run(req).await,
-                        Err(refusal) => refusal,
+                        Err(refusal) => *refusal,
                     }
                 }
             },

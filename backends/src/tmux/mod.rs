@@ -741,7 +741,6 @@ impl TmuxBackend {
             alternate: f[4] == 1,
         })
     }
-
 }
 
 #[async_trait]

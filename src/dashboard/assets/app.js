@@ -21,11 +21,11 @@
     return chip(s.verdict, cls);
   }
 
-  function paint(pre, pane) {
+  function paint(pre, pane, whole) {
     const s = screens.get(pane);
     if (!s) return;
     let rows = s.rows.slice();
-    while (rows.length && rows[rows.length - 1] === "") rows.pop();
+    while (!whole && rows.length && rows[rows.length - 1] === "") rows.pop();
     pre.innerHTML = rows.join("\n");   // rows are escaped HTML from the server
   }
 
@@ -109,8 +109,9 @@
     $("zoom-title").textContent = s.name;
     $("zoom-meta").textContent = [s.agent && ("agent " + s.agent.name), s.verdict,
       s.locked_by && ("locked by " + s.locked_by)].filter(Boolean).join(" · ");
-    $("zoom-attach").textContent = s.attach;
-    paint($("zoom-screen"), s.pane);
+    $("zoom-attach").textContent = s.cohort_attach;
+    $("zoom-native").textContent = s.attach;
+    paint($("zoom-screen"), s.pane, true);
     $("zoom-input").hidden = !view.input;
   }
 
@@ -118,7 +119,7 @@
     screens.set(s.pane, s);
     const c = document.querySelector('.card[data-pane="' + CSS.escape(s.pane) + '"] .screen');
     if (c) paint(c, s.pane);
-    if (zoomed === s.pane) paint($("zoom-screen"), s.pane);
+    if (zoomed === s.pane) paint($("zoom-screen"), s.pane, true);
   }
 
   async function post(path, body) {
