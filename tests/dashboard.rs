@@ -293,3 +293,128 @@ fn post(addr: &str, path: &str, origin: &str, body: Value) -> String {
     let _ = stream.read_to_string(&mut response);
     response
 }
+
+/// `cohort dashboard` on its own: loopback by default, refuses to listen elsewhere
+/// without a token, and with one asks for it (the query once, then the cookie). The
+/// page and its assets come from the binary, and the feed is pushed as events.
+#[test]
+fn the_dashboard_command_keeps_to_loopback_or_asks_for_a_token() {
+    let server = TestServer::new();
+    let open = served::start(&server, &["dashboard", "--listen", "127.0.0.1:0"], 1, &[]);
+    let addr = host_of(&open.address("/dashboard"));
+    let page = get(&addr, "/dashboard/", &[]);
+    assert!(page.starts_with("HTTP/1.1 200"), "{page}");
+    assert!(page.contains("<title>cohort</title>"), "{page}");
+    // Nothing is fetched from elsewhere: every asset the page names is served here.
+    for asset in ["app.js", "app.css"] {
+        assert!(page.contains(asset), "{asset} not named in the page");
+        let served = get(&addr, &format!("/dashboard/{asset}"), &[]);
+        assert!(served.starts_with("HTTP/1.1 200"), "{asset}: {served}");
+    }
+    assert!(
+        !page.contains("https://") && !page.contains("src=\"http"),
+        "{page}"
+    );
+    // A name that is not loopback (DNS rebinding) is refused.
+    let rebound = get(&addr, "/dashboard/", &[("Host", "evil.example")]);
+    assert!(!rebound.starts_with("HTTP/1.1 200"), "{rebound}");
+    // The feed starts with the whole view, pushed as a server-sent event.
+    let feed = first_event(&addr, "/dashboard/events");
+    assert!(feed.contains("event: view"), "{feed}");
+    drop(open);
+
+    // Off loopback without a token: a refusal that says what to do.
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_cohort"))
+        .args(["dashboard", "--listen", "0.0.0.0:0"])
+        .env("COHORT_TMUX_SOCKET", &server.socket)
+        .env("COHORT_STATE_DIR", server.state_dir())
+        .env("HOME", server.home())
+        .env_remove("COHORT_HTTP_TOKEN")
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        said.contains("without a token") && said.contains("--token"),
+        "{said}"
+    );
+
+    // With a token: asked for, taken from the query once, then from the cookie.
+    let guarded = served::start(
+        &server,
+        &["dashboard", "--listen", "0.0.0.0:0", "--token", "s3cret"],
+        1,
+        &[],
+    );
+    let port = host_of(&guarded.address("/dashboard"))
+        .rsplit_once(':')
+        .map(|(_, p)| p.to_string())
+        .unwrap();
+    let addr = format!("127.0.0.1:{port}");
+    let bare = get(&addr, "/dashboard/", &[]);
+    assert!(bare.starts_with("HTTP/1.1 401"), "{bare}");
+    let wrong = get(&addr, "/dashboard/?token=guess", &[]);
+    assert!(wrong.starts_with("HTTP/1.1 401"), "{wrong}");
+    let first = get(&addr, "/dashboard/?token=s3cret", &[]);
+    assert!(first.starts_with("HTTP/1.1 200"), "{first}");
+    let cookie = first
+        .lines()
+        .find_map(|l| l.strip_prefix("set-cookie: "))
+        .and_then(|c| c.split(';').next())
+        .unwrap_or_else(|| panic!("no cookie in {first}"))
+        .to_string();
+    let again = get(&addr, "/dashboard/api/view", &[("Cookie", &cookie)]);
+    assert!(again.starts_with("HTTP/1.1 200"), "{again}");
+    assert!(again.contains("\"teams\""), "{again}");
+}
+
+/// `host:port` of an announced `http://host:port/…` address.
+fn host_of(address: &str) -> String {
+    address
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+/// A GET to `addr` with extra headers (a `Host` given replaces the real one); the raw response.
+fn get(addr: &str, path: &str, headers: &[(&str, &str)]) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    let host = headers
+        .iter()
+        .find(|(k, _)| *k == "Host")
+        .map_or(addr, |(_, v)| v);
+    let mut request = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
+    for (k, v) in headers.iter().filter(|(k, _)| *k != "Host") {
+        request.push_str(&format!("{k}: {v}\r\n"));
+    }
+    request.push_str("\r\n");
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    response
+}
+
+/// The event stream at `path` until its first whole event.
+fn first_event(addr: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\r\n"
+    )
+    .unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(30)))
+        .unwrap();
+    let mut seen = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while !String::from_utf8_lossy(&seen).contains("\ndata:") {
+        let n = stream.read(&mut buffer).expect("the feed sent an event");
+        assert!(n > 0, "the feed closed: {}", String::from_utf8_lossy(&seen));
+        seen.extend_from_slice(&buffer[..n]);
+    }
+    String::from_utf8_lossy(&seen).into_owned()
+}
