@@ -14,24 +14,11 @@ mod support;
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use rmcp::model::CallToolRequestParams;
-use rmcp::service::RunningService;
 use rmcp::transport::StreamableHttpClientTransport;
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::ServiceExt;
 use serde_json::{json, Value};
+use served::call;
 use support::*;
-
-async fn call(client: &RunningService<RoleClient, ()>, tool: &str, args: Value) -> Value {
-    let result = client
-        .call_tool(
-            CallToolRequestParams::new(tool.to_string())
-                .with_arguments(args.as_object().expect("arguments are an object").clone()),
-        )
-        .await
-        .unwrap_or_else(|e| panic!("{tool}: {e}"));
-    assert_ne!(result.is_error, Some(true), "{tool}: {result:?}");
-    result.structured_content.unwrap_or_default()
-}
 
 fn now_ms() -> u64 {
     SystemTime::now()

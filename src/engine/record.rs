@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
-use cohort_backends::PaneId;
+use cohort_backends::{PaneId, PromptMark};
 use serde::Serialize;
 use tokio::sync::{broadcast, watch};
 
@@ -380,23 +380,21 @@ impl Follower {
         loop {
             let event = tokio::select! {
                 event = events.recv() => event,
-                _ = stopped.changed() => return STOPPED.into(),
+                _ = stopped.changed() => {
+                    // What the pane printed before the stop belongs in the file.
+                    let _ = self.catch_up(u64::MAX, writer);
+                    return STOPPED.into();
+                }
             };
             let outcome = match event {
                 Ok(event) if event.pane() != Some(&self.pane) => continue,
                 Ok(EngineEvent::Output { to, .. }) => self.catch_up(to, writer),
                 // Fallen behind: whatever was missed is in the journal.
                 Err(broadcast::error::RecvError::Lagged(_)) => self.catch_up(u64::MAX, writer),
-                Ok(EngineEvent::CommandStarted { .. }) if self.input_marks => {
-                    let typed = self.runtimes.upgrade().and_then(|r| {
-                        let runtime = r.get(&self.pane);
-                        let data = runtime.lock();
-                        data.commands.last().map(|c| c.text.clone())
-                    });
-                    let label = match typed {
-                        Some(text) => format!("$ {}", text.lines().next().unwrap_or("")),
-                        None => "command".into(),
-                    };
+                Ok(EngineEvent::CommandStarted { offset, .. }) if self.input_marks => {
+                    let label = self
+                        .command_label(offset)
+                        .unwrap_or_else(|| "command".into());
                     writer.event("m", &label).map(|ok| ok.then_some(()))
                 }
                 Ok(EngineEvent::PaneExited { exit_status, .. }) => {
@@ -428,6 +426,44 @@ impl Follower {
                 }
             }
         }
+    }
+
+    /// The marker for the command that started at `start`: `$ TEXT` when cohort
+    /// typed it in this process, else the line the terminal showed when it started
+    /// (prompt and command as echoed, whoever typed it).
+    fn command_label(&self, start: u64) -> Option<String> {
+        let runtimes = self.runtimes.upgrade()?;
+        let runtime = runtimes.get(&self.pane);
+        let mut data = runtime.lock();
+        // Where the line that started it began: the last prompt, or the last end.
+        let prompt = data
+            .marks
+            .iter()
+            .rev()
+            .filter(|m| m.offset <= start)
+            .find(|m| m.mark == PromptMark::PromptStart || m.mark.finished().is_some())
+            .map_or(0, |m| m.offset);
+        let typed = data
+            .commands
+            .iter()
+            .rev()
+            .find(|c| !c.continues && c.offset >= prompt && c.offset <= start)
+            .map(|c| format!("$ {}", c.text.lines().next().unwrap_or_default()));
+        if typed.is_some() {
+            return typed;
+        }
+        let from = prompt
+            .max(data.journal.floor())
+            .max(start.saturating_sub(4096));
+        let bytes = data.journal.read(from, start).ok()?;
+        let plain = strip_ansi_escapes::strip(&bytes);
+        let text = String::from_utf8_lossy(&plain);
+        let line = text
+            .split(['\r', '\n'])
+            .rfind(|l| !l.trim().is_empty())?
+            .trim()
+            .to_string();
+        Some(line)
     }
 
     /// Records the pane's output from where the recording is up to `to` (or the

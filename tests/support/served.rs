@@ -6,6 +6,11 @@
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Command, Stdio};
 
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::RoleClient;
+use serde_json::Value;
+
 use crate::support::{bash_path, TestServer};
 
 /// A running cohort server.
@@ -86,4 +91,17 @@ pub fn serve_http(server: &TestServer, extra: &[&str]) -> (Served, String) {
     let served = start(server, &args, 2, &[]);
     let url = served.address("/mcp");
     (served, url)
+}
+
+/// Calls `tool` with `args` and returns its structured result; fails on a tool error.
+pub async fn call(client: &RunningService<RoleClient, ()>, tool: &str, args: Value) -> Value {
+    let result = client
+        .call_tool(
+            CallToolRequestParams::new(tool.to_string())
+                .with_arguments(args.as_object().expect("arguments are an object").clone()),
+        )
+        .await
+        .unwrap_or_else(|e| panic!("{tool}: {e}"));
+    assert_ne!(result.is_error, Some(true), "{tool}: {result:?}");
+    result.structured_content.unwrap_or_default()
 }
