@@ -32,6 +32,7 @@ pub mod grpc;
 pub mod guard;
 pub mod mcp;
 pub mod rules;
+pub mod telemetry;
 
 pub use config::Config;
 pub use engine::{Engine, EngineError};

@@ -7,7 +7,6 @@ use clap::Parser;
 fn main() -> ExitCode {
     cohort::cli::tune_allocator();
     let cli = cohort::cli::Cli::parse();
-    cohort::cli::init_logging(cli.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -18,5 +17,12 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(cohort::cli::run(cli))
+    // Inside the runtime: an exporter of traces may need it to start and to flush.
+    let telemetry = {
+        let _inside = runtime.enter();
+        cohort::cli::init_logging(cli.verbose)
+    };
+    let code = runtime.block_on(cohort::cli::run(cli));
+    drop(telemetry);
+    code
 }

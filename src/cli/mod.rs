@@ -111,21 +111,11 @@ pub fn tune_allocator() {
     }
 }
 
-/// Sends logs to stderr (stdout is the MCP channel). `COHORT_LOG`/`RUST_LOG` override.
-pub fn init_logging(verbose: u8) {
-    let default = match verbose {
-        0 => "warn",
-        1 => "info,cohort=debug",
-        _ => "debug",
-    };
-    let filter = std::env::var("COHORT_LOG")
-        .or_else(|_| std::env::var("RUST_LOG"))
-        .unwrap_or_else(|_| default.to_string());
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .try_init();
+/// Sends logs to stderr (stdout is the MCP channel; `COHORT_LOG`/`RUST_LOG`
+/// override), and traces over OTLP when built with `otel` and configured (see
+/// [`crate::telemetry`]). Keep what it returns until the end.
+pub fn init_logging(verbose: u8) -> crate::telemetry::Telemetry {
+    crate::telemetry::init(verbose)
 }
 
 fn config(cli: &Cli) -> Result<Config, String> {

@@ -19,6 +19,7 @@ mod http;
 mod layout;
 mod record;
 mod resources;
+mod spans;
 mod team;
 pub mod transport;
 mod types;
@@ -243,6 +244,26 @@ pub async fn serve_stdio(
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for CohortServer {
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, McpError> {
+        use tracing::Instrument;
+        let span = spans::start(&request);
+        if !span.is_disabled() {
+            if let Ok(engine) = self.engine().await {
+                spans::identify(&span, engine, &request)
+                    .instrument(span.clone())
+                    .await;
+            }
+        }
+        let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        let outcome = self.tool_router.call(call).instrument(span.clone()).await;
+        spans::record(&span, &outcome);
+        outcome
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
