@@ -28,7 +28,6 @@ pub mod cli;
 pub mod config;
 pub mod dashboard;
 pub mod engine;
-pub mod grpc;
 pub mod guard;
 pub mod mcp;
 pub mod rules;

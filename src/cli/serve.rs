@@ -1,5 +1,5 @@
-//! `cohort serve`: MCP over streamable HTTP (with the dashboard beside it) and the
-//! gRPC API, on one engine, until interrupted.
+//! `cohort serve`: MCP over streamable HTTP, with the dashboard beside it, on one
+//! engine, until interrupted.
 
 use std::net::SocketAddr;
 
@@ -8,19 +8,16 @@ use clap::Args;
 use crate::config::Config;
 use crate::mcp::{EngineSlot, HttpOptions, Toolset};
 
-/// Where HTTP listens when neither `--http` nor `--grpc` is given.
+/// Where HTTP listens when `--http` is not given.
 const DEFAULT_HTTP: &str = "127.0.0.1:8790";
 
 /// `cohort serve` arguments.
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// Serve MCP over HTTP here (path /mcp; the dashboard at /dashboard/); loopback
-    /// unless a token is given. The default when --grpc is not given either.
+    /// unless a token is given (default 127.0.0.1:8790).
     #[arg(long, value_name = "ADDR:PORT")]
     pub http: Option<SocketAddr>,
-    /// Serve the gRPC API here (default 127.0.0.1:50051); loopback unless a token is given.
-    #[arg(long, value_name = "ADDR:PORT", num_args = 0..=1, default_missing_value = "127.0.0.1:50051")]
-    pub grpc: Option<SocketAddr>,
     /// Bearer token required on every request (required off loopback).
     #[arg(
         long,
@@ -49,47 +46,33 @@ pub struct ServeArgs {
 /// Serves what the arguments ask for until Ctrl-C.
 pub async fn run(config: &Config, args: ServeArgs) -> Result<(), String> {
     let toolsets = Toolset::parse_list(&args.toolsets)?;
-    let http = match (args.http, args.grpc) {
-        (None, None) => Some(DEFAULT_HTTP.parse().map_err(|e| format!("{e}"))?),
-        (http, _) => http,
+    let addr = match args.http {
+        Some(addr) => addr,
+        None => DEFAULT_HTTP.parse().map_err(|e| format!("{e}"))?,
     };
     let token = args.token.filter(|t| !t.is_empty());
     let engine = EngineSlot::starting(config.clone());
     let ct = tokio_util::sync::CancellationToken::new();
-    let http = async {
-        let Some(addr) = http else { return Ok(()) };
-        let options = HttpOptions {
-            token: token.clone(),
-            allowed_origins: args.allow_origin.clone(),
-            dashboard_input: args.dashboard_input,
-        };
-        let app = crate::mcp::http_app(engine.clone(), &toolsets, addr, options, ct.child_token())
-            .map_err(|e| e.to_string())?;
-        let listener = bind(addr).await?;
-        let at = listener.local_addr().map_err(|e| e.to_string())?;
-        eprintln!("cohort: serving MCP at http://{at}/mcp");
-        eprintln!("cohort: dashboard at http://{at}/dashboard/");
-        let stop = ct.clone();
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async move { stop.cancelled().await })
-            .await
-            .map_err(|e| format!("serving HTTP: {e}"))
+    let options = HttpOptions {
+        token,
+        allowed_origins: args.allow_origin,
+        dashboard_input: args.dashboard_input,
     };
-    let grpc = async {
-        let Some(addr) = args.grpc else { return Ok(()) };
-        crate::grpc::serve(engine.clone(), addr, token.clone(), ct.clone())
-            .await
-            .map_err(|e| e.to_string())
-    };
-    let interrupt = async {
+    let app = crate::mcp::http_app(engine, &toolsets, addr, options, ct.child_token())
+        .map_err(|e| e.to_string())?;
+    let listener = bind(addr).await?;
+    let at = listener.local_addr().map_err(|e| e.to_string())?;
+    eprintln!("cohort: serving MCP at http://{at}/mcp");
+    eprintln!("cohort: dashboard at http://{at}/dashboard/");
+    let stop = ct.clone();
+    tokio::spawn(async move {
         let _ = tokio::signal::ctrl_c().await;
-        ct.cancel();
-        Ok::<(), String>(())
-    };
-    tokio::select! {
-        done = async { tokio::try_join!(http, grpc) } => done.map(|_| ()),
-        _ = interrupt => Ok(()),
-    }
+        stop.cancel();
+    });
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move { ct.cancelled().await })
+        .await
+        .map_err(|e| format!("serving HTTP: {e}"))
 }
 
 /// Binds `addr`, saying what went wrong in words.
