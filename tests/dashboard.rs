@@ -405,3 +405,23 @@ fn first_event(addr: &str, path: &str) -> String {
     }
     String::from_utf8_lossy(&seen).into_owned()
 }
+
+/// Takes the README's picture: the dashboard running at `COHORT_SCREENSHOT_URL`,
+/// once it shows `COHORT_SCREENSHOT_CARDS` panes, saved to `COHORT_SCREENSHOT_FILE`.
+/// `docs/demo/record.sh` runs it against its demo.
+#[tokio::test]
+#[ignore = "takes the README's screenshot; docs/demo/record.sh runs it"]
+async fn readme_screenshot() {
+    let var = |name: &str| std::env::var(name).unwrap_or_else(|_| panic!("set {name}"));
+    let chromium = browser::program().expect("Chromium");
+    let mut browser =
+        browser::Browser::open(&chromium, &var("COHORT_SCREENSHOT_URL"), 1400, 820).await;
+    let cards = var("COHORT_SCREENSHOT_CARDS");
+    browser
+        .wait_until(
+            &format!("document.querySelectorAll('.card .screen').length >= {cards} && [...document.querySelectorAll('.card .screen')].every(s => s.textContent.trim())"),
+            WAIT,
+        )
+        .await;
+    std::fs::write(var("COHORT_SCREENSHOT_FILE"), browser.screenshot().await).unwrap();
+}
