@@ -44,10 +44,13 @@ pub fn program() -> Option<String> {
                 .to_vec()
         });
     for candidate in candidates {
-        let found = Command::new(&candidate)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success());
+        // A browser named by path is taken as it is (a headless shell may not answer
+        // --version); names on PATH must run.
+        let found = std::path::Path::new(&candidate).is_file()
+            || Command::new(&candidate)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success());
         if found {
             return Some(candidate);
         }
