@@ -565,7 +565,7 @@ fn requests_too_deep_or_too_big_are_answered() {
     use std::io::{BufRead, BufReader, Write};
     let server = TestServer::new();
     let mut child = cohort(&server)
-        .arg("mcp")
+        .args(["mcp", "--toolsets", "all"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())

@@ -110,6 +110,58 @@ impl Harness {
     }
 }
 
+/// The default tool list is read on every turn of every session: it stays within its
+/// budget, and each toolset's cost is printed (the README's reference shows the same).
+#[test]
+fn the_default_tool_list_stays_within_its_budget() {
+    let default: Vec<_> = Toolset::DEFAULT
+        .into_iter()
+        .flat_map(cohort::mcp::toolset_tools)
+        .collect();
+    let (read, whole) = cohort::mcp::list_tokens(&default);
+    for set in Toolset::ALL {
+        let tools = cohort::mcp::toolset_tools(set);
+        let (r, w) = cohort::mcp::list_tokens(&tools);
+        eprintln!(
+            "toolset {}: {} tools, ~{r} tokens read, ~{w} whole",
+            set.name(),
+            tools.len()
+        );
+    }
+    assert!(
+        read <= Toolset::DEFAULT_BUDGET_TOKENS,
+        "the default tools cost ~{read} tokens (~{whole} with output schemas), over the \
+         budget of {}: tighten descriptions or move tools to another toolset",
+        Toolset::DEFAULT_BUDGET_TOKENS
+    );
+    assert!(default.iter().any(|t| t.name == "run"));
+}
+
+/// What a host hands its model is plain text: a run's output as the terminal showed
+/// it, then the meta line; the typed result is beside it.
+#[tokio::test]
+async fn replies_read_as_plain_text_with_the_typed_result_beside() {
+    let h = harness(&[Toolset::Core]).await;
+    h.ok("open", json!({"name": "plain"})).await;
+    let r = h
+        .call(
+            "run",
+            json!({"target": "plain", "command": r#"printf 'a "quoted" word\n\tand a tab\n'"#}),
+        )
+        .await;
+    let text = r.content[0].as_text().expect("text").text.clone();
+    let v = r.structured_content.expect("structured content");
+    assert_eq!(v["output"], "a \"quoted\" word\n\tand a tab", "{v}");
+    let meta = v["meta"].as_str().unwrap();
+    assert_eq!(text, format!("a \"quoted\" word\n\tand a tab\n{meta}"));
+    // Nothing hidden and complete: the meta line is short.
+    assert!(
+        meta.starts_with("[lines ") && meta.contains("complete (exit 0") && !meta.contains("shown"),
+        "{meta}"
+    );
+    assert!(meta.len() < 70, "{meta}");
+}
+
 #[tokio::test]
 async fn toolsets_choose_the_tools_and_every_tool_is_described() {
     let h = harness(&[Toolset::Core]).await;

@@ -469,3 +469,56 @@ async fn command_panes(mut ctx: Ctx) {
     assert_eq!(state.exit_status, Some(3));
 }
 parity!(command_panes_, command_panes);
+
+/// Waits until the pane's state satisfies `ok`; panics with the last state after
+/// [`WAIT`]. The terminal learns of some changes by polling (iTerm2's job variables).
+async fn state_until(
+    ctx: &Ctx,
+    pane: &PaneId,
+    what: &str,
+    ok: impl Fn(&cohort_backends::PaneState) -> bool,
+) -> cohort_backends::PaneState {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let state = ctx.backend.pane_state(pane).await.expect("pane state");
+        if ok(&state) {
+            return state;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "on {:?}, never {what}: {state:?}",
+            ctx.which
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// The state a backend reports is the terminal's: the alternate screen as a program
+/// enters and leaves it, and a shell that exited is dead with its status.
+async fn pane_state_is_real(mut ctx: Ctx) {
+    let pane = ctx.shell("state").await;
+    let state = ctx.backend.pane_state(&pane).await.expect("pane state");
+    assert!(!state.dead && !state.alternate_screen, "{state:?}");
+    ctx.run(
+        &pane,
+        "printf '\\033[?1049h'; read x; printf '\\033[?1049l'",
+    )
+    .await;
+    state_until(&ctx, &pane, "on the alternate screen", |s| {
+        s.alternate_screen
+    })
+    .await;
+    ctx.backend
+        .send_keys(&pane, &[Key::ENTER])
+        .await
+        .expect("press Enter");
+    assert_eq!(wait_exit(&mut ctx.events, &pane).await, Some(0));
+    state_until(&ctx, &pane, "back on the main screen", |s| {
+        !s.alternate_screen
+    })
+    .await;
+    ctx.run(&pane, "exit 7").await;
+    let state = state_until(&ctx, &pane, "dead", |s| s.dead).await;
+    assert_eq!(state.exit_status, Some(7), "{state:?}");
+}
+parity!(pane_state_is_real_, pane_state_is_real);

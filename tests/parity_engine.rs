@@ -1,5 +1,6 @@
 //! The engine-level parity suite: the completion ladder (every verdict with its exit
-//! status), every layout preset and a nested tree with sizes, and reduced reads, run
+//! status; marks a program prints never taken for the shell's, in `marks`), every
+//! layout preset and a nested tree with sizes, and reduced reads, run
 //! through [`Engine`] against tmux (a private server per test) and iTerm2 (cohort's
 //! fake iTerm2 server, started in-process per test). Every scenario passes on both,
 //! or is gated by a capability the backend declares, with the reason printed.
@@ -423,6 +424,9 @@ async fn ladder_timeout(ctx: Ctx) {
     );
 }
 parity!(ladder_timeout_, ladder_timeout);
+
+#[path = "parity_engine/marks.rs"]
+mod marks;
 
 // ---------------------------------------------------------------------------
 // Layouts

@@ -168,18 +168,25 @@ fn holds_socket(pid: u32) -> bool {
 /// (`ICANON`), as shells leave it for the programs they run; `false` for raw mode, which
 /// programs set to read keys; `None` when `pid` has no terminal or it cannot be opened.
 pub fn terminal_in_line_mode(pid: u32) -> Option<bool> {
-    use std::os::unix::fs::OpenOptionsExt;
-    use std::os::unix::io::AsRawFd;
     if !proc_reader() {
         return None;
     }
     let tty = (0..3)
         .filter_map(|fd| std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok())
         .find(|p| is_terminal_path(p))?;
+    tty_in_line_mode(&tty)
+}
+
+/// Whether the terminal device at `tty` (`/dev/pts/3`) is in line mode (`ICANON`):
+/// `tcgetattr`, which any POSIX system answers for a terminal it can open, whoever's
+/// controlling terminal it is. `None` when it cannot be opened.
+pub fn tty_in_line_mode(tty: &std::path::Path) -> Option<bool> {
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK)
-        .open(&tty)
+        .open(tty)
         .ok()?;
     // SAFETY: `termios` is plain data that `tcgetattr` fills in; the descriptor is open
     // for the duration of the call.
@@ -188,6 +195,11 @@ pub fn terminal_in_line_mode(pid: u32) -> Option<bool> {
         return None;
     }
     Some(termios.c_lflag & libc::ICANON != 0)
+}
+
+/// The command line `pid` runs (its arguments joined by spaces), from `/proc` or `ps`.
+pub fn command_line(pid: u32) -> Option<String> {
+    arguments(pid).map(|args| args.join(" "))
 }
 
 /// Whether `pid` is a shell running a script or a `-c` command line rather than reading

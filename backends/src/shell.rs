@@ -39,6 +39,13 @@
 //! them prints (a `printf`, a recorded terminal log, a remote host's own integration)
 //! is unsigned and is not taken for the shell's (see [`crate::MarkParams`]).
 //!
+//! A terminal that does not hand a mark's parameters on to cohort has its own
+//! wrapper around these files report the marks a second way: the `C`, `D` and exiting
+//! `D` marks are printed right after the shell variables `__cohort_before_C`,
+//! `__cohort_before_D` and `__cohort_before_exit` and right before `__cohort_after`,
+//! which are empty unless a wrapper sets them (the iTerm2 backend's does, see
+//! [`crate::iterm2::shell`]).
+//!
 //! bash runs cohort's prompt hook first in `PROMPT_COMMAND`, so the status it reports
 //! is the command's even when a user's line later puts something in front of it
 //! (`PROMPT_COMMAND="history -a; $PROMPT_COMMAND"`): the hook moves itself back to the
@@ -130,7 +137,7 @@ unset COHORT_MARK_KEY
 __cohort_prompt() {
     local __cohort_status=$?
     if [ -n "${__cohort_ran-}" ] || [ -n "${__cohort_no_ps0-}" ]; then
-        printf '\033]133;D;%s;cohort=%s\007' "$__cohort_status" "$__cohort_key"
+        printf '%s\033]133;D;%s;cohort=%s\007%s' "${__cohort_before_D-}" "$__cohort_status" "$__cohort_key" "${__cohort_after-}"
     fi
     __cohort_ran=
     printf '\033]133;A;cohort=%s\007' "$__cohort_key"
@@ -155,6 +162,10 @@ __cohort_first() {
         local __cohort_pc=${PROMPT_COMMAND-}
         __cohort_pc=${__cohort_pc//__cohort_prompt;/}
         __cohort_pc=${__cohort_pc//__cohort_prompt/}
+        # No separator left dangling at either end: `a; ` followed by a user's
+        # `; b` would be `a; ; b`, which does not parse, and no hook would run.
+        __cohort_pc=${__cohort_pc#"${__cohort_pc%%[![:space:];]*}"}
+        __cohort_pc=${__cohort_pc%"${__cohort_pc##*[![:space:];]}"}
         PROMPT_COMMAND="__cohort_prompt${__cohort_pc:+;$__cohort_pc}"
     fi
 }
@@ -162,7 +173,7 @@ __cohort_first() {
 if [ "${BASH_VERSINFO[0]}" -gt 4 ] || { [ "${BASH_VERSINFO[0]}" -eq 4 ] && [ "${BASH_VERSINFO[1]}" -ge 4 ]; }; then
     # PS0 is expanded when a command is about to run (never for an empty line). The
     # array subscript assigns the flag without printing anything.
-    PS0='${__cohort_unset[__cohort_ran=1]}\033]133;C;cohort='"$__cohort_key"'\007'"${PS0-}"
+    PS0='${__cohort_unset[__cohort_ran=1]}${__cohort_before_C-}\033]133;C;cohort='"$__cohort_key"'\007${__cohort_after-}'"${PS0-}"
 else
     __cohort_no_ps0=1
 fi
@@ -172,7 +183,7 @@ fi
 # EXIT trap of your own still runs.
 __cohort_exit() {
     local __cohort_status=$?
-    printf '\033]133;D;%s;cohort=%s;exit\007' "$__cohort_status" "$__cohort_key"
+    printf '%s\033]133;D;%s;cohort=%s;exit\007%s' "${__cohort_before_exit-}" "$__cohort_status" "$__cohort_key" "${__cohort_after-}"
     sleep 0.1
     return $__cohort_status
 }
@@ -211,17 +222,17 @@ if [[ -o interactive ]]; then
             unset __cohort_start_path
         fi
         if [[ -n "$__cohort_ran" ]]; then
-            printf '\033]133;D;%s;cohort=%s\007' "$__cohort_status" "$__cohort_key"
+            printf '%s\033]133;D;%s;cohort=%s\007%s' "${__cohort_before_D-}" "$__cohort_status" "$__cohort_key" "${__cohort_after-}"
         fi
         __cohort_ran=
         printf '\033]133;A;cohort=%s\007' "$__cohort_key"
     }
     __cohort_preexec() {
         __cohort_ran=1
-        printf '\033]133;C;cohort=%s\007' "$__cohort_key"
+        printf '%s\033]133;C;cohort=%s\007%s' "${__cohort_before_C-}" "$__cohort_key" "${__cohort_after-}"
     }
     __cohort_zshexit() {
-        printf '\033]133;D;%s;cohort=%s;exit\007' "$?" "$__cohort_key"
+        printf '%s\033]133;D;%s;cohort=%s;exit\007%s' "${__cohort_before_exit-}" "$?" "$__cohort_key" "${__cohort_after-}"
         sleep 0.1
     }
     autoload -Uz add-zsh-hook
@@ -239,13 +250,13 @@ function __cohort_prompt --on-event fish_prompt
     printf '\e]133;A;cohort=%s\a' $__cohort_key
 end
 function __cohort_preexec --on-event fish_preexec
-    printf '\e]133;C;cohort=%s\a' $__cohort_key
+    printf '%s\e]133;C;cohort=%s\a%s' "$__cohort_before_C" $__cohort_key "$__cohort_after"
 end
 function __cohort_postexec --on-event fish_postexec
-    printf '\e]133;D;%s;cohort=%s\a' $status $__cohort_key
+    printf '%s\e]133;D;%s;cohort=%s\a%s' "$__cohort_before_D" $status $__cohort_key "$__cohort_after"
 end
 function __cohort_exit --on-event fish_exit
-    printf '\e]133;D;%s;cohort=%s;exit\a' $status $__cohort_key
+    printf '%s\e]133;D;%s;cohort=%s;exit\a%s' "$__cohort_before_exit" $status $__cohort_key "$__cohort_after"
     sleep 0.1
 end
 "#;
@@ -264,8 +275,8 @@ unset __cohort_start_path
 # The pane's key signs every mark; programs this shell runs do not inherit it.
 __cohort_key=${COHORT_MARK_KEY-}
 unset COHORT_MARK_KEY
-trap '__cohort_status=$?; printf "\033]133;D;%s;cohort=%s;exit\007" "$__cohort_status" "$__cohort_key"; sleep 0.1' EXIT
-PS1="$(printf '\033]133;D;')\$?;cohort=$__cohort_key$(printf '\007\033]133;A;')cohort=$__cohort_key$(printf '\007')${PS1:-\$ }"
+trap '__cohort_status=$?; printf "%s\033]133;D;%s;cohort=%s;exit\007%s" "${__cohort_before_exit-}" "$__cohort_status" "$__cohort_key" "${__cohort_after-}"; sleep 0.1' EXIT
+PS1="\${__cohort_before_D-}$(printf '\033]133;D;')\$?;cohort=$__cohort_key$(printf '\007')\${__cohort_after-}$(printf '\033]133;A;')cohort=$__cohort_key$(printf '\007')${PS1:-\$ }"
 "#;
 
 /// The installed integration files.
@@ -355,8 +366,15 @@ pub fn launch_command(shell: &Path, files: &Path) -> String {
 /// output from the control stream about half the time when the process exits right
 /// after writing it.
 pub fn command_with_exit_mark(command: &str) -> String {
+    command_with_exit_mark_after(command, "")
+}
+
+/// [`command_with_exit_mark`] with `setup`, shell code run before the command starts
+/// (ending in `;`): a terminal's wrapper sets `__cohort_before_exit` and
+/// `__cohort_after` there (see the module docs).
+pub fn command_with_exit_mark_after(command: &str, setup: &str) -> String {
     format!(
-        "__cohort_key=${{COHORT_MARK_KEY-}}; unset COHORT_MARK_KEY; set -m; /bin/sh -c {}; __cohort_status=$?; printf '\\033]133;D;%s;cohort=%s;exit\\007' \"$__cohort_status\" \"$__cohort_key\"; sleep 0.1; exit \"$__cohort_status\"",
+        "__cohort_key=${{COHORT_MARK_KEY-}}; unset COHORT_MARK_KEY; {setup} set -m; /bin/sh -c {}; __cohort_status=$?; printf '%s\\033]133;D;%s;cohort=%s;exit\\007%s' \"${{__cohort_before_exit-}}\" \"$__cohort_status\" \"$__cohort_key\" \"${{__cohort_after-}}\"; sleep 0.1; exit \"$__cohort_status\"",
         quote::sh(command)
     )
 }

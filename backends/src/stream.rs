@@ -152,13 +152,22 @@ fn parse_mark(buf: &[u8]) -> MarkScan {
 }
 
 fn found(body: &[u8], len: usize) -> MarkScan {
+    MarkScan::Found {
+        len,
+        mark: mark_body(body),
+    }
+}
+
+/// Reads the body of an OSC 133 sequence (what follows `133;`, as in `D;0;cohort=<key>`):
+/// the mark and its parameters, or `None` for a kind cohort does not report.
+pub fn mark_body(body: &[u8]) -> Option<(PromptMark, MarkParams)> {
     let mut fields = body.split(|&b| b == b';');
     let kind = fields.next().unwrap_or_default();
     let rest: Vec<&[u8]> = fields.collect();
     let mark = match kind {
-        b"A" => Some(PromptMark::PromptStart),
-        b"B" => Some(PromptMark::InputStart),
-        b"C" => Some(PromptMark::CommandStart),
+        b"A" => PromptMark::PromptStart,
+        b"B" => PromptMark::InputStart,
+        b"C" => PromptMark::CommandStart,
         b"D" => {
             // The status is the first parameter, when it is not a key=value one.
             let exit_status = rest
@@ -166,9 +175,9 @@ fn found(body: &[u8], len: usize) -> MarkScan {
                 .filter(|f| !f.contains(&b'='))
                 .and_then(|s| std::str::from_utf8(s).ok())
                 .and_then(|s| s.trim().parse::<i32>().ok());
-            Some(PromptMark::CommandFinished { exit_status })
+            PromptMark::CommandFinished { exit_status }
         }
-        _ => None,
+        _ => return None,
     };
     let mut params = MarkParams::default();
     for field in rest {
@@ -181,10 +190,7 @@ fn found(body: &[u8], len: usize) -> MarkScan {
             params.exiting = true;
         }
     }
-    MarkScan::Found {
-        len,
-        mark: mark.map(|m| (m, params)),
-    }
+    Some((mark, params))
 }
 
 /// How many bytes at the end of `buf` start a UTF-8 character that is not complete yet.

@@ -3,7 +3,8 @@
 
 Everything goes through the client's public API: App, Window/Tab/Session,
 send_text, get_screen_contents, ScreenStreamer, PromptMonitor, split_pane,
-create_tab, variables and VariableMonitor, profile properties, activate, inject,
+create_tab, variables and VariableMonitor (also on user variables a program sets
+with OSC 1337 SetUserVar), profile properties, activate, inject,
 Transaction, tab titles and session names, close, the first window iTerm2 opens
 when it starts, and the cookie handshake (401 for a missing, wrong or reused
 cookie).
@@ -170,6 +171,16 @@ async def main(connection, rcfile):
             started = await asyncio.wait_for(mon.async_get(), 5)
             ended = await asyncio.wait_for(mon.async_get(), 5)
             check("VariableMonitor follows jobName", (started, ended) == ("sleep", "bash"), (started, ended))
+        async with iterm2.VariableMonitor(connection, scope, "user.cohort_osc", session.session_id) as mon:
+            # What a program prints: OSC 1337 SetUserVar with a base64 value ("osc1").
+            await session.async_inject(b"\x1b]1337;SetUserVar=cohort_osc=b3NjMQ==\x07")
+            value = await asyncio.wait_for(mon.async_get(), 5)
+            check("SetUserVar in the output sets user.* and its monitors hear of it", value == "osc1", value)
+            read = await session.async_get_variable("user.cohort_osc")
+            check("a variable set by the output reads back", read == "osc1", read)
+            await session.async_inject(b"\x1b]1337;SetUserVar=cohort_osc\x1b\\")
+            gone = await asyncio.wait_for(mon.async_get(), 5)
+            check("SetUserVar without a value unsets", gone is None, gone)
 
     await guarded("VariableMonitor", monitors())
 

@@ -46,6 +46,65 @@ async def call(session, name, args):
     return field(result, "structured_content", "structuredContent")
 
 
+def benchmark_workspace():
+    """A directory for the six token-reduction commands: a git repository with 30
+    commits and 40 changed files, 137 grep hits in 20 files, a failing test module, and
+    200 files to list."""
+    import tempfile
+    root = tempfile.mkdtemp(prefix="cohort-bench-")
+    git = lambda *a: subprocess.run(["git", "-C", root, *a], check=True, capture_output=True)
+    git("init", "-q")
+    git("config", "user.email", "bench@example.com")
+    git("config", "user.name", "Bench")
+    os.makedirs(f"{root}/src")
+    for i in range(30):
+        with open(f"{root}/src/mod{i % 40:02}.py", "a") as f:
+            f.write(f"value_{i} = {i}\n")
+        git("add", "-A")
+        git("commit", "-q", "-m", f"feat(core): step {i} of the plan")
+    for i in range(40):
+        with open(f"{root}/src/mod{i:02}.py", "a") as f:
+            f.write("# changed\n")
+    hits = 0
+    for i in range(20):
+        with open(f"{root}/src/hits{i:02}.txt", "w") as f:
+            for j in range(7 if i < 17 else 6):
+                f.write(f"line {j}: needle here\n")
+                hits += 1
+    os.makedirs(f"{root}/many")
+    for i in range(200):
+        open(f"{root}/many/file_{i:03}.dat", "w").close()
+    with open(f"{root}/test_bench.py", "w") as f:
+        f.write("def test_ok():\n    assert True\n\ndef test_fails():\n    assert 1 + 1 == 3\n")
+    return root
+
+
+async def replies(session):
+    """Characters a host's model reads per call on the six benchmark commands: the text
+    content cohort returns, against the JSON serialisation of the same result."""
+    import json
+    root = benchmark_workspace()
+    await call(session, "open", {"name": "replies", "cwd": root})
+    has_pytest = subprocess.run([sys.executable, "-m", "pytest", "--version"], capture_output=True).returncode == 0
+    commands = [
+        "git log -n 30",
+        "git status",
+        "grep -rn needle src",
+        f"{sys.executable} -m pytest -q test_bench.py" if has_pytest else "python3 -m unittest -q 2>&1 | tail -n 40",
+        "cargo --version",
+        "ls -la many",
+    ]
+    rows = []
+    for command in commands:
+        result = await session.call_tool("run", {"target": "replies", "command": command, "timeout_ms": 60000})
+        text = "".join(c.text for c in result.content if getattr(c, "text", None))
+        structured = field(result, "structured_content", "structuredContent")
+        as_json = json.dumps(structured, ensure_ascii=False, separators=(",", ":"))
+        rows.append((command.split(" 2>&1")[0][:40], len(text), len(as_json)))
+    await call(session, "close", {"target": "replies"})
+    return rows
+
+
 async def main(binary):
     env = dict(os.environ)
     figures = {}
@@ -112,6 +171,8 @@ async def main(binary):
                 samples.append((time.perf_counter() - t) * 1000)
             figures["Ctrl-C: key -> shell back (ms)"] = samples
 
+            reply_rows = await replies(session)
+
             names = [f"f{i}" for i in range(8)]
             for n in names:
                 await call(session, "open", {"name": n})
@@ -127,6 +188,12 @@ async def main(binary):
             for n in names + ["b0"]:
                 await call(session, "close", {"target": n})
 
+    print(f"{'what the model reads per call':<42} {'text':>7} {'as JSON':>8}")
+    for command, text, as_json in reply_rows:
+        print(f"{command:<42} {text:>7} {as_json:>8}")
+    total_text, total_json = sum(r[1] for r in reply_rows), sum(r[2] for r in reply_rows)
+    print(f"{'total':<42} {total_text:>7} {total_json:>8}  ({total_text / total_json:.2f}x)")
+    print()
     print(f"{'scenario':<52} {'median':>10}  samples")
     for name, value in figures.items():
         if isinstance(value, list):

@@ -46,6 +46,7 @@ class Cohort:
             check(f"{label} is refused with a message", field(result, "is_error", "isError") and len(text) > 10, result)
             return text
         check(f"{label} succeeds", not field(result, "is_error", "isError"), result.content)
+        self.last_text = "".join(c.text for c in result.content if getattr(c, "text", None))
         schema = field(self.tools[name], "output_schema", "outputSchema")
         structured = field(result, "structured_content", "structuredContent")
         try:
@@ -67,7 +68,7 @@ class Cohort:
 
 
 async def main(binary):
-    params = StdioServerParameters(command=binary, args=["mcp"], env=dict(os.environ))
+    params = StdioServerParameters(command=binary, args=["mcp", "--toolsets", "all"], env=dict(os.environ))
     async with stdio_client(params) as (read, write):
         async with ClientSession(read, write) as session:
             init = await session.initialize()
@@ -109,6 +110,8 @@ async def main(binary):
             text = "héllo 世界 🎉"
             ran = await c.call("run", {"target": "conf", "command": f"echo '{text}'"})
             check("unicode round-trips exactly", ran["output"].strip() == text, repr(ran["output"]))
+            check("run's text content is the output as printed, then the meta line",
+                  c.last_text == ran["output"].rstrip("\n") + "\n" + ran["meta"], repr(c.last_text))
             await c.call("send", {"target": "conf", "text": "echo sent-text"})
             check("send reaches the shell", await c.screen_shows("conf", "sent-text"))
             read = await c.call("read", {"target": "conf"})

@@ -37,7 +37,7 @@ class Total(unittest.TestCase):
 PY
 
 log="$work/serve.log"
-"$cohort" serve --http 127.0.0.1:0 2>"$log" &
+"$cohort" serve --http 127.0.0.1:0 --toolsets all 2>"$log" &
 server=$!
 cleanup() {
     kill "$server" 2>/dev/null || true

@@ -22,7 +22,9 @@
 //!   COMMAND_START at `C`, COMMAND_END at `D`); creating, splitting and closing emit
 //!   new-session, terminate-session and layout-change notifications; screen updates
 //!   are coalesced; VariableMonitor subscriptions hear of every change of a watched
-//!   variable (the foreground job included).
+//!   variable (the foreground job included). `OSC 1337 ; SetUserVar` sets a
+//!   session's `user.*` variable as iTerm2 does, and its monitors hear of it in order
+//!   with the prompt notifications of the same output.
 //! - **Evaluation** as in iTerm2: session names, tab titles and badges are
 //!   interpolated strings (`\(…)` expressions, backslash escapes), invocations are
 //!   expressions, and a profile's command is interpolated, checked for `$$…$$`
@@ -49,6 +51,7 @@ mod handlers;
 mod handshake;
 mod session;
 pub mod term;
+pub mod uservar;
 mod variables;
 mod world;
 

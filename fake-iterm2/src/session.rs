@@ -9,7 +9,7 @@ use std::time::Duration;
 use portable_pty::{ChildKiller, CommandBuilder, MasterPty, PtySize};
 use tokio::sync::{mpsc, Notify};
 
-use crate::term::Term;
+use crate::term::{Term, TermEvent};
 use crate::{lock, State};
 
 /// How long screen updates are gathered before one notification (about a frame).
@@ -177,7 +177,14 @@ impl Session {
                     Feed::Output(bytes) => {
                         let events = lock(&session.term).feed(&bytes);
                         for event in events {
-                            crate::handlers::prompt_event(&state, &session, event);
+                            match event {
+                                TermEvent::Mark(mark) => {
+                                    crate::handlers::prompt_event(&state, &session, mark)
+                                }
+                                TermEvent::UserVar(var) => {
+                                    crate::variables::set_by_output(&state, &session, var)
+                                }
+                            }
                         }
                         session.redraw.notify_one();
                     }

@@ -3,7 +3,9 @@
 //!
 //! Output is shaped by [`OutputSplitter`] so OSC 133 marks are seen at their exact
 //! place in the stream: each mark records the cursor's absolute position, like
-//! iTerm2's screen marks, and becomes a prompt record.
+//! iTerm2's screen marks, and becomes a prompt record. User variables set with
+//! `OSC 1337 ; SetUserVar` ([`crate::uservar`]) are reported at their place too,
+//! in order with the marks.
 //!
 //! Line numbers are absolute as in iTerm2: line 0 is the first line ever, and
 //! lines that fell off the retained scrollback still count (`overflow`). The
@@ -12,6 +14,8 @@
 
 use cohort_backends::stream::{OutputSplitter, Piece};
 use cohort_backends::PromptMark;
+
+use crate::uservar::{Chunk, UserVar, UserVarSplitter};
 
 /// A position: column and absolute line.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -41,6 +45,15 @@ pub struct PromptRecord {
     pub exit_status: Option<i32>,
 }
 
+/// What the output asked of the terminal, in order, for notifications.
+#[derive(Clone, Debug)]
+pub enum TermEvent {
+    /// A prompt mark.
+    Mark(MarkEvent),
+    /// A user variable set (or unset) with `OSC 1337 ; SetUserVar`.
+    UserVar(UserVar),
+}
+
 /// What a mark did, for notifications.
 #[derive(Clone, Debug)]
 pub enum MarkEvent {
@@ -66,6 +79,7 @@ pub struct Line {
 /// Screen, scrollback and prompts of one session.
 pub struct Term {
     parser: vt100::Parser,
+    user_vars: UserVarSplitter,
     splitter: OutputSplitter,
     capacity: usize,
     overflow: i64,
@@ -79,6 +93,7 @@ impl Term {
     pub fn new(session: &str, cols: u16, rows: u16, scrollback: usize) -> Term {
         Term {
             parser: vt100::Parser::new(rows, cols, scrollback),
+            user_vars: UserVarSplitter::default(),
             splitter: OutputSplitter::default(),
             capacity: scrollback,
             overflow: 0,
@@ -88,17 +103,29 @@ impl Term {
         }
     }
 
-    /// Feeds program output; returns the marks it contained, in order.
-    pub fn feed(&mut self, data: &[u8]) -> Vec<MarkEvent> {
-        let mut pieces = Vec::new();
-        self.splitter.push(data, &mut pieces);
+    /// Feeds program output; returns the marks and user variables it contained, in
+    /// order.
+    pub fn feed(&mut self, data: &[u8]) -> Vec<TermEvent> {
+        let mut chunks = Vec::new();
+        self.user_vars.push(data, &mut chunks);
         let mut events = Vec::new();
-        for piece in pieces {
-            match piece {
-                Piece::Bytes(bytes) => self.process(&bytes),
-                Piece::Mark(mark, _) => {
-                    if let Some(e) = self.mark(mark) {
-                        events.push(e);
+        for chunk in chunks {
+            let bytes = match chunk {
+                Chunk::Bytes(bytes) => bytes,
+                Chunk::Set(var) => {
+                    events.push(TermEvent::UserVar(var));
+                    continue;
+                }
+            };
+            let mut pieces = Vec::new();
+            self.splitter.push(&bytes, &mut pieces);
+            for piece in pieces {
+                match piece {
+                    Piece::Bytes(bytes) => self.process(&bytes),
+                    Piece::Mark(mark, _) => {
+                        if let Some(e) = self.mark(mark) {
+                            events.push(TermEvent::Mark(e));
+                        }
                     }
                 }
             }
@@ -363,11 +390,15 @@ mod tests {
     fn marks_record_positions_and_commands() {
         let mut t = Term::new("S", 20, 5, 100);
         let e = t.feed(b"\x1b]133;A\x07$ \x1b]133;B\x07");
-        assert!(matches!(&e[..], [MarkEvent::Prompt(_)]));
-        let e = t.feed(b"echo hi\r\n\x1b]133;C\x07hi\r\n\x1b]133;D;3\x07");
+        assert!(matches!(&e[..], [TermEvent::Mark(MarkEvent::Prompt(_))]));
+        let e = t.feed(
+            b"echo hi\r\n\x1b]133;C\x07hi\r\n\x1b]1337;SetUserVar=v=aGk=\x07\x1b]133;D;3\x07",
+        );
         match &e[..] {
-            [MarkEvent::CommandStart(_, cmd), MarkEvent::CommandEnd(_, 3)] => {
-                assert_eq!(cmd, "echo hi")
+            [TermEvent::Mark(MarkEvent::CommandStart(_, cmd)), TermEvent::UserVar(var), TermEvent::Mark(MarkEvent::CommandEnd(_, 3))] =>
+            {
+                assert_eq!(cmd, "echo hi");
+                assert_eq!((var.name.as_str(), var.value.as_deref()), ("v", Some("hi")));
             }
             other => panic!("{other:?}"),
         }

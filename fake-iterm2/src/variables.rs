@@ -14,6 +14,10 @@
 //!   and the identifier as subscribed (the session's or window's own id for
 //!   `"all"`). Values are compared after every request and every [`POLL`], since
 //!   iTerm2 too learns of a new foreground job by polling.
+//! - **Set by the output.** A `user.*` variable a program sets with `OSC 1337 ;
+//!   SetUserVar` ([`crate::uservar`]) is compared at once, as iTerm2 notifies while it
+//!   carries out the output: its monitors hear of the change before anything the
+//!   output asks after it (a prompt mark's notification).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -26,6 +30,7 @@ use cohort_backends::iterm2::proto::server_originated_message::Submessage as Rep
 use cohort_backends::iterm2::proto::*;
 
 use crate::session::Session;
+use crate::uservar::UserVar;
 use crate::{lock, Conn, State};
 
 /// How often computed variables (the foreground job) are compared for monitors.
@@ -450,11 +455,33 @@ pub(crate) fn subscribe(
 
 /// Compares every watched variable with its last value and notifies the changes.
 pub(crate) fn check(state: &State) {
+    check_only(state, None)
+}
+
+/// Sets (or unsets) a session's `user.<name>` as the output asked, and notifies the
+/// monitors of that variable now.
+pub(crate) fn set_by_output(state: &State, session: &Session, var: UserVar) {
+    let name = format!("user.{}", var.name);
+    {
+        let mut vars = lock(&session.vars);
+        match var.value {
+            Some(value) => vars.insert(name.clone(), serde_json::Value::from(value).to_string()),
+            None => vars.remove(&name),
+        };
+    }
+    check_only(state, Some(&name));
+}
+
+/// [`check`] for the monitors of one variable, or of all.
+fn check_only(state: &State, only: Option<&str>) {
     let conns: Vec<Arc<Conn>> = lock(&state.conns).values().cloned().collect();
     for conn in conns {
         let mut watches = lock(&conn.watches);
         for watch in watches.iter_mut() {
             let name = watch.request.name.clone().unwrap_or_default();
+            if only.is_some_and(|only| only != name) {
+                continue;
+            }
             let objects = watch.objects(state);
             watch
                 .last

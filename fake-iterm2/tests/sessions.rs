@@ -1,7 +1,11 @@
-//! What the fake does when a session's program ends, as iTerm2 does: it announces
-//! the end, then closes the session when its profile says "Close Sessions On End"
-//! (iTerm2's stock profile does), or keeps it with " Session Ended " under its output
-//! and refuses input to it.
+//! What the fake does with a session's program, as iTerm2 does:
+//!
+//! - when the program ends, it announces the end, then closes the session when its
+//!   profile says "Close Sessions On End" (iTerm2's stock profile does), or keeps it
+//!   with " Session Ended " under its output and refuses input to it;
+//! - when its output sets a user variable (`OSC 1337 ; SetUserVar`), the session's
+//!   `user.<name>` takes the decoded value and its monitors hear of each change in
+//!   order with the prompt notifications of the same output.
 
 use std::time::Duration;
 
@@ -195,5 +199,120 @@ async fn without_close_on_end_the_session_stays_and_refuses_input() {
             .as_deref()
             .is_some_and(|t| t.trim() == "Session Ended")),
         "{screen:?}"
+    );
+}
+
+/// A VariableMonitor on `name` of every session.
+fn monitor(name: &str) -> Req {
+    Req::NotificationRequest(NotificationRequest {
+        subscribe: Some(true),
+        notification_type: Some(NotificationType::NotifyOnVariableChange as i32),
+        arguments: Some(notification_request::Arguments::VariableMonitorRequest(
+            VariableMonitorRequest {
+                name: Some(name.into()),
+                scope: Some(VariableScope::Session as i32),
+                identifier: Some("all".into()),
+            },
+        )),
+        ..Default::default()
+    })
+}
+
+#[tokio::test]
+async fn a_user_variable_set_by_the_output_is_reported_in_order_with_the_marks() {
+    let mut client = client().await;
+    for request in [
+        monitor("user.cohortMark"),
+        Req::NotificationRequest(NotificationRequest {
+            session: Some("all".into()),
+            subscribe: Some(true),
+            notification_type: Some(NotificationType::NotifyOnPrompt as i32),
+            arguments: Some(notification_request::Arguments::PromptMonitorRequest(
+                PromptMonitorRequest {
+                    modes: vec![PromptMonitorMode::CommandEnd as i32],
+                },
+            )),
+        }),
+    ] {
+        let reply = client.conn.call(request).await.unwrap();
+        assert!(
+            matches!(&reply, Rep::NotificationResponse(r) if r.status() == notification_response::Status::Ok),
+            "{reply:?}"
+        );
+    }
+    let session = client
+        .run_to_end(&[
+            ("Command", "\"/bin/sh -c 'sleep 60'\""),
+            ("Close Sessions On End", "false"),
+        ])
+        .await;
+    let set = |name: &str, value: &str| format!("\x1b]1337;SetUserVar={name}={value}\x07");
+    // "D;cohort=k1", then the mark, then unset; the same value again (it changed from
+    // unset); a name with a dot, which iTerm2 ignores; the same value once more,
+    // which is no change; and a value that is not base64, which unsets.
+    let output = [
+        set("cohortMark", "RDtjb2hvcnQ9azE="),
+        "\x1b]133;D;4\x07".to_string(),
+        "\x1b]1337;SetUserVar=cohortMark\x1b\\".to_string(),
+        set("cohortMark", "RDtjb2hvcnQ9azE="),
+        set("cohort.mark", "eA=="),
+        set("cohortMark", "RDtjb2hvcnQ9azE="),
+        set("cohortMark", "*"),
+    ]
+    .concat();
+    let reply = client
+        .conn
+        .call(Req::InjectRequest(InjectRequest {
+            session_id: vec![session.clone()],
+            data: Some(output.into_bytes()),
+        }))
+        .await
+        .unwrap();
+    assert!(
+        matches!(&reply, Rep::InjectResponse(r) if r.status == [0]),
+        "{reply:?}"
+    );
+    let mut seen = Vec::new();
+    while seen.len() < 5 {
+        let next = client
+            .wait("a change or a mark", |n| {
+                if let Some(v) = &n.variable_changed_notification {
+                    assert_eq!(v.identifier.as_deref(), Some(session.as_str()));
+                    assert_eq!(v.name.as_deref(), Some("user.cohortMark"));
+                    return v.json_new_value.clone();
+                }
+                let end = n.prompt_notification.as_ref()?;
+                match &end.event {
+                    Some(prompt_notification::Event::CommandEnd(e)) => {
+                        Some(format!("end {}", e.status.unwrap_or(-1)))
+                    }
+                    _ => None,
+                }
+            })
+            .await;
+        seen.push(next);
+    }
+    assert_eq!(
+        seen,
+        [
+            "\"D;cohort=k1\"",
+            "end 4",
+            "null",
+            "\"D;cohort=k1\"",
+            "null"
+        ]
+    );
+    let reply = client
+        .conn
+        .call(Req::VariableRequest(VariableRequest {
+            scope: Some(variable_request::Scope::SessionId(session.clone())),
+            get: vec!["user.cohortMark".into(), "user.cohort".into()],
+            ..Default::default()
+        }))
+        .await
+        .unwrap();
+    assert!(
+        matches!(&reply, Rep::VariableResponse(r) if r.values == ["null", "null"]),
+        "{reply:?}"
     );
 }

@@ -1,5 +1,5 @@
-//! cargo-fuzz entry point for [`cohort_fuzz::output_stream`]; the checks live in the library so
+//! cargo-fuzz entry point for [`cohort_fuzz_checks::output_stream`]; the checks live in `checks/`, so
 //! the stable replay (`cargo test` in this directory) runs the same code.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| cohort_fuzz::output_stream(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| cohort_fuzz_checks::output_stream(data));

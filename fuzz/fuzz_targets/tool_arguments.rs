@@ -1,5 +1,5 @@
-//! cargo-fuzz entry point for [`cohort_fuzz::tool_arguments`]; the checks live in the library so
+//! cargo-fuzz entry point for [`cohort_fuzz_checks::tool_arguments`]; the checks live in `checks/`, so
 //! the stable replay (`cargo test` in this directory) runs the same code.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| cohort_fuzz::tool_arguments(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| cohort_fuzz_checks::tool_arguments(data));

@@ -152,15 +152,17 @@ fn check(name: &str, command: &str, raw: &[u8], options: &Options) -> Result<Red
     }
     // Every fact of the raw output (errors, failures and warnings by the tools' grammar,
     // counts, paths, failing tests, subjects) is kept, and no count of errors is invented.
-    // (On lines holding escape sequences or invalid UTF-8 only the corpus check, on real
-    // outputs, holds them to it: random bytes after an `ESC` need a full VT parser to
-    // agree on byte by byte.)
+    // (On lines holding escape sequences, other control bytes or invalid UTF-8 only the
+    // corpus check, on real outputs, holds them to it: random bytes after an `ESC` need a
+    // full VT parser to agree on byte by byte, and a NUL inside a word is shown as U+FFFD
+    // in binary output where a terminal would show nothing.)
     let report = support::facts::check(command, raw, &r);
     let raw_lines: Vec<&[u8]> = raw.split(|&b| b == b'\n').collect();
     let plain = |i: usize| {
-        raw_lines
-            .get(i)
-            .is_some_and(|l| !l.contains(&0x1b) && std::str::from_utf8(l).is_ok())
+        raw_lines.get(i).is_some_and(|l| {
+            !l.iter().any(|&b| b < b' ' && b != b'\t' && b != b'\r')
+                && std::str::from_utf8(l).is_ok()
+        })
     };
     if let Some(fact) = report.lost.iter().find(|f| plain(f.line)) {
         return Err(ctx(format!(

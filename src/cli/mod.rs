@@ -54,17 +54,17 @@ pub struct Cli {
 pub enum Command {
     /// Serve MCP over stdio (what an MCP host runs).
     Mcp {
-        /// Toolsets to offer: core, layout, team (comma-separated), or all.
+        /// Toolsets to offer: core, layout, team (comma-separated), or all. The
+        /// default, core, is what a single agent needs, in a short tool list.
         #[arg(
             long,
             env = "COHORT_TOOLSETS",
-            default_value = "all",
+            default_value = "core",
             value_name = "LIST"
         )]
         toolsets: String,
     },
-    /// Serve MCP over streamable HTTP (path /mcp, with the dashboard at /dashboard/),
-    /// and/or the gRPC API.
+    /// Serve MCP over streamable HTTP (path /mcp, with the dashboard at /dashboard/).
     Serve(serve::ServeArgs),
     /// Serve the live dashboard: every session and agent, their screens, states,
     /// locks and notifications, updated as they change.

@@ -33,11 +33,12 @@ pub struct ServeArgs {
     /// Let the dashboard's page type into sessions (it is read-only without).
     #[arg(long)]
     pub dashboard_input: bool,
-    /// Toolsets to offer: core, layout, team (comma-separated), or all.
+    /// Toolsets to offer: core, layout, team (comma-separated), or all. The
+    /// default, core, is what a single agent needs, in a short tool list.
     #[arg(
         long,
         env = "COHORT_TOOLSETS",
-        default_value = "all",
+        default_value = "core",
         value_name = "LIST"
     )]
     pub toolsets: String,

@@ -7,6 +7,8 @@ use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use cohort_backends::{Key, KeyCode};
+
 use super::runtime::PaneRuntime;
 
 /// An exclusive lock on one pane's input, held until dropped. Backed by `flock` on a
@@ -122,6 +124,30 @@ pub async fn settle_after_echo(
         deadline.saturating_duration_since(Instant::now()),
     )
     .await;
+}
+
+/// Keys that stop or end the program reading them: `C-c`, `C-\\`, `C-z`, `C-d`.
+pub fn is_interrupt(key: &Key) -> bool {
+    match key.code {
+        KeyCode::Char(c) => key.ctrl && matches!(c.to_ascii_lowercase(), 'c' | '\\' | 'z' | 'd'),
+        _ => false,
+    }
+}
+
+/// Waits until the shell reports the end of the command it runs, at most `limit`.
+pub async fn until_command_ends(runtime: &PaneRuntime, limit: Duration) {
+    let deadline = Instant::now() + limit;
+    let mut changes = runtime.watch();
+    loop {
+        changes.borrow_and_update();
+        if !runtime.lock().command_running() || Instant::now() >= deadline {
+            return;
+        }
+        tokio::select! {
+            _ = changes.changed() => {}
+            _ = tokio::time::sleep_until(deadline.into()) => {}
+        }
+    }
 }
 
 /// Waits until the pane has produced no output for `quiet` (at most `limit`): a

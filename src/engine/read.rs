@@ -2,7 +2,8 @@
 //!
 //! Every read ends with one meta line that says which lines were read, how much was
 //! shown against the raw output (lines and tokens), what was hidden and the exact
-//! `lines=` read that returns it, and, after a wait, the verdict and its layer.
+//! `lines=` read that returns it, and, after a wait, the verdict and its layer. When
+//! everything was shown as it was, the line only says which lines they were.
 
 use std::ops::Range;
 
@@ -255,8 +256,15 @@ pub fn render(
     } else {
         first + reduced.raw_lines as u64
     };
+    // Shown whole, nothing to add: the meta line only places the lines (a run's
+    // verdict follows), so a short answer stays short.
+    let whole = reduced.hidden.is_empty()
+        && reduced.notices.is_empty()
+        && reduced.shown_lines == reduced.raw_lines;
     let mut meta = if reduced.raw_lines == 0 {
         format!("[no new output; {total_lines} lines so far")
+    } else if whole {
+        format!("[lines {}-{last} of {total_lines}", first + 1)
     } else {
         format!(
             "[lines {}-{} of {total_lines}; shown {}/{} lines, {}/{} tokens ({})",

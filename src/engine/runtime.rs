@@ -39,6 +39,8 @@ pub struct CommandAt {
     /// The terminal's foreground process group when Enter was pressed: what read the
     /// line (the shell, at its prompt).
     pub typed_into: Option<u32>,
+    /// That process's command line then (see [`PaneRuntime::command_line_of`]).
+    pub typed_into_args: Option<String>,
     /// The nonce of the exit-status sentinel appended to it, for the mark layer.
     pub mark: Option<String>,
 }
@@ -89,6 +91,10 @@ pub struct PaneData {
     /// The shell sent its last mark on its way out (with its status): what is typed
     /// now would be lost.
     pub exiting: Option<Option<i32>>,
+    /// The command line of the process commands were first typed into (the shell at its
+    /// prompt), by pid: kept from the first look, so a shell that replaced itself
+    /// (`exec sh`) is told by its new command line.
+    first_command_line: Option<(u32, String)>,
 }
 
 impl PaneData {
@@ -184,6 +190,7 @@ impl PaneRuntime {
                 provisional: Vec::new(),
                 foreign_marks: 0,
                 exiting: None,
+                first_command_line: None,
             }),
             version: watch::channel(0).0,
             runs: tokio::sync::Mutex::new(()),
@@ -220,6 +227,19 @@ impl PaneRuntime {
         self.bump();
     }
 
+    /// The command line `pid` had when commands were first typed into it: read once
+    /// per pid (from `/proc`, or `ps` where there is none), then kept.
+    pub fn command_line_of(&self, pid: u32) -> Option<String> {
+        if let Some((seen, line)) = &self.lock().first_command_line {
+            if *seen == pid {
+                return Some(line.clone());
+            }
+        }
+        let line = cohort_backends::process::command_line(pid)?;
+        self.lock().first_command_line = Some((pid, line.clone()));
+        Some(line)
+    }
+
     /// Records text about to be entered (call right before pressing Enter) into
     /// `typed_into`, the foreground process group, with the nonce of its sentinel when
     /// one was appended, and whether a program other than the shell holds the
@@ -231,6 +251,7 @@ impl PaneRuntime {
         mark: Option<String>,
         program_running: bool,
     ) -> CommandAt {
+        let typed_into_args = typed_into.and_then(|pid| self.command_line_of(pid));
         let mut data = self.lock();
         let command = CommandAt {
             offset: data.journal.len(),
@@ -240,6 +261,7 @@ impl PaneRuntime {
             // the command did has not seen its C mark).
             continues: data.command_running() || program_running,
             typed_into,
+            typed_into_args,
             mark,
         };
         data.commands.push(command.clone());

@@ -126,8 +126,18 @@ impl Engine {
         } else {
             sanitize::sanitize_input(text)
         };
-        if options.enter && !options.force {
-            tripwire::check_command(&text).map_err(EngineError::Refused)?;
+        if options.enter {
+            // Enter ends the last line: a final newline of the text is that Enter, and
+            // the empty lines before it are the text's own (a REPL closes a block on one).
+            if text.ends_with('\n') {
+                text.pop();
+                if text.ends_with('\r') {
+                    text.pop();
+                }
+            }
+            if !options.force {
+                tripwire::check_command(&text).map_err(EngineError::Refused)?;
+            }
         }
         if let Some(nonce) = &options.mark {
             if text.contains('\n') {
@@ -157,14 +167,7 @@ impl Engine {
         let pasted = text.contains(['\n', '\t']);
         let before_typing = runtime.lock().journal.len();
         if pasted {
-            // With Enter to follow, a final newline would be a second Enter; without,
-            // the text goes as it is.
-            let text = if options.enter {
-                text.trim_end_matches('\n')
-            } else {
-                text.as_str()
-            };
-            self.backend.paste(pane, text).await?;
+            self.backend.paste(pane, &text).await?;
         } else if !text.is_empty() {
             self.backend.send_text(pane, &text).await?;
         }
@@ -233,7 +236,16 @@ impl Engine {
         names::check_opt(NameKind::Owner, owner)?;
         self.check_lock(pane, owner, token).await?;
         let (_lock, _) = self.input_turn(pane).await?;
-        Ok(self.backend.send_keys(pane, keys).await?)
+        let runtime = self.runtimes.get(pane);
+        let running = runtime.lock().command_running();
+        self.backend.send_keys(pane, keys).await?;
+        if running && keys.iter().any(input::is_interrupt) {
+            // The command takes a moment to stop, and a key typed before it has (the
+            // next command's first letter) can still be read by it: hold the pane's
+            // input until the shell reports the end, briefly.
+            input::until_command_ends(&runtime, Duration::from_millis(500)).await;
+        }
+        Ok(())
     }
 
     /// The pane's input, held against every other cohort process until the guard drops,

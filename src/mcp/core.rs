@@ -5,7 +5,9 @@ use std::time::Duration;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::ProgressNotificationParam;
 use rmcp::service::RequestContext;
-use rmcp::{tool, tool_router, Json, RoleServer};
+use rmcp::{tool, tool_router, RoleServer};
+
+use super::reply::Json;
 
 use cohort_backends::Key;
 

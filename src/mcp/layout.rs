@@ -2,7 +2,9 @@
 
 use futures_util::future::join_all;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::{tool, tool_router, Json};
+use rmcp::{tool, tool_router};
+
+use super::reply::Json;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

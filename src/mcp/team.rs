@@ -4,7 +4,9 @@
 use std::collections::BTreeMap;
 
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::{tool, tool_router, Json};
+use rmcp::{tool, tool_router};
+
+use super::reply::Json;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 

@@ -350,19 +350,6 @@ impl From<&PaneInfo> for Done {
     }
 }
 
-/// `read` result.
-#[derive(Debug, Serialize, Deserialize, JsonSchema)]
-pub struct ScreenResult {
-    /// Session name.
-    pub session: String,
-    /// The visible screen, one line per row, trailing blank rows dropped.
-    pub screen: String,
-    /// Cursor row and column.
-    pub cursor: [u16; 2],
-    /// Whether a full-screen program (alternate screen) is showing.
-    pub alternate_screen: bool,
-}
-
 pub(crate) fn name_of(p: &PaneInfo) -> String {
     p.identity
         .as_ref()

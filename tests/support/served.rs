@@ -83,9 +83,9 @@ pub fn start(server: &TestServer, args: &[&str], announces: usize, env: &[(&str,
     served
 }
 
-/// `cohort serve --http 127.0.0.1:0 EXTRA…`, and the MCP address it serves.
+/// `cohort serve --http 127.0.0.1:0 --toolsets all EXTRA…`, and the MCP address it serves.
 pub fn serve_http(server: &TestServer, extra: &[&str]) -> (Served, String) {
-    let mut args = vec!["serve", "--http", "127.0.0.1:0"];
+    let mut args = vec!["serve", "--http", "127.0.0.1:0", "--toolsets", "all"];
     args.extend_from_slice(extra);
     // MCP's address, then the dashboard's.
     let served = start(server, &args, 2, &[]);

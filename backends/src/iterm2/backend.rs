@@ -21,6 +21,8 @@ use super::proto::*;
 use super::requests::*;
 use super::{lock, Iterm2Backend, ID_VARS};
 
+use std::sync::atomic::Ordering;
+
 #[async_trait]
 impl TerminalBackend for Iterm2Backend {
     fn kind(&self) -> BackendKind {
@@ -39,9 +41,9 @@ impl TerminalBackend for Iterm2Backend {
             background_colors: true,
             focus: true,
             foreground_process: true,
-            // iTerm2 reports marks through its prompt monitor, without their
-            // parameters: it cannot tell the shell's marks from a program's.
-            signed_marks: false,
+            // The shell also reports each mark signed, through a user variable
+            // iTerm2 reports the changes of (see `marks`).
+            signed_marks: self.inner.signed_marks.load(Ordering::Relaxed),
             // SplitPane has no size; the split is sized after with SetTabLayout.
             split_sizes: true,
         }
@@ -113,7 +115,7 @@ impl TerminalBackend for Iterm2Backend {
         if options.size.is_none() {
             *lock(&self.inner.window) = created.window_id.clone();
         }
-        lock(&self.inner.tracks).entry(session.clone()).or_default();
+        self.track(&session, options.identity.as_ref());
         let pane = PaneId(session);
         if let Some(tab) = created.tab_id {
             // The title is a format inside a string literal: both encoded, so it
@@ -166,7 +168,7 @@ impl TerminalBackend for Iterm2Backend {
             },
             other => return Err(unexpected("SplitPane", &other)),
         };
-        lock(&self.inner.tracks).entry(new.clone()).or_default();
+        self.track(&new, options.spawn.identity.as_ref());
         let new = PaneId(new);
         if let Some(size) = options.size {
             // SplitPane has no size: the new pane takes half, then the tab's layout is
@@ -249,7 +251,7 @@ impl TerminalBackend for Iterm2Backend {
             let title = tab_title(&tab_id, tab_vars.wait().await?);
             for (summary, vars, probe) in pending {
                 let id = PaneId(summary.unique_identifier.clone().unwrap_or_default());
-                let vars = match parse_variables(&id, 5, vars.wait().await?) {
+                let vars = match parse_variables(&id, ID_VARS.len() + 1, vars.wait().await?) {
                     Ok(v) => v,
                     Err(BackendError::PaneGone(_)) => continue,
                     Err(e) => return Err(e),
@@ -262,7 +264,7 @@ impl TerminalBackend for Iterm2Backend {
                         name: vars[1].clone().unwrap_or_default(),
                         agent: vars[2].clone().filter(|s| !s.is_empty()),
                         team: vars[3].clone().filter(|s| !s.is_empty()),
-                        key: None,
+                        key: vars[4].clone().filter(|s| !s.is_empty()),
                     });
                 if identity.is_some() && !lock(&self.inner.tracks).contains_key(id.as_str()) {
                     adopt.push(id.clone());
@@ -278,7 +280,7 @@ impl TerminalBackend for Iterm2Backend {
                         cols: size.width.unwrap_or(0).clamp(0, u16::MAX as i32) as u16,
                         rows: size.height.unwrap_or(0).clamp(0, u16::MAX as i32) as u16,
                     },
-                    command: vars[4].clone().unwrap_or_default(),
+                    command: vars[5].clone().unwrap_or_default(),
                     dead: exited(probe.wait().await?)?,
                     identity,
                 });
@@ -287,6 +289,15 @@ impl TerminalBackend for Iterm2Backend {
         for pane in adopt {
             if let Err(e) = self.adopt(pane.as_str()).await {
                 tracing::debug!(target: "cohort::iterm2", pane = %pane, error = %e, "could not follow an adopted pane");
+            }
+        }
+        {
+            let mut tracks = lock(&self.inner.tracks);
+            for pane in &panes {
+                let key = pane.identity.as_ref().and_then(|i| i.key.clone());
+                if let (Some(track), Some(key)) = (tracks.get_mut(pane.id.as_str()), key) {
+                    track.key = Some(key);
+                }
             }
         }
         Ok(panes)
@@ -511,6 +522,7 @@ impl TerminalBackend for Iterm2Backend {
             Some(identity.name.clone()),
             identity.agent.clone(),
             identity.team.clone(),
+            identity.key.clone(),
         ];
         let reply = self
             .call(Req::VariableRequest(VariableRequest {

@@ -5,7 +5,8 @@
 //! session's lines read with GetBuffer by absolute line number, from where the pane
 //! last reported to the cursor, never past a prompt mark whose notification has not
 //! been handled yet. A prompt notification is placed exactly: the text up to the
-//! mark's position (asked with GetPrompt by id), then the mark.
+//! mark's position (asked with GetPrompt by id), then the mark, signed when the
+//! shell's signature announced it (see `super::marks`).
 
 use std::collections::HashSet;
 use std::sync::{Arc, Weak};
@@ -19,6 +20,7 @@ use crate::types::{PaneId, WindowId};
 
 use super::conn::{ConnEvent, Connection};
 use super::layout::sessions_of;
+use super::marks::{self, Armed};
 use super::proto::client_originated_message::Submessage as Req;
 use super::proto::server_originated_message::Submessage as Rep;
 use super::proto::{self, *};
@@ -48,6 +50,10 @@ pub(super) struct Track {
     /// The text reported last did not end a line (a partial line, or a row that
     /// wraps into the next).
     line_open: bool,
+    /// The key the session's shell signs its marks with, when known.
+    pub(super) key: Option<String>,
+    /// The shell's signature for the mark it is about to print.
+    armed: Option<Armed>,
 }
 
 impl Track {
@@ -62,8 +68,9 @@ impl Track {
     }
 }
 
-/// Subscribes to everything the backend reports.
-pub(super) async fn subscribe_all(conn: &Connection) -> Result<()> {
+/// Subscribes to everything the backend reports; says whether iTerm2 reports the
+/// signatures of cohort's marks.
+pub(super) async fn subscribe_all(conn: &Connection) -> Result<bool> {
     let app_level = [
         NotificationType::NotifyOnNewSession,
         NotificationType::NotifyOnTerminateSession,
@@ -91,18 +98,9 @@ pub(super) async fn subscribe_all(conn: &Connection) -> Result<()> {
     ))?);
     // The foreground job of every session, for ForegroundChanged. iTerm2 polls the
     // process tree, so the change shows a moment after it happens.
-    let job_monitor = conn.send(Req::NotificationRequest(NotificationRequest {
-        session: None,
-        subscribe: Some(true),
-        notification_type: Some(NotificationType::NotifyOnVariableChange as i32),
-        arguments: Some(notification_request::Arguments::VariableMonitorRequest(
-            VariableMonitorRequest {
-                name: Some(JOB_NAME.into()),
-                scope: Some(VariableScope::Session as i32),
-                identifier: Some("all".into()),
-            },
-        )),
-    }))?;
+    let job_monitor = conn.send(variable_monitor(JOB_NAME))?;
+    // The signatures of cohort's marks.
+    let mark_monitor = conn.send(variable_monitor(marks::VARIABLE))?;
     for reply in pending {
         match reply.wait().await? {
             Rep::NotificationResponse(r) => match r.status() {
@@ -119,15 +117,40 @@ pub(super) async fn subscribe_all(conn: &Connection) -> Result<()> {
     }
     // Without it the backend still works: foreground changes are then only seen in
     // pane_state.
-    if let Ok(Rep::NotificationResponse(r)) = job_monitor.wait().await {
-        if !matches!(
-            r.status(),
-            notification_response::Status::Ok | notification_response::Status::AlreadySubscribed
-        ) {
-            tracing::debug!(target: "cohort::iterm2", status = ?r.status(), "iTerm2 refused to monitor jobName");
-        }
+    if !monitoring(job_monitor.wait().await) {
+        tracing::debug!(target: "cohort::iterm2", "iTerm2 refused to monitor jobName");
     }
-    Ok(())
+    // Without it every mark is taken as it comes, a program's as the shell's.
+    let signed = monitoring(mark_monitor.wait().await);
+    if !signed {
+        tracing::warn!(target: "cohort::iterm2", "iTerm2 refused to monitor user.cohortMark: prompt marks cannot be told from marks programs print");
+    }
+    Ok(signed)
+}
+
+/// A VariableMonitor on the session variable `name` of every session, current and
+/// future.
+fn variable_monitor(name: &str) -> Req {
+    Req::NotificationRequest(NotificationRequest {
+        session: None,
+        subscribe: Some(true),
+        notification_type: Some(NotificationType::NotifyOnVariableChange as i32),
+        arguments: Some(notification_request::Arguments::VariableMonitorRequest(
+            VariableMonitorRequest {
+                name: Some(name.into()),
+                scope: Some(VariableScope::Session as i32),
+                identifier: Some("all".into()),
+            },
+        )),
+    })
+}
+
+/// Whether a subscription's reply says it is in place.
+fn monitoring(reply: Result<Rep>) -> bool {
+    matches!(reply, Ok(Rep::NotificationResponse(r)) if matches!(
+        r.status(),
+        notification_response::Status::Ok | notification_response::Status::AlreadySubscribed
+    ))
 }
 
 pub(super) fn subscription(
@@ -196,8 +219,10 @@ pub(super) async fn run_events(
                 mark_dirty(&session, &mut dirty);
             }
             if let Some(n) = notification.variable_changed_notification {
-                if let (Some(JOB_NAME), Some(session)) = (n.name.as_deref(), n.identifier) {
-                    if lock(&inner.tracks).contains_key(&session) {
+                match (n.name.as_deref(), n.identifier) {
+                    (Some(JOB_NAME), Some(session))
+                        if lock(&inner.tracks).contains_key(&session) =>
+                    {
                         let command = n
                             .json_new_value
                             .and_then(|v| serde_json::from_str::<String>(&v).ok())
@@ -207,6 +232,14 @@ pub(super) async fn run_events(
                             command,
                         });
                     }
+                    // Handled in order with the prompt notifications: the mark it
+                    // signs comes next (see `marks`).
+                    (Some(marks::VARIABLE), Some(session)) => {
+                        if let Some(track) = lock(&inner.tracks).get_mut(&session) {
+                            track.armed = marks::armed(n.json_new_value.as_deref());
+                        }
+                    }
+                    _ => {}
                 }
             }
             if let Some(n) = notification.terminate_session_notification {
@@ -306,7 +339,7 @@ pub(super) async fn handle_prompt(
             tracing::debug!(target: "cohort::iterm2", session, error = %e, "could not read output before a mark");
         }
     }
-    {
+    let params = {
         let mut tracks = lock(&inner.tracks);
         let Some(track) = tracks.get_mut(session) else {
             return;
@@ -327,22 +360,30 @@ pub(super) async fn handle_prompt(
             track.seen_start = false;
             track.seen_end = false;
         }
+        let params = marks::take(&mut track.armed, &mark);
+        // Only the shell's own marks say what its commands did.
+        let own = track.key.is_none() || params.key == track.key;
         match mark {
             PromptMark::CommandStart => {
                 track.seen_start = true;
-                track.last_status = None;
+                if own {
+                    track.last_status = None;
+                }
             }
             PromptMark::CommandFinished { exit_status } => {
                 track.seen_end = true;
-                track.last_status = exit_status;
+                if own {
+                    track.last_status = exit_status;
+                }
             }
             _ => {}
         }
-    }
+        params
+    };
     inner.hub.emit(BackendEvent::Prompt {
         pane: PaneId(session.to_string()),
         mark,
-        params: crate::MarkParams::default(),
+        params,
     });
 }
 

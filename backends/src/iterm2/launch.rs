@@ -6,15 +6,19 @@
 //! splits nothing of it: a command, an environment value or a directory name with
 //! `\(…)`, `$$`, quotes or backslashes arrives as written. The directory is changed
 //! by the script too, since iTerm2 would evaluate a "Working Directory" property.
+//! A pane whose identity has a key gets its signed mark values in the environment
+//! (see `super::marks`), never on a command line, where any user could read them.
 
 use crate::error::{BackendError, Result};
-use crate::shell::command_with_exit_mark;
+use crate::shell::command_with_exit_mark_after;
 use crate::tmux::quote;
 use crate::types::SpawnOptions;
 
 use super::literal;
+use super::marks::{signs, SIGNS_ENV};
 use super::proto::ProfileProperty;
 use super::requests::property;
+use super::shell::ONE_SHOT_SIGNS;
 use super::Iterm2Backend;
 
 impl Iterm2Backend {
@@ -32,9 +36,12 @@ impl Iterm2Backend {
             script.push_str(&format!("cd -- {} || exit 1; ", quote::sh(cwd)));
         }
         script.push_str("exec ");
-        if !options.env.is_empty() {
+        let key = options.identity.as_ref().and_then(|i| i.key.as_deref());
+        let signed = key.map(|key| (SIGNS_ENV.to_string(), signs(key)));
+        let env: Vec<&(String, String)> = options.env.iter().chain(signed.as_ref()).collect();
+        if !env.is_empty() {
             script.push_str("/usr/bin/env");
-            for (key, value) in &options.env {
+            for (key, value) in env {
                 if key.is_empty() || key.contains('=') || key.contains('\0') {
                     return Err(BackendError::InvalidArgument(format!(
                         "environment variable name {key:?} is not valid: use a non-empty name without '='"
@@ -49,7 +56,7 @@ impl Iterm2Backend {
             Some(command) if command.trim().is_empty() => {
                 return Err(BackendError::InvalidArgument("the command is empty".into()))
             }
-            Some(command) => command_with_exit_mark(command),
+            Some(command) => command_with_exit_mark_after(command, ONE_SHOT_SIGNS),
             None => self.inner.shell_command.clone(),
         };
         script.push_str("/bin/sh -c ");

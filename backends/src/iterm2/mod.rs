@@ -10,16 +10,18 @@
 //! - **Files.** [`conn`] the connection, `events` notifications into events,
 //!   `requests` the requests and their replies, `layout` split trees and sizes,
 //!   `launch` how a session starts, [`literal`] strings iTerm2 must not evaluate,
-//!   `backend` the trait implementation.
+//!   `marks` which marks are the shell's, `backend` the trait implementation.
 //! - **Panes.** cohort opens tabs in one iTerm2 window of its own (a new window when
 //!   that one is gone). Each runs the user's shell with cohort's shell integration
-//!   plus the `B` mark iTerm2 needs to report prompts ([`shell`]). Identity is stamped
-//!   in `user.cohort_*` session variables, which [`TerminalBackend::list_panes`] reads
-//!   back, so panes are found again after a restart.
+//!   plus the `B` mark iTerm2 needs to report prompts ([`shell`]). Identity (the
+//!   mark key included) is stamped in `user.cohort_*` session variables, which
+//!   [`TerminalBackend::list_panes`] reads back, so panes are found again after a
+//!   restart.
 //! - **Events.** Subscriptions: new/terminated session, layout change, screen update
 //!   and prompt (PROMPT, COMMAND_START, COMMAND_END; protocol ≥ 1.1) for every
-//!   session. Notifications are handled in order on one task per connection; screen
-//!   updates are coalesced per batch.
+//!   session, and the `jobName` and `user.cohortMark` variables of every session.
+//!   Notifications are handled in order on one task per connection; screen updates
+//!   are coalesced per batch.
 //! - **Output.** iTerm2 has no raw byte stream, so [`Capabilities::raw_output_stream`](crate::Capabilities::raw_output_stream)
 //!   is false. [`BackendEvent::Output`] carries the *text* of the session's lines, read
 //!   with GetBuffer by absolute line number (iTerm2 counts every line ever scrolled):
@@ -33,6 +35,12 @@
 //!   [`PromptMark::CommandStart`](crate::PromptMark::CommandStart), COMMAND_END → [`PromptMark::CommandFinished`](crate::PromptMark::CommandFinished) with
 //!   the exit status. A screen update never reports text past a mark whose
 //!   notification has not been handled yet.
+//! - **Signed marks.** iTerm2 reports marks without their parameters, so cohort's
+//!   integration also reports each of its marks through the user variable
+//!   `cohortMark`, signed with the pane's key, right before the mark: a prompt
+//!   notification that such a signature announced is reported with the signature's
+//!   [`MarkParams`](crate::MarkParams), every other one unsigned (a mark a program
+//!   printed); see `marks`. Only the shell's own `D` gives a dead pane its status.
 //! - **State.** Foreground job from the `jobName` / `jobPid` session variables (iTerm2
 //!   polls the process tree; a VariableMonitor on `jobName` makes its changes
 //!   [`BackendEvent::ForegroundChanged`] events), the shell from `pid`, the alternate
@@ -59,6 +67,7 @@ mod events;
 mod launch;
 mod layout;
 pub mod literal;
+mod marks;
 pub mod proto;
 mod requests;
 pub mod shell;
@@ -69,6 +78,7 @@ pub use auto::{connect_auto, inside_iterm2, AutoChoice};
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::mpsc;
@@ -78,7 +88,7 @@ use crate::error::{BackendError, Result};
 use crate::event::{BackendEvent, EventHub};
 use crate::link::{Got, Link};
 use crate::shell::user_shell;
-use crate::types::{PaneId, PaneInfo, Size};
+use crate::types::{Identity, PaneId, PaneInfo, Size};
 
 use self::conn::{ConnectOptions, Connection};
 use self::events::{run_events, subscribe_all, Track};
@@ -88,11 +98,12 @@ use self::proto::variable_request;
 use self::requests::{get_buffer, parse_variables, screen_only, variable_get};
 
 /// Session variables holding cohort's identity.
-const ID_VARS: [&str; 4] = [
+const ID_VARS: [&str; 5] = [
     "user.cohort_id",
     "user.cohort_name",
     "user.cohort_agent",
     "user.cohort_team",
+    "user.cohort_key",
 ];
 
 /// How to reach iTerm2 and start panes.
@@ -148,6 +159,8 @@ struct Inner {
     exits: Mutex<HashMap<String, Option<i32>>>,
     /// The window cohort opens tabs in.
     window: Mutex<Option<String>>,
+    /// iTerm2 agreed to report the `user.cohortMark` signatures of every session.
+    signed_marks: AtomicBool,
 }
 
 impl Iterm2Backend {
@@ -166,6 +179,7 @@ impl Iterm2Backend {
                 tracks: Arc::default(),
                 exits: Mutex::default(),
                 window: Mutex::new(None),
+                signed_marks: AtomicBool::new(false),
             }),
         };
         backend.conn().await?;
@@ -193,7 +207,8 @@ impl Iterm2Backend {
         let open = || async {
             let (tx, rx) = mpsc::unbounded_channel();
             let conn = Arc::new(Connection::connect(&self.inner.config.connect, tx).await?);
-            subscribe_all(&conn).await?;
+            let signed = subscribe_all(&conn).await?;
+            self.inner.signed_marks.store(signed, Ordering::Relaxed);
             tokio::spawn(run_events(Arc::downgrade(&self.inner), conn.clone(), rx));
             Ok::<_, BackendError>(conn)
         };
@@ -219,6 +234,14 @@ impl Iterm2Backend {
             span.record("otel.status_code", "ERROR");
         }
         reply
+    }
+
+    /// Follows a session cohort opened, from its start, with the key its shell signs
+    /// its marks with.
+    fn track(&self, session: &str, identity: Option<&Identity>) {
+        let mut tracks = lock(&self.inner.tracks);
+        let track = tracks.entry(session.to_string()).or_default();
+        track.key = identity.and_then(|i| i.key.clone());
     }
 
     /// Starts following a session's output from its current cursor (adopted panes).

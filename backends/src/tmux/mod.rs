@@ -20,6 +20,8 @@ pub mod control;
 mod exit_watch;
 pub mod parse;
 pub mod quote;
+mod router;
+mod rows;
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -46,6 +48,8 @@ use self::cli::Version;
 use self::config::TmuxConfig;
 use self::control::{ControlClient, ControlEvent};
 use self::parse::Notification;
+use self::router::EventRouter;
+use self::rows::{pane_format, parse_pane_row, PANE_FIELDS};
 
 /// Name of the window that keeps cohort's tmux session alive.
 pub const LOBBY_WINDOW: &str = "_cohort";
@@ -483,196 +487,6 @@ fn pane_error(pane: &PaneId, error: BackendError) -> BackendError {
         }
         other => other,
     }
-}
-
-/// Per-connection notification handling, run on the control client's reader task.
-struct EventRouter {
-    hub: Arc<EventHub>,
-    splitters: HashMap<String, OutputSplitter>,
-    /// Last subscription value per pane: (exit reported, foreground command).
-    pane_state: HashMap<String, (bool, String)>,
-    client: Arc<std::sync::OnceLock<Weak<ControlClient>>>,
-    exits_reported: Arc<Mutex<HashSet<String>>>,
-    last_marks: Arc<Mutex<HashMap<String, i32>>>,
-}
-
-impl EventRouter {
-    fn into_handler(mut self) -> control::EventHandler {
-        let mut pieces = Vec::new();
-        Box::new(move |event| self.handle(event, &mut pieces))
-    }
-
-    fn handle(&mut self, event: ControlEvent, pieces: &mut Vec<Piece>) {
-        let notification = match event {
-            ControlEvent::Notification(n) => n,
-            ControlEvent::Closed { reason } => {
-                for (pane, mut splitter) in self.splitters.drain() {
-                    if let Some(bytes) = splitter.flush() {
-                        self.hub.emit(BackendEvent::Output {
-                            pane: PaneId(pane),
-                            bytes: Bytes::from(bytes),
-                        });
-                    }
-                }
-                self.hub.emit(BackendEvent::Disconnected { reason });
-                return;
-            }
-        };
-        match notification {
-            Notification::Output { pane, data }
-            | Notification::ExtendedOutput { pane, data, .. } => {
-                let splitter = self.splitters.entry(pane.clone()).or_default();
-                pieces.clear();
-                splitter.push(&data, pieces);
-                for piece in pieces.drain(..) {
-                    let pane = PaneId(pane.clone());
-                    self.hub.emit(match piece {
-                        Piece::Bytes(bytes) => BackendEvent::Output {
-                            pane,
-                            bytes: Bytes::from(bytes),
-                        },
-                        Piece::Mark(mark, params) => {
-                            if let PromptMark::CommandFinished {
-                                exit_status: Some(status),
-                            } = mark
-                            {
-                                lock(&self.last_marks).insert(pane.0.clone(), status);
-                            }
-                            BackendEvent::Prompt { pane, mark, params }
-                        }
-                    });
-                }
-            }
-            Notification::Pause { pane } => {
-                // Output is being discarded: ask for it to resume, and tell subscribers
-                // to resynchronise once it does.
-                if let Some(client) = self.client.get().and_then(Weak::upgrade) {
-                    let line = format!(
-                        "refresh-client -A {}",
-                        quote::single(&format!("{pane}:continue"))
-                    );
-                    tokio::spawn(async move {
-                        if let Err(e) = client.command(&line).await {
-                            tracing::warn!(target: "cohort::tmux", error = %e, "could not resume paused output");
-                        }
-                    });
-                }
-            }
-            Notification::Continue { pane } => {
-                self.splitters.remove(&pane);
-                self.hub
-                    .emit(BackendEvent::OutputLost { pane: PaneId(pane) });
-            }
-            Notification::SubscriptionChanged { name, pane, value } if name == SUBSCRIPTION => {
-                let mut fields = value.splitn(4, '|');
-                let dead = fields.next() == Some("1");
-                let status = fields.next().and_then(|s| s.parse::<i32>().ok());
-                let signal = fields.next().and_then(|s| s.parse::<i32>().ok());
-                let command = fields.next().unwrap_or_default().to_string();
-                // tmux can flag a pane dead a moment before it has reaped the process;
-                // the exit is reported once the status (or the signal) is known.
-                let exit_status = status.or(signal.map(|s| 128 + s)).or_else(|| {
-                    if dead {
-                        lock(&self.last_marks).get(&pane).copied()
-                    } else {
-                        None
-                    }
-                });
-                let reported = dead && exit_status.is_some();
-                let previous = self
-                    .pane_state
-                    .insert(pane.clone(), (reported, command.clone()));
-                let (was_reported, old_command) =
-                    previous.clone().unwrap_or((false, String::new()));
-                if reported && !was_reported && first_report(&self.exits_reported, &pane) {
-                    if let Some(mut splitter) = self.splitters.remove(&pane) {
-                        if let Some(bytes) = splitter.flush() {
-                            self.hub.emit(BackendEvent::Output {
-                                pane: PaneId(pane.clone()),
-                                bytes: Bytes::from(bytes),
-                            });
-                        }
-                    }
-                    self.hub.emit(BackendEvent::PaneExited {
-                        pane: PaneId(pane),
-                        exit_status,
-                    });
-                } else if !dead && command != old_command && previous.is_some() {
-                    self.hub.emit(BackendEvent::ForegroundChanged {
-                        pane: PaneId(pane),
-                        command,
-                    });
-                }
-            }
-            Notification::PaneModeChanged { pane } => self
-                .hub
-                .emit(BackendEvent::ModeChanged { pane: PaneId(pane) }),
-            Notification::LayoutChange { window, .. } => {
-                self.hub.emit(BackendEvent::LayoutChanged {
-                    window: WindowId(window),
-                })
-            }
-            Notification::WindowClose { window } => self.hub.emit(BackendEvent::WindowClosed {
-                window: WindowId(window),
-            }),
-            other => tracing::trace!(target: "cohort::tmux", notification = ?other, "ignored"),
-        }
-    }
-}
-
-/// Fields of one pane row, parsed by [`parse_pane_row`].
-const PANE_FIELDS: [&str; 15] = [
-    "#{pane_id}",
-    "#{window_id}",
-    "#{window_name}",
-    "#{pane_title}",
-    "#{pane_width}",
-    "#{pane_height}",
-    "#{pane_active}",
-    "#{pane_current_command}",
-    "#{pane_dead}",
-    "#{@cohort_id}",
-    "#{@cohort_name}",
-    "#{@cohort_agent}",
-    "#{@cohort_team}",
-    "#{pane_pid}",
-    "#{@cohort_key}",
-];
-
-fn pane_format() -> String {
-    PANE_FIELDS.join(&SEP.to_string())
-}
-
-/// Parses a row of [`PANE_FIELDS`] into the pane and its process id.
-fn parse_pane_row(line: &str) -> Option<(PaneInfo, Option<u32>)> {
-    let f: Vec<&str> = line.split(SEP).collect();
-    if f.len() != PANE_FIELDS.len() {
-        return None;
-    }
-    let pid = f[13].parse::<u32>().ok().filter(|p| *p > 0);
-    let non_empty = |s: &str| (!s.is_empty()).then(|| s.to_string());
-    let identity = non_empty(f[9]).map(|id| Identity {
-        id,
-        name: f[10].to_string(),
-        agent: non_empty(f[11]),
-        team: non_empty(f[12]),
-        key: non_empty(f[14]),
-    });
-    let info = PaneInfo {
-        id: PaneId(f[0].to_string()),
-        window: WindowId(f[1].to_string()),
-        window_name: f[2].to_string(),
-        title: f[3].to_string(),
-        size: Size {
-            cols: f[4].parse().ok()?,
-            rows: f[5].parse().ok()?,
-        },
-        active: f[6] == "1",
-        command: f[7].to_string(),
-        dead: f[8] == "1",
-        identity,
-    };
-    Some((info, pid))
 }
 
 /// Records that `pane`'s exit is being reported; `false` when it already was.

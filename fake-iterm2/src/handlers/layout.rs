@@ -190,6 +190,9 @@ pub(crate) fn create_tab(state: &Arc<State>, r: CreateTabRequest) -> Option<Rep>
     };
     new_session_notice(state, &session.id);
     layout_changed(state);
+    // Monitors of all sessions take the new one's values before its program's output
+    // can change them, as iTerm2 links them to a session as it is made.
+    crate::variables::check(state);
     session.run(state, rx);
     Some(Rep::CreateTabResponse(CreateTabResponse {
         status: Some(Status::Ok as i32),
@@ -355,6 +358,9 @@ pub(crate) fn split_pane(state: &Arc<State>, r: SplitPaneRequest) -> Option<Rep>
     }
     new_session_notice(state, &session.id);
     layout_changed(state);
+    // Monitors of all sessions take the new one's values before its program's output
+    // can change them, as iTerm2 links them to a session as it is made.
+    crate::variables::check(state);
     session.run(state, rx);
     Some(Rep::SplitPaneResponse(SplitPaneResponse {
         status: Some(Status::Ok as i32),

@@ -147,7 +147,11 @@ pub(crate) fn lint<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
             if diags.len() == 1 {
                 out.keep(src, i);
             } else {
+                // The lines below leave to this one what it says: it is never elided.
                 out.note(format!("{file}: {}", tally(&diags)), i);
+                if let Some(note) = out.entries.last_mut() {
+                    note.pinned = true;
+                }
                 write_diags(&mut out, src, &diags, ": ", true);
             }
             in_frame = false;
@@ -175,6 +179,9 @@ pub(crate) fn lint<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
                     if last.raw == i - 1 && last.nraw == 1 {
                         last.text = format!("{} ({})", last.text, tally(&diags)).into();
                         last.verbatim = false;
+                        // The lines below leave the rule and severity to this one, so
+                        // it is never elided.
+                        last.pinned = true;
                         named = true;
                     }
                 }
@@ -298,6 +305,37 @@ fn write_diags<'a>(out: &mut Out<'a>, src: &Src<'a>, diags: &[Diag<'_>], sep: &s
 #[cfg(test)]
 mod tests {
     use crate::{reduce, Options};
+
+    #[test]
+    fn a_file_line_that_names_the_rule_is_never_elided() {
+        // The diagnostics below the file's line leave their severity and rule to it;
+        // with a tight budget the middle goes, but that line stays.
+        let mut raw = String::new();
+        for i in 0..30 {
+            raw.push_str(&format!("noise line {i}\n"));
+        }
+        raw.push_str("/p/x.js\n");
+        raw.push_str(
+            "  1:5   error  'x' is not defined  no-undef\n"
+                .repeat(2)
+                .as_str(),
+        );
+        for i in 0..30 {
+            raw.push_str(&format!("more noise {i}\n"));
+        }
+        let options = Options {
+            max_lines: Some(12),
+            head: 5,
+            tail: 5,
+            ..Options::default()
+        };
+        let r = reduce("eslint .", raw.as_bytes(), &options);
+        assert!(
+            r.text.contains("/p/x.js (2 errors, all no-undef)"),
+            "{}",
+            r.text
+        );
+    }
 
     #[test]
     fn lint_groups_by_file_and_keeps_every_diagnostic() {

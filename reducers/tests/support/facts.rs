@@ -391,7 +391,13 @@ pub fn facts(command: &str, lines: &[String]) -> Vec<Fact> {
         }
         for p in paths(l) {
             // `a/x` and `b/x` in a diff's headers are git's names for the two sides of `x`.
-            let p = match (t.diff, p.strip_prefix("a/").or(p.strip_prefix("b/"))) {
+            let header = ["diff --git ", "--- ", "+++ "]
+                .iter()
+                .any(|h| l.starts_with(h));
+            let p = match (
+                t.diff && header,
+                p.strip_prefix("a/").or(p.strip_prefix("b/")),
+            ) {
                 (true, Some(path)) => path.to_owned(),
                 _ => p,
             };

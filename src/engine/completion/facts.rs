@@ -9,7 +9,7 @@
 use cohort_backends::{BackendError, PaneId, TerminalBackend};
 use serde::{Deserialize, Serialize};
 
-use super::hints::{is_continuation_prompt, SHELLS};
+use super::hints::SHELLS;
 
 /// Which facts a step of the ladder needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -52,9 +52,11 @@ pub struct Facts {
     pub leader_line_mode: Option<bool>,
     /// A member of the foreground group (not a shell) waiting for terminal input.
     pub member_waiting: Option<String>,
-    /// The text before the cursor is a continuation prompt (asked only with
-    /// [`Need::ForegroundAndScreen`]).
-    pub continuation_prompt: Option<bool>,
+    /// The leader's command line (to tell a shell that replaced itself, `exec bash`).
+    pub leader_args: Option<String>,
+    /// The text before the cursor on its row (asked only with
+    /// [`Need::ForegroundAndScreen`]): a continuation prompt, a program's prompt.
+    pub cursor_line: Option<String>,
 }
 
 impl Facts {
@@ -84,6 +86,14 @@ impl Facts {
     /// wrapper `sh` running its own builtins is not "back".
     pub fn shell_reading(&self) -> bool {
         self.foreground_is_shell() && self.leader_waiting != Some(false)
+    }
+
+    /// Whether the screen shows a continuation prompt at the cursor (`None`: the
+    /// screen was not read).
+    pub fn continuation_prompt(&self) -> Option<bool> {
+        self.cursor_line
+            .as_deref()
+            .map(super::hints::is_continuation_prompt)
     }
 }
 
@@ -118,7 +128,15 @@ pub async fn gather(backend: &dyn TerminalBackend, pane: &PaneId, need: Need) ->
         facts.leader_name = process::process_name(pid);
         facts.leader_runs_script = process::shell_runs_a_script(pid);
         facts.leader_waiting = process::waiting_for_input(pid);
-        facts.leader_line_mode = process::terminal_in_line_mode(pid);
+        // The terminal's mode, from the kernel's view of the process or, on any POSIX
+        // system, from the pane's terminal device.
+        facts.leader_line_mode = process::terminal_in_line_mode(pid).or_else(|| {
+            state
+                .tty
+                .as_deref()
+                .and_then(|tty| process::tty_in_line_mode(std::path::Path::new(tty)))
+        });
+        facts.leader_args = process::command_line(pid);
         if facts.leader_waiting != Some(true) {
             facts.member_waiting = process::group_members_waiting(state.shell_pid, pid)
                 .into_iter()
@@ -127,17 +145,20 @@ pub async fn gather(backend: &dyn TerminalBackend, pane: &PaneId, need: Need) ->
         }
     }
     if need == Need::ForegroundAndScreen {
-        facts.continuation_prompt = Some(match backend.read_screen(pane).await {
+        facts.cursor_line = Some(match backend.read_screen(pane).await {
             Ok(screen) => {
                 let row = screen
                     .rows
                     .get(usize::from(screen.cursor.y))
                     .map(String::as_str)
                     .unwrap_or_default();
-                let before: String = row.chars().take(usize::from(screen.cursor.x)).collect();
-                is_continuation_prompt(&before)
+                // Rows come without their trailing blanks; the prompt keeps its space.
+                let x = usize::from(screen.cursor.x);
+                let before: String = row.chars().take(x).collect();
+                let blanks = x.saturating_sub(before.chars().count());
+                before + &" ".repeat(blanks)
             }
-            Err(_) => false,
+            Err(_) => String::new(),
         });
     }
     facts

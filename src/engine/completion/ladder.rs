@@ -4,7 +4,7 @@
 //! marks and exit), at the time since Enter, and at the [`Facts`] it asked for, and
 //! answers with a [`Decision`]: a verdict, facts to gather, or a time to look again.
 //! It reads no clock, no terminal and no kernel itself, so what it decides depends
-//! only on what it was shown: the driver ([`super::driver`]) feeds it a live pane, and
+//! only on what it was shown: the driver (`completion::driver`) feeds it a live pane, and
 //! a recording ([`super::record`]) feeds it a session captured earlier, to the same
 //! decisions.
 
@@ -99,10 +99,21 @@ pub struct Ladder {
     next_answer_check: Duration,
     answer_backoff: Duration,
     unknown_checks: u32,
-    /// Quiet and the shell back: the output end seen, the verdict's hint, and when the
-    /// grace ends.
-    settling: Option<(u64, Option<String>, Duration)>,
+    /// A verdict the foreground facts gave, standing once the output has stayed still
+    /// through a short grace (what the shell printed last may still be on its way).
+    settling: Option<Settling>,
     asked: Option<Asked>,
+}
+
+/// A verdict waiting out its grace: the output end seen, the verdict, when the grace
+/// ends.
+#[derive(Debug)]
+struct Settling {
+    end: u64,
+    complete: bool,
+    layer: Layer,
+    hint: Option<String>,
+    until: Duration,
 }
 
 /// What one look at the pane shows.
@@ -113,6 +124,8 @@ struct Snapshot {
     pending: Option<(u64, Vec<u8>)>,
     announced: bool,
     answered: Option<MarkAt>,
+    /// The prompt drawn after a line the shell ran nothing of.
+    rejected: Option<u64>,
     quiet_since: Duration,
 }
 
@@ -171,16 +184,30 @@ impl Ladder {
         };
 
         if let Some((status, range)) = snap.exit {
-            return verdict(true, Layer::Exit, status, None, range);
+            let (layer, status, range) = self.with_sentinel(view, status, range);
+            return verdict(true, layer, status, None, range);
+        }
+        if let Some(prompt) = snap.rejected {
+            // The shell drew its prompt again without running anything: it refused the
+            // line (a syntax error, a failed history expansion) or found no command in
+            // it (a comment). Its message is the output; no status was reported.
+            return verdict(
+                true,
+                Layer::Exit,
+                None,
+                Some(hints::REJECTED.into()),
+                snap.output_start.min(prompt)..prompt,
+            );
         }
         // Quiet, the shell back, and the grace over: done, unless output came.
-        if let Some((end, hint, until)) = self.settling.take() {
-            if now < until {
-                self.settling = Some((end, hint, until));
+        if let Some(s) = self.settling.take() {
+            if now < s.until {
+                let until = s.until;
+                self.settling = Some(s);
                 return Decision::Sleep(until);
             }
-            if view.len() == end {
-                return verdict(true, Layer::Quiescence, None, hint, snap.output_start..end);
+            if view.len() == s.end {
+                return verdict(s.complete, s.layer, None, s.hint, snap.output_start..s.end);
             }
         }
         if let Some(d) = snap.answered {
@@ -197,13 +224,9 @@ impl Ladder {
                             .any(|m| m.offset > d.offset && m.mark == PromptMark::CommandStart);
                         if facts.shell_reading() && !started_again {
                             let status = d.mark.finished().flatten();
-                            return verdict(
-                                true,
-                                Layer::Exit,
-                                status,
-                                None,
-                                snap.output_start.min(d.offset)..d.offset,
-                            );
+                            let range = snap.output_start.min(d.offset)..d.offset;
+                            let (layer, status, range) = self.with_sentinel(view, status, range);
+                            return verdict(true, layer, status, None, range);
                         }
                         self.next_answer_check = now + self.answer_backoff;
                         self.answer_backoff = (self.answer_backoff * 2).min(self.spec.quiet);
@@ -348,20 +371,33 @@ impl Ladder {
         // A shell that stopped marking its prompts (its hook replaced: a new
         // PROMPT_COMMAND, `exec bash`) is back when it is, with no status.
         let mut lost_hook = false;
+        let mut refused = false;
+        // Either of those, where the shell has not shown yet that it announces starts.
+        let mut unreported = false;
         if shell_back && snap.announced && same_group {
             // The shell that read the command line announced it and has not reported
-            // its end, and nothing took the terminal from it: it runs a builtin of its
-            // own (`read`, a loop of builtins), and is not at its prompt. Unless its
-            // line editor holds the terminal in raw mode: then it is at its prompt, and
-            // its hook did not report. (fish reads its own `read` with its line editor
-            // too: there raw mode says nothing, and fish's hook is not a variable to
-            // replace.)
-            let at_line_editor =
-                facts.shell_command != "fish" && facts.leader_line_mode == Some(false);
-            if at_line_editor {
+            // its end, and nothing took the terminal from it. Either it stopped
+            // reporting (it replaced itself, or its hook was replaced) and is back at
+            // its prompt, or it runs a builtin of its own that reads the terminal
+            // (`read -n1`, `select`) and waits for an answer.
+            if self.hook_gone(view, facts) {
                 lost_hook = true;
-            } else if facts.leader_waiting == Some(true) && waits {
-                return verdict(false, Layer::Nested, None, Some(hints::SHELL_READS.into()));
+            } else if waits
+                && (facts.leader_waiting == Some(true) || facts.leader_line_mode == Some(false))
+            {
+                // The same facts hold for a moment after the command ended, until its
+                // `D` arrives: the verdict stands only if nothing comes.
+                let until = now + QUIESCENCE_GRACE;
+                self.settling = Some(Settling {
+                    end: snap.end,
+                    complete: false,
+                    layer: Layer::Nested,
+                    hint: Some(hints::SHELL_READS.into()),
+                    until,
+                });
+                return Some(Decision::Sleep(until));
+            } else {
+                return None;
             }
         } else if shell_back
             && !self.started.continues
@@ -374,7 +410,7 @@ impl Ladder {
             // empty line: either it took the line as the start of a longer one and
             // shows its continuation prompt, or it no longer marks. fish draws no
             // continuation prompt, only indentation.
-            let continuation = match facts.continuation_prompt {
+            let continuation = match facts.continuation_prompt() {
                 _ if facts.shell_command == "fish" => true,
                 Some(shown) => shown,
                 None => {
@@ -385,17 +421,37 @@ impl Ladder {
             if continuation {
                 return verdict(false, Layer::Nested, None, Some(hints::CONTINUATION.into()));
             }
-            lost_hook = true;
+            // Back at its prompt with no mark at all: its hook stopped reporting, or it
+            // refused the line while reading it (a failed history expansion draws the
+            // prompt again without running the hook).
+            if !view.announces_start() {
+                unreported = true;
+            } else if self.hook_gone(view, facts) {
+                lost_hook = true;
+            } else {
+                refused = true;
+            }
         }
-        if shell_back && (lost_hook || !(snap.announced && same_group)) {
+        if shell_back && (lost_hook || refused || unreported || !(snap.announced && same_group)) {
             // With shell integration the D mark is the answer; allow it a moment.
             if !has_integration || now >= quiet_at + self.spec.quiet * 2 {
                 // The shell may have printed its last output a moment ago and the
                 // terminal not delivered it yet: the output must stay still for a
                 // short grace before the verdict stands.
-                let hint = lost_hook.then(|| hints::LOST_HOOK.to_string());
+                let hint = match (lost_hook, refused, unreported) {
+                    (true, _, _) => Some(hints::LOST_HOOK),
+                    (_, true, _) => Some(hints::REJECTED),
+                    (_, _, true) => Some(hints::UNREPORTED),
+                    _ => None,
+                };
                 let until = now + QUIESCENCE_GRACE;
-                self.settling = Some((snap.end, hint, until));
+                self.settling = Some(Settling {
+                    end: snap.end,
+                    complete: true,
+                    layer: Layer::Quiescence,
+                    hint: hint.map(str::to_string),
+                    until,
+                });
                 return Some(Decision::Sleep(until));
             }
         } else if waits {
@@ -412,23 +468,75 @@ impl Ladder {
                 (_, Some(member)) => (member, true),
                 (Some(false), None) => (facts.foreground_command.clone(), false),
                 (None, None) => {
-                    // Unknown: where the platform cannot tell, judge by name; with the
-                    // kernel's facts it is a process caught between states (exiting,
-                    // its entry going): look again before judging.
+                    // Unknown (no `/proc`, or a process caught between states: exiting,
+                    // its entry going): the terminal's mode, which every POSIX system
+                    // tells, is the fact left. Raw mode is a program reading keys (a
+                    // REPL's line editor, a TUI); line mode says nothing, and a quiet
+                    // program is still running. With the kernel's facts, look again
+                    // before judging.
                     let name = facts.foreground_command.clone();
                     let gone = facts.foreground_pid.is_some() && facts.leader_name.is_none();
                     self.unknown_checks += 1;
                     let judge = !facts.kernel || self.unknown_checks > 2;
-                    let waiting = !gone && judge && hints::INTERACTIVE.contains(&name.as_str());
+                    let waiting = !gone && judge && facts.leader_line_mode == Some(false);
                     (name, waiting)
                 }
             };
             if waiting || facts.alternate_screen {
-                let hint = hints::waiting(&name, facts.alternate_screen);
+                // What the hint suggests depends on what the screen shows at the cursor.
+                let Some(cursor_line) = facts.cursor_line.as_deref() else {
+                    self.asked = Some(Asked::Foreground);
+                    return Some(Decision::Probe(Need::ForegroundAndScreen));
+                };
+                let hint = hints::waiting(&name, facts.alternate_screen, cursor_line);
                 return verdict(false, Layer::Nested, None, Some(hint));
             }
         }
         None
+    }
+
+    /// Whether the shell that read the command stopped reporting its ends: it replaced
+    /// itself (its command line changed: `exec sh`), an earlier command already ended
+    /// without a report, or this command line replaces the hook (`PROMPT_COMMAND=…`,
+    /// `exec …` where command lines cannot be read).
+    fn hook_gone(&self, view: &dyn PaneView, facts: &Facts) -> bool {
+        let replaced_itself = match (&self.started.typed_into_args, &facts.leader_args) {
+            (Some(before), Some(now)) => before != now,
+            _ => hints::replaces_shell(&self.started.typed),
+        };
+        replaced_itself
+            || unreported_before(view.marks(), self.started.enter_offset)
+            || hints::replaces_prompt_hook(&self.started.typed)
+    }
+
+    /// An exit verdict's layer, status and output when a sentinel was appended: the
+    /// shell reported the status of the sentinel's `printf`, and the sentinel holds the
+    /// command's; its line is not output. Without a sentinel, as the shell reported.
+    fn with_sentinel(
+        &self,
+        view: &mut dyn PaneView,
+        status: Option<i32>,
+        range: Range<u64>,
+    ) -> (Layer, Option<i32>, Range<u64>) {
+        let Some(re) = &self.sentinel else {
+            return (Layer::Exit, status, range);
+        };
+        let from = range.end.saturating_sub(64 * 1024).max(range.start);
+        let Some(bytes) = view.read(from, range.end) else {
+            return (Layer::Exit, None, range);
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        match re.captures_iter(&text).last() {
+            Some(cap) => {
+                let at = cap.get(0).map_or(0, |m| m.start());
+                let line = text[..at].rfind('\n').map_or(0, |i| i + 1);
+                let status = cap[1].parse().ok();
+                (Layer::Mark, status, range.start..from + line as u64)
+            }
+            // The sentinel never ran (the line ended the shell, or was refused): the
+            // status reported is not the command's.
+            None => (Layer::Exit, None, range),
+        }
     }
 
     /// What the pane shows now, as the ladder reads it.
@@ -486,6 +594,31 @@ impl Ladder {
             (true, None, false) => finished(0),
             _ => None,
         };
+        // A shell that announces its commands drew its prompt after the line's echo
+        // without starting one: it ran nothing. The previous command's prompt can
+        // still be arriving after Enter; that one follows its command's `D`, where a
+        // prompt drawn again over a refused line follows the prompt it was typed at.
+        let rejected = match (start_mark, &exit, echo_end) {
+            (None, None, Some(echo))
+                if view.announces_start()
+                    && !self.started.continues
+                    && !self.started.typed.trim().is_empty() =>
+            {
+                let marks = view.marks();
+                marks
+                    .iter()
+                    .enumerate()
+                    .find(|(i, m)| {
+                        m.offset > enter
+                            && m.offset >= echo
+                            && m.mark == PromptMark::PromptStart
+                            && i.checked_sub(1)
+                                .is_none_or(|p| marks[p].mark.finished().is_none())
+                    })
+                    .map(|(_, m)| m.offset)
+            }
+            _ => None,
+        };
         Snapshot {
             end,
             output_start,
@@ -493,8 +626,22 @@ impl Ladder {
             pending,
             announced: start_mark.is_some(),
             answered,
+            rejected,
             quiet_since: view.quiet_since(),
         }
+    }
+}
+
+/// Whether the last command announced before Enter never reported its end: the
+/// shell's hook stopped reporting then.
+fn unreported_before(marks: &[MarkAt], enter: u64) -> bool {
+    let before = &marks[..marks.partition_point(|m| m.offset <= enter)];
+    match before
+        .iter()
+        .rposition(|m| m.mark == PromptMark::CommandStart)
+    {
+        Some(c) => !before[c + 1..].iter().any(|m| m.mark.finished().is_some()),
+        None => false,
     }
 }
 

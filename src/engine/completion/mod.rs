@@ -192,6 +192,8 @@ pub struct Started {
     pub continues: bool,
     /// The foreground process group that read the line (the shell at its prompt).
     pub typed_into: Option<u32>,
+    /// That process's command line then, to tell when it replaced itself (`exec sh`).
+    pub typed_into_args: Option<String>,
     /// The text typed, to tell its echo from the command's output.
     pub typed: String,
     /// The nonce of the sentinel appended to it, when one was.
@@ -206,6 +208,7 @@ impl Started {
             at,
             continues: command.continues,
             typed_into: command.typed_into,
+            typed_into_args: command.typed_into_args.clone(),
             typed: command.text.clone(),
             mark: command.mark.clone(),
         }

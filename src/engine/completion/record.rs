@@ -167,6 +167,9 @@ pub enum Line {
         continues: bool,
         /// The process group that read the line.
         typed_into: Option<u32>,
+        /// Its command line then.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        typed_into_args: Option<String>,
         /// The text typed.
         typed: String,
         /// What was waited for.
@@ -257,6 +260,7 @@ impl Recorder {
             enter_offset: started.enter_offset,
             continues: started.continues,
             typed_into: started.typed_into,
+            typed_into_args: started.typed_into_args.clone(),
             typed: started.typed.clone(),
             spec: Spec::from(spec),
             marks_before: before,
@@ -381,6 +385,7 @@ pub fn replay(text: &str) -> Result<Replay, String> {
         enter_offset,
         continues,
         typed_into,
+        typed_into_args,
         typed,
         spec,
         marks_before,
@@ -395,6 +400,7 @@ pub fn replay(text: &str) -> Result<Replay, String> {
         at: std::time::Instant::now(),
         continues,
         typed_into,
+        typed_into_args,
         typed,
         mark: spec.mark.clone(),
     };

@@ -71,7 +71,7 @@ pub fn output_stream(data: &[u8]) {
             .iter()
             .filter_map(|p| match p {
                 Piece::Bytes(b) => Some(b.as_slice()),
-                Piece::Mark(_) => None,
+                Piece::Mark(..) => None,
             })
             .collect::<Vec<_>>()
             .concat();
@@ -79,7 +79,7 @@ pub fn output_stream(data: &[u8]) {
     }
     let marks = |run: &[Piece]| -> Vec<Piece> {
         run.iter()
-            .filter(|p| matches!(p, Piece::Mark(_)))
+            .filter(|p| matches!(p, Piece::Mark(..)))
             .cloned()
             .collect()
     };
@@ -188,8 +188,8 @@ pub fn tool_arguments(data: &[u8]) {
         _ => {
             let text = String::from_utf8_lossy(json);
             let _ = cohort::engine::validate_name(&text);
-            let _ = cohort::engine::safety::check_command(&text);
-            let clean = cohort::engine::safety::sanitize_input(&text);
+            let _ = cohort::engine::tripwire::check_command(&text);
+            let clean = cohort::engine::sanitize::sanitize_input(&text);
             assert!(
                 !clean.contains('\u{1b}'),
                 "an escape survived sanitising: {clean:?}"

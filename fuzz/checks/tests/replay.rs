@@ -1,14 +1,15 @@
-//! The fuzz targets on stable Rust, bounded: every committed seed (`seeds/<target>/`,
+//! The fuzz targets on stable Rust, bounded: every committed seed (`fuzz/seeds/<target>/`,
 //! plus the recorded tmux transcripts and reducer fixtures), then a seeded stream of
 //! inputs mutated from those seeds. A crash found by `cargo fuzz` is committed under
-//! `seeds/<target>/` and replayed here from then on.
+//! `fuzz/seeds/<target>/` and replayed here from then on.
 //!
-//! `COHORT_FUZZ_CASES` sets the mutated inputs per target (default 3000);
+//! It runs with the workspace's tests. `COHORT_FUZZ_CASES` sets the mutated inputs per
+//! target (default 3000);
 //! `COHORT_FUZZ_SEED` picks the stream (default fixed, so a failure reproduces).
 
 use std::path::{Path, PathBuf};
 
-use cohort_fuzz::TARGETS;
+use cohort_fuzz_checks::TARGETS;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -27,10 +28,10 @@ fn files_in(dir: &Path) -> Vec<Vec<u8>> {
     paths.iter().filter_map(|p| std::fs::read(p).ok()).collect()
 }
 
-/// The seeds of `target`: its `seeds/` directory and the project's recorded fixtures.
+/// The seeds of `target`: its `fuzz/seeds/` directory and the project's recorded fixtures.
 fn seeds(target: &str) -> Vec<Vec<u8>> {
-    let mut seeds = files_in(&root().join("seeds").join(target));
-    let fixtures = root().join("../fixtures");
+    let mut seeds = files_in(&root().join("../seeds").join(target));
+    let fixtures = root().join("../../fixtures");
     match target {
         "control_mode" => seeds.extend(files_in(&fixtures.join("tmux"))),
         "output_stream" => {

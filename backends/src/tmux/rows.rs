@@ -1,0 +1,58 @@
+//! The pane row cohort asks tmux for (`list-panes -F`), and its parsing.
+
+use super::*;
+
+/// Fields of one pane row, parsed by [`parse_pane_row`].
+pub(super) const PANE_FIELDS: [&str; 15] = [
+    "#{pane_id}",
+    "#{window_id}",
+    "#{window_name}",
+    "#{pane_title}",
+    "#{pane_width}",
+    "#{pane_height}",
+    "#{pane_active}",
+    "#{pane_current_command}",
+    "#{pane_dead}",
+    "#{@cohort_id}",
+    "#{@cohort_name}",
+    "#{@cohort_agent}",
+    "#{@cohort_team}",
+    "#{pane_pid}",
+    "#{@cohort_key}",
+];
+
+pub(super) fn pane_format() -> String {
+    PANE_FIELDS.join(&SEP.to_string())
+}
+
+/// Parses a row of [`PANE_FIELDS`] into the pane and its process id.
+pub(super) fn parse_pane_row(line: &str) -> Option<(PaneInfo, Option<u32>)> {
+    let f: Vec<&str> = line.split(SEP).collect();
+    if f.len() != PANE_FIELDS.len() {
+        return None;
+    }
+    let pid = f[13].parse::<u32>().ok().filter(|p| *p > 0);
+    let non_empty = |s: &str| (!s.is_empty()).then(|| s.to_string());
+    let identity = non_empty(f[9]).map(|id| Identity {
+        id,
+        name: f[10].to_string(),
+        agent: non_empty(f[11]),
+        team: non_empty(f[12]),
+        key: non_empty(f[14]),
+    });
+    let info = PaneInfo {
+        id: PaneId(f[0].to_string()),
+        window: WindowId(f[1].to_string()),
+        window_name: f[2].to_string(),
+        title: f[3].to_string(),
+        size: Size {
+            cols: f[4].parse().ok()?,
+            rows: f[5].parse().ok()?,
+        },
+        active: f[6] == "1",
+        command: f[7].to_string(),
+        dead: f[8] == "1",
+        identity,
+    };
+    Some((info, pid))
+}
