@@ -7,6 +7,10 @@ use clap::Parser;
 fn main() -> ExitCode {
     cohort::cli::tune_allocator();
     let cli = cohort::cli::Cli::parse();
+    // An agent's hook: record and return, without starting the runtime.
+    if let Some(code) = cohort::cli::run_hook(&cli) {
+        return code;
+    }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

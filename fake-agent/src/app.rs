@@ -89,6 +89,7 @@ pub fn run(o: Options, settings: Settings) -> Result<i32, StartError> {
     let hook_count = s.hook_count();
     let trust_pending = flavor == Flavor::Codex && hook_count > 0 && !bypass_trust && !trusted();
     term::catch_hangup();
+    term::catch_resize();
     let raw = term::RawMode::enter();
     term::write(match (flavor, alt) {
         (Flavor::Claude, _) => b"\x1b]0;\xe2\x9c\xb3 Claude Code\x07\x1b[?2004h\x1b[?1004h\x1b[>1u",
@@ -150,6 +151,9 @@ impl App {
             }
             if term::hung_up() {
                 return "other";
+            }
+            if term::take_resized() {
+                self.dirty = true;
             }
             if self.dirty {
                 self.draw();

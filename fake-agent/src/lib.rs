@@ -69,6 +69,7 @@
 //!   `› Ask Codex to do anything`, `Working (Ns • esc to interrupt)`, `Would you like
 //!   to run the following command?` with `(y)`/`(p)`/`(esc)` choices, the queued
 //!   message banner, OSC 7501 `state=working|idle` and a spinner title.
+//! - Resizes: a SIGWINCH repaints the frame at the new size, as the real TUIs do.
 //! - Terminal modes: raw mode (input typed before startup is flushed), bracketed
 //!   paste, focus events, kitty keyboard flags (Claude pushes 1, Codex 5); the
 //!   decoder reads plain, kitty `CSI u` and modifyOtherKeys keys.

@@ -26,6 +26,26 @@ pub fn hung_up() -> bool {
     HANGUP.load(Ordering::SeqCst)
 }
 
+static RESIZED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_resize(_: libc::c_int) {
+    RESIZED.store(true, Ordering::SeqCst);
+}
+
+/// Catches SIGWINCH: the real TUIs repaint at the terminal's new size.
+pub fn catch_resize() {
+    let handler = on_resize as extern "C" fn(libc::c_int) as libc::sighandler_t;
+    // SAFETY: installs an async-signal-safe handler that only stores an atomic.
+    unsafe {
+        libc::signal(libc::SIGWINCH, handler);
+    }
+}
+
+/// True once after each SIGWINCH.
+pub fn take_resized() -> bool {
+    RESIZED.swap(false, Ordering::SeqCst)
+}
+
 /// Raw mode on stdin for as long as this lives.
 pub struct RawMode {
     saved: Option<libc::termios>,

@@ -5,6 +5,7 @@ pub mod init;
 mod observe;
 mod reduce;
 mod serve;
+mod workers;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -54,7 +55,7 @@ pub struct Cli {
 pub enum Command {
     /// Serve MCP over stdio (what an MCP host runs).
     Mcp {
-        /// Toolsets to offer: core, layout, team (comma-separated), or all. The
+        /// Toolsets to offer: core, layout, team, workers (comma-separated), or all. The
         /// default, core, is what a single agent needs, in a short tool list.
         #[arg(
             long,
@@ -82,9 +83,22 @@ pub enum Command {
     },
     /// List cohort's sessions: name, pane, command, state.
     Ls,
-    /// Attach a human to a session (replaces this process with tmux).
+    /// List the workers: name, agent, state and why, branch.
+    Workers,
+    /// Record an agent's hook event for its worker (what workers' hooks run).
+    #[command(hide = true)]
+    Hook {
+        /// The worker (default: COHORT_WORKER_ID).
+        #[arg(long)]
+        worker: Option<String>,
+        /// The event (`Stop`, `UserPromptSubmit`…, or `notify`).
+        event: String,
+        /// The event's JSON (default: read from stdin).
+        payload: Option<String>,
+    },
+    /// Attach a human to a session or worker (replaces this process with tmux).
     Attach {
-        /// Session name, persistent id or pane id.
+        /// Worker name, session name, persistent id or pane id.
         name: String,
         /// Print the attach command instead of running it.
         #[arg(long)]
@@ -137,8 +151,31 @@ fn config(cli: &Cli) -> Result<Config, String> {
     Ok(config)
 }
 
+/// Runs `cohort hook` without starting the async runtime (a hook must be quick);
+/// `None` for every other command.
+pub fn run_hook(cli: &Cli) -> Option<ExitCode> {
+    let Command::Hook {
+        worker,
+        event,
+        payload,
+    } = &cli.command
+    else {
+        return None;
+    };
+    let config = config(cli).unwrap_or_else(|_| Config::from_env());
+    Some(workers::hook(
+        &config,
+        worker.as_deref(),
+        event,
+        payload.as_deref(),
+    ))
+}
+
 /// Runs a parsed command line.
 pub async fn run(cli: Cli) -> ExitCode {
+    if let Some(code) = run_hook(&cli) {
+        return code;
+    }
     let config = match config(&cli) {
         Ok(c) => c,
         Err(e) => {
@@ -159,6 +196,9 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Init(args) => init::run(&args),
         Command::Tools { markdown } => tools(markdown),
         Command::Ls => ls(&config).await,
+        Command::Workers => workers::list(&config).await,
+        // Handled before the match (see run_hook).
+        Command::Hook { .. } => Ok(()),
         Command::Attach { name, print } => attach(&config, &name, print).await,
         Command::Doctor => return doctor::run(&config).await,
         Command::Reduce(args) => return reduce::run(&args),
@@ -249,7 +289,15 @@ fn table<const N: usize>(header: [&str; N], rows: &[[String; N]]) -> String {
 
 async fn attach(config: &Config, name: &str, print: bool) -> Result<(), String> {
     let engine = Engine::start(config).await.map_err(|e| e.to_string())?;
-    let pane = engine.resolve(name).await.map_err(|e| e.to_string())?;
+    // A worker's name first: its pane, wherever it is now.
+    let worker = match engine.worker_row(name).await {
+        Ok(row) => engine.worker_pane(&row).await.map_err(|e| e.to_string())?,
+        Err(_) => None,
+    };
+    let pane = match worker {
+        Some(pane) => pane,
+        None => engine.resolve(name).await.map_err(|e| e.to_string())?,
+    };
     let hint = engine.attach_hint(&pane.id);
     if print || hint.argv.is_empty() {
         if hint.argv.is_empty() {

@@ -33,7 +33,7 @@ pub struct ServeArgs {
     /// Let the dashboard's page type into sessions (it is read-only without).
     #[arg(long)]
     pub dashboard_input: bool,
-    /// Toolsets to offer: core, layout, team (comma-separated), or all. The
+    /// Toolsets to offer: core, layout, team, workers (comma-separated), or all. The
     /// default, core, is what a single agent needs, in a short tool list.
     #[arg(
         long,

@@ -16,6 +16,8 @@
 //! - [`status`]: the server's and a session's state, appearance and focus;
 //! - [`observe`]: what watchers see (styled screens, raw output, last verdicts);
 //!   [`record`]: sessions recorded to asciicast files.
+//! - [`workers`]: agent CLIs as workers in their own worktrees, with a state cohort
+//!   can trust.
 //!
 //! Rules (names, locks, the tripwire) are checked here, so every front end gets them.
 
@@ -43,6 +45,7 @@ pub mod status;
 pub mod targets;
 pub mod team;
 pub mod tripwire;
+pub mod workers;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -82,6 +85,8 @@ pub struct Engine {
     /// The terminal server restarts plus registry replacements the registry has been
     /// brought in line with (see [`Engine::list`]).
     adopted_epoch: Arc<std::sync::atomic::AtomicU64>,
+    /// The workers' side: settings, signal trackers, the wake socket.
+    workers: Arc<workers::Hub>,
     /// Where what happens is published (see [`events`]).
     bus: events::EventBus,
     /// Sessions being recorded (see [`record`]).
@@ -173,6 +178,7 @@ impl Engine {
             rules: None,
             registry,
             adopted_epoch: Default::default(),
+            workers: Arc::new(workers::Hub::new(state_dir)),
             bus,
             recordings: Arc::new(record::Recordings::new(state_dir.join("recordings"))),
         })

@@ -22,6 +22,10 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use rusqlite::{Connection, TransactionBehavior};
 use serde::{Deserialize, Serialize};
 
+pub mod workers;
+
+pub use workers::{HeldMessage, WorkerNote, WorkerRow};
+
 /// Errors from the registry.
 #[derive(Debug, thiserror::Error)]
 pub enum RegistryError {
@@ -351,6 +355,7 @@ impl Registry {
             tx.execute_batch(migration)?;
             tx.pragma_update(None, "user_version", (i + 1) as i64)?;
         }
+        tx.execute_batch(workers::WORKER_SCHEMA)?;
         tx.commit()?;
         Ok(conn)
     }

@@ -372,6 +372,23 @@ pub(crate) async fn with_progress<T>(
     work: impl std::future::Future<Output = T>,
     ctx: &RequestContext<RoleServer>,
 ) -> Result<T, String> {
+    with_progress_as(
+        work,
+        ctx,
+        |secs| format!("waiting for the command: {secs:.0} s"),
+        "cancelled by the client; the command keeps running in the session: read it or run again later",
+    )
+    .await
+}
+
+/// [`with_progress`] with its own words: `message` says where the wait stands
+/// (given the seconds waited), `cancelled` what a cancelled call leaves behind.
+pub(crate) async fn with_progress_as<T>(
+    work: impl std::future::Future<Output = T>,
+    ctx: &RequestContext<RoleServer>,
+    message: impl Fn(f64) -> String,
+    cancelled: &str,
+) -> Result<T, String> {
     let token = ctx.meta.get_progress_token();
     let start = tokio::time::Instant::now();
     let mut ticker =
@@ -380,9 +397,7 @@ pub(crate) async fn with_progress<T>(
     loop {
         tokio::select! {
             out = &mut work => return Ok(out),
-            _ = ctx.ct.cancelled() => {
-                return Err("cancelled by the client; the command keeps running in the session: read it or run again later".into())
-            }
+            _ = ctx.ct.cancelled() => return Err(cancelled.to_string()),
             _ = ticker.tick() => {
                 if let Some(token) = &token {
                     let secs = start.elapsed().as_secs_f64();
@@ -390,7 +405,7 @@ pub(crate) async fn with_progress<T>(
                         .peer
                         .notify_progress(
                             ProgressNotificationParam::new(token.clone(), secs.floor())
-                                .with_message(format!("waiting for the command: {secs:.0} s")),
+                                .with_message(message(secs)),
                         )
                         .await;
                 }

@@ -12,7 +12,8 @@
 //! - *core* ([`core`], [`record`]): open, send, read, run, key, close, list, status,
 //!   record;
 //! - *layout* ([`layout`]): create_layout, split, focus, set_appearance;
-//! - *team* ([`team`]): agents, teams, write_many, read_many, broadcast, locks, tags.
+//! - *team* ([`team`]): agents, teams, write_many, read_many, broadcast, locks, tags;
+//! - *workers* ([`workers`]): agent CLIs as workers in their own worktrees.
 
 mod core;
 mod http;
@@ -24,6 +25,7 @@ mod spans;
 mod team;
 pub mod transport;
 mod types;
+mod workers;
 
 use std::sync::Arc;
 
@@ -51,11 +53,18 @@ pub enum Toolset {
     Layout,
     /// Agents, teams, write_many, read_many, broadcast, locks, tags.
     Team,
+    /// Agent CLIs as workers: spawn, message, wait, logs, close, adopt, worktrees.
+    Workers,
 }
 
 impl Toolset {
     /// Every toolset, in order.
-    pub const ALL: [Toolset; 3] = [Toolset::Core, Toolset::Layout, Toolset::Team];
+    pub const ALL: [Toolset; 4] = [
+        Toolset::Core,
+        Toolset::Layout,
+        Toolset::Team,
+        Toolset::Workers,
+    ];
 
     /// What a host that names no toolsets gets: what a single agent needs.
     pub const DEFAULT: [Toolset; 1] = [Toolset::Core];
@@ -70,6 +79,7 @@ impl Toolset {
             Toolset::Core => "core",
             Toolset::Layout => "layout",
             Toolset::Team => "team",
+            Toolset::Workers => "workers",
         }
     }
 
@@ -85,6 +95,9 @@ impl Toolset {
             Toolset::Team => {
                 "agents and teams: register, message many at once, broadcast, locks, tags"
             }
+            Toolset::Workers => {
+                "agent CLIs as workers in their own worktrees: spawn, message, wait, logs, close, adopt"
+            }
         }
     }
 
@@ -99,7 +112,7 @@ impl Toolset {
                 .into_iter()
                 .find(|t| t.name() == name)
                 .ok_or_else(|| {
-                    format!("unknown toolset {name:?}: choose from core, layout, team (or all)")
+                    format!("unknown toolset {name:?}: choose from core, layout, team, workers (or all)")
                 })?;
             if !out.contains(&set) {
                 out.push(set);
@@ -208,6 +221,7 @@ impl CohortServer {
                 Toolset::Core => Self::core_router() + Self::record_router(),
                 Toolset::Layout => Self::layout_router(),
                 Toolset::Team => Self::team_router(),
+                Toolset::Workers => Self::workers_router(),
             });
         }
         portable_schemas(&mut router);
@@ -416,6 +430,7 @@ pub fn toolset_tools(set: Toolset) -> Vec<rmcp::model::Tool> {
         Toolset::Core => CohortServer::core_router() + CohortServer::record_router(),
         Toolset::Layout => CohortServer::layout_router(),
         Toolset::Team => CohortServer::team_router(),
+        Toolset::Workers => CohortServer::workers_router(),
     };
     portable_schemas(&mut router);
     let mut tools = router.list_all();

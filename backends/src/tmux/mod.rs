@@ -39,9 +39,9 @@ use crate::link::{Got, Link};
 use crate::shell::{command_with_exit_mark, user_shell, ShellIntegration};
 use crate::stream::{OutputSplitter, Piece};
 use crate::types::{
-    AttachHint, BackendKind, Capabilities, Cursor, Identity, LineRange, Lines, PaneId, PaneInfo,
-    PaneState, Screen, Size, SpawnOptions, SplitDirection, SplitOptions, SplitSize, WindowId,
-    WindowInfo,
+    Appearance, AttachHint, BackendKind, Capabilities, Cursor, Identity, LineRange, Lines, PaneId,
+    PaneInfo, PaneState, Screen, Size, SpawnOptions, SplitDirection, SplitOptions, SplitSize,
+    WindowId, WindowInfo,
 };
 
 use self::cli::Version;
@@ -570,7 +570,8 @@ impl TerminalBackend for TmuxBackend {
             prompt_marks: true,
             titles: true,
             badges: false,
-            tab_colors: false,
+            // The pane's border and its window's status entry take the colour.
+            tab_colors: true,
             background_colors: false,
             focus: true,
             foreground_process: true,
@@ -958,6 +959,42 @@ impl TerminalBackend for TmuxBackend {
         )
         .await
         .map(|_| ())
+    }
+
+    async fn set_appearance(&self, pane: &PaneId, appearance: &Appearance) -> Result<()> {
+        if appearance.badge.is_some() || appearance.background.is_some() {
+            return Err(BackendError::Unsupported {
+                backend: "tmux",
+                what: "set a badge or background colour",
+            });
+        }
+        if let Some(colour) = &appearance.tab_color {
+            let hex = colour.strip_prefix('#').unwrap_or("");
+            if hex.len() != 6 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+                return Err(BackendError::InvalidArgument(format!(
+                    "{colour:?} is not a colour: use #rrggbb"
+                )));
+            }
+            // tmux has no tab colour: the pane's border and its window's entry in the
+            // status line carry it.
+            let fg = quote::arg(&format!("fg={colour}"));
+            let current = quote::arg(&format!("fg=black,bg={colour}"));
+            check_pane_id(pane)?;
+            self.pane_pipeline(
+                pane,
+                &[
+                    format!("set-option -p -t {pane} pane-border-style {fg}"),
+                    format!("set-option -p -t {pane} pane-active-border-style {fg}"),
+                    format!("set-option -w -t {pane} window-status-style {fg}"),
+                    format!("set-option -w -t {pane} window-status-current-style {current}"),
+                ],
+            )
+            .await?;
+        }
+        if let Some(title) = &appearance.title {
+            self.set_title(pane, title).await?;
+        }
+        Ok(())
     }
 
     async fn cancel_copy_mode(&self, pane: &PaneId) -> Result<()> {

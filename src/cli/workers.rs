@@ -1,0 +1,66 @@
+//! `cohort workers` (the workers for a human) and `cohort hook` (what the agents'
+//! hooks run: record the event, wake the servers, print nothing, always succeed).
+
+use std::io::Read;
+use std::process::ExitCode;
+
+use crate::config::Config;
+use crate::engine::workers::events;
+use crate::engine::Engine;
+
+/// The most of a hook's input read from stdin.
+const PAYLOAD_MAX: u64 = 16 << 20;
+
+/// `cohort hook [--worker ID] EVENT [PAYLOAD]`: the worker comes from `--worker` or
+/// `COHORT_WORKER_ID`; the payload from the argument (Codex's notify passes it so)
+/// or stdin. Runs without the async runtime: a hook must be quick.
+pub fn hook(config: &Config, worker: Option<&str>, event: &str, payload: Option<&str>) -> ExitCode {
+    let worker = worker
+        .map(str::to_string)
+        .or_else(|| std::env::var("COHORT_WORKER_ID").ok())
+        .filter(|w| !w.trim().is_empty() && !w.contains(['/', '\0']) && w != "..");
+    let Some(worker) = worker else {
+        // Not a worker's agent (a hook file shared with a human's session): nothing to do.
+        return ExitCode::SUCCESS;
+    };
+    let input = match payload {
+        Some(p) => p.to_string(),
+        None => {
+            let mut text = String::new();
+            let _ = std::io::stdin().take(PAYLOAD_MAX).read_to_string(&mut text);
+            text
+        }
+    };
+    events::record(&config.state_dir, &worker, event, &input);
+    ExitCode::SUCCESS
+}
+
+/// `cohort workers`: every worker with its state, branch and directory.
+pub async fn list(config: &Config) -> Result<(), String> {
+    let engine = Engine::start(config).await.map_err(|e| e.to_string())?;
+    let views = engine.list_workers().await.map_err(|e| e.to_string())?;
+    if views.is_empty() {
+        println!("no workers (start some through MCP with spawn_workers)");
+        return Ok(());
+    }
+    let now = events::now_ms();
+    let rows: Vec<[String; 6]> = views
+        .iter()
+        .map(|v| {
+            let a = &v.observation.assessment;
+            [
+                v.row.name.clone(),
+                v.row.agent.clone(),
+                a.state.name().to_string(),
+                format!("{}s", ((now - a.since_ms).max(0)) / 1000),
+                v.row.branch.clone().unwrap_or_else(|| "-".into()),
+                a.reason.clone(),
+            ]
+        })
+        .collect();
+    print!(
+        "{}",
+        super::table(["NAME", "AGENT", "STATE", "SINCE", "BRANCH", "WHY"], &rows)
+    );
+    Ok(())
+}

@@ -1,0 +1,561 @@
+//! The *workers* toolset: agent CLIs as workers in panes, each in its own worktree.
+//! Tool and argument names follow the most-used peer (`spawn_workers`,
+//! `message_workers`, `wait_idle_workers`, `session_ids`, `wait_mode`…), so a
+//! manager prompt written for it works here.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::service::RequestContext;
+use rmcp::{tool, tool_router, RoleServer};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::layout::TreeArg;
+use super::reply::{output_with_meta, Json, Plain};
+use super::CohortServer;
+use crate::engine::registry::WorkerRow;
+use crate::engine::workers::events::now_ms;
+use crate::engine::workers::inspect::WorkerView;
+use crate::engine::workers::messages::{After, WaitMode, WaitReport, When};
+use crate::engine::workers::spawn::{SpawnLayout, SpawnRequest, WorkerSpec};
+use crate::engine::workers::{AgentKind, LaunchSpec, Observation, WorkerError, WorkerState};
+use crate::engine::Engine;
+
+mod types;
+
+use types::*;
+
+fn e(e: WorkerError) -> String {
+    e.to_string()
+}
+
+fn seconds(timeout: Option<f64>) -> Duration {
+    Duration::from_secs_f64(timeout.unwrap_or(600.0).clamp(0.0, 86_400.0))
+}
+
+/// Runs `work`, sending the latest `status` as a progress notification each second
+/// (when the client asked for progress); gives up when the client cancels.
+async fn with_status<T>(
+    work: impl std::future::Future<Output = T>,
+    status: Arc<Mutex<String>>,
+    ctx: &RequestContext<RoleServer>,
+) -> Result<T, String> {
+    super::core::with_progress_as(
+        work,
+        ctx,
+        |_| status.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+        "cancelled by the client; the workers go on: check them with check_idle_workers",
+    )
+    .await
+}
+
+/// Waits on `rows` with progress.
+async fn wait(
+    engine: &Engine,
+    rows: &[WorkerRow],
+    mode: WaitMode,
+    timeout: Duration,
+    after: &HashMap<String, After>,
+    ctx: &RequestContext<RoleServer>,
+) -> Result<IdleResult, String> {
+    let status = Arc::new(Mutex::new("waiting for workers".to_string()));
+    let sink = status.clone();
+    let progress = move |line: String| *sink.lock().unwrap_or_else(|e| e.into_inner()) = line;
+    let report = with_status(
+        engine.wait_workers(rows, mode, timeout, after, &progress),
+        status,
+        ctx,
+    )
+    .await?
+    .map_err(e)?;
+    Ok(IdleResult::from_report(&report, rows))
+}
+
+#[tool_router(router = workers_router, vis = "pub(crate)")]
+impl CohortServer {
+    #[tool(
+        description = "Start 1-16 agent CLI workers (claude, codex, gemini, aider, custom) in panes, each in its own git worktree and branch, and submit their first prompts. Returns each worker's name, branch, worktree and state.",
+        annotations(
+            title = "Spawn workers",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    async fn spawn_workers(
+        &self,
+        Parameters(args): Parameters<SpawnWorkersArgs>,
+    ) -> Result<Json<SpawnWorkersResult>, String> {
+        let engine = self.engine().await?;
+        let layout = match (args.layout.as_deref(), args.tree) {
+            (_, Some(tree)) => SpawnLayout::Tree(tree.into()),
+            (None | Some("tiled" | "auto" | "new"), None) => SpawnLayout::Tiled,
+            (Some("windows" | "window"), None) => SpawnLayout::Windows,
+            (Some("split"), None) => SpawnLayout::Split {
+                target: args
+                    .target
+                    .clone()
+                    .ok_or("layout split needs target: the session to split")?,
+                direction: cohort_backends::SplitDirection::Horizontal,
+            },
+            (Some(other), None) => {
+                return Err(format!(
+                "unknown layout {other:?}: use tiled, windows, split (with target), or give tree"
+            ))
+            }
+        };
+        let mut badges = Vec::new();
+        let mut workers = Vec::new();
+        for w in args.workers {
+            let agent = AgentKind::parse(w.agent.as_deref().unwrap_or("claude"))?;
+            badges.push(w.badge.clone());
+            let tree = w.worktree.clone().unwrap_or_default();
+            workers.push(WorkerSpec {
+                name: w.name,
+                launch: LaunchSpec {
+                    agent,
+                    command: w.command,
+                    model: w.model,
+                    flags: w.flags,
+                    env: w.env,
+                    skip_permissions: w.skip_permissions,
+                    ..LaunchSpec::default()
+                },
+                prompt: w.prompt,
+                project: w.project_path,
+                worktree: w.use_worktree.or(w.worktree.as_ref().map(|_| true)),
+                branch: tree.branch,
+                base: tree.base,
+                include: w.include,
+                setup: w.setup,
+                team: w.team,
+                role: w.role,
+            });
+        }
+        let request = SpawnRequest {
+            workers,
+            layout,
+            window: args.window,
+            names: args.names,
+            branch_pattern: args
+                .branch_pattern
+                .unwrap_or_else(|| "cohort/{name}".into()),
+            ..SpawnRequest::default()
+        };
+        let spawned = engine.spawn_workers(request).await.map_err(e)?;
+        let mut results = Vec::new();
+        for (s, badge) in spawned.into_iter().zip(badges) {
+            let mut worker = WorkerOut {
+                name: s.name.clone(),
+                state: "exited".into(),
+                ..WorkerOut::default()
+            };
+            if let Some(row) = &s.row {
+                if let Some(badge) = badge.filter(|b| !b.trim().is_empty()) {
+                    let _ = engine
+                        .annotate_worker(row, &format!("badge: {badge}"), None)
+                        .await;
+                }
+                if let Ok(o) = engine.observe(row, false).await {
+                    worker = out(row, &o, true);
+                }
+            }
+            results.push(SpawnedOut {
+                worker,
+                attach: s.pane.as_ref().map(|p| engine.attach_text(&p.id)),
+                prompt: s
+                    .prompt
+                    .map(|p| format!("submitted ({}, {} Enter)", p.proof, p.enters)),
+                copied: s.copied,
+                setup: s.setup_tail,
+                error: s.error,
+            });
+        }
+        Ok(Json(SpawnWorkersResult { workers: results }))
+    }
+
+    #[tool(
+        description = "List workers with their state and why (compact; verbose: true for everything).",
+        annotations(
+            title = "List workers",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn list_workers(
+        &self,
+        Parameters(args): Parameters<ListWorkersArgs>,
+    ) -> Result<Json<WorkersResult>, String> {
+        let engine = self.engine().await?;
+        let views = engine.list_workers().await.map_err(e)?;
+        let workers = views
+            .iter()
+            .filter(|v| {
+                args.state
+                    .as_deref()
+                    .is_none_or(|s| v.observation.assessment.state.name() == s)
+            })
+            .map(|v| view_out(v, args.verbose))
+            .collect();
+        Ok(Json(WorkersResult { workers }))
+    }
+
+    #[tool(
+        description = "One worker in detail: state with reason and since when, current tool call, last activity, worktree and branch, git diff --stat against its base, its last turn, notes.",
+        annotations(
+            title = "Examine a worker",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn examine_worker(
+        &self,
+        Parameters(args): Parameters<WorkerArg>,
+    ) -> Result<Json<ExamineResult>, String> {
+        let engine = self.engine().await?;
+        let row = engine.worker_row(&args.session_id).await.map_err(e)?;
+        let x = engine.examine_worker(&row).await.map_err(e)?;
+        let o = &x.view.observation;
+        Ok(Json(ExamineResult {
+            worker: view_out(&x.view, true),
+            last_activity_s: o.last_activity_ms.map(|t| ((now_ms() - t).max(0)) / 1000),
+            current_tool: o.hook.tool.clone(),
+            diff_stat: x.diff_stat,
+            commits: x.commits,
+            dirty_files: x.dirty_files,
+            last_turn: x.last_turn,
+            screen: x.screen_tail,
+            attach: x.attach,
+        }))
+    }
+
+    #[tool(
+        description = "Keep a note on a worker (shown by examine_worker and list_workers verbose).",
+        annotations(
+            title = "Annotate a worker",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn annotate_worker(
+        &self,
+        Parameters(args): Parameters<AnnotateArgs>,
+    ) -> Result<Json<WorkersResult>, String> {
+        let engine = self.engine().await?;
+        let row = engine.worker_row(&args.session_id).await.map_err(e)?;
+        engine
+            .annotate_worker(&row, &args.annotation, args.author.as_deref())
+            .await
+            .map_err(e)?;
+        let view = engine.view_worker(&row).await.map_err(e)?;
+        Ok(Json(WorkersResult {
+            workers: vec![view_out(&view, true)],
+        }))
+    }
+
+    #[tool(
+        description = "Send a message to workers (one text, or one per worker), verified as submitted; held while a worker is busy unless when: \"now\". wait_mode any/all waits until their turns end.",
+        annotations(
+            title = "Message workers",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = true
+        )
+    )]
+    async fn message_workers(
+        &self,
+        Parameters(args): Parameters<MessageArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<Json<MessageResult>, String> {
+        let engine = self.engine().await?;
+        let when = match args.when.as_deref() {
+            None | Some("idle") => When::Idle,
+            Some("now") => When::Now,
+            Some(other) => return Err(format!("unknown when {other:?}: use idle or now")),
+        };
+        let mode = WaitMode::parse(args.wait_mode.as_deref().unwrap_or("none"))?;
+        let mut names = args.session_ids.clone();
+        names.extend(
+            args.messages
+                .keys()
+                .filter(|k| !args.session_ids.contains(k))
+                .cloned(),
+        );
+        let rows = engine.worker_rows_named(&names, false).await.map_err(e)?;
+        let mut targets = Vec::new();
+        for row in &rows {
+            let text = args
+                .messages
+                .get(&row.name)
+                .or(args.message.as_ref())
+                .ok_or_else(|| {
+                    format!(
+                        "no message for {}: give message, or messages with its name",
+                        row.name
+                    )
+                })?;
+            targets.push((row.clone(), text.clone()));
+        }
+        let outcomes = engine.message_workers(targets, when, args.command).await;
+        let mut after = HashMap::new();
+        for (row, o) in rows.iter().zip(&outcomes) {
+            match (&o.submitted, o.held) {
+                (Some(s), _) => after.insert(row.id.clone(), After::Prompt(s.at_ms)),
+                (None, Some(id)) => after.insert(row.id.clone(), After::Held(id)),
+                _ => None,
+            };
+        }
+        let results = outcomes
+            .into_iter()
+            .map(|o| MessageOut {
+                worker: o.worker,
+                status: o.status.into(),
+                proof: o.submitted.as_ref().map(|s| s.proof.to_string()),
+                enters: o.submitted.as_ref().map(|s| s.enters),
+                note: o.note,
+            })
+            .collect();
+        let wait = match mode {
+            WaitMode::None => None,
+            _ => Some(wait(engine, &rows, mode, seconds(args.timeout), &after, &ctx).await?),
+        };
+        Ok(Json(MessageResult { results, wait }))
+    }
+
+    #[tool(
+        description = "The current state of workers: who is idle, needs approval, is stuck, exited or busy.",
+        annotations(
+            title = "Check idle workers",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn check_idle_workers(
+        &self,
+        Parameters(args): Parameters<WorkersArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<Json<IdleResult>, String> {
+        let engine = self.engine().await?;
+        let rows = engine
+            .worker_rows_named(&args.session_ids, true)
+            .await
+            .map_err(e)?;
+        Ok(Json(
+            wait(
+                engine,
+                &rows,
+                WaitMode::None,
+                Duration::ZERO,
+                &HashMap::new(),
+                &ctx,
+            )
+            .await?,
+        ))
+    }
+
+    #[tool(
+        description = "Wait until all (or any) workers are done: idle, needing approval, stuck or exited. Wakes on the agents' hooks within milliseconds; progress notifications while waiting.",
+        annotations(
+            title = "Wait for idle workers",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn wait_idle_workers(
+        &self,
+        Parameters(args): Parameters<WaitArgs>,
+        ctx: RequestContext<RoleServer>,
+    ) -> Result<Json<IdleResult>, String> {
+        let engine = self.engine().await?;
+        let mode = match args.mode.as_deref().unwrap_or("all") {
+            "none" => return Err("mode none does not wait: use check_idle_workers".into()),
+            m => WaitMode::parse(m)?,
+        };
+        let rows = engine
+            .worker_rows_named(&args.session_ids, true)
+            .await
+            .map_err(e)?;
+        Ok(Json(
+            wait(
+                engine,
+                &rows,
+                mode,
+                seconds(args.timeout),
+                &HashMap::new(),
+                &ctx,
+            )
+            .await?,
+        ))
+    }
+
+    #[tool(
+        description = "A worker's own transcript (Claude JSONL, Codex rollout, Aider or Gemini log), paged by turn from the last: tool calls summarised, final answers whole.",
+        annotations(
+            title = "Read worker logs",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn read_worker_logs(
+        &self,
+        Parameters(args): Parameters<LogsArgs>,
+    ) -> Result<Json<LogsResult>, String> {
+        let engine = self.engine().await?;
+        let row = engine.worker_row(&args.session_id).await.map_err(e)?;
+        let page = engine
+            .read_worker_logs(&row, args.pages.unwrap_or(1), args.offset.unwrap_or(0))
+            .await
+            .map_err(e)?;
+        Ok(Json(LogsResult {
+            worker: row.name,
+            output: page.text,
+            meta: page.meta,
+            turns: page.total,
+        }))
+    }
+
+    #[tool(
+        description = "Close workers: the agent exits by its own command, then signals; worktrees are removed only with remove_worktree and only when clean unless force. Branches are kept.",
+        annotations(
+            title = "Close workers",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn close_workers(
+        &self,
+        Parameters(args): Parameters<CloseArgs>,
+    ) -> Result<Json<CloseResult>, String> {
+        let engine = self.engine().await?;
+        let rows = engine
+            .worker_rows_named(&args.session_ids, false)
+            .await
+            .map_err(e)?;
+        let results = engine
+            .close_workers(&rows, args.force, args.remove_worktree)
+            .await
+            .into_iter()
+            .map(|c| ClosedOut {
+                worker: c.name,
+                ended: c.ended.into(),
+                worktree_removed: c.worktree_removed,
+                worktree: c.worktree_kept,
+                branch: c.branch,
+                error: c.error,
+            })
+            .collect();
+        Ok(Json(CloseResult { results }))
+    }
+
+    #[tool(
+        description = "Find workers after a crash or from another cohort process (orphaned, managed elsewhere, known only on disk) and agent CLIs running in unmanaged panes.",
+        annotations(
+            title = "Discover workers",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn discover_workers(&self) -> Result<Json<DiscoverResult>, String> {
+        let engine = self.engine().await?;
+        let found = engine.discover_workers().await.map_err(e)?;
+        let adoptable = found
+            .iter()
+            .filter(|f| !matches!(f.standing.name(), "managed" | "managed_elsewhere"))
+            .count();
+        let workers = found
+            .into_iter()
+            .map(|f| FoundOut {
+                name: f.name,
+                standing: f.standing.name().into(),
+                agent: f.agent,
+                pane: f.pane.map(|p| p.id.to_string()),
+                owner_pid: f.owner_pid,
+                branch: f.row.as_ref().and_then(|r| r.branch.clone()),
+                cwd: f.cwd,
+                transcript: f.transcript,
+            })
+            .collect();
+        Ok(Json(DiscoverResult { workers, adoptable }))
+    }
+
+    #[tool(
+        description = "Take over a worker (after a crash: restarts it with its session if its pane died) or make an agent CLI running in a pane a worker. Returns its state, transcript and worktree.",
+        annotations(
+            title = "Adopt a worker",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn adopt_worker(
+        &self,
+        Parameters(args): Parameters<AdoptArgs>,
+    ) -> Result<Json<AdoptResult>, String> {
+        let engine = self.engine().await?;
+        let target = args
+            .session_id
+            .or(args.name.clone())
+            .ok_or("name the worker, pane or session to adopt (discover_workers lists them)")?;
+        let adopted = engine
+            .adopt_worker(&target, args.name.as_deref(), args.restart, args.force)
+            .await
+            .map_err(e)?;
+        let mut worker = out(&adopted.row, &adopted.observation, true);
+        worker.held_messages = adopted.pending;
+        Ok(Json(AdoptResult {
+            worker,
+            restarted: adopted.restarted,
+            requeued: adopted.requeued,
+        }))
+    }
+
+    #[tool(
+        description = "Cohort's worktrees with their worker, branch and dirty state; orphans (no live worker) flagged, and removed with remove_orphans when clean.",
+        annotations(
+            title = "List worktrees",
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn list_worktrees(
+        &self,
+        Parameters(args): Parameters<WorktreesArgs>,
+    ) -> Result<Json<WorktreesResult>, String> {
+        let engine = self.engine().await?;
+        let repo = args.repo_path.as_deref().map(std::path::Path::new);
+        let listed = engine
+            .list_worktrees(repo, args.remove_orphans)
+            .await
+            .map_err(e)?;
+        let worktrees = listed
+            .into_iter()
+            .map(|w| WorktreeOut {
+                path: w.path.display().to_string(),
+                branch: w.branch,
+                worker: w.worker,
+                dirty_files: w.dirty_files,
+                orphan: w.orphan,
+                removed: w.removed,
+            })
+            .collect();
+        Ok(Json(WorktreesResult { worktrees }))
+    }
+}

@@ -1,0 +1,607 @@
+//! The workers toolset's arguments and results, with their schemas and how each
+//! reads as text.
+
+use super::*;
+
+pub(super) fn yes() -> bool {
+    true
+}
+
+/// A worker's worktree settings.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorktreeArgs {
+    /// Branch (default from branch_pattern).
+    #[serde(default)]
+    pub branch: Option<String>,
+    /// Ref the branch starts from (default HEAD).
+    #[serde(default)]
+    pub base: Option<String>,
+}
+
+/// One worker to start.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkerArgs {
+    /// Name (default: themed, unique).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// claude (default), codex, gemini, aider or custom.
+    #[serde(default, alias = "agent_type")]
+    pub agent: Option<String>,
+    /// Command line (custom agents).
+    #[serde(default)]
+    pub command: Option<String>,
+    /// First prompt.
+    #[serde(default)]
+    pub prompt: Option<String>,
+    /// Repository or directory (default: the server's).
+    #[serde(default, alias = "cwd")]
+    pub project_path: Option<String>,
+    /// Own git worktree on its own branch (default: yes in a repository).
+    #[serde(default)]
+    pub use_worktree: Option<bool>,
+    /// Worktree branch and base.
+    #[serde(default)]
+    pub worktree: Option<WorktreeArgs>,
+    /// Model.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Extra CLI arguments.
+    #[serde(default)]
+    pub flags: Vec<String>,
+    /// Extra environment.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// No permission prompts.
+    #[serde(default)]
+    pub skip_permissions: bool,
+    /// Untracked files to copy in (gitignore patterns), besides .worktreeinclude.
+    #[serde(default)]
+    pub include: Vec<String>,
+    /// Shell command run in the worktree before the agent starts.
+    #[serde(default)]
+    pub setup: Option<String>,
+    /// Team.
+    #[serde(default)]
+    pub team: Option<String>,
+    /// Role.
+    #[serde(default)]
+    pub role: Option<String>,
+    /// Your label for it (kept as a note).
+    #[serde(default)]
+    pub badge: Option<String>,
+}
+
+/// `spawn_workers` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SpawnWorkersArgs {
+    /// 1-16 workers.
+    pub workers: Vec<WorkerArgs>,
+    /// tiled (one new window; default), windows (one each), or split (of target).
+    #[serde(default)]
+    pub layout: Option<String>,
+    /// A create_layout tree instead (leaf i is worker i).
+    #[serde(default)]
+    pub tree: Option<TreeArg>,
+    /// Session to split (layout split).
+    #[serde(default)]
+    pub target: Option<String>,
+    /// Window name.
+    #[serde(default)]
+    pub window: Option<String>,
+    /// Name theme: marx, beatles, scientists, greek, painters.
+    #[serde(default)]
+    pub names: Option<String>,
+    /// Branch pattern with {name}, {team} (default cohort/{name}).
+    #[serde(default)]
+    pub branch_pattern: Option<String>,
+}
+
+/// A worker as the tools show it.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct WorkerOut {
+    /// Name.
+    pub name: String,
+    /// State: spawning, ready, busy, idle, needs_approval, stuck, exited.
+    pub state: String,
+    /// Why.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    /// Seconds in this state.
+    pub since_s: i64,
+    /// Agent CLI.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub agent: String,
+    /// Branch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    /// Which signal decided (verbose).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<String>,
+    /// Worktree or directory (verbose).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<String>,
+    /// Session (verbose).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// Pane (verbose).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pane: Option<String>,
+    /// Team.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team: Option<String>,
+    /// Role (verbose).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub role: Option<String>,
+    /// Colour (verbose).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub colour: Option<String>,
+    /// Transcript file (verbose).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript: Option<String>,
+    /// Messages held for it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub held_messages: usize,
+    /// Its notes (verbose).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+}
+
+pub(super) fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+pub(super) fn since(o: &Observation) -> i64 {
+    ((now_ms() - o.assessment.since_ms).max(0)) / 1000
+}
+
+pub(super) fn out(row: &WorkerRow, o: &Observation, verbose: bool) -> WorkerOut {
+    let a = &o.assessment;
+    let mut w = WorkerOut {
+        name: row.name.clone(),
+        state: a.state.name().into(),
+        reason: a.reason.clone(),
+        since_s: since(o),
+        agent: row.agent.clone(),
+        branch: row.branch.clone(),
+        team: row.team.clone(),
+        ..WorkerOut::default()
+    };
+    if verbose {
+        w.signal = Some(a.signal.name().into());
+        w.worktree = Some(row.worktree.clone().unwrap_or_else(|| row.cwd.clone()));
+        w.session = o.pane.as_ref().map(crate::mcp::types::name_of);
+        w.pane = o.pane.as_ref().map(|p| p.id.to_string());
+        w.role = row.role.clone();
+        w.colour = row.colour.clone();
+        w.transcript = o.transcript.as_ref().map(|p| p.display().to_string());
+    }
+    w
+}
+
+pub(super) fn view_out(v: &WorkerView, verbose: bool) -> WorkerOut {
+    let mut w = out(&v.row, &v.observation, verbose);
+    w.held_messages = v.pending;
+    if verbose {
+        w.notes = v.notes.iter().map(|n| n.note.clone()).collect();
+    }
+    w
+}
+
+/// A started worker.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct SpawnedOut {
+    /// The worker.
+    #[serde(flatten)]
+    pub worker: WorkerOut,
+    /// How a human watches it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attach: Option<String>,
+    /// The first prompt: how it was proven submitted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt: Option<String>,
+    /// Untracked files copied into its worktree.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub copied: Vec<String>,
+    /// End of the setup script's output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<String>,
+    /// What went wrong.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// `spawn_workers` result.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct SpawnWorkersResult {
+    /// Each worker, in order.
+    pub workers: Vec<SpawnedOut>,
+}
+
+/// Workers by name (`session_ids`, as the peer calls them).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkersArgs {
+    /// Worker names (empty: all).
+    #[serde(default, alias = "workers", alias = "names")]
+    pub session_ids: Vec<String>,
+}
+
+/// `list_workers` arguments.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListWorkersArgs {
+    /// Every field, notes included.
+    #[serde(default)]
+    pub verbose: bool,
+    /// Only workers in this state.
+    #[serde(default, alias = "status_filter")]
+    pub state: Option<String>,
+}
+
+/// Workers.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct WorkersResult {
+    /// Each worker.
+    pub workers: Vec<WorkerOut>,
+}
+
+/// One worker by name.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorkerArg {
+    /// Worker name.
+    #[serde(alias = "worker", alias = "name")]
+    pub session_id: String,
+}
+
+/// `examine_worker` result.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct ExamineResult {
+    /// The worker (every field).
+    #[serde(flatten)]
+    pub worker: WorkerOut,
+    /// Last activity, seconds ago.
+    pub last_activity_s: Option<i64>,
+    /// Tool call running now.
+    pub current_tool: Option<String>,
+    /// `git diff --stat` against the base.
+    pub diff_stat: Option<String>,
+    /// Commits since the base.
+    pub commits: Option<usize>,
+    /// Files with uncommitted changes.
+    pub dirty_files: Option<usize>,
+    /// Last turn of its transcript, reduced.
+    pub last_turn: Option<String>,
+    /// Last lines of its screen.
+    pub screen: Option<String>,
+    /// How a human watches it.
+    pub attach: Option<String>,
+}
+
+/// `annotate_worker` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AnnotateArgs {
+    /// Worker name.
+    #[serde(alias = "worker")]
+    pub session_id: String,
+    /// The note.
+    #[serde(alias = "note")]
+    pub annotation: String,
+    /// Who writes it.
+    #[serde(default)]
+    pub author: Option<String>,
+}
+
+/// `message_workers` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MessageArgs {
+    /// Worker names.
+    #[serde(default, alias = "workers")]
+    pub session_ids: Vec<String>,
+    /// Text for all of them.
+    #[serde(default)]
+    pub message: Option<String>,
+    /// A text per worker: {name: text}.
+    #[serde(default)]
+    pub messages: BTreeMap<String, String>,
+    /// none (default), any or all: wait until their turns end.
+    #[serde(default, alias = "wait")]
+    pub wait_mode: Option<String>,
+    /// Wait limit in seconds (default 600).
+    #[serde(default)]
+    pub timeout: Option<f64>,
+    /// idle (default: held while busy) or now.
+    #[serde(default)]
+    pub when: Option<String>,
+    /// A leading / or ! is the CLI's command (default false).
+    #[serde(default)]
+    pub command: bool,
+}
+
+/// What became of one message.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct MessageOut {
+    /// Worker.
+    pub worker: String,
+    /// submitted, held or failed.
+    pub status: String,
+    /// What proved it went in: hook, transcript or screen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proof: Option<String>,
+    /// Enters pressed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enters: Option<u32>,
+    /// Why held or failed; a warning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
+}
+
+/// The state of workers after a check or wait.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct IdleResult {
+    /// Idle (or ready) workers.
+    pub idle: Vec<String>,
+    /// Waiting for an approval or answer.
+    pub needs_approval: Vec<String>,
+    /// Contradicting signals or no activity.
+    pub stuck: Vec<String>,
+    /// Agent gone.
+    pub exited: Vec<String>,
+    /// Still working.
+    pub busy: Vec<String>,
+    /// All are done.
+    pub all_idle: bool,
+    /// The wait ran out.
+    #[serde(default)]
+    pub timed_out: bool,
+    /// Milliseconds waited.
+    #[serde(default)]
+    pub waited_ms: i64,
+    /// Each worker.
+    pub workers: Vec<WorkerOut>,
+}
+
+impl IdleResult {
+    pub(super) fn from_report(r: &WaitReport, rows: &[WorkerRow]) -> IdleResult {
+        let mut out = IdleResult {
+            idle: r.in_state(WorkerState::Idle),
+            needs_approval: r.in_state(WorkerState::NeedsApproval),
+            stuck: r.in_state(WorkerState::Stuck),
+            exited: r.in_state(WorkerState::Exited),
+            busy: r
+                .workers
+                .iter()
+                .filter(|w| !w.done)
+                .map(|w| w.name.clone())
+                .collect(),
+            all_idle: r.workers.iter().all(|w| w.done),
+            timed_out: r.timed_out,
+            waited_ms: r.waited_ms,
+            workers: Vec::new(),
+        };
+        out.idle.extend(r.in_state(WorkerState::Ready));
+        for w in &r.workers {
+            if let Some(row) = rows.iter().find(|row| row.name == w.name) {
+                let mut o = self::out(row, &w.observation, false);
+                o.held_messages = w.pending;
+                out.workers.push(o);
+            }
+        }
+        out
+    }
+}
+
+/// `message_workers` result.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct MessageResult {
+    /// Each message.
+    pub results: Vec<MessageOut>,
+    /// After the wait (wait_mode any or all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait: Option<IdleResult>,
+}
+
+/// `wait_idle_workers` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WaitArgs {
+    /// Worker names (empty: all).
+    #[serde(default, alias = "workers")]
+    pub session_ids: Vec<String>,
+    /// all (default) or any.
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// Limit in seconds (default 600).
+    #[serde(default)]
+    pub timeout: Option<f64>,
+}
+
+/// `read_worker_logs` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LogsArgs {
+    /// Worker name.
+    #[serde(alias = "worker")]
+    pub session_id: String,
+    /// Turns to read (default 1).
+    #[serde(default, alias = "turns")]
+    pub pages: Option<usize>,
+    /// Turns to skip back from the last (default 0).
+    #[serde(default)]
+    pub offset: Option<usize>,
+}
+
+/// `read_worker_logs` result.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct LogsResult {
+    /// Worker.
+    pub worker: String,
+    /// The turns, reduced.
+    pub output: String,
+    /// What was read and how to read more.
+    pub meta: String,
+    /// Turns in the transcript.
+    pub turns: usize,
+}
+
+/// `close_workers` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CloseArgs {
+    /// Worker names.
+    #[serde(alias = "workers")]
+    pub session_ids: Vec<String>,
+    /// Close busy workers too; remove dirty worktrees.
+    #[serde(default)]
+    pub force: bool,
+    /// Remove their worktrees (only clean ones unless force; branches stay).
+    #[serde(default)]
+    pub remove_worktree: bool,
+}
+
+/// One closed worker.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct ClosedOut {
+    /// Worker.
+    pub worker: String,
+    /// How the agent ended.
+    pub ended: String,
+    /// Worktree removed.
+    pub worktree_removed: bool,
+    /// Worktree kept.
+    pub worktree: Option<String>,
+    /// Branch (kept).
+    pub branch: Option<String>,
+    /// What went wrong.
+    pub error: Option<String>,
+}
+
+/// `close_workers` result.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct CloseResult {
+    /// Each worker.
+    pub results: Vec<ClosedOut>,
+}
+
+/// A found worker or agent CLI.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct FoundOut {
+    /// Worker or session name.
+    pub name: String,
+    /// managed, managed_elsewhere, orphaned, unregistered or unmanaged.
+    pub standing: String,
+    /// Agent CLI.
+    pub agent: String,
+    /// Pane (none: it died; adopt restarts it).
+    pub pane: Option<String>,
+    /// Managing process.
+    pub owner_pid: Option<i64>,
+    /// Directory.
+    pub cwd: Option<String>,
+    /// Branch.
+    pub branch: Option<String>,
+    /// Transcript.
+    pub transcript: Option<String>,
+}
+
+/// `discover_workers` result.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct DiscoverResult {
+    /// What was found.
+    pub workers: Vec<FoundOut>,
+    /// How many can be adopted.
+    pub adoptable: usize,
+}
+
+/// `adopt_worker` arguments.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AdoptArgs {
+    /// Worker name, or a pane or session running an agent CLI.
+    #[serde(
+        default,
+        alias = "worker",
+        alias = "tmux_pane_id",
+        alias = "iterm_session_id"
+    )]
+    pub session_id: Option<String>,
+    /// Name for an adopted agent CLI.
+    #[serde(default, alias = "session_name")]
+    pub name: Option<String>,
+    /// Restart a worker whose pane died, resuming its session (default true).
+    #[serde(default = "yes")]
+    pub restart: bool,
+    /// Take it from a cohort process that still runs.
+    #[serde(default)]
+    pub force: bool,
+}
+
+/// `adopt_worker` result.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct AdoptResult {
+    /// The worker (every field).
+    #[serde(flatten)]
+    pub worker: WorkerOut,
+    /// Its agent was restarted.
+    pub restarted: bool,
+    /// Messages queued again.
+    pub requeued: usize,
+}
+
+/// `list_worktrees` arguments.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WorktreesArgs {
+    /// Repository (default: those of the workers).
+    #[serde(default)]
+    pub repo_path: Option<String>,
+    /// Remove clean worktrees of cohort's that no worker uses.
+    #[serde(default)]
+    pub remove_orphans: bool,
+}
+
+/// A worktree.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct WorktreeOut {
+    /// Directory.
+    pub path: String,
+    /// Branch.
+    pub branch: Option<String>,
+    /// Worker using it.
+    pub worker: Option<String>,
+    /// Files with uncommitted changes.
+    pub dirty_files: Option<usize>,
+    /// Cohort's, and no live worker uses it.
+    pub orphan: bool,
+    /// Removed now.
+    pub removed: bool,
+}
+
+/// `list_worktrees` result.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct WorktreesResult {
+    /// Each worktree.
+    pub worktrees: Vec<WorktreeOut>,
+}
+
+// How the results read as text: the logs as output and meta line, like `read`; the
+// records as compact JSON.
+impl Plain for SpawnWorkersResult {}
+impl Plain for WorkersResult {}
+impl Plain for ExamineResult {}
+impl Plain for MessageResult {}
+impl Plain for IdleResult {}
+impl Plain for CloseResult {}
+impl Plain for DiscoverResult {}
+impl Plain for AdoptResult {}
+impl Plain for WorktreesResult {}
+impl Plain for LogsResult {
+    fn plain(&self) -> String {
+        output_with_meta(&self.output, &self.meta)
+    }
+}
