@@ -344,6 +344,7 @@ async fn titles_and_appearance(mut ctx: Ctx) {
         badge: Some("agent-1".into()),
         tab_color: Some("#ff8800".into()),
         background: Some("#101010".into()),
+        ..Appearance::default()
     };
     let result = ctx.backend.set_appearance(&pane, &look).await;
     if caps.badges && caps.tab_colors && caps.background_colors {

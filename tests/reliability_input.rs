@@ -149,6 +149,8 @@ const LOCKER: &str = "locker";
 const ANCHOR: &str = "anchor";
 const AGENT: &str = "helper";
 const TEAM: &str = "crew";
+/// A worker name nothing answers to.
+const NO_WORKER: &str = "nobody-works-here";
 
 /// Valid arguments for each tool; `n` keeps new names unique.
 fn base(tool: &str, n: usize) -> Option<Value> {
@@ -177,6 +179,20 @@ fn base(tool: &str, n: usize) -> Option<Value> {
         "write_many" => json!({"targets": [SCRATCH], "text": "true"}),
         // Stopping: a mutated path is parsed and refused or ignored, and no file is made.
         "record" => json!({"target": SCRATCH, "stop": true}),
+        // Workers: a spawn whose project does not exist, so no mutation starts an agent
+        // in this repository; the other tools name a worker that is not there.
+        "spawn_workers" => json!({"workers": [{
+            "agent": "custom",
+            "command": "true",
+            "use_worktree": false,
+            "project_path": "/nonexistent/cohort-reliability",
+        }]}),
+        "list_workers" | "check_idle_workers" | "discover_workers" | "list_worktrees" => json!({}),
+        "examine_worker" | "read_worker_logs" | "adopt_worker" => json!({"session_id": NO_WORKER}),
+        "annotate_worker" => json!({"session_id": NO_WORKER, "annotation": "note"}),
+        "message_workers" => json!({"session_ids": [NO_WORKER], "message": "hi"}),
+        "close_workers" => json!({"session_ids": [NO_WORKER]}),
+        "wait_idle_workers" => json!({"session_ids": [NO_WORKER], "timeout": 0.1}),
         _ => return None,
     })
 }
@@ -184,7 +200,7 @@ fn base(tool: &str, n: usize) -> Option<Value> {
 /// How `tool`'s string field `field` is treated.
 fn category(tool: &str, field: &str) -> Cat {
     match (tool, field) {
-        (_, "target" | "targets" | "session") => Cat::Target,
+        (_, "target" | "targets" | "session" | "session_id" | "session_ids") => Cat::Target,
         ("assign_team", "agent" | "team") => Cat::Target,
         // Removing what is not there may answer "nothing to do"; odd names are still odd.
         ("remove_agent" | "remove_team", "name") => Cat::Ident(Kind::Unlisted),

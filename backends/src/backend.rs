@@ -91,21 +91,36 @@ pub trait TerminalBackend: Send + Sync + 'static {
         Ok(())
     }
 
-    /// Sets badge, tab colour, background; see [`Capabilities`] for which apply.
+    /// Sets badge, tab colour, background, cursor colour; see [`Capabilities`] for
+    /// which apply. `reset` first undoes what cohort set; `active` makes the pane the
+    /// active one of its window.
     async fn set_appearance(&self, pane: &PaneId, appearance: &Appearance) -> Result<()> {
         if appearance.badge.is_some()
             || appearance.tab_color.is_some()
             || appearance.background.is_some()
+            || appearance.cursor_color.is_some()
         {
             return Err(BackendError::Unsupported {
                 backend: self.kind().name(),
-                what: "set a badge, tab colour or background",
+                what: "set a badge, tab, background or cursor colour",
             });
         }
         if let Some(title) = &appearance.title {
             self.set_title(pane, title).await?;
         }
+        if appearance.active {
+            self.focus(pane).await?;
+        }
         Ok(())
+    }
+
+    /// The badge and colours cohort set on the pane (title, `active` and `reset`
+    /// are not read back).
+    async fn appearance(&self, _pane: &PaneId) -> Result<Appearance> {
+        Err(BackendError::Unsupported {
+            backend: self.kind().name(),
+            what: "read a pane's badge and colours",
+        })
     }
 
     /// Brings the pane to the front for a human.

@@ -197,6 +197,25 @@ pub fn tty_in_line_mode(tty: &std::path::Path) -> Option<bool> {
     Some(termios.c_lflag & libc::ICANON != 0)
 }
 
+/// How many bytes typed into the terminal device at `tty` no program has read yet
+/// (`FIONREAD`; in line mode, the complete lines). `None` when it cannot be opened.
+pub fn tty_input_pending(tty: &std::path::Path) -> Option<usize> {
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK)
+        .open(tty)
+        .ok()?;
+    let mut pending: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one int through the pointer; the descriptor is open for
+    // the duration of the call.
+    if unsafe { libc::ioctl(file.as_raw_fd(), libc::FIONREAD, &mut pending) } != 0 {
+        return None;
+    }
+    usize::try_from(pending).ok()
+}
+
 /// The command line `pid` runs (its arguments joined by spaces), from `/proc` or `ps`.
 pub fn command_line(pid: u32) -> Option<String> {
     arguments(pid).map(|args| args.join(" "))

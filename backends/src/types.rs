@@ -78,6 +78,9 @@ pub struct Capabilities {
     pub tab_colors: bool,
     /// Background colour can be set.
     pub background_colors: bool,
+    /// Cursor colour can be set.
+    #[serde(default)]
+    pub cursor_colors: bool,
     /// A pane can be brought to the front.
     pub focus: bool,
     /// The foreground process and its pid are known.
@@ -304,6 +307,15 @@ pub struct Appearance {
     pub tab_color: Option<String>,
     /// Background colour as `#rrggbb`.
     pub background: Option<String>,
+    /// Cursor colour as `#rrggbb`.
+    #[serde(default)]
+    pub cursor_color: Option<String>,
+    /// Make the pane the active one of its window or tab (without raising it).
+    #[serde(default)]
+    pub active: bool,
+    /// First undo the badge and colours cohort set (back to the terminal's own).
+    #[serde(default)]
+    pub reset: bool,
 }
 
 /// How a human gets to a pane.

@@ -3,6 +3,7 @@
 mod doctor;
 pub mod init;
 mod observe;
+mod orchestrate;
 mod reduce;
 mod serve;
 mod workers;
@@ -55,8 +56,9 @@ pub struct Cli {
 pub enum Command {
     /// Serve MCP over stdio (what an MCP host runs).
     Mcp {
-        /// Toolsets to offer: core, layout, team, workers (comma-separated), or all. The
-        /// default, core, is what a single agent needs, in a short tool list.
+        /// Toolsets to offer: core, layout, team, workers, orchestration
+        /// (comma-separated), or all. The default, core, is what a single agent
+        /// needs, in a short tool list.
         #[arg(
             long,
             env = "COHORT_TOOLSETS",
@@ -64,6 +66,22 @@ pub enum Command {
             value_name = "LIST"
         )]
         toolsets: String,
+        /// Serve this registered agent: only the tools its role allows.
+        #[arg(
+            long,
+            env = "COHORT_AGENT",
+            value_name = "NAME",
+            conflicts_with = "role"
+        )]
+        agent: Option<String>,
+        /// Serve with this role: readonly, monitor, tester, builder, devops,
+        /// orchestrator, or a custom one.
+        #[arg(long, env = "COHORT_ROLE", value_name = "ROLE")]
+        role: Option<String>,
+        /// Custom roles (TOML; default .cohort/roles.toml in the project, then
+        /// roles.toml in the user's config directory), loaded into the registry.
+        #[arg(long, env = "COHORT_ROLES", value_name = "FILE")]
+        roles: Option<PathBuf>,
     },
     /// Serve MCP over streamable HTTP (path /mcp, with the dashboard at /dashboard/).
     Serve(serve::ServeArgs),
@@ -106,9 +124,52 @@ pub enum Command {
     },
     /// Check tmux, the socket and shell integration (and iTerm2 on macOS).
     Doctor,
+    /// Run playbooks (TOML or JSON files).
+    Playbook {
+        /// What to do.
+        #[command(subcommand)]
+        command: PlaybookCommand,
+    },
+    /// Print one line per event: commands ending, sessions, locks, agents' states,
+    /// notifications and watcher hits (`--follow` to keep printing).
+    Events(orchestrate::EventsArgs),
     /// Reduce a command's output to fewer tokens: `--command "git log" < file`, or
     /// `-- git log -n 30` to run it (its exit status passes through).
     Reduce(reduce::ReduceArgs),
+}
+
+/// `cohort playbook` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum PlaybookCommand {
+    /// Run a playbook file: per-step, per-target results; exit status 1 when a
+    /// step failed, 2 when the file is not a usable playbook.
+    Run(orchestrate::PlaybookRunArgs),
+}
+
+/// The role a server enforces: the agent's, the one named, or none; custom roles
+/// are loaded into the registry first.
+fn server_role(
+    config: &Config,
+    agent: Option<&str>,
+    role: Option<&str>,
+    roles: Option<&std::path::Path>,
+) -> Result<Option<crate::engine::roles::Role>, String> {
+    use crate::engine::roles;
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let file = roles::roles_file(roles, &cwd);
+    if agent.is_none() && role.is_none() && file.is_none() {
+        return Ok(None);
+    }
+    let registry = crate::engine::registry::Registry::open(&config.state_dir.join("registry.db"))
+        .map_err(|e| e.to_string())?;
+    if let Some(file) = file {
+        roles::load(&registry, &file)?;
+    }
+    match (agent, role) {
+        (Some(agent), _) => roles::of_agent(&registry, agent).map(Some),
+        (None, Some(role)) => roles::find(&registry, role).map(Some),
+        (None, None) => Ok(None),
+    }
 }
 
 /// Keeps the resident set small after big outputs: glibc raises its mmap threshold
@@ -184,11 +245,19 @@ pub async fn run(cli: Cli) -> ExitCode {
         }
     };
     let result = match cli.command {
-        Command::Mcp { toolsets } => match crate::mcp::Toolset::parse_list(&toolsets) {
-            Ok(sets) => crate::mcp::serve_stdio(&config, &sets)
+        Command::Mcp {
+            toolsets,
+            agent,
+            role,
+            roles,
+        } => match (
+            crate::mcp::Toolset::parse_list(&toolsets),
+            server_role(&config, agent.as_deref(), role.as_deref(), roles.as_deref()),
+        ) {
+            (Ok(sets), Ok(role)) => crate::mcp::serve_stdio(&config, &sets, role)
                 .await
                 .map_err(|e| e.to_string()),
-            Err(e) => Err(e),
+            (Err(e), _) | (_, Err(e)) => Err(e),
         },
         Command::Serve(args) => serve::run(&config, args).await,
         Command::Dashboard(args) => observe::dashboard(&config, args).await,
@@ -202,6 +271,10 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Attach { name, print } => attach(&config, &name, print).await,
         Command::Doctor => return doctor::run(&config).await,
         Command::Reduce(args) => return reduce::run(&args),
+        Command::Playbook {
+            command: PlaybookCommand::Run(args),
+        } => return orchestrate::playbook_run(&config, &args).await,
+        Command::Events(args) => orchestrate::events(&config, &args).await,
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

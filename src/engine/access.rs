@@ -145,23 +145,15 @@ impl Engine {
         })
     }
 
-    /// Notifications left for `owner`: those not handed out yet (they count as handed
-    /// out from now on), or with `all` every one kept. Oldest first.
+    /// Notifications left for `owner` (and for everyone): those not handed out yet
+    /// (they count as handed out from now on), or with `all` every one kept. Oldest
+    /// first. See [`Engine::notifications_for`], which can also wait.
     pub async fn notifications(
         &self,
         owner: &str,
         all: bool,
     ) -> Result<Vec<NotificationRecord>, EngineError> {
-        names::check(NameKind::Owner, owner)?;
-        let owner = owner.to_string();
-        self.db(move |r| {
-            if all {
-                r.notifications(&owner)
-            } else {
-                r.take_notifications(&owner)
-            }
-        })
-        .await
+        self.notifications_for(owner, all, None).await
     }
 
     /// Adds and removes tags on the session in `pane`; returns its tags now.

@@ -10,7 +10,7 @@
 //! events it missed (and can look at the panes again), the engine never waits for it.
 
 use cohort_backends::PaneId;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::broadcast;
 
 use super::Engine;
@@ -19,7 +19,7 @@ use super::Engine;
 const BACKLOG: usize = 8192;
 
 /// Something that happened.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum EngineEvent {
     /// Output arrived: the pane's journal grew from `from` to `to`.

@@ -16,26 +16,39 @@
 //! - [`status`]: the server's and a session's state, appearance and focus;
 //! - [`observe`]: what watchers see (styled screens, raw output, last verdicts);
 //!   [`record`]: sessions recorded to asciicast files.
+//! - orchestration: [`playbook`] (whole workflows), [`waits`] (block until a
+//!   condition holds), [`watch`] (watchers with actions), [`notify`] (the
+//!   notification queue, agents' one-line status), [`colours`] (team colours,
+//!   appearance of many sessions), [`roles`] (which tools an agent may call), all on
+//!   the event stream ([`hub`], [`relay`] between processes);
 //! - [`workers`]: agent CLIs as workers in their own worktrees, with a state cohort
 //!   can trust.
 //!
 //! Rules (names, locks, the tripwire) are checked here, so every front end gets them.
 
 pub mod access;
+pub mod colours;
 pub mod completion;
 mod error;
 pub mod events;
+pub mod hierarchy;
+pub mod hub;
 pub mod input;
 pub mod journal;
 pub mod layout;
+mod lines;
 pub mod many;
 pub mod names;
+pub mod notify;
 pub mod observe;
 pub mod orchestrate;
 pub mod pattern;
+pub mod playbook;
 pub mod read;
 pub mod record;
 pub mod registry;
+pub mod relay;
+pub mod roles;
 pub mod run;
 pub mod runtime;
 pub mod sanitize;
@@ -45,6 +58,8 @@ pub mod status;
 pub mod targets;
 pub mod team;
 pub mod tripwire;
+pub mod waits;
+pub mod watch;
 pub mod workers;
 
 use std::path::PathBuf;
@@ -91,6 +106,8 @@ pub struct Engine {
     bus: events::EventBus,
     /// Sessions being recorded (see [`record`]).
     recordings: Arc<record::Recordings>,
+    /// Agents' states, the relay, watchers and the notifier (see [`hub`]).
+    hub: Arc<hub::Hub>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -169,6 +186,7 @@ impl Engine {
         runtimes.set_signed_marks(backend.capabilities().signed_marks);
         tokio::spawn(runtime::dispatch(runtimes.clone(), backend.subscribe()));
         let bus = runtimes.bus().clone();
+        let hub = Arc::new(hub::Hub::new(state_dir, &bus, registry.clone()));
         Ok(Engine {
             backend,
             runtimes,
@@ -181,6 +199,7 @@ impl Engine {
             workers: Arc::new(workers::Hub::new(state_dir)),
             bus,
             recordings: Arc::new(record::Recordings::new(state_dir.join("recordings"))),
+            hub,
         })
     }
 

@@ -9,9 +9,12 @@
 //! a timestamped backup, never overwritten, and the error says where it went.
 //!
 //! This module opens, recovers and migrates the database; the rows live in its
-//! children: `sessions`, `teams` (and agents), `locks` (and notifications).
+//! children: `sessions`, `teams` (and agents), `locks` (and notifications),
+//! `orchestration` (watchers, agents' states, command ends, team colours, roles,
+//! readers' places in the notification queue).
 
 mod locks;
+mod orchestration;
 mod sessions;
 mod teams;
 
@@ -24,6 +27,9 @@ use serde::{Deserialize, Serialize};
 
 pub mod workers;
 
+pub use orchestration::{
+    AgentStateRow, CommandEndRow, WatchRow, EVERYONE, NOTIFICATIONS_KEPT, NOTIFICATION_AGE_MAX,
+};
 pub use workers::{HeldMessage, WorkerNote, WorkerRow};
 
 /// Errors from the registry.
@@ -355,6 +361,7 @@ impl Registry {
             tx.execute_batch(migration)?;
             tx.pragma_update(None, "user_version", (i + 1) as i64)?;
         }
+        tx.execute_batch(orchestration::SCHEMA)?;
         tx.execute_batch(workers::WORKER_SCHEMA)?;
         tx.commit()?;
         Ok(conn)

@@ -345,6 +345,9 @@ impl Engine {
             let title = agent_title(identity.team.as_deref(), agent);
             self.backend.set_title(&pane.id, &title).await?;
         }
+        if let Some(team) = &identity.team {
+            self.show_team_on_join(&pane.id, team).await;
+        }
         Ok(pane)
     }
 

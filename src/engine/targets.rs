@@ -1,9 +1,12 @@
 //! Targets: which session a caller means by a session name, persistent id, agent
-//! name or pane id, and, for calls that reach many sessions, by a team.
+//! name or pane id, and, for calls that reach many sessions, by a team; either may
+//! also be a path through the team tree (`team/agent`, `org/web`, see
+//! [`super::hierarchy`]).
 
 use cohort_backends::PaneInfo;
 
-use super::{orchestrate, Engine, EngineError};
+use super::hierarchy::{self, PathTarget};
+use super::{Engine, EngineError};
 
 /// A target as given to a many-target call, and its session or why it names none.
 pub type ExpandedTarget = (String, Result<PaneInfo, EngineError>);
@@ -80,6 +83,9 @@ impl Engine {
                 return Ok(found.clone());
             }
         }
+        if hierarchy::is_path(target) {
+            return self.resolve_path(target, &panes).await;
+        }
         Err(EngineError::UnknownTarget {
             target: super::names::shown(target),
             known: describe_targets(&panes),
@@ -126,8 +132,37 @@ impl Engine {
                 }
                 continue;
             }
-            if teams.iter().any(|t| &t.name == target) {
-                for name in orchestrate::team_agents(target, &teams) {
+            let team = match teams.iter().any(|t| &t.name == target) {
+                true => Some(PathTarget::Team(target.clone())),
+                false if hierarchy::is_path(target) => {
+                    match hierarchy::resolve_path(target, &teams, &agents) {
+                        Ok(found) => Some(found),
+                        Err(why) => {
+                            out.push((target.clone(), Err(EngineError::InvalidArgument(why))));
+                            continue;
+                        }
+                    }
+                }
+                false => None,
+            };
+            if let Some(found) = team {
+                if let PathTarget::Agent { agent, .. } = &found {
+                    let session = agents
+                        .iter()
+                        .find(|a| &a.name == agent)
+                        .and_then(|a| a.session.clone());
+                    match session.as_deref().and_then(|s| resolve_target(&panes, s)) {
+                        Some(pane) => push(target.clone(), pane, &mut out),
+                        None => out.push((
+                            target.clone(),
+                            Err(EngineError::InvalidArgument(format!(
+                                "agent {agent:?} has no open session"
+                            ))),
+                        )),
+                    }
+                    continue;
+                }
+                for name in found.agents(&teams) {
                     let session = agents
                         .iter()
                         .find(|a| a.name == name)
@@ -147,5 +182,36 @@ impl Engine {
             ));
         }
         Ok(out)
+    }
+
+    /// The one session a path (`team/agent`) names.
+    async fn resolve_path(
+        &self,
+        target: &str,
+        panes: &[PaneInfo],
+    ) -> Result<PaneInfo, EngineError> {
+        let teams = self.teams().await?;
+        let agents = self.agents().await?;
+        let found = hierarchy::resolve_path(target.trim(), &teams, &agents)
+            .map_err(EngineError::InvalidArgument)?;
+        let reached = found.agents(&teams);
+        let sessions: Vec<&PaneInfo> = reached
+            .iter()
+            .filter_map(|name| agents.iter().find(|a| &a.name == name))
+            .filter_map(|a| a.session.as_deref())
+            .filter_map(|s| resolve_target(panes, s))
+            .collect();
+        match (sessions.as_slice(), &found) {
+            ([one], _) => Ok((*one).clone()),
+            ([], PathTarget::Agent { agent, .. }) => Err(EngineError::InvalidArgument(format!(
+                "agent {agent:?} has no open session"
+            ))),
+            (many, _) => Err(EngineError::InvalidArgument(format!(
+                "target {:?} names a team reaching {} sessions; this call takes one: name one agent ({}/<agent>), or use a tool that takes many targets",
+                super::names::shown(target),
+                many.len(),
+                super::names::shown(target)
+            ))),
+        }
     }
 }

@@ -64,6 +64,9 @@ impl Engine {
         self.backend.stamp_identity(&pane.id, &identity).await?;
         let title = agent_title(identity.team.as_deref(), agent);
         self.backend.set_title(&pane.id, &title).await?;
+        if let Some(team) = &identity.team {
+            self.show_team_on_join(&pane.id, team).await;
+        }
         self.agent(agent).await?.ok_or_else(|| {
             EngineError::Internal(format!("agent {agent:?} vanished right after registering"))
         })

@@ -10,8 +10,10 @@ use serde::{Deserialize, Serialize};
 
 use cohort_backends::{Appearance, SplitDirection, SplitSize};
 
+use super::team::ManyResult;
 use super::types::*;
 use super::CohortServer;
+use crate::engine::colours::AppearanceChange;
 use crate::engine::layout::{Child, Direction, SplitTree};
 use crate::engine::{LayoutPane, OpenOptions};
 
@@ -183,20 +185,39 @@ pub struct SplitArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AppearanceArgs {
-    /// Session name, persistent id, agent name or pane id.
-    pub target: String,
+    /// One session (name, id, agent or pane id).
+    #[serde(default)]
+    pub target: Option<String>,
+    /// Or many: sessions, agents, teams, paths.
+    #[serde(default)]
+    pub targets: Vec<String>,
     /// Pane title.
     #[serde(default)]
     pub title: Option<String>,
-    /// Badge text (iTerm2).
+    /// Badge text (tmux: on the pane's border).
     #[serde(default)]
     pub badge: Option<String>,
-    /// Tab colour as #rrggbb (iTerm2).
+    /// Tab colour #rrggbb (tmux: pane border and status).
     #[serde(default)]
     pub tab_color: Option<String>,
-    /// Background colour as #rrggbb (iTerm2).
+    /// Background colour #rrggbb.
     #[serde(default)]
     pub background: Option<String>,
+    /// Cursor colour #rrggbb.
+    #[serde(default)]
+    pub cursor_color: Option<String>,
+    /// Show the team colour of the agent there.
+    #[serde(default)]
+    pub team_colour: bool,
+    /// Make it the active pane of its window.
+    #[serde(default)]
+    pub active: bool,
+    /// Bring it to the front for a human.
+    #[serde(default)]
+    pub focus: bool,
+    /// First undo cohort's badge and colours.
+    #[serde(default)]
+    pub reset: bool,
 }
 
 #[tool_router(router = layout_router, vis = "pub(crate)")]
@@ -327,7 +348,7 @@ impl CohortServer {
     }
 
     #[tool(
-        description = "Set a session's title, badge, tab colour or background. What the backend cannot show is refused with a clear answer (tmux shows titles; badges and colours need iTerm2).",
+        description = "Change what a human sees of one or many sessions: title, badge, tab/background/cursor colour, team colour, active pane, focus, reset. Each target answers on its own.",
         annotations(
             title = "Set appearance",
             read_only_hint = false,
@@ -339,21 +360,32 @@ impl CohortServer {
     async fn set_appearance(
         &self,
         Parameters(args): Parameters<AppearanceArgs>,
-    ) -> Result<Json<Done>, String> {
+    ) -> Result<Json<ManyResult>, String> {
         let engine = self.engine().await?;
-        let pane = engine.resolve(&args.target).await.map_err(err)?;
-        engine
-            .set_appearance(
-                &pane.id,
-                &Appearance {
-                    title: args.title,
-                    badge: args.badge,
-                    tab_color: args.tab_color,
-                    background: args.background,
-                },
-            )
+        let mut targets = args.targets;
+        targets.extend(args.target);
+        let change = AppearanceChange {
+            look: Appearance {
+                title: args.title,
+                badge: args.badge,
+                tab_color: args.tab_color,
+                background: args.background,
+                cursor_color: args.cursor_color,
+                active: args.active,
+                reset: args.reset,
+            },
+            focus: args.focus,
+            team_colour: args.team_colour,
+        };
+        let results = engine
+            .set_appearance_many(&targets, &change)
             .await
             .map_err(err)?;
-        Ok(Json(Done::from(&pane)))
+        if results.len() == 1 {
+            if let Some(e) = &results[0].error {
+                return Err(e.clone());
+            }
+        }
+        Ok(Json(ManyResult::from(results)))
     }
 }

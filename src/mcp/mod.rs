@@ -13,14 +13,24 @@
 //!   record;
 //! - *layout* ([`layout`]): create_layout, split, focus, set_appearance;
 //! - *team* ([`team`]): agents, teams, write_many, read_many, broadcast, locks, tags;
-//! - *workers* ([`workers`]): agent CLIs as workers in their own worktrees.
+//! - *workers* ([`workers`]): agent CLIs as workers in their own worktrees;
+//! - *orchestration* ([`orchestration`]): playbook, wait_for, watch, unwatch,
+//!   list_watches, notify, agent_status.
+//!
+//! A server started with a role ([`roles`]) lists only the tools the role allows
+//! and refuses the others with a clear answer. Resources can be subscribed to
+//! ([`push`]).
 
 mod core;
 mod http;
 mod layout;
+mod orchestration;
+mod push;
 mod record;
 mod reply;
+mod reports;
 mod resources;
+pub mod roles;
 mod spans;
 mod team;
 pub mod transport;
@@ -42,6 +52,7 @@ use crate::config::Config;
 use crate::engine::Engine;
 
 pub use http::{http_app, HttpOptions};
+pub use orchestration::PlaybookResult;
 pub use types::*;
 
 /// A group of tools a host can enable.
@@ -55,15 +66,18 @@ pub enum Toolset {
     Team,
     /// Agent CLIs as workers: spawn, message, wait, logs, close, adopt, worktrees.
     Workers,
+    /// Playbooks, waits, watchers, notify, agent status.
+    Orchestration,
 }
 
 impl Toolset {
     /// Every toolset, in order.
-    pub const ALL: [Toolset; 4] = [
+    pub const ALL: [Toolset; 5] = [
         Toolset::Core,
         Toolset::Layout,
         Toolset::Team,
         Toolset::Workers,
+        Toolset::Orchestration,
     ];
 
     /// What a host that names no toolsets gets: what a single agent needs.
@@ -80,6 +94,7 @@ impl Toolset {
             Toolset::Layout => "layout",
             Toolset::Team => "team",
             Toolset::Workers => "workers",
+            Toolset::Orchestration => "orchestration",
         }
     }
 
@@ -98,6 +113,9 @@ impl Toolset {
             Toolset::Workers => {
                 "agent CLIs as workers in their own worktrees: spawn, message, wait, logs, close, adopt"
             }
+            Toolset::Orchestration => {
+                "workflows and monitoring: playbook, wait_for, watch, unwatch, list_watches, notify, agent_status"
+            }
         }
     }
 
@@ -112,7 +130,7 @@ impl Toolset {
                 .into_iter()
                 .find(|t| t.name() == name)
                 .ok_or_else(|| {
-                    format!("unknown toolset {name:?}: choose from core, layout, team, workers (or all)")
+                    format!("unknown toolset {name:?}: choose from core, layout, team, workers, orchestration (or all)")
                 })?;
             if !out.contains(&set) {
                 out.push(set);
@@ -138,8 +156,9 @@ pub struct EngineSlot {
 }
 
 impl EngineSlot {
-    /// A slot holding a running engine.
+    /// A slot holding a running engine (whose watchers and notifier it starts).
     pub fn ready(engine: Engine) -> Self {
+        engine.start_orchestration();
         EngineSlot {
             cell: Arc::new(tokio::sync::OnceCell::new_with(Some(Ok(engine)))),
             config: None,
@@ -172,6 +191,7 @@ impl EngineSlot {
                         // Before the first tool call: a read or run then sees what the
                         // sessions printed before this process started.
                         engine.take_in_histories().await;
+                        engine.start_orchestration();
                         Ok(engine)
                     }
                     None => Err("no engine configured".to_string()),
@@ -192,6 +212,12 @@ pub struct CohortServer {
     /// This connection (a stdio server, an HTTP session): its own cursor for "new
     /// output", and the token its locks are bound to.
     connection: Arc<str>,
+    /// The role the server enforces, if started with one.
+    role: Option<Arc<crate::engine::roles::Role>>,
+    /// Tools the role does not allow (not listed).
+    hidden: Arc<Vec<String>>,
+    /// This connection's resource subscriptions.
+    subscriptions: Arc<push::Subscriptions>,
 }
 
 impl std::fmt::Debug for CohortServer {
@@ -215,27 +241,46 @@ impl CohortServer {
 
     /// A server over an engine that may still be starting.
     pub fn with_slot(engine: EngineSlot, toolsets: &[Toolset]) -> Self {
+        Self::with_role(engine, toolsets, None)
+    }
+
+    /// A server that enforces `role`: it lists only the tools the role allows and
+    /// refuses the rest (see [`roles`]).
+    pub fn with_role(
+        engine: EngineSlot,
+        toolsets: &[Toolset],
+        role: Option<crate::engine::roles::Role>,
+    ) -> Self {
         let mut router = ToolRouter::new();
         for set in toolsets {
-            router.merge(match set {
-                Toolset::Core => Self::core_router() + Self::record_router(),
-                Toolset::Layout => Self::layout_router(),
-                Toolset::Team => Self::team_router(),
-                Toolset::Workers => Self::workers_router(),
-            });
+            router.merge(set_router(*set));
         }
         portable_schemas(&mut router);
+        let role = role.map(Arc::new);
+        let hidden = match &role {
+            Some(role) => {
+                let hidden = roles::hidden(&router, role);
+                roles::restrict(&mut router, role);
+                hidden
+            }
+            None => Vec::new(),
+        };
         CohortServer {
             engine,
             toolsets: Arc::new(toolsets.to_vec()),
             tool_router: router,
             connection: format!("mcp-{}", uuid::Uuid::new_v4().simple()).into(),
+            role,
+            hidden: Arc::new(hidden),
+            subscriptions: Default::default(),
         }
     }
 
-    /// The tools offered, with their schemas (for documentation).
+    /// The tools offered (those the role allows), with their schemas.
     pub fn tools(&self) -> Vec<rmcp::model::Tool> {
-        self.tool_router.list_all()
+        let mut tools = self.tool_router.list_all();
+        tools.retain(|t| !self.hidden.iter().any(|h| h == t.name.as_ref()));
+        tools
     }
 
     /// The engine, once started.
@@ -250,14 +295,27 @@ impl CohortServer {
     }
 }
 
-/// Serves MCP on stdin/stdout until the client goes away.
+/// The router of one toolset.
+fn set_router(set: Toolset) -> ToolRouter<CohortServer> {
+    match set {
+        Toolset::Core => CohortServer::core_router() + CohortServer::record_router(),
+        Toolset::Layout => CohortServer::layout_router(),
+        Toolset::Team => CohortServer::team_router(),
+        Toolset::Workers => CohortServer::workers_router(),
+        Toolset::Orchestration => CohortServer::orchestration_router(),
+    }
+}
+
+/// Serves MCP on stdin/stdout until the client goes away; with a role, only what
+/// the role allows.
 pub async fn serve_stdio(
     config: &Config,
     toolsets: &[Toolset],
+    role: Option<crate::engine::roles::Role>,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let engine = EngineSlot::starting(config.clone());
     let (stdin, stdout) = rmcp::transport::stdio();
-    let service = CohortServer::with_slot(engine, toolsets)
+    let service = CohortServer::with_role(engine, toolsets, role)
         .serve(transport::LineTransport::new(stdin, stdout))
         .await?;
     service.waiting().await?;
@@ -291,6 +349,7 @@ impl ServerHandler for CohortServer {
             ServerCapabilities::builder()
                 .enable_tools()
                 .enable_resources()
+                .enable_resources_subscribe()
                 .enable_prompts()
                 .build(),
         )
@@ -305,6 +364,64 @@ impl ServerHandler for CohortServer {
              prompt); for ssh or docker exec shells pass `mark: true`. `read` returns what is new; `key` sends keys \
              such as C-c. Sessions survive between calls, and a human can attach to watch or take over.",
         )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ListToolsResult, McpError> {
+        let cache_hints = context
+            .protocol_version()
+            .is_some_and(|version| version >= rmcp::model::ProtocolVersion::V_2026_07_28);
+        Ok(rmcp::model::ListToolsResult {
+            result_type: Some(rmcp::model::ResultType::COMPLETE),
+            tools: self.tools(),
+            meta: None,
+            next_cursor: None,
+            ttl_ms: cache_hints.then_some(0),
+            cache_scope: cache_hints.then_some(rmcp::model::CacheScope::Public),
+        })
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: rmcp::model::SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let engine = self
+            .engine()
+            .await
+            .map_err(|e| McpError::internal_error(e, None))?;
+        push::subscribe(engine, &self.subscriptions, &request.uri, context.peer).await
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: rmcp::model::UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.subscriptions.remove(&request.uri);
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &rmcp::model::SubscriptionFilter,
+    ) -> Option<rmcp::model::SubscriptionFilter> {
+        let mut accepted = rmcp::model::SubscriptionFilter::new();
+        accepted.resource_subscriptions = requested.resource_subscriptions.clone();
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: rmcp::service::SubscriptionContext) -> Result<(), McpError> {
+        let engine = self
+            .engine()
+            .await
+            .map_err(|e| McpError::internal_error(e, None))?;
+        push::listen(engine, context).await
     }
 
     async fn list_resources(
@@ -426,12 +543,7 @@ fn portable_schemas(router: &mut ToolRouter<CohortServer>) {
 
 /// The tools of one toolset, with their schemas (no engine needed).
 pub fn toolset_tools(set: Toolset) -> Vec<rmcp::model::Tool> {
-    let mut router = match set {
-        Toolset::Core => CohortServer::core_router() + CohortServer::record_router(),
-        Toolset::Layout => CohortServer::layout_router(),
-        Toolset::Team => CohortServer::team_router(),
-        Toolset::Workers => CohortServer::workers_router(),
-    };
+    let mut router = set_router(set);
     portable_schemas(&mut router);
     let mut tools = router.list_all();
     tools.sort_by(|a, b| a.name.cmp(&b.name));

@@ -1,6 +1,7 @@
 //! Resources (`terminal://sessions`, `terminal://{name}/screen`,
-//! `terminal://{name}/output`, `agents://all`, `teams://all`) and prompts
-//! (`orchestrate_agents`, `monitor_team`).
+//! `terminal://{name}/output`, `agents://all`, `agents://status`, `teams://all`,
+//! `notifications://{owner}`) and prompts (`orchestrate_agents`, `monitor_team`,
+//! `run_playbook`).
 
 use rmcp::model::{
     GetPromptRequestParams, GetPromptResult, ListPromptsResult, ListResourceTemplatesResult,
@@ -29,6 +30,12 @@ pub async fn list(engine: &Engine) -> Result<ListResourcesResult, McpError> {
         Resource::new("teams://all", "teams")
             .with_description("Teams with parent and members (JSON)")
             .with_mime_type("application/json"),
+        Resource::new("agents://status", "agent status")
+            .with_description("One line per agent: state, since, last command, unread notifications (subscribable)")
+            .with_mime_type("text/plain"),
+        Resource::new("notifications://*", "notifications for everyone")
+            .with_description("The shared notification queue, newest last (subscribable)")
+            .with_mime_type("text/plain"),
     ];
     for pane in engine.list().await.map_err(internal)? {
         let name = name_of(&pane);
@@ -62,11 +69,16 @@ pub fn templates() -> ListResourceTemplatesResult {
         ResourceTemplate::new("terminal://{name}/output", "session output").with_description(
             "The last 200 lines of a session's output, reduced, with a meta line",
         ),
+        ResourceTemplate::new("notifications://{owner}", "notifications")
+            .with_description("Notifications kept for an agent (and for everyone), newest last"),
     ])
 }
 
 /// Reads one resource.
 pub async fn read(engine: &Engine, uri: &str) -> Result<ReadResourceResult, McpError> {
+    if let Some(read) = super::push::read(engine, uri).await {
+        return read;
+    }
     let json = |value: serde_json::Value| {
         ReadResourceResult::new(vec![ResourceContents::text(
             value.to_string(),
@@ -112,7 +124,7 @@ pub async fn read(engine: &Engine, uri: &str) -> Result<ReadResourceResult, McpE
     }
     let unknown = || {
         McpError::resource_not_found(
-            format!("unknown resource {uri:?}: use terminal://sessions, terminal://<name>/screen, terminal://<name>/output, agents://all or teams://all"),
+            format!("unknown resource {uri:?}: use terminal://sessions, terminal://<name>/screen, terminal://<name>/output, agents://all, agents://status, teams://all or notifications://<owner>"),
             None,
         )
     };
@@ -168,6 +180,14 @@ pub fn prompts() -> ListPromptsResult {
             Some("Check on a team: read every member's new output, spot failures and idle agents, report"),
             Some(vec![PromptArgument::new("team").with_description("Team name").with_required(true)]),
         ),
+        Prompt::new(
+            "run_playbook",
+            Some("Turn a goal into a playbook (steps over sessions, agents and teams), run it, and act on its per-step results"),
+            Some(vec![
+                PromptArgument::new("goal").with_description("What the workflow should achieve").with_required(true),
+                PromptArgument::new("targets").with_description("Sessions, agents or teams involved (comma-separated)"),
+            ]),
+        ),
     ])
 }
 
@@ -191,23 +211,67 @@ pub async fn prompt(
         "orchestrate_agents" => {
             let task = arg("task")
                 .ok_or_else(|| McpError::invalid_params("orchestrate_agents needs a task", None))?;
-            let n = arg("agents")
-                .and_then(|a| a.parse::<u8>().ok())
-                .unwrap_or(3)
-                .clamp(1, 9);
+            let n = match arg("agents") {
+                None => 3,
+                Some(a) => a.trim().parse::<usize>().ok().filter(|n| (1..=AGENTS_MAX).contains(n)).ok_or_else(|| {
+                    McpError::invalid_params(
+                        format!("agents {a:?} is not a number from 1 to {AGENTS_MAX}: give how many agents, e.g. \"4\""),
+                        None,
+                    )
+                })?,
+            };
+            let plan = layout_for(n);
+            let windows = plan
+                .iter()
+                .map(|(preset, count)| format!("{preset} ({count} panes)"))
+                .collect::<Vec<_>>()
+                .join(", then ");
+            let layout = if plan.len() == 1 {
+                format!("create_layout with layout {windows}")
+            } else {
+                format!(
+                    "{} windows (at most 16 panes fit one window): create_layout with {windows}",
+                    plan.len()
+                )
+            };
             let text = format!(
                 "You coordinate {n} agents working in cohort terminal sessions on this task:\n\n{task}\n\n\
-                 1. create_layout with {n} panes (grid or triple_vertical), one per agent, each with a name, an agent \
-                 and a team, and the command that starts the agent if it is an agent CLI.\n\
-                 2. Give each agent its part with write_many or broadcast (team messages for shared instructions, \
-                 agent messages for individual parts).\n\
-                 3. Use run for commands whose result you need (check the verdict and the exit status), lock a session \
-                 while you drive it, and read_many with a filter such as \"error|FAIL\" to follow progress.\n\
+                 1. {layout}, one pane per agent, each with a name, an agent and a team, and the command that starts \
+                 the agent if it is an agent CLI. Teams get distinct colours.\n\
+                 2. Give each agent its part with broadcast (messages: [{{target: \"team\" or \"team/agent\", message}}]; \
+                 the most specific target wins) or write_many.\n\
+                 3. Wait with wait_for (condition idle for agents, exit for commands; mode all) instead of polling; \
+                 watch sessions for \"error|FAIL|Traceback\" so failures reach you as notifications; use run for commands \
+                 whose result you need (check the verdict and exit status), and agent_status for one line per agent.\n\
                  4. Report what each agent did and what is left. Sessions stay open for a human to attach."
             );
             Ok(
                 GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
-                    .with_description("Plan and run a multi-agent task"),
+                    .with_description(format!("Plan and run a task with {n} agents")),
+            )
+        }
+        "run_playbook" => {
+            let goal = arg("goal")
+                .ok_or_else(|| McpError::invalid_params("run_playbook needs a goal", None))?;
+            let targets = arg("targets")
+                .map(|t| format!(" Involved: {t}."))
+                .unwrap_or_default();
+            let text = format!(
+                "Reach this goal with one cohort playbook: {goal}.{targets}\n\n\
+                 1. Write the playbook as steps, in order: each step has a name, targets (sessions, agents, teams, or \
+                 paths like team/agent) and a command (for shells; waited for by its exit status, or until a text \
+                 appears) or a message (for agents; wait: \"idle\" waits until the agent is idle again), a timeout_ms, \
+                 and continue_on_error only where a failure should not stop the rest. Steps run their targets in \
+                 parallel unless parallel: false. Add a layout first if sessions must be opened, a cascade for final \
+                 messages, and reads (targets, mode, filter) for what to look at at the end.\n\
+                 2. Call the playbook tool with it (or with path for a TOML/JSON file). It stops at the first failing \
+                 step unless stop_on_error is false.\n\
+                 3. Read the per-step, per-target results: verdicts, exit statuses, output tails. Fix what failed and run \
+                 only the remaining steps again, then report."
+            );
+            Ok(
+                GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)])
+                    .with_description("Write and run a playbook"),
             )
         }
         "monitor_team" => {
@@ -235,10 +299,36 @@ pub async fn prompt(
             )
         }
         other => Err(McpError::invalid_params(
-            format!("unknown prompt {other:?}: orchestrate_agents or monitor_team"),
+            format!("unknown prompt {other:?}: orchestrate_agents, monitor_team or run_playbook"),
             None,
         )),
     }
+}
+
+/// The most agents the orchestration prompt plans for (four full windows).
+const AGENTS_MAX: usize = 64;
+
+/// Windows that fit `n` panes: presets for up to 4, then grids of at most 4×4 per
+/// window, the last one as small as its panes allow.
+fn layout_for(n: usize) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    let mut left = n;
+    while left > 0 {
+        let count = left.min(16);
+        left -= count;
+        let preset = match count {
+            1 => "single".to_string(),
+            2 => "horizontal".to_string(),
+            3 => "triple_vertical".to_string(),
+            4 => "quad".to_string(),
+            _ => {
+                let cols = (1..=4).find(|c| c * c >= count).unwrap_or(4);
+                format!("grid with rows {} and cols {cols}", count.div_ceil(cols))
+            }
+        };
+        out.push((preset, count));
+    }
+    out
 }
 
 /// A session name as a URI segment: bytes other than letters, digits and `-._~` as
@@ -257,7 +347,7 @@ fn encode_segment(name: &str) -> String {
 
 /// The name a URI segment stands for (`%XX` decoded; a raw name passes as it is), or
 /// `None` when the escapes do not make UTF-8.
-fn decode_segment(segment: &str) -> Option<String> {
+pub(super) fn decode_segment(segment: &str) -> Option<String> {
     let bytes = segment.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -283,6 +373,19 @@ fn decode_segment(segment: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn layouts_fit_the_count_without_clamping() {
+        assert_eq!(layout_for(3), vec![("triple_vertical".to_string(), 3)]);
+        assert_eq!(
+            layout_for(9),
+            vec![("grid with rows 3 and cols 3".to_string(), 9)]
+        );
+        let twenty = layout_for(20);
+        assert_eq!(twenty.iter().map(|(_, c)| c).sum::<usize>(), 20);
+        assert_eq!(twenty[0], ("grid with rows 4 and cols 4".to_string(), 16));
+        assert_eq!(twenty[1].0, "quad");
+    }
 
     #[test]
     fn names_make_uri_segments_and_back() {

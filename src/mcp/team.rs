@@ -245,12 +245,25 @@ pub struct BroadcastArgs {
     /// Messages per agent, beating its teams' and the broadcast.
     #[serde(default)]
     pub agents: BTreeMap<String, String>,
+    /// Messages by hierarchy: [{target: "org/web" | "web/alice" | team | agent, message}].
+    #[serde(default)]
+    pub messages: Vec<HierarchicalMessage>,
     /// Press Enter after each message (default true).
     #[serde(default = "yes")]
     pub enter: bool,
     /// Who is sending (your agent name), checked against locks.
     #[serde(default)]
     pub owner: Option<String>,
+}
+
+/// A message addressed through the team tree.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HierarchicalMessage {
+    /// A team, an agent, or a path: `org/web`, `web/alice`.
+    pub target: String,
+    /// The message.
+    pub message: String,
 }
 
 /// `lock`/`unlock` arguments.
@@ -312,6 +325,12 @@ pub struct NotificationsArgs {
     /// Every message kept, handed out before or not (default: only new ones).
     #[serde(default)]
     pub all: bool,
+    /// Nothing new: wait for the next one (up to timeout_ms, default 60000).
+    #[serde(default)]
+    pub wait: bool,
+    /// With wait: give up after this many ms.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
 }
 
 /// One message.
@@ -605,7 +624,7 @@ impl CohortServer {
     }
 
     #[tool(
-        description = "Send messages to registered agents with a cascade: an agent's own message beats its team's (the nearest team up the hierarchy), which beats the broadcast message. Every agent gets at most one message; agents sharing a session get it once.",
+        description = "Send messages to registered agents with a cascade: an agent's own message beats its team's (the nearest team up the hierarchy), which beats the broadcast message. Every agent gets at most one message; agents sharing a session get it once. messages addresses by hierarchy (org/web, web/alice).",
         annotations(
             title = "Broadcast",
             read_only_hint = false,
@@ -625,8 +644,31 @@ impl CohortServer {
             owner_token: Some(self.connection().into()),
             ..SendOptions::default()
         };
+        let (mut teams, mut agents) = (args.teams, args.agents);
+        if !args.messages.is_empty() {
+            let listed: Vec<(String, String)> = args
+                .messages
+                .into_iter()
+                .map(|m| (m.target, m.message))
+                .collect();
+            let (by_team, by_agent) = crate::engine::hierarchy::sort_messages(
+                &listed,
+                &engine.teams().await.map_err(err)?,
+                &engine.agents().await.map_err(err)?,
+            )?;
+            for (map, more, what) in [
+                (&mut teams, by_team, "team"),
+                (&mut agents, by_agent, "agent"),
+            ] {
+                for (name, message) in more {
+                    if map.insert(name.clone(), message).is_some() {
+                        return Err(format!("two messages for {what} {name:?}: in {what}s and in messages; give one"));
+                    }
+                }
+            }
+        }
         let results = engine
-            .broadcast(args.message.as_deref(), &args.teams, &args.agents, &options)
+            .broadcast(args.message.as_deref(), &teams, &agents, &options)
             .await
             .map_err(err)?;
         Ok(Json(ManyResult::from(results)))
@@ -729,7 +771,7 @@ impl CohortServer {
     }
 
     #[tool(
-        description = "Messages left for you by other agents (access requests for sessions you locked): the ones not handed out yet, oldest first; all: true for every one kept.",
+        description = "Messages for you and for everyone (notify, access requests, watcher hits, failed commands, agent states): new ones, oldest first; all: every one kept; wait: block until the next.",
         annotations(
             title = "Notifications",
             read_only_hint = false,
@@ -741,12 +783,21 @@ impl CohortServer {
     async fn notifications(
         &self,
         Parameters(args): Parameters<NotificationsArgs>,
+        ctx: rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> Result<Json<NotificationsResult>, String> {
         let engine = self.engine().await?;
-        let records = engine
-            .notifications(&args.owner, args.all)
-            .await
-            .map_err(err)?;
+        let wait = args.wait.then(|| {
+            std::time::Duration::from_millis(args.timeout_ms.unwrap_or(60_000).clamp(1, 3_600_000))
+        });
+        let (_, rx) = tokio::sync::mpsc::unbounded_channel();
+        let records = super::orchestration::with_updates(
+            engine.notifications_for(&args.owner, args.all, wait),
+            rx,
+            &ctx,
+            "cancelled by the client",
+        )
+        .await?
+        .map_err(err)?;
         Ok(Json(NotificationsResult {
             notifications: records
                 .into_iter()

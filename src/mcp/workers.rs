@@ -191,15 +191,20 @@ impl CohortServer {
         &self,
         Parameters(args): Parameters<ListWorkersArgs>,
     ) -> Result<Json<WorkersResult>, String> {
+        let wanted = match args.state.as_deref() {
+            Some(name) => Some(WorkerState::parse(name).ok_or_else(|| {
+                format!(
+                    "unknown state {:?}: use spawning, ready, busy, idle, needs_approval, stuck or exited",
+                    name.chars().take(40).collect::<String>()
+                )
+            })?),
+            None => None,
+        };
         let engine = self.engine().await?;
         let views = engine.list_workers().await.map_err(e)?;
         let workers = views
             .iter()
-            .filter(|v| {
-                args.state
-                    .as_deref()
-                    .is_none_or(|s| v.observation.assessment.state.name() == s)
-            })
+            .filter(|v| wanted.is_none_or(|s| v.observation.assessment.state == s))
             .map(|v| view_out(v, args.verbose))
             .collect();
         Ok(Json(WorkersResult { workers }))
@@ -470,7 +475,10 @@ impl CohortServer {
             open_world_hint = false
         )
     )]
-    async fn discover_workers(&self) -> Result<Json<DiscoverResult>, String> {
+    async fn discover_workers(
+        &self,
+        Parameters(_): Parameters<crate::mcp::types::NoArgs>,
+    ) -> Result<Json<DiscoverResult>, String> {
         let engine = self.engine().await?;
         let found = engine.discover_workers().await.map_err(e)?;
         let adoptable = found

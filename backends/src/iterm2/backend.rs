@@ -39,6 +39,7 @@ impl TerminalBackend for Iterm2Backend {
             badges: true,
             tab_colors: true,
             background_colors: true,
+            cursor_colors: true,
             focus: true,
             foreground_process: true,
             // The shell also reports each mark signed, through a user variable
@@ -549,29 +550,15 @@ impl TerminalBackend for Iterm2Backend {
     }
 
     async fn set_appearance(&self, pane: &PaneId, appearance: &Appearance) -> Result<()> {
-        check_session_id(pane)?;
-        let mut assignments = Vec::new();
-        if let Some(badge) = &appearance.badge {
-            assignments.push((
-                "Badge Text".to_string(),
-                // The badge is a format: encoded, it shows as written.
-                serde_json::Value::String(literal::interpolated(badge)).to_string(),
-            ));
-        }
-        if let Some(color) = &appearance.tab_color {
-            assignments.push(("Tab Color".to_string(), color_json(color)?));
-            assignments.push(("Use Tab Color".to_string(), "true".to_string()));
-        }
-        if let Some(color) = &appearance.background {
-            assignments.push(("Background Color".to_string(), color_json(color)?));
-        }
-        if !assignments.is_empty() {
-            self.set_profile(pane, assignments).await?;
-        }
+        self.apply_appearance(pane, appearance).await?;
         if let Some(title) = &appearance.title {
             self.set_title(pane, title).await?;
         }
         Ok(())
+    }
+
+    async fn appearance(&self, pane: &PaneId) -> Result<Appearance> {
+        self.read_appearance(pane).await
     }
 
     async fn focus(&self, pane: &PaneId) -> Result<()> {

@@ -61,6 +61,7 @@
 //!   (`iterm2.set_name` for the pane, `iterm2.set_title` for the tab), focus through
 //!   Activate.
 
+mod appearance;
 mod backend;
 pub mod conn;
 mod events;

@@ -14,6 +14,7 @@
 //! - **Reconnect.** When the control client goes away (`%exit`, server restart) the
 //!   next call reconnects, starting the server again if needed.
 
+mod appearance;
 pub mod cli;
 pub mod config;
 pub mod control;
@@ -569,10 +570,10 @@ impl TerminalBackend for TmuxBackend {
             raw_output_stream: true,
             prompt_marks: true,
             titles: true,
-            badges: false,
-            // The pane's border and its window's status entry take the colour.
+            badges: true,
             tab_colors: true,
-            background_colors: false,
+            background_colors: true,
+            cursor_colors: true,
             focus: true,
             foreground_process: true,
             signed_marks: true,
@@ -961,42 +962,6 @@ impl TerminalBackend for TmuxBackend {
         .map(|_| ())
     }
 
-    async fn set_appearance(&self, pane: &PaneId, appearance: &Appearance) -> Result<()> {
-        if appearance.badge.is_some() || appearance.background.is_some() {
-            return Err(BackendError::Unsupported {
-                backend: "tmux",
-                what: "set a badge or background colour",
-            });
-        }
-        if let Some(colour) = &appearance.tab_color {
-            let hex = colour.strip_prefix('#').unwrap_or("");
-            if hex.len() != 6 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
-                return Err(BackendError::InvalidArgument(format!(
-                    "{colour:?} is not a colour: use #rrggbb"
-                )));
-            }
-            // tmux has no tab colour: the pane's border and its window's entry in the
-            // status line carry it.
-            let fg = quote::arg(&format!("fg={colour}"));
-            let current = quote::arg(&format!("fg=black,bg={colour}"));
-            check_pane_id(pane)?;
-            self.pane_pipeline(
-                pane,
-                &[
-                    format!("set-option -p -t {pane} pane-border-style {fg}"),
-                    format!("set-option -p -t {pane} pane-active-border-style {fg}"),
-                    format!("set-option -w -t {pane} window-status-style {fg}"),
-                    format!("set-option -w -t {pane} window-status-current-style {current}"),
-                ],
-            )
-            .await?;
-        }
-        if let Some(title) = &appearance.title {
-            self.set_title(pane, title).await?;
-        }
-        Ok(())
-    }
-
     async fn cancel_copy_mode(&self, pane: &PaneId) -> Result<()> {
         let in_mode = self.display(pane, &["#{pane_in_mode}"]).await?.remove(0);
         if in_mode.trim() == "1" {
@@ -1004,6 +969,23 @@ impl TerminalBackend for TmuxBackend {
                 .await?;
         }
         Ok(())
+    }
+
+    async fn set_appearance(&self, pane: &PaneId, look: &Appearance) -> Result<()> {
+        check_pane_id(pane)?;
+        let lines = appearance::commands(pane, look).map_err(BackendError::InvalidArgument)?;
+        if !lines.is_empty() {
+            self.pane_pipeline(pane, &lines).await?;
+        }
+        if let Some(title) = &look.title {
+            self.set_title(pane, title).await?;
+        }
+        Ok(())
+    }
+
+    async fn appearance(&self, pane: &PaneId) -> Result<Appearance> {
+        let values = self.display(pane, &appearance::READ_FIELDS).await?;
+        Ok(appearance::parse(&values))
     }
 
     async fn focus(&self, pane: &PaneId) -> Result<()> {

@@ -57,6 +57,10 @@ pub struct Facts {
     /// The text before the cursor on its row (asked only with
     /// [`Need::ForegroundAndScreen`]): a continuation prompt, a program's prompt.
     pub cursor_line: Option<String>,
+    /// Bytes typed into the terminal that no program has read yet (complete lines in
+    /// line mode): text typed ahead of the shell, still waiting for it.
+    #[serde(default)]
+    pub input_pending: Option<usize>,
 }
 
 impl Facts {
@@ -137,6 +141,10 @@ pub async fn gather(backend: &dyn TerminalBackend, pane: &PaneId, need: Need) ->
                 .and_then(|tty| process::tty_in_line_mode(std::path::Path::new(tty)))
         });
         facts.leader_args = process::command_line(pid);
+        facts.input_pending = state
+            .tty
+            .as_deref()
+            .and_then(|tty| process::tty_input_pending(std::path::Path::new(tty)));
         if facts.leader_waiting != Some(true) {
             facts.member_waiting = process::group_members_waiting(state.shell_pid, pid)
                 .into_iter()

@@ -222,7 +222,10 @@ impl Ladder {
                             .marks()
                             .iter()
                             .any(|m| m.offset > d.offset && m.mark == PromptMark::CommandStart);
-                        if facts.shell_reading() && !started_again {
+                        // Text still in the terminal's input queue was typed ahead
+                        // of the shell, not read by the command.
+                        let typed_ahead = facts.input_pending.is_some_and(|n| n > 0);
+                        if facts.shell_reading() && !started_again && !typed_ahead {
                             let status = d.mark.finished().flatten();
                             let range = snap.output_start.min(d.offset)..d.offset;
                             let (layer, status, range) = self.with_sentinel(view, status, range);

@@ -91,36 +91,6 @@ impl Registry {
         })
     }
 
-    /// Notifications for `target` not yet handed out, oldest first; they count as
-    /// delivered from now on.
-    pub fn take_notifications(
-        &self,
-        target: &str,
-    ) -> Result<Vec<NotificationRecord>, RegistryError> {
-        let pending = self.write(|tx| {
-            let rows: Vec<NotificationRecord> = {
-                let mut stmt = tx
-                    .prepare(&format!(
-                        "{NOTIFICATION_COLUMNS} WHERE target = ?1 AND delivered = 0 ORDER BY id"
-                    ))
-                    .map_err(sql(&self.path))?;
-                let rows = stmt
-                    .query_map([target], notification_row)
-                    .map_err(sql(&self.path))?
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(sql(&self.path))?;
-                rows
-            };
-            tx.execute(
-                "UPDATE notifications SET delivered = 1 WHERE target = ?1 AND delivered = 0",
-                [target],
-            )
-            .map_err(sql(&self.path))?;
-            Ok(rows)
-        })?;
-        Ok(pending)
-    }
-
     /// Notifications not yet handed out, for anyone, oldest first (they stay pending).
     pub fn pending_notifications(&self) -> Result<Vec<NotificationRecord>, RegistryError> {
         self.with(|c| {
@@ -128,17 +98,6 @@ impl Registry {
                 "{NOTIFICATION_COLUMNS} WHERE delivered = 0 ORDER BY id"
             ))?;
             let rows = stmt.query_map([], notification_row)?.collect();
-            rows
-        })
-    }
-
-    /// Notifications for `target`, newest last.
-    pub fn notifications(&self, target: &str) -> Result<Vec<NotificationRecord>, RegistryError> {
-        self.with(|c| {
-            let mut stmt = c.prepare(&format!(
-                "{NOTIFICATION_COLUMNS} WHERE target = ?1 ORDER BY id"
-            ))?;
-            let rows = stmt.query_map([target], notification_row)?.collect();
             rows
         })
     }
@@ -169,11 +128,11 @@ fn lock_row(
     .transpose()
 }
 
-const NOTIFICATION_COLUMNS: &str =
+pub(super) const NOTIFICATION_COLUMNS: &str =
     "SELECT id, created, source, target, kind, message FROM notifications";
 
 /// A row of [`NOTIFICATION_COLUMNS`].
-fn notification_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<NotificationRecord> {
+pub(super) fn notification_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<NotificationRecord> {
     Ok(NotificationRecord {
         id: r.get(0)?,
         created: r.get(1)?,

@@ -490,6 +490,10 @@ impl Engine {
         if !changed {
             return;
         }
+        if row.state != a.state.name() {
+            // Waits, watchers and the notifier follow agents' states.
+            self.report_agent_state(&row.name, a.state.name(), &a.reason);
+        }
         let (id, state, reason, since) = (
             row.id.clone(),
             a.state.name().to_string(),

@@ -3,7 +3,6 @@
 //! (one window tiled, a window each, splits of a session, or the caller's tree), the
 //! agent's input seen taking keys, and the first prompt submitted.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -17,6 +16,7 @@ pub(crate) use super::hooks::{claude_settings, codex_notify, place_codex_hooks};
 use super::observe::{agent_env, claude_transcript};
 use super::submit::Submitted;
 use super::{theme, worktree};
+use crate::engine::colours;
 use crate::engine::layout::{Child, Direction, SplitTree};
 use crate::engine::names::{self, NameKind};
 use crate::engine::registry::WorkerRow;
@@ -308,31 +308,29 @@ impl Engine {
             .collect())
     }
 
-    /// A colour per worker: its team's (kept from live workers of that team, or new),
-    /// or its own; new hues fill the widest gaps.
+    /// A colour per worker: its team's (the team colour every pane of the team
+    /// shows, see [`crate::engine::colours`]), or its own; new hues fill the widest
+    /// gaps.
     async fn spawn_colours(&self, request: &SpawnRequest) -> Result<Vec<String>, WorkerError> {
         let rows = self.worker_rows().await?;
         let mut used: Vec<f64> = rows
             .iter()
             .filter_map(|w| w.colour.as_deref().and_then(theme::colour_hue))
             .collect();
-        let mut teams: BTreeMap<String, String> = rows
-            .iter()
-            .filter_map(|w| Some((w.team.clone()?, w.colour.clone()?)))
-            .collect();
         let mut out = Vec::new();
         for w in &request.workers {
-            if let Some(c) = w.team.as_ref().and_then(|t| teams.get(t)) {
-                out.push(c.clone());
+            if let Some(team) = &w.team {
+                let colour = self
+                    .team_colour(team)
+                    .await
+                    .map_err(|e| WorkerError::Invalid(e.to_string()))?;
+                used.push(colour.hue);
+                out.push(colour.hex);
                 continue;
             }
-            let hue = theme::next_hue(&used);
+            let hue = colours::next_hue(&used);
             used.push(hue);
-            let colour = theme::hue_colour(hue);
-            if let Some(t) = &w.team {
-                teams.insert(t.clone(), colour.clone());
-            }
-            out.push(colour);
+            out.push(colours::hue_hex(hue));
         }
         Ok(out)
     }

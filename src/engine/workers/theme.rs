@@ -1,9 +1,8 @@
 //! Human names and colours for workers, so a person watching tells them apart.
 //!
 //! Names come from themed sets (no name is given to two live workers); colours from
-//! a max-gap hue distributor: each new team (or lone worker) takes the middle of the
-//! widest gap left on the colour wheel by the hues already in use, so colours stay
-//! as far apart as they can however many there are.
+//! the max-gap hue distributor of [`crate::engine::colours`] (a team's workers take
+//! the team's colour), read back to hues here.
 
 /// The themed sets of names, by theme.
 pub const THEMES: &[(&str, &[&str])] = &[
@@ -94,53 +93,6 @@ fn extend_numbered(out: &mut Vec<String>, names: &[&str], count: usize, taken: &
     }
 }
 
-/// The hue (degrees) where the widest gap left by `used` is widest, at its middle.
-/// The first hue is 210 (blue).
-pub fn next_hue(used: &[f64]) -> f64 {
-    let mut hues: Vec<f64> = used.iter().map(|h| h.rem_euclid(360.0)).collect();
-    hues.sort_by(|a, b| a.total_cmp(b));
-    hues.dedup();
-    match hues.as_slice() {
-        [] => 210.0,
-        [one] => (one + 180.0).rem_euclid(360.0),
-        _ => {
-            let mut best = (0.0, 0.0);
-            for (i, h) in hues.iter().enumerate() {
-                let next = if i + 1 < hues.len() {
-                    hues[i + 1]
-                } else {
-                    hues[0] + 360.0
-                };
-                let gap = next - h;
-                if gap > best.1 {
-                    best = (*h, gap);
-                }
-            }
-            (best.0 + best.1 / 2.0).rem_euclid(360.0)
-        }
-    }
-}
-
-/// `#rrggbb` of a hue at a saturation and lightness that read well on dark and light
-/// backgrounds.
-pub fn hue_colour(hue: f64) -> String {
-    let (s, l) = (0.65, 0.55);
-    let c = (1.0 - (2.0f64 * l - 1.0).abs()) * s;
-    let h = hue.rem_euclid(360.0) / 60.0;
-    let x = c * (1.0 - (h % 2.0 - 1.0).abs());
-    let (r, g, b) = match h as u32 {
-        0 => (c, x, 0.0),
-        1 => (x, c, 0.0),
-        2 => (0.0, c, x),
-        3 => (0.0, x, c),
-        4 => (x, 0.0, c),
-        _ => (c, 0.0, x),
-    };
-    let m = l - c / 2.0;
-    let byte = |v: f64| ((v + m) * 255.0).round().clamp(0.0, 255.0) as u8;
-    format!("#{:02x}{:02x}{:02x}", byte(r), byte(g), byte(b))
-}
-
 /// The hue of a `#rrggbb` colour.
 pub fn colour_hue(colour: &str) -> Option<f64> {
     let hex = colour.strip_prefix('#').filter(|h| h.len() == 6)?;
@@ -199,15 +151,11 @@ mod tests {
     }
 
     #[test]
-    fn hues_fill_the_widest_gap_and_round_trip_through_colours() {
-        assert_eq!(next_hue(&[]), 210.0);
-        assert_eq!(next_hue(&[210.0]), 30.0);
-        assert_eq!(next_hue(&[210.0, 30.0]), 120.0);
-        assert_eq!(next_hue(&[210.0, 30.0, 120.0]), 300.0);
-        for hue in [0.0, 30.0, 120.0, 210.0, 300.0] {
-            let back = colour_hue(&hue_colour(hue)).unwrap();
+    fn colours_round_trip_to_their_hues() {
+        use crate::engine::colours::hue_hex;
+        for hue in [0.0, 30.0, 120.0, 180.0, 210.0, 300.0] {
+            let back = colour_hue(&hue_hex(hue)).unwrap();
             assert!((back - hue).abs() < 2.0, "{hue} -> {back}");
         }
-        assert_eq!(hue_colour(210.0).len(), 7);
     }
 }

@@ -1,0 +1,331 @@
+//! `cohort playbook run FILE` and `cohort events --follow [TARGETS]`.
+//!
+//! The event feed prints one line per event, each once, in order: commands ending,
+//! programs exiting, sessions opening and closing, locks, agents' states and every
+//! notification (watcher hits among them), including what other cohort processes
+//! publish. A tool that turns each line of a command's output into a notification
+//! (Claude Code's Monitor) makes it a push channel for a manager agent.
+
+use std::collections::{HashMap, HashSet};
+use std::io::Write;
+use std::path::PathBuf;
+
+use clap::Args;
+use cohort_backends::PaneId;
+use tokio::sync::broadcast::error::RecvError;
+
+use crate::config::Config;
+use crate::engine::events::EngineEvent;
+use crate::engine::playbook::run::Runner;
+use crate::engine::playbook::Playbook;
+use crate::engine::{Engine, SendOptions};
+
+/// `cohort playbook run` arguments.
+#[derive(Debug, Args)]
+pub struct PlaybookRunArgs {
+    /// The playbook: a TOML or JSON file.
+    pub file: PathBuf,
+    /// Print the report as JSON (the playbook tool's result).
+    #[arg(long)]
+    pub json: bool,
+    /// Who is typing (an agent name), checked against locks.
+    #[arg(long, value_name = "NAME")]
+    pub owner: Option<String>,
+    /// Only check the file; run nothing.
+    #[arg(long)]
+    pub check: bool,
+}
+
+/// `cohort events` arguments.
+#[derive(Debug, Args)]
+pub struct EventsArgs {
+    /// Keep printing events as they happen (until interrupted).
+    #[arg(long, short)]
+    pub follow: bool,
+    /// One JSON object per line instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// Also output arrivals and command starts (many lines).
+    #[arg(long)]
+    pub all: bool,
+    /// Only events of these sessions, agents, teams or paths (default: all).
+    pub targets: Vec<String>,
+}
+
+/// Runs a playbook file; exit status 0 when it succeeded, 1 when not, 2 when the
+/// file is not a usable playbook.
+pub async fn playbook_run(config: &Config, args: &PlaybookRunArgs) -> std::process::ExitCode {
+    use std::process::ExitCode;
+    let book = match Playbook::from_file(&args.file) {
+        Ok(book) => book,
+        Err(e) => {
+            eprintln!("cohort: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if args.check {
+        println!(
+            "{}: a playbook of {} steps; nothing was run",
+            args.file.display(),
+            book.steps.len()
+        );
+        return ExitCode::SUCCESS;
+    }
+    let engine = match Engine::start(config).await {
+        Ok(engine) => engine,
+        Err(e) => {
+            eprintln!("cohort: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let on_interrupt = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("cohort: cancelling the playbook (what was typed keeps running)");
+            on_interrupt.cancel();
+        }
+    });
+    let runner = Runner {
+        send: SendOptions {
+            owner: args.owner.clone(),
+            ..SendOptions::default()
+        },
+        caller: None,
+    };
+    let report = engine
+        .run_playbook(&book, &runner, &cancel, |p| {
+            eprintln!("[{}/{}] {}", p.done, p.total, p.message);
+        })
+        .await;
+    let ok = report.ok;
+    let result = crate::mcp::PlaybookResult::from(report);
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&result).unwrap_or_default()
+        );
+    } else {
+        print!("{}", result.text());
+    }
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+/// Prints events, one line each.
+pub async fn events(config: &Config, args: &EventsArgs) -> Result<(), String> {
+    if !args.follow {
+        return Err(
+            "give --follow to print events as they happen (cohort events --follow [TARGETS])"
+                .into(),
+        );
+    }
+    let engine = Engine::start(config).await.map_err(|e| e.to_string())?;
+    let mut events = engine.events();
+    // What the targets reach: their panes, their agents' names, the names they go by.
+    let mut panes: HashSet<PaneId> = HashSet::new();
+    let mut names: HashSet<String> = HashSet::new();
+    if !args.targets.is_empty() {
+        for (label, pane) in engine
+            .expand_targets(&args.targets)
+            .await
+            .map_err(|e| e.to_string())?
+        {
+            let pane = pane.map_err(|e| e.to_string())?;
+            names.insert(label);
+            if let Some(identity) = &pane.identity {
+                names.insert(identity.name.clone());
+                names.extend(identity.agent.clone());
+            }
+            if let Some(agent) = engine.agent_in(&pane).await {
+                names.insert(agent);
+            }
+            panes.insert(pane.id);
+        }
+    }
+    let mut sessions: HashMap<PaneId, String> = HashMap::new();
+    eprintln!(
+        "cohort: following events{} (interrupt to stop)",
+        if args.targets.is_empty() {
+            String::new()
+        } else {
+            format!(" of {}", args.targets.join(", "))
+        }
+    );
+    let mut stdout = std::io::stdout();
+    loop {
+        let event = tokio::select! {
+            e = events.recv() => e,
+            _ = tokio::signal::ctrl_c() => return Ok(()),
+        };
+        let event = match event {
+            Ok(event) => event,
+            Err(RecvError::Lagged(n)) => {
+                let _ = writeln!(stdout, "# {n} events were missed (this reader fell behind)");
+                continue;
+            }
+            Err(RecvError::Closed) => return Ok(()),
+        };
+        if !args.all
+            && matches!(
+                event,
+                EngineEvent::Output { .. } | EngineEvent::CommandStarted { .. }
+            )
+        {
+            continue;
+        }
+        if !args.targets.is_empty() && !concerns(&event, &panes, &names) {
+            continue;
+        }
+        let line = if args.json {
+            serde_json::to_string(&event).unwrap_or_default()
+        } else {
+            let session = match event.pane() {
+                Some(pane) => Some(session_of(&engine, &mut sessions, pane).await),
+                None => None,
+            };
+            describe(&event, session.as_deref())
+        };
+        if writeln!(stdout, "{line}").is_err() {
+            // The reader went away.
+            return Ok(());
+        }
+        let _ = stdout.flush();
+    }
+}
+
+/// Whether `event` is about one of the followed panes or names.
+fn concerns(event: &EngineEvent, panes: &HashSet<PaneId>, names: &HashSet<String>) -> bool {
+    if let Some(pane) = event.pane() {
+        return panes.contains(pane);
+    }
+    match event {
+        EngineEvent::Notification { to, from, .. } => names.contains(to) || names.contains(from),
+        EngineEvent::LockChanged { session, .. } => names.contains(session),
+        EngineEvent::AgentState { agent, .. } => names.contains(agent),
+        _ => false,
+    }
+}
+
+/// The session name of `pane` (looked up once).
+async fn session_of(engine: &Engine, cache: &mut HashMap<PaneId, String>, pane: &PaneId) -> String {
+    if let Some(name) = cache.get(pane) {
+        return name.clone();
+    }
+    let name = engine
+        .session_record(pane)
+        .await
+        .ok()
+        .flatten()
+        .map_or_else(|| pane.to_string(), |s| s.name);
+    cache.insert(pane.clone(), name.clone());
+    name
+}
+
+/// Hours, minutes, seconds and milliseconds of now (UTC).
+fn clock() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let secs = now.as_secs() % 86_400;
+    format!(
+        "{:02}:{:02}:{:02}.{:03}",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60,
+        now.subsec_millis()
+    )
+}
+
+/// One line for an event.
+pub fn describe(event: &EngineEvent, session: Option<&str>) -> String {
+    let session = session.unwrap_or("?");
+    let status = |s: &Option<i32>| s.map_or_else(|| "unknown".to_string(), |s| s.to_string());
+    let body = match event {
+        EngineEvent::Output { from, to, .. } => {
+            format!(
+                "output session={session} bytes={}",
+                to.saturating_sub(*from)
+            )
+        }
+        EngineEvent::CommandStarted { .. } => format!("command_started session={session}"),
+        EngineEvent::CommandEnded { exit_status, .. } => {
+            format!(
+                "command_ended session={session} exit={}",
+                status(exit_status)
+            )
+        }
+        EngineEvent::PaneExited { exit_status, .. } => {
+            format!(
+                "session_exited session={session} exit={}",
+                status(exit_status)
+            )
+        }
+        EngineEvent::SessionOpened { session, .. } => format!("session_opened session={session}"),
+        EngineEvent::SessionClosed { session, .. } => format!("session_closed session={session}"),
+        EngineEvent::Notification {
+            to,
+            from,
+            kind,
+            message,
+        } => {
+            let mut lines = message.lines();
+            let first = lines.next().unwrap_or_default();
+            let more = lines.count();
+            let more = if more > 0 {
+                format!(" (+{more} lines)")
+            } else {
+                String::new()
+            };
+            format!("notification kind={kind} from={from} to={to}: {first}{more}")
+        }
+        EngineEvent::LockChanged { session, holder } => match holder {
+            Some(h) => format!("locked session={session} holder={h}"),
+            None => format!("unlocked session={session}"),
+        },
+        EngineEvent::AgentState {
+            agent,
+            state,
+            reason,
+        } => format!("agent_state agent={agent} state={state}: {reason}"),
+    };
+    format!("{} {body}", clock())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_event_is_one_line() {
+        let line = describe(
+            &EngineEvent::Notification {
+                to: "*".into(),
+                from: "watch w-1".into(),
+                kind: "watch".into(),
+                message: "GET /\nbefore it:\nx".into(),
+            },
+            None,
+        );
+        assert!(
+            line.ends_with("notification kind=watch from=watch w-1 to=*: GET / (+2 lines)"),
+            "{line}"
+        );
+        let line = describe(
+            &EngineEvent::CommandEnded {
+                pane: PaneId::new("%1"),
+                exit_status: Some(3),
+                offset: 0,
+            },
+            Some("build"),
+        );
+        assert!(
+            line.ends_with("command_ended session=build exit=3"),
+            "{line}"
+        );
+        assert!(!line.contains('\n'));
+    }
+}

@@ -1,0 +1,626 @@
+//! What a playbook says, and checking it before anything runs: every error names the
+//! step (number and name) and the field, and says what would be right.
+//!
+//! A playbook is JSON or TOML of this shape (TOML shown):
+//!
+//! ```toml
+//! name = "check both services"
+//! stop_on_error = true            # stop at the first failing step (default)
+//!
+//! [layout]                        # optional: sessions to open first
+//! window = "svc"
+//! preset = "horizontal"
+//! panes = [{ name = "api", agent = "a1", team = "backend" },
+//!          { name = "web", agent = "w1", team = "frontend" }]
+//!
+//! [[steps]]
+//! name = "build"
+//! targets = ["backend", "frontend"]  # sessions, agents, teams or paths
+//! command = "make build"
+//! wait = "exit"                    # exit (default) | idle | none; `until` waits for text
+//! timeout_ms = 60000
+//!
+//! [[steps]]
+//! name = "tell the agents"
+//! parallel = false
+//! commands = [{ targets = ["a1"], message = "review the diff" },
+//!             { targets = ["w1"], message = "update the docs" }]
+//! wait = "idle"
+//! continue_on_error = true
+//!
+//! [cascade]                        # optional, after the steps
+//! message = "done"
+//!
+//! [reads]                          # optional, at the end
+//! targets = ["backend"]
+//! mode = "tail"
+//! filter = "error|warning"
+//! ```
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::engine::layout::SplitTree;
+use crate::engine::sessions::LayoutPane;
+
+/// The most steps one playbook holds.
+pub const STEPS_MAX: usize = 200;
+
+/// A step's default timeout.
+pub const STEP_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The longest timeout a step may ask for (a day).
+const TIMEOUT_MAX_MS: u64 = 24 * 3600 * 1000;
+
+/// A checked playbook.
+#[derive(Clone, Debug, Default)]
+pub struct Playbook {
+    /// Its name, for reports.
+    pub name: Option<String>,
+    /// Sessions to open first.
+    pub layout: Option<LayoutSpec>,
+    /// The steps, in order.
+    pub steps: Vec<Step>,
+    /// Messages to agents after the steps.
+    pub cascade: Option<CascadeSpec>,
+    /// Reads at the end.
+    pub reads: Option<ReadsSpec>,
+    /// Stop at the first failing step (default true).
+    pub stop_on_error: bool,
+}
+
+/// Sessions to open before the steps.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LayoutSpec {
+    /// Window name.
+    pub window: String,
+    /// A layout preset (single, horizontal, vertical, quad, triple_vertical,
+    /// triple_bottom, grid).
+    #[serde(default)]
+    pub preset: Option<String>,
+    /// For grid: rows.
+    #[serde(default)]
+    pub rows: Option<u16>,
+    /// For grid: columns.
+    #[serde(default)]
+    pub cols: Option<u16>,
+    /// The panes in reading order.
+    #[serde(default)]
+    pub panes: Vec<LayoutPane>,
+}
+
+impl LayoutSpec {
+    /// The split tree it asks for.
+    pub fn tree(&self) -> Result<SplitTree, String> {
+        let preset = match (&self.preset, self.panes.len()) {
+            (Some(p), _) => p.as_str(),
+            (None, 0 | 1) => "single",
+            (None, 2) => "horizontal",
+            (None, 3) => "triple_vertical",
+            (None, 4) => "quad",
+            (None, _) => "grid",
+        };
+        let (rows, cols) = match (preset, self.rows, self.cols) {
+            ("grid", None, None) => {
+                let n = self.panes.len().max(1) as u16;
+                let cols = (1..=8).find(|c| c * c >= n).unwrap_or(4);
+                (Some(n.div_ceil(cols)), Some(cols))
+            }
+            _ => (self.rows, self.cols),
+        };
+        SplitTree::preset(preset, rows, cols)
+    }
+}
+
+/// One thing typed into targets.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct Item {
+    /// Sessions, agents, teams or paths.
+    #[serde(default)]
+    pub targets: Vec<String>,
+    /// A command for a shell (waited for on the completion ladder).
+    #[serde(default)]
+    pub command: Option<String>,
+    /// A message for an agent (typed, then waited for as the step says).
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+impl Item {
+    /// The text typed.
+    pub fn text(&self) -> &str {
+        self.command
+            .as_deref()
+            .or(self.message.as_deref())
+            .unwrap_or_default()
+    }
+}
+
+/// How a step waits for each target.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum StepWait {
+    /// For the command's exit status (the completion ladder).
+    Exit,
+    /// For the agent working there to become idle again.
+    Idle,
+    /// Not at all: typed is done.
+    None,
+}
+
+/// One step: items typed into targets, in parallel or in turn, each waited for.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+pub struct Step {
+    /// Its name, for reports.
+    pub name: Option<String>,
+    /// What is typed where (the step's own `targets` and `command`/`message` are
+    /// the first item).
+    pub items: Vec<Item>,
+    /// Items and targets all at once (default), or one after another.
+    pub parallel: bool,
+    /// How each target is waited for (default: the exit status for a command,
+    /// not at all for a message).
+    pub wait: Option<StepWait>,
+    /// Complete when this text appears in the output (a regex with `regex`).
+    pub until: Option<String>,
+    /// `until` is a regular expression.
+    pub regex: bool,
+    /// Give up waiting after this long.
+    pub timeout_ms: u64,
+    /// A failure here does not stop the playbook.
+    pub continue_on_error: bool,
+}
+
+impl Step {
+    /// The step's name for messages: `step 2 ("build")` or `step 2`.
+    pub fn label(&self, index: usize) -> String {
+        match &self.name {
+            Some(name) => format!("step {} ({name:?})", index + 1),
+            None => format!("step {}", index + 1),
+        }
+    }
+
+    /// How `item` is waited for.
+    pub fn wait_of(&self, item: &Item) -> StepWait {
+        match (self.wait, &item.command) {
+            (Some(wait), _) => wait,
+            (None, Some(_)) => StepWait::Exit,
+            (None, None) if self.until.is_some() => StepWait::Exit,
+            (None, None) => StepWait::None,
+        }
+    }
+
+    /// Its timeout.
+    pub fn timeout(&self) -> Duration {
+        Duration::from_millis(self.timeout_ms)
+    }
+}
+
+/// Messages to agents after the steps, with the broadcast cascade.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct CascadeSpec {
+    /// For every agent without a closer message.
+    #[serde(default)]
+    pub message: Option<String>,
+    /// Per team.
+    #[serde(default)]
+    pub teams: BTreeMap<String, String>,
+    /// Per agent.
+    #[serde(default)]
+    pub agents: BTreeMap<String, String>,
+}
+
+/// Reads at the end.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct ReadsSpec {
+    /// Sessions, agents, teams or paths.
+    pub targets: Vec<String>,
+    /// new (default), tail or screen.
+    #[serde(default)]
+    pub mode: Option<String>,
+    /// Keep only lines matching this regex.
+    #[serde(default)]
+    pub filter: Option<String>,
+    /// Lines per target at most (default 40).
+    #[serde(default)]
+    pub limit: Option<usize>,
+}
+
+/// A step as written: every field optional, so each is checked on its own.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStep {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    targets: Vec<String>,
+    #[serde(default)]
+    command: Option<String>,
+    #[serde(default)]
+    message: Option<String>,
+    #[serde(default)]
+    commands: Vec<Item>,
+    #[serde(default)]
+    parallel: Option<bool>,
+    #[serde(default)]
+    wait: Option<StepWait>,
+    #[serde(default)]
+    until: Option<String>,
+    #[serde(default)]
+    regex: bool,
+    #[serde(default)]
+    timeout_ms: Option<u64>,
+    #[serde(default)]
+    continue_on_error: bool,
+}
+
+const STEP_FIELDS: &str = "name, targets, command, message, commands, parallel, wait, until, regex, timeout_ms, continue_on_error";
+const TOP_FIELDS: &str = "name, layout, steps, cascade, reads, stop_on_error";
+
+/// Deserializes `value` as `T`, naming `field` of `place` when it does not fit.
+fn field<T: serde::de::DeserializeOwned>(
+    place: &str,
+    field: &str,
+    value: Value,
+) -> Result<T, String> {
+    serde_json::from_value(value).map_err(|e| format!("{place}: `{field}`: {e}"))
+}
+
+impl Playbook {
+    /// Reads a playbook from a file: TOML when the name ends in `.toml`, JSON when in
+    /// `.json`, otherwise whichever parses.
+    pub fn from_file(path: &std::path::Path) -> Result<Playbook, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read the playbook {}: {e}", path.display()))?;
+        let shown = path.display();
+        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+        let value = match ext {
+            "toml" => toml_value(&text).map_err(|e| format!("{shown}: {e}"))?,
+            "json" => json_value(&text).map_err(|e| format!("{shown}: {e}"))?,
+            _ => json_value(&text)
+                .or_else(|_| toml_value(&text))
+                .map_err(|e| format!("{shown}: neither JSON nor TOML: {e}"))?,
+        };
+        Playbook::from_value(value).map_err(|e| format!("{shown}: {e}"))
+    }
+
+    /// Checks a playbook given as JSON (the tool's argument, a parsed file).
+    pub fn from_value(value: Value) -> Result<Playbook, String> {
+        let Value::Object(mut top) = value else {
+            return Err("a playbook is an object with `steps` (and optionally name, layout, cascade, reads, stop_on_error)".into());
+        };
+        if let Some(unknown) = top
+            .keys()
+            .find(|k| !TOP_FIELDS.split(", ").any(|f| f == *k))
+        {
+            return Err(format!(
+                "unknown field `{unknown}` in the playbook; the fields are {TOP_FIELDS}"
+            ));
+        }
+        let name: Option<String> = field("the playbook", "name", take(&mut top, "name"))?;
+        let layout: Option<LayoutSpec> = field("the playbook", "layout", take(&mut top, "layout"))?;
+        let cascade: Option<CascadeSpec> =
+            field("the playbook", "cascade", take(&mut top, "cascade"))?;
+        let reads: Option<ReadsSpec> = field("the playbook", "reads", take(&mut top, "reads"))?;
+        let stop_on_error: Option<bool> = field(
+            "the playbook",
+            "stop_on_error",
+            take(&mut top, "stop_on_error"),
+        )?;
+        let steps = match take(&mut top, "steps") {
+            Value::Array(steps) => steps,
+            Value::Null => Vec::new(),
+            other => {
+                return Err(format!(
+                    "the playbook: `steps` must be a list of steps, not {}",
+                    kind_of(&other)
+                ))
+            }
+        };
+        if steps.is_empty() && layout.is_none() && cascade.is_none() && reads.is_none() {
+            return Err("the playbook has nothing to do: give `steps` (a list of steps), or a layout, cascade or reads".into());
+        }
+        if steps.len() > STEPS_MAX {
+            return Err(format!(
+                "the playbook has {} steps; at most {STEPS_MAX}: split it in several",
+                steps.len()
+            ));
+        }
+        let steps = steps
+            .into_iter()
+            .enumerate()
+            .map(|(i, step)| check_step(i, step))
+            .collect::<Result<Vec<_>, _>>()?;
+        if let Some(layout) = &layout {
+            layout
+                .tree()
+                .map_err(|e| format!("the playbook: `layout`: {e}"))?;
+        }
+        if let Some(reads) = &reads {
+            if reads.targets.is_empty() {
+                return Err("the playbook: `reads`: `targets` is empty: name what to read".into());
+            }
+            if let Some(mode) = reads
+                .mode
+                .as_deref()
+                .filter(|m| !["new", "tail", "screen"].contains(m))
+            {
+                return Err(format!(
+                    "the playbook: `reads`: `mode` {mode:?} is not one of new, tail, screen"
+                ));
+            }
+            if let Some(filter) = &reads.filter {
+                crate::engine::pattern::compile("filter", filter)
+                    .map_err(|e| format!("the playbook: `reads`: {e}"))?;
+            }
+        }
+        if let Some(c) = &cascade {
+            if c.message.is_none() && c.teams.is_empty() && c.agents.is_empty() {
+                return Err(
+                    "the playbook: `cascade` sends nothing: give message, teams or agents".into(),
+                );
+            }
+        }
+        Ok(Playbook {
+            name,
+            layout,
+            steps,
+            cascade,
+            reads,
+            stop_on_error: stop_on_error.unwrap_or(true),
+        })
+    }
+}
+
+/// Removes `key` from `map` (null when absent).
+fn take(map: &mut serde_json::Map<String, Value>, key: &str) -> Value {
+    map.remove(key).unwrap_or(Value::Null)
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Checks one step: each field on its own (so an error names it), then together.
+pub fn check_step(index: usize, value: Value) -> Result<Step, String> {
+    let place = format!("step {}", index + 1);
+    let Value::Object(map) = value else {
+        return Err(format!(
+            "{place}: a step is an object (with targets and command, or commands), not {}",
+            kind_of(&value)
+        ));
+    };
+    // Name the step as soon as its name is known.
+    let place = match map.get("name").and_then(Value::as_str) {
+        Some(name) => format!("{place} ({name:?})"),
+        None => place,
+    };
+    let mut raw = RawStep::default();
+    for (key, value) in map {
+        let one = Value::Object(serde_json::Map::from_iter([(key.clone(), value)]));
+        let parsed: RawStep = serde_json::from_value(one).map_err(|e| {
+            if e.to_string().starts_with("unknown field") {
+                format!("{place}: unknown field `{key}`; the fields of a step are {STEP_FIELDS}")
+            } else {
+                format!("{place}: `{key}`: {e}")
+            }
+        })?;
+        merge(&mut raw, parsed, &key);
+    }
+    let mut items = Vec::new();
+    match (&raw.command, &raw.message) {
+        (Some(_), Some(_)) => {
+            return Err(format!(
+                "{place}: give `command` (for a shell) or `message` (for an agent), not both"
+            ))
+        }
+        (None, None) if !raw.targets.is_empty() => {
+            return Err(format!(
+                "{place}: `targets` without `command` or `message`: say what to type"
+            ))
+        }
+        (None, None) => {}
+        _ if raw.targets.is_empty() => {
+            return Err(format!(
+                "{place}: `targets` is missing: name the sessions, agents or teams to type into"
+            ))
+        }
+        _ => items.push(Item {
+            targets: raw.targets.clone(),
+            command: raw.command.clone(),
+            message: raw.message.clone(),
+        }),
+    }
+    for (i, item) in raw.commands.iter().enumerate() {
+        let at = format!("{place}: `commands`[{i}]");
+        if item.targets.is_empty() {
+            return Err(format!("{at}: `targets` is empty: name where to type"));
+        }
+        match (&item.command, &item.message) {
+            (Some(_), Some(_)) => {
+                return Err(format!("{at}: give `command` or `message`, not both"))
+            }
+            (None, None) => return Err(format!("{at}: give `command` or `message`")),
+            _ => {}
+        }
+        items.push(item.clone());
+    }
+    if items.is_empty() {
+        return Err(format!(
+            "{place}: nothing to type: give `targets` with `command` or `message`, or `commands`"
+        ));
+    }
+    for item in &items {
+        if item.text().trim().is_empty() {
+            return Err(format!("{place}: a `command` or `message` is empty"));
+        }
+        if let Some(t) = item.targets.iter().find(|t| t.trim().is_empty()) {
+            return Err(format!("{place}: `targets` holds an empty name ({t:?})"));
+        }
+    }
+    if let Some(until) = &raw.until {
+        crate::engine::completion::Until::new(until, raw.regex)
+            .map_err(|e| format!("{place}: `until`: {e}"))?;
+        if raw.wait.is_some_and(|w| w != StepWait::Exit) {
+            return Err(format!(
+                "{place}: `until` waits for text in the output; it goes with wait \"exit\" (the default), not {:?}",
+                raw.wait.unwrap_or(StepWait::Exit)
+            ));
+        }
+    }
+    if raw.regex && raw.until.is_none() {
+        return Err(format!(
+            "{place}: `regex` applies to `until`, which is missing"
+        ));
+    }
+    let timeout_ms = raw.timeout_ms.unwrap_or(STEP_TIMEOUT.as_millis() as u64);
+    if !(1..=TIMEOUT_MAX_MS).contains(&timeout_ms) {
+        return Err(format!(
+            "{place}: `timeout_ms` {timeout_ms} is out of range: give 1 to {TIMEOUT_MAX_MS} (a day)"
+        ));
+    }
+    Ok(Step {
+        name: raw.name,
+        items,
+        parallel: raw.parallel.unwrap_or(true),
+        wait: raw.wait,
+        until: raw.until,
+        regex: raw.regex,
+        timeout_ms,
+        continue_on_error: raw.continue_on_error,
+    })
+}
+
+/// Takes the one field `key` that `parsed` holds into `raw`.
+fn merge(raw: &mut RawStep, parsed: RawStep, key: &str) {
+    match key {
+        "name" => raw.name = parsed.name,
+        "targets" => raw.targets = parsed.targets,
+        "command" => raw.command = parsed.command,
+        "message" => raw.message = parsed.message,
+        "commands" => raw.commands = parsed.commands,
+        "parallel" => raw.parallel = parsed.parallel,
+        "wait" => raw.wait = parsed.wait,
+        "until" => raw.until = parsed.until,
+        "regex" => raw.regex = parsed.regex,
+        "timeout_ms" => raw.timeout_ms = parsed.timeout_ms,
+        "continue_on_error" => raw.continue_on_error = parsed.continue_on_error,
+        _ => {}
+    }
+}
+
+fn json_value(text: &str) -> Result<Value, String> {
+    serde_json::from_str(text).map_err(|e| format!("not valid JSON: {e}"))
+}
+
+fn toml_value(text: &str) -> Result<Value, String> {
+    toml::from_str::<Value>(text).map_err(|e| format!("not valid TOML: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn error(value: Value) -> String {
+        Playbook::from_value(value).unwrap_err()
+    }
+
+    #[test]
+    fn a_full_playbook_reads_with_defaults() {
+        let book = Playbook::from_value(json!({
+            "name": "ci",
+            "steps": [
+                {"name": "build", "targets": ["a", "b"], "command": "make"},
+                {"commands": [{"targets": ["x"], "message": "hi"}], "wait": "idle", "parallel": false,
+                 "continue_on_error": true, "timeout_ms": 5000},
+                {"targets": ["py"], "command": "python3", "until": ">>> "}
+            ],
+            "reads": {"targets": ["a"], "mode": "tail", "filter": "error"}
+        }))
+        .unwrap();
+        assert!(book.stop_on_error);
+        assert_eq!(book.steps.len(), 3);
+        assert_eq!(
+            book.steps[0].wait_of(&book.steps[0].items[0]),
+            StepWait::Exit
+        );
+        assert_eq!(
+            book.steps[1].wait_of(&book.steps[1].items[0]),
+            StepWait::Idle
+        );
+        assert!(book.steps[0].parallel);
+        assert_eq!(book.steps[0].timeout(), STEP_TIMEOUT);
+        assert_eq!(book.steps[1].items[0].text(), "hi");
+        assert!(!book.steps[1].parallel && book.steps[1].continue_on_error);
+        assert_eq!(book.steps[2].until.as_deref(), Some(">>> "));
+    }
+
+    #[test]
+    fn errors_name_the_step_and_the_field() {
+        let e = error(
+            json!({"steps": [{"name": "ok", "targets": ["a"], "command": "x"},
+                                        {"name": "test", "targets": ["a"], "comand": "x"}]}),
+        );
+        assert!(
+            e.starts_with("step 2 (\"test\"): unknown field `comand`"),
+            "{e}"
+        );
+        let e = error(json!({"steps": [{"targets": "a", "command": "x"}]}));
+        assert!(e.starts_with("step 1: `targets`: invalid type"), "{e}");
+        let e = error(json!({"steps": [{"targets": ["a"], "command": "x", "wait": "idel"}]}));
+        assert!(e.contains("`wait`: unknown variant `idel`"), "{e}");
+        let e = error(json!({"steps": [{"targets": ["a"], "command": "x", "timeout_ms": 0}]}));
+        assert!(e.contains("`timeout_ms` 0 is out of range"), "{e}");
+        let e = error(
+            json!({"steps": [{"name": "u", "targets": ["a"], "command": "x", "until": "(", "regex": true}]}),
+        );
+        assert!(e.starts_with("step 1 (\"u\"): `until`:"), "{e}");
+        let e = error(json!({"steps": [{"commands": [{"targets": ["a"]}]}]}));
+        assert!(
+            e.contains("`commands`[0]: give `command` or `message`"),
+            "{e}"
+        );
+        let e = error(json!({"steps": [], "cascade": {}}));
+        assert!(e.contains("`cascade` sends nothing"), "{e}");
+        let e = error(json!({"stpes": []}));
+        assert!(e.contains("unknown field `stpes`"), "{e}");
+        let e = error(
+            json!({"steps": [{"targets": ["a"], "message": "x", "until": "y", "wait": "idle"}]}),
+        );
+        assert!(e.contains("goes with wait \"exit\""), "{e}");
+    }
+
+    #[test]
+    fn toml_files_read_like_json() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("book.toml");
+        std::fs::write(
+            &path,
+            "name = \"t\"\n[[steps]]\nname = \"one\"\ntargets = [\"a\"]\ncommand = \"true\"\n\n[[steps]]\nname = \"two\"\ntargets = [\"a\"]\ncommand = \"false\"\ntimout_ms = 3\n",
+        )
+        .unwrap();
+        let e = Playbook::from_file(&path).unwrap_err();
+        assert!(
+            e.contains("book.toml: step 2 (\"two\"): unknown field `timout_ms`"),
+            "{e}"
+        );
+        std::fs::write(&path, "[[steps]\n").unwrap();
+        let e = Playbook::from_file(&path).unwrap_err();
+        assert!(e.contains("not valid TOML"), "{e}");
+    }
+}
