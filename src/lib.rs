@@ -8,6 +8,8 @@
 //!   in-process.
 //! - [`engine`]: the [`Engine`] owns the backend and answers "open", "type", "read",
 //!   "which pane is `builder`?".
+//! - [`dashboard`]: the live web page over the engine's events (beside MCP, a front
+//!   end of its own; [`guard`] holds the checks every HTTP service passes).
 //! - [`cohort_backends`]: the `TerminalBackend` trait and the tmux backend.
 //!
 //! ```no_run
@@ -24,9 +26,12 @@
 
 pub mod cli;
 pub mod config;
+pub mod dashboard;
 pub mod engine;
+pub mod guard;
 pub mod mcp;
 pub mod rules;
+pub mod telemetry;
 
 pub use config::Config;
 pub use engine::{Engine, EngineError};

@@ -11,7 +11,6 @@ fn main() -> ExitCode {
     if let Some(code) = cohort::cli::run_hook(&cli) {
         return code;
     }
-    cohort::cli::init_logging(cli.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -22,5 +21,12 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    runtime.block_on(cohort::cli::run(cli))
+    // Inside the runtime: an exporter of traces may need it to start and to flush.
+    let telemetry = {
+        let _inside = runtime.enter();
+        cohort::cli::init_logging(cli.verbose)
+    };
+    let code = runtime.block_on(cohort::cli::run(cli));
+    drop(telemetry);
+    code
 }

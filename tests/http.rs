@@ -1,10 +1,12 @@
 //! `cohort serve --http`: streamable HTTP through rmcp's client, the loopback
 //! default, and the bearer token.
 
+#[path = "support/served.rs"]
+mod served;
 mod support;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, Command, Stdio};
+use std::io::{Read, Write};
+use std::process::Command;
 
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
@@ -12,55 +14,17 @@ use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::ServiceExt;
 use support::*;
 
-struct Served {
-    child: Child,
-    url: String,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 fn serve(server: &TestServer, extra: &[&str]) -> Served {
-    let child = Command::new(env!("CARGO_BIN_EXE_cohort"))
-        .args(["serve", "--http", "127.0.0.1:0", "--toolsets", "all"])
-        .args(extra)
-        .env("COHORT_TMUX_SOCKET", &server.socket)
-        .env("COHORT_STATE_DIR", server.state_dir())
-        .env("SHELL", bash_path())
-        .env("HOME", server.home())
-        .env_remove("COHORT_HTTP_TOKEN")
-        .env_remove("TMUX")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Owned from here on: dropped (killed and reaped) even if a check below fails.
-    let mut served = Served {
-        child,
-        url: String::new(),
-    };
-    let mut stderr = BufReader::new(served.child.stderr.take().unwrap());
-    let mut line = String::new();
-    loop {
-        line.clear();
-        assert!(
-            stderr.read_line(&mut line).unwrap() > 0,
-            "the server exited before listening"
-        );
-        if let Some(url) = line.trim().strip_prefix("cohort: serving MCP at ") {
-            served.url = url.to_string();
-            std::thread::spawn(move || {
-                let mut sink = String::new();
-                let _ = stderr.read_to_string(&mut sink);
-            });
-            return served;
-        }
+    let (served, url) = served::serve_http(server, extra);
+    Served {
+        url,
+        _child: served,
     }
+}
+
+struct Served {
+    url: String,
+    _child: served::Served,
 }
 
 #[tokio::test]

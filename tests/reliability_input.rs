@@ -177,6 +177,8 @@ fn base(tool: &str, n: usize) -> Option<Value> {
         "request_access" => json!({"target": LOCKER, "requester": AGENT}),
         "tag" => json!({"target": SCRATCH, "add": ["t1"]}),
         "write_many" => json!({"targets": [SCRATCH], "text": "true"}),
+        // Stopping: a mutated path is parsed and refused or ignored, and no file is made.
+        "record" => json!({"target": SCRATCH, "stop": true}),
         // Workers: a spawn whose project does not exist, so no mutation starts an agent
         // in this repository; the other tools name a worker that is not there.
         "spawn_workers" => json!({"workers": [{

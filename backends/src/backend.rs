@@ -64,6 +64,14 @@ pub trait TerminalBackend: Send + Sync + 'static {
     /// Reads the rendered screen (the alternate screen when a TUI is showing).
     async fn read_screen(&self, pane: &PaneId) -> Result<Screen>;
 
+    /// Reads the rendered screen with its colours and attributes: each row carries
+    /// SGR escape sequences (`ESC [ … m`) where its style changes, as a terminal would
+    /// draw it. Backends that cannot tell styles give the plain screen, which is the
+    /// same text without colours.
+    async fn read_screen_styled(&self, pane: &PaneId) -> Result<Screen> {
+        self.read_screen(pane).await
+    }
+
     /// Starts receiving events for every pane from now on.
     fn subscribe(&self) -> EventStream;
 

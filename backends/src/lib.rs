@@ -40,6 +40,7 @@ mod link;
 pub mod process;
 pub mod shell;
 pub mod stream;
+pub mod telemetry;
 pub mod tmux;
 mod types;
 

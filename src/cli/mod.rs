@@ -1,8 +1,11 @@
 //! The `cohort` command line.
 
 mod doctor;
+pub mod init;
+mod observe;
 mod orchestrate;
 mod reduce;
+mod serve;
 mod workers;
 
 use std::path::PathBuf;
@@ -80,33 +83,16 @@ pub enum Command {
         #[arg(long, env = "COHORT_ROLES", value_name = "FILE")]
         roles: Option<PathBuf>,
     },
-    /// Serve MCP over streamable HTTP (path /mcp).
-    Serve {
-        /// Address to listen on; loopback unless a token is given.
-        #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8790")]
-        http: std::net::SocketAddr,
-        /// Bearer token required on every request (required off loopback).
-        #[arg(
-            long,
-            env = "COHORT_HTTP_TOKEN",
-            value_name = "TOKEN",
-            hide_env_values = true
-        )]
-        token: Option<String>,
-        /// A browser origin allowed to call (e.g. https://app.example.com; repeatable).
-        /// Requests from other web pages are refused; loopback pages are allowed.
-        #[arg(long = "allow-origin", value_name = "ORIGIN")]
-        allow_origin: Vec<String>,
-        /// Toolsets to offer: core, layout, team, workers (comma-separated), or all. The
-        /// default, core, is what a single agent needs, in a short tool list.
-        #[arg(
-            long,
-            env = "COHORT_TOOLSETS",
-            default_value = "core",
-            value_name = "LIST"
-        )]
-        toolsets: String,
-    },
+    /// Serve MCP over streamable HTTP (path /mcp, with the dashboard at /dashboard/).
+    Serve(serve::ServeArgs),
+    /// Serve the live dashboard: every session and agent, their screens, states,
+    /// locks and notifications, updated as they change.
+    Dashboard(observe::DashboardArgs),
+    /// Record a session to an asciicast v2 file until it ends or Ctrl-C.
+    Record(observe::RecordArgs),
+    /// Write a project .mcp.json for cohort and print how to add it to Claude Code,
+    /// Codex and Cursor.
+    Init(init::InitArgs),
     /// Print the tool reference generated from the tools' schemas.
     Tools {
         /// As Markdown (the README's tool reference).
@@ -200,21 +186,11 @@ pub fn tune_allocator() {
     }
 }
 
-/// Sends logs to stderr (stdout is the MCP channel). `COHORT_LOG`/`RUST_LOG` override.
-pub fn init_logging(verbose: u8) {
-    let default = match verbose {
-        0 => "warn",
-        1 => "info,cohort=debug",
-        _ => "debug",
-    };
-    let filter = std::env::var("COHORT_LOG")
-        .or_else(|_| std::env::var("RUST_LOG"))
-        .unwrap_or_else(|_| default.to_string());
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .try_init();
+/// Sends logs to stderr (stdout is the MCP channel; `COHORT_LOG`/`RUST_LOG`
+/// override), and traces over OTLP when built with `otel` and configured (see
+/// [`crate::telemetry`]). Keep what it returns until the end.
+pub fn init_logging(verbose: u8) -> crate::telemetry::Telemetry {
+    crate::telemetry::init(verbose)
 }
 
 fn config(cli: &Cli) -> Result<Config, String> {
@@ -283,25 +259,10 @@ pub async fn run(cli: Cli) -> ExitCode {
                 .map_err(|e| e.to_string()),
             (Err(e), _) | (_, Err(e)) => Err(e),
         },
-        Command::Serve {
-            http,
-            token,
-            allow_origin,
-            toolsets,
-        } => match crate::mcp::Toolset::parse_list(&toolsets) {
-            Ok(sets) => crate::mcp::serve_http(
-                &config,
-                &sets,
-                http,
-                crate::mcp::HttpOptions {
-                    token,
-                    allowed_origins: allow_origin,
-                },
-            )
-            .await
-            .map_err(|e| e.to_string()),
-            Err(e) => Err(e),
-        },
+        Command::Serve(args) => serve::run(&config, args).await,
+        Command::Dashboard(args) => observe::dashboard(&config, args).await,
+        Command::Record(args) => observe::record(&config, args).await,
+        Command::Init(args) => init::run(&args),
         Command::Tools { markdown } => tools(markdown),
         Command::Ls => ls(&config).await,
         Command::Workers => workers::list(&config).await,

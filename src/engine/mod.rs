@@ -14,6 +14,8 @@
 //! - [`team`]: agents and teams; [`access`]: locks, access requests,
 //!   notifications, tags; [`many`]: messages and reads across many sessions;
 //! - [`status`]: the server's and a session's state, appearance and focus;
+//! - [`observe`]: what watchers see (styled screens, raw output, last verdicts);
+//!   [`record`]: sessions recorded to asciicast files.
 //! - orchestration: [`playbook`] (whole workflows), [`waits`] (block until a
 //!   condition holds), [`watch`] (watchers with actions), [`notify`] (the
 //!   notification queue, agents' one-line status), [`colours`] (team colours,
@@ -38,10 +40,12 @@ mod lines;
 pub mod many;
 pub mod names;
 pub mod notify;
+pub mod observe;
 pub mod orchestrate;
 pub mod pattern;
 pub mod playbook;
 pub mod read;
+pub mod record;
 pub mod registry;
 pub mod relay;
 pub mod roles;
@@ -100,6 +104,8 @@ pub struct Engine {
     workers: Arc<workers::Hub>,
     /// Where what happens is published (see [`events`]).
     bus: events::EventBus,
+    /// Sessions being recorded (see [`record`]).
+    recordings: Arc<record::Recordings>,
     /// Agents' states, the relay, watchers and the notifier (see [`hub`]).
     hub: Arc<hub::Hub>,
 }
@@ -192,6 +198,7 @@ impl Engine {
             adopted_epoch: Default::default(),
             workers: Arc::new(workers::Hub::new(state_dir)),
             bus,
+            recordings: Arc::new(record::Recordings::new(state_dir.join("recordings"))),
             hub,
         })
     }

@@ -61,6 +61,11 @@ impl CohortServer {
             })
             .await
             .map_err(err)?;
+        if args.record {
+            // From the start, so the recording shows the shell coming up.
+            let options = crate::engine::record::RecordOptions::default();
+            engine.record(&pane.id, options).await.map_err(err)?;
+        }
         Ok(Json(
             OpenResult::once_up(engine, pane, args.command.is_some()).await,
         ))

@@ -9,7 +9,8 @@
 //! Tools come in toolsets so a host can keep its tool list short
 //! (`--toolsets core,team`):
 //!
-//! - *core* ([`core`]): open, send, read, run, key, close, list, status;
+//! - *core* ([`core`], [`record`]): open, send, read, run, key, close, list, status,
+//!   record;
 //! - *layout* ([`layout`]): create_layout, split, focus, set_appearance;
 //! - *team* ([`team`]): agents, teams, write_many, read_many, broadcast, locks, tags;
 //! - *workers* ([`workers`]): agent CLIs as workers in their own worktrees;
@@ -25,10 +26,12 @@ mod http;
 mod layout;
 mod orchestration;
 mod push;
+mod record;
 mod reply;
 mod reports;
 mod resources;
 pub mod roles;
+mod spans;
 mod team;
 pub mod transport;
 mod types;
@@ -48,14 +51,14 @@ use rmcp::{tool_handler, ErrorData as McpError, RoleServer, ServerHandler, Servi
 use crate::config::Config;
 use crate::engine::Engine;
 
-pub use http::{serve_http, HttpOptions};
+pub use http::{http_app, HttpOptions};
 pub use orchestration::PlaybookResult;
 pub use types::*;
 
 /// A group of tools a host can enable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Toolset {
-    /// open, send, read, run, key, close, list, status.
+    /// open, send, read, run, key, close, list, status, record.
     Core,
     /// create_layout, split, focus, set_appearance.
     Layout,
@@ -98,7 +101,9 @@ impl Toolset {
     /// One line for documentation.
     pub fn describe(self) -> &'static str {
         match self {
-            Toolset::Core => "persistent sessions: open, run, send, read, key, close, list, status",
+            Toolset::Core => {
+                "persistent sessions: open, run, send, read, key, close, list, status, record"
+            }
             Toolset::Layout => {
                 "windows of several panes: create_layout, split, focus, set_appearance"
             }
@@ -293,7 +298,7 @@ impl CohortServer {
 /// The router of one toolset.
 fn set_router(set: Toolset) -> ToolRouter<CohortServer> {
     match set {
-        Toolset::Core => CohortServer::core_router(),
+        Toolset::Core => CohortServer::core_router() + CohortServer::record_router(),
         Toolset::Layout => CohortServer::layout_router(),
         Toolset::Team => CohortServer::team_router(),
         Toolset::Workers => CohortServer::workers_router(),
@@ -319,6 +324,26 @@ pub async fn serve_stdio(
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for CohortServer {
+    async fn call_tool(
+        &self,
+        request: rmcp::model::CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::CallToolResponse, McpError> {
+        use tracing::Instrument;
+        let span = spans::start(&request);
+        if !span.is_disabled() {
+            if let Ok(engine) = self.engine().await {
+                spans::identify(&span, engine, &request)
+                    .instrument(span.clone())
+                    .await;
+            }
+        }
+        let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
+        let outcome = self.tool_router.call(call).instrument(span.clone()).await;
+        spans::record(&span, &outcome);
+        outcome
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()

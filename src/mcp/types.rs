@@ -63,6 +63,9 @@ pub struct OpenArgs {
     /// Extra environment variables.
     #[serde(default)]
     pub env: std::collections::BTreeMap<String, String>,
+    /// Record the session from its start to an asciicast file (see the record tool).
+    #[serde(default)]
+    pub record: bool,
 }
 
 /// `open` result.
@@ -76,6 +79,9 @@ pub struct OpenResult {
     /// ended at once: why, and what that means.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub notice: Option<String>,
+    /// The asciicast file the session is recorded to, when asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recording: Option<String>,
 }
 
 /// No arguments (anything given is refused, not ignored).
@@ -399,6 +405,9 @@ impl OpenResult {
             session: SessionSummary::from(&pane),
             attach: engine.attach_text(&pane.id),
             notice,
+            recording: engine
+                .recording(&pane.id)
+                .map(|r| r.path.display().to_string()),
         }
     }
 }

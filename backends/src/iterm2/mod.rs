@@ -221,7 +221,20 @@ impl Iterm2Backend {
     }
 
     async fn call(&self, request: Req) -> Result<Rep> {
-        self.conn().await?.call(request).await
+        use tracing::Instrument;
+        let span = crate::otel_span!(
+            "iterm2 request",
+            backend = "iterm2",
+            command = request_name(&request),
+            otel.status_code = tracing::field::Empty,
+        );
+        let reply = async { self.conn().await?.call(request).await }
+            .instrument(span.clone())
+            .await;
+        if reply.is_err() {
+            span.record("otel.status_code", "ERROR");
+        }
+        reply
     }
 
     /// Follows a session cohort opened, from its start, with the key its shell signs
@@ -280,4 +293,36 @@ impl Iterm2Backend {
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The request's kind (`GetBufferRequest`), for a span.
+#[cfg_attr(not(feature = "otel"), allow(dead_code))]
+fn request_name(request: &Req) -> &'static str {
+    match request {
+        Req::GetBufferRequest(_) => "GetBufferRequest",
+        Req::GetPromptRequest(_) => "GetPromptRequest",
+        Req::TransactionRequest(_) => "TransactionRequest",
+        Req::NotificationRequest(_) => "NotificationRequest",
+        Req::SetProfilePropertyRequest(_) => "SetProfilePropertyRequest",
+        Req::ListSessionsRequest(_) => "ListSessionsRequest",
+        Req::SendTextRequest(_) => "SendTextRequest",
+        Req::CreateTabRequest(_) => "CreateTabRequest",
+        Req::SplitPaneRequest(_) => "SplitPaneRequest",
+        Req::GetProfilePropertyRequest(_) => "GetProfilePropertyRequest",
+        Req::SetPropertyRequest(_) => "SetPropertyRequest",
+        Req::GetPropertyRequest(_) => "GetPropertyRequest",
+        Req::InjectRequest(_) => "InjectRequest",
+        Req::ActivateRequest(_) => "ActivateRequest",
+        Req::VariableRequest(_) => "VariableRequest",
+        Req::FocusRequest(_) => "FocusRequest",
+        Req::ListProfilesRequest(_) => "ListProfilesRequest",
+        Req::RestartSessionRequest(_) => "RestartSessionRequest",
+        Req::SetTabLayoutRequest(_) => "SetTabLayoutRequest",
+        Req::GetBroadcastDomainsRequest(_) => "GetBroadcastDomainsRequest",
+        Req::CloseRequest(_) => "CloseRequest",
+        Req::InvokeFunctionRequest(_) => "InvokeFunctionRequest",
+        Req::ListPromptsRequest(_) => "ListPromptsRequest",
+        #[allow(unreachable_patterns)]
+        _ => "request",
+    }
 }

@@ -208,6 +208,22 @@ impl ControlClient {
     /// Writes several commands back to back and waits for all replies, in order.
     /// The outer error is a lost connection; each inner result is that command's.
     pub async fn pipeline<S: AsRef<str>>(&self, lines: &[S]) -> Result<Vec<Result<Reply>>> {
+        use tracing::Instrument;
+        let span = crate::otel_span!(
+            "tmux command",
+            backend = "tmux",
+            command = %command_names(lines),
+            otel.status_code = tracing::field::Empty,
+        );
+        let replies = self.write_and_wait(lines).instrument(span.clone()).await;
+        if !matches!(&replies, Ok(r) if r.iter().all(Result::is_ok)) {
+            span.record("otel.status_code", "ERROR");
+        }
+        replies
+    }
+
+    /// [`Self::pipeline`]'s work: writes the lines, then waits for their replies.
+    async fn write_and_wait<S: AsRef<str>>(&self, lines: &[S]) -> Result<Vec<Result<Reply>>> {
         let mut receivers = Vec::with_capacity(lines.len());
         {
             let mut writer = self.writer.lock().await;
@@ -311,4 +327,14 @@ pub fn shorten(line: &str) -> String {
         end -= 1;
     }
     format!("{}… ({} bytes)", &line[..end], line.len())
+}
+
+/// The commands' names (`send-keys; capture-pane`), for a span.
+#[cfg_attr(not(feature = "otel"), allow(dead_code))]
+fn command_names<S: AsRef<str>>(lines: &[S]) -> String {
+    let names: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| l.as_ref().split_whitespace().next())
+        .collect();
+    names.join("; ")
 }

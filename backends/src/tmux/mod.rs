@@ -516,6 +516,48 @@ fn chunks(text: &str, max: usize) -> Vec<&str> {
     out
 }
 
+impl TmuxBackend {
+    /// The screen, plain or (`styled`) with its SGR sequences (`capture-pane -e`).
+    async fn capture_screen(&self, pane: &PaneId, styled: bool) -> Result<Screen> {
+        let replies = self
+            .pane_pipeline(
+                pane,
+                &[
+                    format!(
+                        "display-message -p -t {pane} {}",
+                        quote::single("#{pane_id} #{cursor_x} #{cursor_y} #{pane_width} #{pane_height} #{alternate_on}")
+                    ),
+                    format!("capture-pane -p{} -t {pane}", if styled { " -e" } else { "" }),
+                ],
+            )
+            .await?;
+        let info = replies[0].text();
+        let mut words = info.split_whitespace();
+        if words.next() != Some(pane.as_str()) {
+            return Err(BackendError::PaneGone(pane.clone()));
+        }
+        let f: Vec<u16> = words.map(|s| s.parse().unwrap_or(0)).collect();
+        if f.len() != 5 {
+            return Err(BackendError::Protocol(format!(
+                "unexpected screen info {info:?}"
+            )));
+        }
+        Ok(Screen {
+            rows: replies[1]
+                .lines
+                .iter()
+                .map(|l| String::from_utf8_lossy(l).into_owned())
+                .collect(),
+            cursor: Cursor { x: f[0], y: f[1] },
+            size: Size {
+                cols: f[2],
+                rows: f[3],
+            },
+            alternate: f[4] == 1,
+        })
+    }
+}
+
 #[async_trait]
 impl TerminalBackend for TmuxBackend {
     fn kind(&self) -> BackendKind {
@@ -817,42 +859,11 @@ impl TerminalBackend for TmuxBackend {
     }
 
     async fn read_screen(&self, pane: &PaneId) -> Result<Screen> {
-        let replies = self
-            .pane_pipeline(
-                pane,
-                &[
-                    format!(
-                        "display-message -p -t {pane} {}",
-                        quote::single("#{pane_id} #{cursor_x} #{cursor_y} #{pane_width} #{pane_height} #{alternate_on}")
-                    ),
-                    format!("capture-pane -p -t {pane}"),
-                ],
-            )
-            .await?;
-        let info = replies[0].text();
-        let mut words = info.split_whitespace();
-        if words.next() != Some(pane.as_str()) {
-            return Err(BackendError::PaneGone(pane.clone()));
-        }
-        let f: Vec<u16> = words.map(|s| s.parse().unwrap_or(0)).collect();
-        if f.len() != 5 {
-            return Err(BackendError::Protocol(format!(
-                "unexpected screen info {info:?}"
-            )));
-        }
-        Ok(Screen {
-            rows: replies[1]
-                .lines
-                .iter()
-                .map(|l| String::from_utf8_lossy(l).into_owned())
-                .collect(),
-            cursor: Cursor { x: f[0], y: f[1] },
-            size: Size {
-                cols: f[2],
-                rows: f[3],
-            },
-            alternate: f[4] == 1,
-        })
+        self.capture_screen(pane, false).await
+    }
+
+    async fn read_screen_styled(&self, pane: &PaneId) -> Result<Screen> {
+        self.capture_screen(pane, true).await
     }
 
     fn subscribe(&self) -> EventStream {

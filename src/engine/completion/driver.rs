@@ -59,6 +59,46 @@ pub async fn wait(
     started: &Started,
     spec: &WaitSpec,
 ) -> Verdict {
+    use tracing::Instrument;
+    let span = cohort_backends::otel_span!(
+        "wait",
+        pane = %pane,
+        layer = tracing::field::Empty,
+        verdict = tracing::field::Empty,
+        exit_status = tracing::field::Empty,
+    );
+    let verdict = climb(runtime, backend, pane, started, spec)
+        .instrument(span.clone())
+        .await;
+    span.record("layer", verdict.layer.as_str());
+    span.record(
+        "verdict",
+        verdict_word(verdict.complete, verdict.exit_status),
+    );
+    if let Some(status) = verdict.exit_status {
+        span.record("exit_status", status);
+    }
+    verdict
+}
+
+/// A verdict in one word, as spans carry it: `ok`, `failed` (a non-zero exit
+/// status) or `incomplete`.
+pub fn verdict_word(complete: bool, exit_status: Option<i32>) -> &'static str {
+    match (complete, exit_status) {
+        (false, _) => "incomplete",
+        (true, Some(status)) if status != 0 => "failed",
+        (true, _) => "ok",
+    }
+}
+
+/// [`wait`]'s work: climbs the ladder until it decides.
+async fn climb(
+    runtime: &PaneRuntime,
+    backend: &dyn TerminalBackend,
+    pane: &PaneId,
+    started: &Started,
+    spec: &WaitSpec,
+) -> Verdict {
     let mut ladder = Ladder::new(started.clone(), spec.clone());
     let mut recorder = recorder(runtime, started, spec, pane);
     let mut changes = runtime.watch();

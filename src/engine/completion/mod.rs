@@ -42,7 +42,7 @@ use cohort_backends::PromptMark;
 use regex::Regex;
 use serde::{Deserialize, Serialize};
 
-pub use driver::wait;
+pub use driver::{verdict_word, wait};
 
 /// Which rung of the ladder decided.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -90,6 +90,17 @@ impl Registry {
             Ok(tx.last_insert_rowid())
         })
     }
+
+    /// Notifications not yet handed out, for anyone, oldest first (they stay pending).
+    pub fn pending_notifications(&self) -> Result<Vec<NotificationRecord>, RegistryError> {
+        self.with(|c| {
+            let mut stmt = c.prepare(&format!(
+                "{NOTIFICATION_COLUMNS} WHERE delivered = 0 ORDER BY id"
+            ))?;
+            let rows = stmt.query_map([], notification_row)?.collect();
+            rows
+        })
+    }
 }
 
 /// The lock on session `id`, read inside a transaction.

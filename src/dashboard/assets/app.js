@@ -1,0 +1,154 @@
+// cohort's dashboard: renders what the server pushes over server-sent events.
+"use strict";
+(function () {
+  const screens = new Map();   // pane id -> {rows, cols, cursor, alternate}
+  let view = null;             // the latest view (teams, sessions, agents)
+  let zoomed = null;           // the pane shown large
+  const $ = (id) => document.getElementById(id);
+
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+
+  function chip(text, cls) { return el("span", "chip" + (cls ? " " + cls : ""), text); }
+
+  function verdictChip(s) {
+    if (!s.verdict) return null;
+    const cls = s.verdict === "running" ? "run" : s.ok === true ? "ok" : s.ok === false ? "bad" : "";
+    return chip(s.verdict, cls);
+  }
+
+  function paint(pre, pane, whole) {
+    const s = screens.get(pane);
+    if (!s) return;
+    let rows = s.rows.slice();
+    while (!whole && rows.length && rows[rows.length - 1] === "") rows.pop();
+    pre.innerHTML = rows.join("\n");   // rows are escaped HTML from the server
+  }
+
+  function card(s) {
+    const c = el("article", "card");
+    c.dataset.pane = s.pane;
+    c.dataset.session = s.name;
+    const head = el("div", "card-head");
+    head.append(el("span", "name", s.name));
+    if (s.agent) {
+      head.append(chip("agent " + s.agent.name));
+      if (s.agent.state) head.append(chip(s.agent.state, s.agent.state === "idle" ? "ok" : "run"));
+      if (s.agent.unread) head.append(chip(s.agent.unread + " unread", "unread"));
+    }
+    const v = verdictChip(s);
+    if (v) head.append(v);
+    if (s.exited && !(s.verdict || "").startsWith("exited")) head.append(chip("exited", "bad"));
+    if (s.locked_by) head.append(chip("locked by " + s.locked_by, "lock"));
+    if (s.recording) head.append(chip("● rec", "rec"));
+    if (s.agent && s.agent.reason) head.append(el("div", "reason", s.agent.reason));
+    const pre = el("pre", "screen");
+    paint(pre, s.pane);
+    const foot = el("div", "card-foot");
+    if (s.last_command) {
+      foot.append("last: ");
+      foot.append(el("code", "", s.last_command.split("\n")[0]));
+    } else {
+      foot.textContent = s.command;
+    }
+    c.append(head, pre, foot);
+    c.addEventListener("click", () => openZoom(s.pane));
+    return c;
+  }
+
+  function sessions() {
+    const all = [];
+    if (view) for (const t of view.teams) for (const s of t.sessions) all.push(s);
+    return all;
+  }
+
+  function render() {
+    const main = $("teams");
+    main.replaceChildren();
+    const all = sessions();
+    $("summary").textContent = all.length + " session" + (all.length === 1 ? "" : "s") +
+      " · " + view.backend + (view.input ? " · typing allowed" : " · read-only");
+    if (!all.length && !view.teams.length) {
+      main.append(el("div", "empty", "No sessions yet: open one through MCP (the open tool)."));
+    }
+    for (const t of view.teams) {
+      const sec = el("section", "team");
+      sec.dataset.team = t.name;
+      const h = el("h2", "", t.name ? "Team " + t.name : "Outside teams");
+      if (t.parent) h.append(el("span", "parent", " in " + t.parent));
+      sec.append(h);
+      const cards = el("div", "cards");
+      for (const s of t.sessions) cards.append(card(s));
+      sec.append(cards);
+      if (t.idle_agents.length) {
+        sec.append(el("div", "idle", "Without a session: " +
+          t.idle_agents.map((a) => a.name + (a.state ? " (" + a.state + ")" : "")).join(", ")));
+      }
+      main.append(sec);
+    }
+    const notes = view.notifications || [];
+    $("notes").hidden = !notes.length;
+    $("note-list").replaceChildren(...notes.map((n) => {
+      const li = el("li");
+      li.append(el("b", "", n.to), " ← " + n.from + ": " + n.message);
+      return li;
+    }));
+    if (zoomed) fillZoom();
+  }
+
+  function openZoom(pane) { zoomed = pane; $("zoom").hidden = false; fillZoom(); }
+  function closeZoom() { zoomed = null; $("zoom").hidden = true; }
+
+  function fillZoom() {
+    const s = sessions().find((x) => x.pane === zoomed);
+    if (!s) { closeZoom(); return; }
+    $("zoom-title").textContent = s.name;
+    $("zoom-meta").textContent = [s.agent && ("agent " + s.agent.name), s.verdict,
+      s.locked_by && ("locked by " + s.locked_by)].filter(Boolean).join(" · ");
+    $("zoom-attach").textContent = s.cohort_attach;
+    $("zoom-native").textContent = s.attach;
+    paint($("zoom-screen"), s.pane, true);
+    $("zoom-input").hidden = !view.input;
+  }
+
+  function onScreen(s) {
+    screens.set(s.pane, s);
+    const c = document.querySelector('.card[data-pane="' + CSS.escape(s.pane) + '"] .screen');
+    if (c) paint(c, s.pane);
+    if (zoomed === s.pane) paint($("zoom-screen"), s.pane, true);
+  }
+
+  async function post(path, body) {
+    $("zoom-error").textContent = "";
+    const r = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" },
+                                  body: JSON.stringify(body) });
+    if (!r.ok) $("zoom-error").textContent = await r.text();
+  }
+
+  $("zoom-close").addEventListener("click", closeZoom);
+  $("zoom").addEventListener("click", (e) => { if (e.target === $("zoom")) closeZoom(); });
+  document.addEventListener("keydown", (e) => { if (e.key === "Escape") closeZoom(); });
+  $("zoom-copy").addEventListener("click", () => {
+    const text = $("zoom-attach").textContent;
+    if (navigator.clipboard) navigator.clipboard.writeText(text).catch(() => {});
+  });
+  $("zoom-input").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const text = $("zoom-text").value;
+    $("zoom-text").value = "";
+    post("api/send", { pane: zoomed, text: text, enter: true });
+  });
+  $("zoom-input").querySelector("[data-key]").addEventListener("click", (e) => {
+    post("api/keys", { pane: zoomed, keys: [e.target.dataset.key] });
+  });
+
+  const source = new EventSource("events");
+  source.addEventListener("open", () => { $("link").textContent = "live"; $("link").className = "link up"; });
+  source.addEventListener("error", () => { $("link").textContent = "reconnecting"; $("link").className = "link down"; });
+  source.addEventListener("view", (e) => { view = JSON.parse(e.data); render(); });
+  source.addEventListener("screen", (e) => onScreen(JSON.parse(e.data)));
+})();

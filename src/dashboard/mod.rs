@@ -1,0 +1,328 @@
+//! The live dashboard: one web page showing every session and agent grouped by
+//! team, a live preview of each pane's screen with its colours, each agent's state
+//! and why, the last command and its verdict, locks and unread notifications.
+//! Clicking a pane opens it large with the `cohort attach` line to copy.
+//!
+//! Served by `cohort dashboard` and at `/dashboard/` of `cohort serve --http`, behind
+//! the same guards as HTTP MCP ([`crate::guard`]): loopback by default, a token off
+//! loopback, browser origins checked. Updates are pushed to the page as server-sent
+//! events driven by the engine's event stream ([`hub`]); the page never polls. It is
+//! read-only unless started with the flag that lets it type (`--allow-input`), and
+//! then it types through the engine's send path, so locks and the tripwire hold.
+//! The page and its script are part of the binary; nothing is fetched from elsewhere.
+
+pub mod ansi;
+pub mod hub;
+pub mod view;
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{Request, State};
+use axum::http::{header, StatusCode};
+use axum::middleware::Next;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use futures_util::stream::Stream;
+use serde::Deserialize;
+
+use self::hub::{Hub, Message};
+use crate::engine::SendOptions;
+use crate::guard::{Guard, Pass, TOKEN_COOKIE};
+use crate::mcp::EngineSlot;
+
+const INDEX: &str = include_str!("assets/index.html");
+const SCRIPT: &str = include_str!("assets/app.js");
+const STYLE: &str = include_str!("assets/app.css");
+
+/// How the dashboard is served.
+#[derive(Clone, Debug, Default)]
+pub struct DashboardOptions {
+    /// Token required on every request (required off loopback).
+    pub token: Option<String>,
+    /// Browser origins allowed besides loopback pages and the dashboard's own.
+    pub allowed_origins: Vec<String>,
+    /// Whether it listens on loopback.
+    pub loopback: bool,
+    /// Whether the page may type into sessions.
+    pub input: bool,
+}
+
+struct Dashboard {
+    engine: EngineSlot,
+    hub: tokio::sync::OnceCell<Arc<Hub>>,
+    input: bool,
+}
+
+impl Dashboard {
+    async fn hub(&self) -> Result<&Arc<Hub>, Response> {
+        let engine = self
+            .engine
+            .get()
+            .await
+            .map_err(|e| (StatusCode::SERVICE_UNAVAILABLE, e).into_response())?;
+        Ok(self
+            .hub
+            .get_or_init(|| async { Hub::start(engine.clone(), self.input) })
+            .await)
+    }
+}
+
+/// The dashboard's routes, under `/dashboard/`, behind their guard.
+pub fn router(engine: EngineSlot, options: DashboardOptions) -> axum::Router {
+    let state = Arc::new(Dashboard {
+        engine,
+        hub: tokio::sync::OnceCell::new(),
+        input: options.input,
+    });
+    let guard = Guard {
+        token: options.token.filter(|t| !t.is_empty()),
+        allowed_origins: options.allowed_origins,
+        browser: true,
+        loopback: options.loopback,
+    };
+    axum::Router::new()
+        .route(
+            "/dashboard",
+            get(|| async { axum::response::Redirect::permanent("/dashboard/") }),
+        )
+        .route("/dashboard/", get(index))
+        .route(
+            "/dashboard/app.js",
+            get(|| asset("text/javascript; charset=utf-8", SCRIPT)),
+        )
+        .route(
+            "/dashboard/app.css",
+            get(|| asset("text/css; charset=utf-8", STYLE)),
+        )
+        .route("/dashboard/api/view", get(view_now))
+        .route("/dashboard/events", get(events))
+        .route("/dashboard/api/send", post(send))
+        .route("/dashboard/api/keys", post(keys))
+        .with_state(state)
+        .layer(axum::middleware::from_fn(
+            move |req: Request, next: Next| {
+                let checked = guard.check(req.headers(), req.uri().query());
+                async move {
+                    match checked {
+                        Ok(Pass::Query) => {
+                            // Keep the token for the page's own requests (the event
+                            // stream cannot send a header).
+                            let token = token_in(req.uri().query());
+                            let mut response = next.run(req).await;
+                            if let Ok(cookie) =
+                                format!("{TOKEN_COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict")
+                                    .parse()
+                            {
+                                response.headers_mut().insert(header::SET_COOKIE, cookie);
+                            }
+                            response
+                        }
+                        Ok(_) => next.run(req).await,
+                        Err(refusal) => *refusal,
+                    }
+                }
+            },
+        ))
+}
+
+/// The token as given in the query (already checked), for the cookie.
+fn token_in(query: Option<&str>) -> String {
+    query
+        .unwrap_or_default()
+        .split('&')
+        .filter_map(|p| p.split_once('='))
+        .find(|(k, _)| *k == "token")
+        .map(|(_, v)| v.chars().filter(|c| !c.is_control() && *c != ';').collect())
+        .unwrap_or_default()
+}
+
+async fn index() -> Response {
+    asset("text/html; charset=utf-8", INDEX).await
+}
+
+async fn asset(kind: &'static str, body: &'static str) -> Response {
+    (
+        [
+            (header::CONTENT_TYPE, kind),
+            (header::CACHE_CONTROL, "no-cache"),
+            (
+                header::CONTENT_SECURITY_POLICY,
+                "default-src 'self'; style-src 'self' 'unsafe-inline'",
+            ),
+        ],
+        body,
+    )
+        .into_response()
+}
+
+async fn view_now(State(dash): State<Arc<Dashboard>>) -> Response {
+    let hub = match dash.hub().await {
+        Ok(hub) => hub,
+        Err(refusal) => return refusal,
+    };
+    match hub.view().await {
+        Some(view) => json(StatusCode::OK, view.data.to_string()),
+        None => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "the view could not be built",
+        )
+            .into_response(),
+    }
+}
+
+fn json(status: StatusCode, body: String) -> Response {
+    (status, [(header::CONTENT_TYPE, "application/json")], body).into_response()
+}
+
+/// The page's feed: everything now, then what changes (see [`hub`]).
+async fn events(State(dash): State<Arc<Dashboard>>) -> Response {
+    let hub = match dash.hub().await {
+        Ok(hub) => hub.clone(),
+        Err(refusal) => return refusal,
+    };
+    // Follow first, then look: nothing that happens in between is missed.
+    let receiver = hub.subscribe();
+    let queue: VecDeque<Message> = hub.snapshot().await.into();
+    Sse::new(feed(hub, receiver, queue))
+        .keep_alive(KeepAlive::default())
+        .into_response()
+}
+
+fn feed(
+    hub: Arc<Hub>,
+    receiver: tokio::sync::broadcast::Receiver<Message>,
+    queue: VecDeque<Message>,
+) -> impl Stream<Item = Result<Event, Infallible>> {
+    futures_util::stream::unfold(
+        (hub, receiver, queue),
+        |(hub, mut receiver, mut queue)| async move {
+            loop {
+                if let Some(message) = queue.pop_front() {
+                    let event = Event::default().event(message.event).data(&*message.data);
+                    return Some((Ok(event), (hub, receiver, queue)));
+                }
+                match receiver.recv().await {
+                    Ok(message) => queue.push_back(message),
+                    // The page fell behind: send it everything again.
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                        queue = hub.snapshot().await.into();
+                    }
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return None,
+                }
+            }
+        },
+    )
+}
+
+/// What the page types.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SendBody {
+    pane: String,
+    #[serde(default)]
+    text: String,
+    #[serde(default)]
+    enter: bool,
+    #[serde(default)]
+    keys: Vec<String>,
+}
+
+async fn send(State(dash): State<Arc<Dashboard>>, body: Bytes) -> Response {
+    typed(dash, body, false).await
+}
+
+async fn keys(State(dash): State<Arc<Dashboard>>, body: Bytes) -> Response {
+    typed(dash, body, true).await
+}
+
+/// Text or keys from the page, through the engine's send path (locks and the
+/// tripwire apply); refused unless the dashboard was started to allow it.
+async fn typed(dash: Arc<Dashboard>, body: Bytes, keys: bool) -> Response {
+    if !dash.input {
+        return (
+            StatusCode::FORBIDDEN,
+            "the dashboard is read-only: start it with --allow-input to type from the page",
+        )
+            .into_response();
+    }
+    let body: SendBody = match serde_json::from_slice(&body) {
+        Ok(body) => body,
+        Err(e) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "expected {{\"pane\": \"%1\", \"text\": \"…\", \"enter\": true}} or keys: {e}"
+                ),
+            )
+                .into_response()
+        }
+    };
+    let hub = match dash.hub().await {
+        Ok(hub) => hub,
+        Err(refusal) => return refusal,
+    };
+    let engine = hub.engine();
+    let pane = match engine.resolve(&body.pane).await {
+        Ok(pane) => pane,
+        Err(e) => return (StatusCode::NOT_FOUND, e.to_string()).into_response(),
+    };
+    let done = if keys {
+        let parsed: Result<Vec<cohort_backends::Key>, _> =
+            body.keys.iter().map(|k| k.parse()).collect();
+        match parsed {
+            Ok(parsed) if !parsed.is_empty() => engine.keys(&pane.id, &parsed).await,
+            Ok(_) => return (StatusCode::BAD_REQUEST, "no keys given").into_response(),
+            Err(e) => return (StatusCode::BAD_REQUEST, e.to_string()).into_response(),
+        }
+    } else {
+        let options = SendOptions {
+            enter: body.enter,
+            ..SendOptions::default()
+        };
+        engine
+            .send(&pane.id, &body.text, &options)
+            .await
+            .map(|_| ())
+    };
+    match done {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(e) => (StatusCode::CONFLICT, e.to_string()).into_response(),
+    }
+}
+
+/// Serves the dashboard alone (`cohort dashboard`) at `addr` until interrupted.
+pub async fn serve(
+    config: &crate::Config,
+    addr: SocketAddr,
+    options: DashboardOptions,
+) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    if !addr.ip().is_loopback() && options.token.as_deref().is_none_or(str::is_empty) {
+        return Err(format!(
+            "refusing to serve the dashboard on {addr} without a token: pass --token (or COHORT_HTTP_TOKEN), or bind to 127.0.0.1"
+        )
+        .into());
+    }
+    let engine = EngineSlot::starting(config.clone());
+    let app = axum::Router::new()
+        .route(
+            "/",
+            get(|| async { axum::response::Redirect::temporary("/dashboard/") }),
+        )
+        .merge(router(engine, options));
+    let listener = tokio::net::TcpListener::bind(addr).await?;
+    eprintln!(
+        "cohort: dashboard at http://{}/dashboard/",
+        listener.local_addr()?
+    );
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await?;
+    Ok(())
+}

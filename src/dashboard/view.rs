@@ -1,0 +1,319 @@
+//! What the page shows, as JSON: every session and agent grouped by team, with the
+//! agent's state and why, the last command and its verdict, the lock, unread
+//! notifications and the attach line; and each pane's screen as HTML rows.
+
+use std::collections::{BTreeMap, HashMap};
+
+use cohort_backends::{PaneId, PaneInfo};
+use serde::Serialize;
+
+use super::ansi::row_to_html;
+use crate::engine::{Engine, EngineError};
+
+/// The page's whole state except the screens.
+#[derive(Clone, Debug, Serialize)]
+pub struct View {
+    /// Teams in name order; sessions and agents without a team come last, under "".
+    pub teams: Vec<TeamView>,
+    /// Notifications not handed out yet (the most recent 50), oldest first.
+    pub notifications: Vec<NoteView>,
+    /// Whether the page may type into sessions.
+    pub input: bool,
+    /// The terminal backend.
+    pub backend: String,
+}
+
+/// One team (or, with an empty name, everything outside teams).
+#[derive(Clone, Debug, Serialize)]
+pub struct TeamView {
+    /// Its name; empty for sessions outside any team.
+    pub name: String,
+    /// Its parent team.
+    pub parent: Option<String>,
+    /// Its sessions, by name.
+    pub sessions: Vec<SessionView>,
+    /// Its agents that have no open session.
+    pub idle_agents: Vec<AgentView>,
+}
+
+/// One session.
+#[derive(Clone, Debug, Serialize)]
+pub struct SessionView {
+    /// Session name.
+    pub name: String,
+    /// Backend pane id.
+    pub pane: String,
+    /// Window (tmux) or tab (iTerm2) name.
+    pub window: String,
+    /// Foreground program.
+    pub command: String,
+    /// Whether its program exited.
+    pub exited: bool,
+    /// The agent working there.
+    pub agent: Option<AgentView>,
+    /// The last command typed through cohort.
+    pub last_command: Option<String>,
+    /// `running`, `exit 0`, `exit 2`, `exited 1`… (`None` when nothing ran yet).
+    pub verdict: Option<String>,
+    /// Whether the verdict is a success (`None` while running or unknown).
+    pub ok: Option<bool>,
+    /// Who holds its lock.
+    pub locked_by: Option<String>,
+    /// Tags.
+    pub tags: Vec<String>,
+    /// The `cohort attach` line a human runs to watch or take over.
+    pub cohort_attach: String,
+    /// The terminal's own command for the same (tmux's), or what to do.
+    pub attach: String,
+    /// Whether it is being recorded, and where.
+    pub recording: Option<String>,
+}
+
+/// One agent.
+#[derive(Clone, Debug, Serialize)]
+pub struct AgentView {
+    /// Agent name.
+    pub name: String,
+    /// Role.
+    pub role: Option<String>,
+    /// Teams.
+    pub teams: Vec<String>,
+    /// Its state as last reported (`idle`, `busy`, `needs_approval`…).
+    pub state: Option<String>,
+    /// Why, in words.
+    pub reason: Option<String>,
+    /// Notifications left for it and not read yet.
+    pub unread: usize,
+}
+
+/// One notification.
+#[derive(Clone, Debug, Serialize)]
+pub struct NoteView {
+    /// For whom.
+    pub to: String,
+    /// From whom.
+    pub from: String,
+    /// Its kind.
+    pub kind: String,
+    /// The message.
+    pub message: String,
+}
+
+/// A pane's screen.
+#[derive(Clone, Debug, Serialize)]
+pub struct ScreenView {
+    /// Backend pane id.
+    pub pane: String,
+    /// Rows as HTML (colours kept).
+    pub rows: Vec<String>,
+    /// Columns.
+    pub cols: u16,
+    /// Cursor `[column, row]`.
+    pub cursor: [u16; 2],
+    /// Whether a full-screen program is showing.
+    pub alternate: bool,
+}
+
+/// Agents' states as last reported, by agent name: `(state, reason)`.
+pub type AgentStates = HashMap<String, (String, String)>;
+
+/// Builds the view from the engine's registry and panes.
+pub async fn build(
+    engine: &Engine,
+    states: &AgentStates,
+    input: bool,
+) -> Result<View, EngineError> {
+    let panes = engine.list().await?;
+    let agents = engine.agents().await?;
+    let teams = engine.teams().await?;
+    let records = engine.registry_sessions().await?;
+    let pending = engine.pending_notifications().await?;
+    let mut unread: HashMap<&str, usize> = HashMap::new();
+    for note in &pending {
+        *unread.entry(note.target.as_str()).or_default() += 1;
+    }
+    let agent_view = |a: &crate::engine::registry::AgentRecord| AgentView {
+        name: a.name.clone(),
+        role: a.role.clone(),
+        teams: a.teams.clone(),
+        state: states.get(&a.name).map(|s| s.0.clone()),
+        reason: states.get(&a.name).map(|s| s.1.clone()),
+        unread: unread.get(a.name.as_str()).copied().unwrap_or(0),
+    };
+    let mut grouped: BTreeMap<String, TeamView> = teams
+        .iter()
+        .map(|t| {
+            (
+                t.name.clone(),
+                TeamView {
+                    name: t.name.clone(),
+                    parent: t.parent.clone(),
+                    sessions: Vec::new(),
+                    idle_agents: Vec::new(),
+                },
+            )
+        })
+        .collect();
+    let mut seen_agents = std::collections::HashSet::new();
+    for pane in &panes {
+        let name = session_name(pane);
+        let record = records.iter().find(|r| r.pane == pane.id.as_str());
+        let agent = agents
+            .iter()
+            .find(|a| a.session.as_deref() == Some(name.as_str()))
+            .or_else(|| {
+                let stamped = pane.identity.as_ref()?.agent.as_deref()?;
+                agents.iter().find(|a| a.name == stamped)
+            });
+        if let Some(a) = agent {
+            seen_agents.insert(a.name.clone());
+        }
+        let team = agent
+            .and_then(|a| a.teams.first().cloned())
+            .or_else(|| pane.identity.as_ref().and_then(|i| i.team.clone()))
+            .unwrap_or_default();
+        let last = engine.last_command(&pane.id);
+        let (verdict, ok) = verdict(&last, pane.dead);
+        let locked_by = engine
+            .lock_of(&pane.id)
+            .await
+            .ok()
+            .flatten()
+            .map(|l| l.owner);
+        let view = SessionView {
+            name: name.clone(),
+            pane: pane.id.to_string(),
+            window: pane.window_name.clone(),
+            command: pane.command.clone(),
+            exited: pane.dead,
+            agent: agent.map(agent_view),
+            last_command: last
+                .typed
+                .clone()
+                .or_else(|| record.and_then(|r| r.last_command.clone())),
+            verdict,
+            ok,
+            locked_by,
+            tags: record.map(|r| r.tags.clone()).unwrap_or_default(),
+            cohort_attach: cohort_attach(engine, &name),
+            attach: engine.attach_text(&pane.id),
+            recording: engine
+                .recording(&pane.id)
+                .filter(|r| r.recording)
+                .map(|r| r.path.display().to_string()),
+        };
+        team_entry(&mut grouped, &team).sessions.push(view);
+    }
+    for agent in agents.iter().filter(|a| !seen_agents.contains(&a.name)) {
+        let team = agent.teams.first().cloned().unwrap_or_default();
+        team_entry(&mut grouped, &team)
+            .idle_agents
+            .push(agent_view(agent));
+    }
+    let mut teams: Vec<TeamView> = grouped
+        .into_values()
+        .filter(|t| !t.name.is_empty() || !t.sessions.is_empty() || !t.idle_agents.is_empty())
+        .collect();
+    // Outside any team last.
+    teams.sort_by_key(|t| t.name.is_empty());
+    for team in &mut teams {
+        team.sessions.sort_by(|a, b| a.name.cmp(&b.name));
+    }
+    let skip = pending.len().saturating_sub(50);
+    Ok(View {
+        teams,
+        notifications: pending
+            .into_iter()
+            .skip(skip)
+            .map(|n| NoteView {
+                to: n.target,
+                from: n.source,
+                kind: n.kind,
+                message: n.message,
+            })
+            .collect(),
+        input,
+        backend: engine.backend().kind().name().to_string(),
+    })
+}
+
+fn team_entry<'a>(grouped: &'a mut BTreeMap<String, TeamView>, team: &str) -> &'a mut TeamView {
+    grouped.entry(team.to_string()).or_insert_with(|| TeamView {
+        name: team.to_string(),
+        parent: None,
+        sessions: Vec::new(),
+        idle_agents: Vec::new(),
+    })
+}
+
+/// A session's name: its cohort name, or its window's for a pane cohort did not open.
+pub fn session_name(pane: &PaneInfo) -> String {
+    pane.identity
+        .as_ref()
+        .map(|i| i.name.clone())
+        .unwrap_or_else(|| pane.window_name.clone())
+}
+
+/// `cohort attach NAME`, with the options that reach this engine's terminal server.
+fn cohort_attach(engine: &Engine, name: &str) -> String {
+    let key = engine.server_key();
+    let server = if let Some(name) = key.strip_prefix("-L ") {
+        (name != "cohort").then(|| format!("--socket {} ", shell_word(name)))
+    } else if let Some(path) = key.strip_prefix("-S ") {
+        Some(format!("--socket {} ", shell_word(path)))
+    } else {
+        Some(format!("--backend {} ", engine.backend().kind().name()))
+    };
+    format!(
+        "cohort {}attach {}",
+        server.unwrap_or_default(),
+        shell_word(name)
+    )
+}
+
+/// `word` quoted for a POSIX shell when it needs it.
+fn shell_word(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_./:@%+=,".contains(c));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
+}
+
+/// The verdict in words, and whether it is a success.
+fn verdict(
+    last: &crate::engine::observe::LastCommand,
+    dead: bool,
+) -> (Option<String>, Option<bool>) {
+    if let Some(exited) = last.exited.filter(|_| dead) {
+        return match exited {
+            Some(status) => (Some(format!("exited {status}")), Some(status == 0)),
+            None => (Some("exited".into()), None),
+        };
+    }
+    if last.running {
+        return (Some("running".into()), None);
+    }
+    match last.exit {
+        Some(Some(status)) => (Some(format!("exit {status}")), Some(status == 0)),
+        Some(None) => (Some("done".into()), None),
+        None if dead => (Some("exited".into()), None),
+        None => (None, None),
+    }
+}
+
+/// The screen of `pane` with its colours, as HTML rows.
+pub async fn screen(engine: &Engine, pane: &PaneId) -> Result<ScreenView, EngineError> {
+    let screen = engine.screen_styled(pane).await?;
+    Ok(ScreenView {
+        pane: pane.to_string(),
+        rows: screen.rows.iter().map(|r| row_to_html(r)).collect(),
+        cols: screen.size.cols,
+        cursor: [screen.cursor.x, screen.cursor.y],
+        alternate: screen.alternate,
+    })
+}
