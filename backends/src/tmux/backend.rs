@@ -1,0 +1,447 @@
+//! The [`TerminalBackend`] operations on tmux: panes spawned, split and closed,
+//! text, keys and pastes, lines and screens read, state asked, identities stamped.
+
+use super::*;
+
+#[async_trait]
+impl TerminalBackend for TmuxBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Tmux
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities {
+            splits: true,
+            raw_output_stream: true,
+            prompt_marks: true,
+            titles: true,
+            badges: true,
+            tab_colors: true,
+            background_colors: true,
+            cursor_colors: true,
+            focus: true,
+            foreground_process: true,
+            signed_marks: true,
+            split_sizes: true,
+        }
+    }
+
+    fn attach_hint(&self, pane: &PaneId) -> AttachHint {
+        let config = &self.inner.config;
+        let mut argv: Vec<String> = vec![config.program.to_string_lossy().into_owned()];
+        argv.extend(config.socket.args());
+        // A grouped session per viewer: each human picks windows independently, the
+        // agents' window sizes stay fixed (window-size manual), and the viewer session
+        // disappears when the human detaches.
+        argv.extend(
+            [
+                "new-session",
+                "-t",
+                &format!("={}", config.session),
+                ";",
+                "set-option",
+                "destroy-unattached",
+                "on",
+                ";",
+                "select-window",
+                "-t",
+                pane.as_str(),
+                ";",
+                "select-pane",
+                "-t",
+                pane.as_str(),
+            ]
+            .map(String::from),
+        );
+        let command_line = argv
+            .iter()
+            .map(|a| {
+                if a == ";" {
+                    "\\;".to_string()
+                } else {
+                    quote::sh(a)
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+        AttachHint {
+            description: format!("run `{command_line}` in a terminal; detach with C-b d"),
+            argv,
+            command_line,
+        }
+    }
+
+    async fn spawn(&self, options: SpawnOptions) -> Result<PaneInfo> {
+        if options.name.trim().is_empty() {
+            return Err(BackendError::InvalidArgument(
+                "a window needs a name".into(),
+            ));
+        }
+        let args = self.spawn_args(&options)?;
+        let line = format!(
+            "new-window -d -P -F {} -t {} -n {}{args}",
+            quote::single("#{pane_id}"),
+            self.window_target(),
+            quote::arg(&quote::format_literal(&options.name)),
+        );
+        let Size { cols, rows } = options.size.unwrap_or(self.inner.config.default_size);
+        if !(2..=10_000).contains(&cols) || !(2..=10_000).contains(&rows) {
+            return Err(BackendError::InvalidArgument(format!(
+                "window size {cols}x{rows} is out of range: use 2 to 10000 columns and rows"
+            )));
+        }
+        let reply = self.cmd(&line).await?;
+        let pane = PaneId(reply.text().trim().to_string());
+        check_pane_id(&pane)?;
+        // Pins the window's size (window-size manual for this window only).
+        self.pane_cmd(
+            &pane,
+            &format!("resize-window -t {pane} -x {cols} -y {rows}"),
+        )
+        .await?;
+        if let Some(identity) = &options.identity {
+            self.stamp_identity(&pane, identity).await?;
+        }
+        self.pane_info(&pane).await
+    }
+
+    async fn split(&self, pane: &PaneId, options: SplitOptions) -> Result<PaneInfo> {
+        check_pane_id(pane)?;
+        let direction = match options.direction {
+            SplitDirection::Horizontal => "-h",
+            SplitDirection::Vertical => "-v",
+        };
+        let size = match options.size {
+            None => String::new(),
+            Some(SplitSize::Percent(p)) if (1..=99).contains(&p) => format!(" -l {p}%"),
+            Some(SplitSize::Percent(p)) => {
+                return Err(BackendError::InvalidArgument(format!(
+                    "split size {p}% is out of range: use 1 to 99"
+                )))
+            }
+            Some(SplitSize::Cells(0)) => {
+                return Err(BackendError::InvalidArgument(
+                    "split size 0 cells: use at least 1".into(),
+                ))
+            }
+            Some(SplitSize::Cells(n)) => format!(" -l {n}"),
+        };
+        let args = self.spawn_args(&options.spawn)?;
+        let line = format!(
+            "split-window -d {direction}{size} -P -F {} -t {pane}{args}",
+            quote::single("#{pane_id}")
+        );
+        let reply = self.pane_cmd(pane, &line).await?;
+        let new_pane = PaneId(reply.text().trim().to_string());
+        check_pane_id(&new_pane)?;
+        if let Some(identity) = &options.spawn.identity {
+            self.stamp_identity(&new_pane, identity).await?;
+        }
+        self.pane_info(&new_pane).await
+    }
+
+    async fn close(&self, pane: &PaneId) -> Result<()> {
+        self.pane_cmd(pane, &format!("kill-pane -t {pane}"))
+            .await
+            .map(|_| ())
+    }
+
+    async fn list_panes(&self) -> Result<Vec<PaneInfo>> {
+        let line = format!(
+            "list-panes -s -t {} -F {}",
+            quote::single(&format!("={}", self.inner.config.session)),
+            quote::arg(&pane_format())
+        );
+        let reply = self.cmd(&line).await?;
+        let mut panes = Vec::new();
+        for line in &reply.lines {
+            let Some((info, pid)) = parse_pane_row(&String::from_utf8_lossy(line)) else {
+                continue;
+            };
+            if info.window_name == LOBBY_WINDOW {
+                continue;
+            }
+            if let (false, Some(pid)) = (info.dead, pid) {
+                self.watch_exit(&info.id, pid);
+            }
+            panes.push(info);
+        }
+        Ok(panes)
+    }
+
+    async fn list_windows(&self) -> Result<Vec<WindowInfo>> {
+        let format = ["#{window_id}", "#{window_name}", "#{window_layout}"].join(&SEP.to_string());
+        let line = format!(
+            "list-windows -t {} -F {}",
+            quote::single(&format!("={}", self.inner.config.session)),
+            quote::arg(&format)
+        );
+        let reply = self.cmd(&line).await?;
+        let mut windows = Vec::new();
+        for line in &reply.lines {
+            let line = String::from_utf8_lossy(line);
+            let fields: Vec<&str> = line.split(SEP).collect();
+            if fields.len() != 3 || fields[1] == LOBBY_WINDOW {
+                continue;
+            }
+            windows.push(WindowInfo {
+                id: WindowId(fields[0].to_string()),
+                name: fields[1].to_string(),
+                layout: parse_tmux_layout(fields[2])?,
+            });
+        }
+        Ok(windows)
+    }
+
+    async fn send_text(&self, pane: &PaneId, text: &str) -> Result<()> {
+        if text.is_empty() {
+            return Ok(());
+        }
+        let lines: Vec<String> = chunks(text, CHUNK_BYTES)
+            .into_iter()
+            .map(|chunk| {
+                if quote::is_plain(chunk) {
+                    // `--`: text that starts with `-` is text, not flags.
+                    format!("send-keys -t {pane} -l -- {}", quote::single(chunk))
+                } else {
+                    // Control characters go in as exact bytes.
+                    let hex: Vec<String> = chunk.bytes().map(|b| format!("{b:02x}")).collect();
+                    format!("send-keys -t {pane} -H {}", hex.join(" "))
+                }
+            })
+            .collect();
+        self.pane_pipeline(pane, &lines).await.map(|_| ())
+    }
+
+    async fn send_keys(&self, pane: &PaneId, keys: &[Key]) -> Result<()> {
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let names: Vec<String> = keys.iter().map(|k| quote::single(&k.tmux_name())).collect();
+        self.pane_cmd(pane, &format!("send-keys -t {pane} {}", names.join(" ")))
+            .await
+            .map(|_| ())
+    }
+
+    async fn paste(&self, pane: &PaneId, text: &str) -> Result<()> {
+        check_pane_id(pane)?;
+        if text.is_empty() {
+            return Ok(());
+        }
+        let n = self
+            .inner
+            .paste_counter
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let buffer = format!("cohort-{}-{n}", std::process::id());
+        let mut lines: Vec<String> = chunks(text, CHUNK_BYTES)
+            .into_iter()
+            .enumerate()
+            .map(|(i, chunk)| {
+                let append = if i == 0 { "" } else { " -a" };
+                format!("set-buffer{append} -b {buffer} -- {}", quote::arg(chunk))
+            })
+            .collect();
+        lines.push(format!(
+            "list-buffers -F {}",
+            quote::single("#{buffer_name} #{buffer_size}")
+        ));
+        let replies = self.pane_pipeline(pane, &lines).await?;
+        let listing = replies.last().map(|r| r.text()).unwrap_or_default();
+        let size = listing
+            .lines()
+            .find_map(|l| l.strip_prefix(&format!("{buffer} ")))
+            .and_then(|s| s.trim().parse::<usize>().ok());
+        if size != Some(text.len()) {
+            let _ = self.cmd(&format!("delete-buffer -b {buffer}")).await;
+            return Err(BackendError::InputLost {
+                pane: pane.clone(),
+                detail: format!(
+                    "the paste buffer holds {} bytes, expected {}; nothing was pasted",
+                    size.map_or("no".to_string(), |s| s.to_string()),
+                    text.len()
+                ),
+            });
+        }
+        self.pane_cmd(pane, &format!("paste-buffer -p -d -b {buffer} -t {pane}"))
+            .await
+            .map(|_| ())
+    }
+
+    async fn read_lines(&self, pane: &PaneId, range: LineRange) -> Result<Lines> {
+        let info = self
+            .display(pane, &["#{history_size}", "#{pane_height}"])
+            .await?;
+        let history: u64 = info[0].parse().unwrap_or(0);
+        let height: u64 = info[1].parse().unwrap_or(0);
+        let total = history + height;
+        let start = range.start.min(total);
+        let end = range.end.min(total);
+        if start >= end {
+            return Ok(Lines {
+                first: start,
+                lines: Vec::new(),
+                total,
+            });
+        }
+        // tmux counts the top of the screen as line 0 and history as negative.
+        let from = start as i64 - history as i64;
+        let to = end as i64 - 1 - history as i64;
+        let reply = self
+            .pane_cmd(
+                pane,
+                &format!("capture-pane -p -t {pane} -S {from} -E {to}"),
+            )
+            .await?;
+        Ok(Lines {
+            first: start,
+            lines: reply
+                .lines
+                .iter()
+                .map(|l| String::from_utf8_lossy(l).into_owned())
+                .collect(),
+            total,
+        })
+    }
+
+    async fn read_screen(&self, pane: &PaneId) -> Result<Screen> {
+        self.capture_screen(pane, false).await
+    }
+
+    async fn read_screen_styled(&self, pane: &PaneId) -> Result<Screen> {
+        self.capture_screen(pane, true).await
+    }
+
+    fn subscribe(&self) -> EventStream {
+        self.inner.hub.subscribe()
+    }
+
+    async fn pane_state(&self, pane: &PaneId) -> Result<PaneState> {
+        let f = self
+            .display(
+                pane,
+                &[
+                    "#{pane_current_command}",
+                    "#{pane_pid}",
+                    "#{pane_dead}",
+                    "#{pane_dead_status}",
+                    "#{cursor_x}",
+                    "#{cursor_y}",
+                    "#{pane_width}",
+                    "#{pane_height}",
+                    "#{alternate_on}",
+                    "#{pane_in_mode}",
+                    "#{history_size}",
+                    "#{pane_current_path}",
+                    "#{pane_title}",
+                    "#{pane_dead_signal}",
+                    "#{pane_tty}",
+                ],
+            )
+            .await?;
+        let num = |s: &str| s.parse::<u16>().unwrap_or(0);
+        let dead = f[2] == "1";
+        let shell_pid = f[1].parse::<u32>().ok().filter(|p| *p > 0);
+        let foreground = if dead {
+            None
+        } else {
+            shell_pid.and_then(crate::process::foreground_pid)
+        };
+        Ok(PaneState {
+            foreground_command: f[0].clone(),
+            foreground_pid: foreground,
+            shell_pid,
+            shell_command: shell_pid
+                .and_then(crate::process::process_name)
+                .unwrap_or_default(),
+            dead,
+            exit_status: if dead {
+                f[3].parse::<i32>()
+                    .ok()
+                    .or(f[13].parse::<i32>().ok().map(|s| 128 + s))
+                    .or_else(|| lock(&self.inner.last_marks).get(pane.as_str()).copied())
+            } else {
+                None
+            },
+            cursor: Cursor {
+                x: num(&f[4]),
+                y: num(&f[5]),
+            },
+            size: Size {
+                cols: num(&f[6]),
+                rows: num(&f[7]),
+            },
+            alternate_screen: f[8] == "1",
+            copy_mode: f[9] == "1",
+            bracketed_paste: None,
+            history_lines: f[10].parse().unwrap_or(0),
+            cwd: (!f[11].is_empty()).then(|| f[11].clone()),
+            title: f[12].clone(),
+            tty: (!f[14].is_empty()).then(|| f[14].clone()),
+        })
+    }
+
+    async fn stamp_identity(&self, pane: &PaneId, identity: &Identity) -> Result<()> {
+        let set = |key: &str, value: &Option<String>| match value {
+            Some(v) => format!("set-option -p -t {pane} @cohort_{key} {}", quote::arg(v)),
+            None => format!("set-option -p -u -t {pane} @cohort_{key}"),
+        };
+        let lines = [
+            set("id", &Some(identity.id.clone())),
+            set("name", &Some(identity.name.clone())),
+            set("agent", &identity.agent),
+            set("team", &identity.team),
+            set("key", &identity.key),
+        ];
+        self.pane_pipeline(pane, &lines).await.map(|_| ())
+    }
+
+    async fn set_title(&self, pane: &PaneId, title: &str) -> Result<()> {
+        self.pane_cmd(
+            pane,
+            &format!(
+                "select-pane -t {pane} -T {}",
+                quote::arg(&quote::format_literal(title))
+            ),
+        )
+        .await
+        .map(|_| ())
+    }
+
+    async fn cancel_copy_mode(&self, pane: &PaneId) -> Result<()> {
+        let in_mode = self.display(pane, &["#{pane_in_mode}"]).await?.remove(0);
+        if in_mode.trim() == "1" {
+            self.pane_cmd(pane, &format!("send-keys -t {pane} -X cancel"))
+                .await?;
+        }
+        Ok(())
+    }
+
+    async fn set_appearance(&self, pane: &PaneId, look: &Appearance) -> Result<()> {
+        check_pane_id(pane)?;
+        let lines = appearance::commands(pane, look).map_err(BackendError::InvalidArgument)?;
+        if !lines.is_empty() {
+            self.pane_pipeline(pane, &lines).await?;
+        }
+        if let Some(title) = &look.title {
+            self.set_title(pane, title).await?;
+        }
+        Ok(())
+    }
+
+    async fn appearance(&self, pane: &PaneId) -> Result<Appearance> {
+        let values = self.display(pane, &appearance::READ_FIELDS).await?;
+        Ok(appearance::parse(&values))
+    }
+
+    async fn focus(&self, pane: &PaneId) -> Result<()> {
+        self.pane_pipeline(
+            pane,
+            &[
+                format!("select-window -t {pane}"),
+                format!("select-pane -t {pane}"),
+            ],
+        )
+        .await
+        .map(|_| ())
+    }
+}
