@@ -565,6 +565,13 @@ impl Ladder {
         let finish = match (view.announces_start(), start_mark) {
             (true, Some(c)) => finished(c.offset),
             (true, None) => None,
+            // Not known to announce starts (this process has seen no `C` yet) and typed
+            // while a command ran: the first `D` after Enter is that command's end
+            // (`answered` below decides whether the text was its answer); this line's
+            // own end is the next one.
+            (false, _) if self.started.continues => {
+                finished(0).and_then(|d| finished(d.offset + 1))
+            }
             (false, _) => finished(0),
         };
         // Output begins after the command's C mark, else after the echo line.
