@@ -181,13 +181,8 @@ pub fn terminal_in_line_mode(pid: u32) -> Option<bool> {
 /// `tcgetattr`, which any POSIX system answers for a terminal it can open, whoever's
 /// controlling terminal it is. `None` when it cannot be opened.
 pub fn tty_in_line_mode(tty: &std::path::Path) -> Option<bool> {
-    use std::os::unix::fs::OpenOptionsExt;
     use std::os::unix::io::AsRawFd;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK)
-        .open(tty)
-        .ok()?;
+    let file = open_tty(tty)?;
     // SAFETY: `termios` is plain data that `tcgetattr` fills in; the descriptor is open
     // for the duration of the call.
     let mut termios: libc::termios = unsafe { std::mem::zeroed() };
@@ -200,13 +195,8 @@ pub fn tty_in_line_mode(tty: &std::path::Path) -> Option<bool> {
 /// How many bytes typed into the terminal device at `tty` no program has read yet
 /// (`FIONREAD`; in line mode, the complete lines). `None` when it cannot be opened.
 pub fn tty_input_pending(tty: &std::path::Path) -> Option<usize> {
-    use std::os::unix::fs::OpenOptionsExt;
     use std::os::unix::io::AsRawFd;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK)
-        .open(tty)
-        .ok()?;
+    let file = open_tty(tty)?;
     let mut pending: libc::c_int = 0;
     // SAFETY: FIONREAD writes one int through the pointer; the descriptor is open for
     // the duration of the call.
@@ -214,6 +204,17 @@ pub fn tty_input_pending(tty: &std::path::Path) -> Option<usize> {
         return None;
     }
     usize::try_from(pending).ok()
+}
+
+/// Opens a terminal device only to ask about it: never as a controlling terminal,
+/// never blocking.
+fn open_tty(tty: &std::path::Path) -> Option<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK)
+        .open(tty)
+        .ok()
 }
 
 /// The command line `pid` runs (its arguments joined by spaces), from `/proc` or `ps`.

@@ -160,59 +160,35 @@ impl Engine {
         };
         let agents = self.agents().await?;
         let mut watched: Vec<Watched> = Vec::new();
-        let mut failed: Vec<Met> = Vec::new();
-        for (label, pane) in self.expand_targets(targets).await? {
-            match pane {
-                Ok(pane) => {
-                    let session = session_name(&pane);
-                    let agent = pane
-                        .identity
-                        .as_ref()
-                        .and_then(|i| i.agent.clone())
-                        .or_else(|| {
-                            agents
-                                .iter()
-                                .find(|a| a.session.as_deref() == Some(session.as_str()))
-                                .map(|a| a.name.clone())
-                        });
-                    let feed = matches!(condition, Condition::Pattern(_))
-                        .then(|| LineFeed::from_now(&self.runtimes.get(&pane.id)));
-                    watched.push(Watched {
-                        pane: pane.id.clone(),
-                        agent,
-                        feed,
-                        result: Met {
-                            target: label,
-                            session,
-                            met: false,
-                            what: String::new(),
-                            line: None,
-                            exit_status: None,
-                            after_ms: None,
-                        },
-                    });
-                }
-                Err(e) => failed.push(Met {
+        // Waiting on a name that reaches nothing would only ever time out: refused.
+        for (label, pane) in self.expand_targets_or_refuse(targets).await? {
+            let session = session_name(&pane);
+            let agent = pane
+                .identity
+                .as_ref()
+                .and_then(|i| i.agent.clone())
+                .or_else(|| {
+                    agents
+                        .iter()
+                        .find(|a| a.session.as_deref() == Some(session.as_str()))
+                        .map(|a| a.name.clone())
+                });
+            let feed = matches!(condition, Condition::Pattern(_))
+                .then(|| LineFeed::from_now(&self.runtimes.get(&pane.id)));
+            watched.push(Watched {
+                pane: pane.id.clone(),
+                agent,
+                feed,
+                result: Met {
                     target: label,
-                    session: String::new(),
+                    session,
                     met: false,
-                    what: e.to_string(),
+                    what: String::new(),
                     line: None,
                     exit_status: None,
                     after_ms: None,
-                }),
-            }
-        }
-        // Waiting on a name that reaches nothing would only ever time out.
-        if !failed.is_empty() {
-            let why: Vec<String> = failed
-                .iter()
-                .map(|m| format!("{:?}: {}", m.target, m.what))
-                .collect();
-            return Err(EngineError::InvalidArgument(format!(
-                "nothing to wait for: {}",
-                why.join("; ")
-            )));
+                },
+            });
         }
         let total = watched.len();
         let deadline = start + timeout;
@@ -282,7 +258,7 @@ impl Engine {
             }
         }
         let done = total > 0 && finished(done_count);
-        let mut results: Vec<Met> = watched
+        let results: Vec<Met> = watched
             .into_iter()
             .map(|mut w| {
                 if !w.result.met {
@@ -292,7 +268,6 @@ impl Engine {
                 w.result
             })
             .collect();
-        results.extend(failed);
         Ok(WaitOutcome {
             done,
             results,
