@@ -62,6 +62,10 @@ pub struct Hub {
     state_dir: PathBuf,
     /// Wakes this engine's watcher runner when its watchers changed.
     pub(crate) watch_changes: tokio::sync::Notify,
+    /// For the panes of watchers added here that the runner has not taken in yet: the
+    /// journal offset each was added at, so what they print from then on is watched
+    /// even before the runner wakes.
+    pub(crate) watch_from: Mutex<HashMap<cohort_backends::PaneId, u64>>,
 }
 
 impl Drop for Hub {
@@ -123,6 +127,7 @@ impl Hub {
             started: OnceLock::new(),
             state_dir: state_dir.to_path_buf(),
             watch_changes: tokio::sync::Notify::new(),
+            watch_from: Mutex::new(HashMap::new()),
         }
     }
 

@@ -218,6 +218,11 @@ impl Engine {
                 names::shown(&spec.target)
             )));
         }
+        let watched_from: Vec<(PaneId, u64)> = reached
+            .iter()
+            .filter_map(|(_, p)| p.as_ref().ok())
+            .map(|p| (p.id.clone(), self.runtimes.get(&p.id).lock().journal.len()))
+            .collect();
         match &spec.action {
             Some(Action::Send { target, text, .. }) => {
                 self.resolve(target).await?;
@@ -239,12 +244,30 @@ impl Engine {
         let id = spec.id.clone();
         self.db(move |r| r.add_watch(&id, &json, pid, Some(&instance)))
             .await?;
+        {
+            let mut from = self
+                .hub
+                .watch_from
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            for (pane, at) in watched_from {
+                let at = from.get(&pane).map_or(at, |&earlier| earlier.min(at));
+                from.insert(pane, at);
+            }
+        }
         self.hub.watch_changes.notify_one();
         Ok(spec)
     }
 
     /// Removes a watcher; false when there was none.
     pub async fn remove_watch(&self, id: &str) -> Result<bool, EngineError> {
+        // An id no watcher could have is refused, not echoed back (it may be megabytes).
+        if id.len() > 64 || id.chars().any(char::is_control) {
+            return Err(EngineError::InvalidArgument(format!(
+                "{} is not a watcher id: ids look like w-1a2b3c4d (list_watches shows them)",
+                super::names::shown(id)
+            )));
+        }
         let id = id.to_string();
         let removed = self.db(move |r| r.remove_watch(&id)).await?;
         self.hub.watch_changes.notify_one();
@@ -364,9 +387,20 @@ impl Engine {
     }
 
     /// Starts following `pane`'s output for pattern watchers.
+    /// Starts following `pane`'s output for pattern watchers: from where a watcher
+    /// added here found it, else from now.
     fn follow(&self, pane: &PaneId, feeds: &mut HashMap<PaneId, Feed>) {
+        let added_at = self
+            .hub
+            .watch_from
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(pane);
         feeds.entry(pane.clone()).or_insert_with(|| Feed {
-            lines: LineFeed::from_now(&self.runtimes.get(pane)),
+            lines: match added_at {
+                Some(at) => LineFeed::at(at),
+                None => LineFeed::from_now(&self.runtimes.get(pane)),
+            },
             recent: VecDeque::new(),
         });
     }
