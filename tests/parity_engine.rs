@@ -17,31 +17,15 @@ use std::time::Duration;
 use cohort::engine::completion::{Layer, Until, WaitSpec};
 use cohort::engine::layout::SplitTree;
 use cohort::engine::read::{ReadOptions, ReadWhat};
-use cohort::engine::{Engine, OpenOptions, RunOutput, SendOptions};
+use cohort::engine::{OpenOptions, RunOutput, SendOptions};
 use cohort_backends::{LayoutNode, PaneId, SplitDirection, TerminalBackend, WindowInfo};
 use support::*;
-use terminals::{Terminal, Which};
+use terminals::{EngineOn, Which};
 
 /// One engine under test, with the terminal program it drives.
-struct Ctx {
-    which: Which,
-    engine: Engine,
-    _terminal: Terminal,
-}
+type Ctx = EngineOn;
 
 impl Ctx {
-    async fn new(which: Which) -> Ctx {
-        let terminal = Terminal::start(which).await;
-        let (state, key) = terminal.engine_home();
-        let engine = Engine::with_backend(terminal.backend().await, &state, &key)
-            .unwrap_or_else(|e| panic!("engine over {which:?}: {e}"));
-        Ctx {
-            which,
-            engine,
-            _terminal: terminal,
-        }
-    }
-
     fn backend(&self) -> &Arc<dyn TerminalBackend> {
         self.engine.backend()
     }
@@ -128,12 +112,12 @@ macro_rules! parity {
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn tmux() {
-                ($body)(Ctx::new(Which::Tmux).await).await;
+                ($body)(EngineOn::start(Which::Tmux).await).await;
             }
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn iterm2() {
-                ($body)(Ctx::new(Which::Iterm2).await).await;
+                ($body)(EngineOn::start(Which::Iterm2).await).await;
             }
         }
     };

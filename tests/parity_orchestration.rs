@@ -14,32 +14,16 @@ use cohort::engine::playbook::run::Runner;
 use cohort::engine::playbook::Playbook;
 use cohort::engine::waits::{Condition, Quorum};
 use cohort::engine::watch::{Action, Trigger, WatchSpec};
-use cohort::engine::{Engine, OpenOptions, SendOptions};
+use cohort::engine::{OpenOptions, SendOptions};
 use cohort_backends::{Appearance, PaneId};
 use support::*;
-use terminals::{Terminal, Which};
+use terminals::{EngineOn, Which};
 use tokio_util::sync::CancellationToken;
 
 /// One engine under test, with the terminal program it drives.
-struct Ctx {
-    which: Which,
-    engine: Engine,
-    _terminal: Terminal,
-}
+type Ctx = EngineOn;
 
 impl Ctx {
-    async fn new(which: Which) -> Ctx {
-        let terminal = Terminal::start(which).await;
-        let (state, key) = terminal.engine_home();
-        let engine = Engine::with_backend(terminal.backend().await, &state, &key)
-            .unwrap_or_else(|e| panic!("engine over {which:?}: {e}"));
-        Ctx {
-            which,
-            engine,
-            _terminal: terminal,
-        }
-    }
-
     /// A shell session at its first prompt, reading its terminal.
     async fn shell(&self, options: OpenOptions) -> PaneId {
         let pane = self.engine.open(options).await.expect("open");
@@ -86,12 +70,12 @@ macro_rules! parity {
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn tmux() {
-                ($body)(Ctx::new(Which::Tmux).await).await;
+                ($body)(EngineOn::start(Which::Tmux).await).await;
             }
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn iterm2() {
-                ($body)(Ctx::new(Which::Iterm2).await).await;
+                ($body)(EngineOn::start(Which::Iterm2).await).await;
             }
         }
     };

@@ -61,3 +61,25 @@ impl Terminal {
         }
     }
 }
+
+/// An engine over one terminal program, with the program kept alive as long as it.
+pub struct EngineOn {
+    pub which: Which,
+    pub engine: cohort::engine::Engine,
+    _terminal: Terminal,
+}
+
+impl EngineOn {
+    /// Starts `which` and an engine over it, with a state directory of its own.
+    pub async fn start(which: Which) -> EngineOn {
+        let terminal = Terminal::start(which).await;
+        let (state, key) = terminal.engine_home();
+        let engine = cohort::engine::Engine::with_backend(terminal.backend().await, &state, &key)
+            .unwrap_or_else(|e| panic!("engine over {which:?}: {e}"));
+        EngineOn {
+            which,
+            engine,
+            _terminal: terminal,
+        }
+    }
+}
