@@ -267,10 +267,14 @@ impl Drop for Agent {
     }
 }
 
-/// Parses every non-empty line of `path` as JSON (panics on a line that is not).
+/// Parses every complete non-empty line of `path` as JSON (panics on a line that is
+/// not). A last line without its newline is still being written: it is left for the
+/// next read.
 pub fn read_json_lines(path: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(path).unwrap_or_default();
-    text.lines()
+    let complete = text.rfind('\n').map_or("", |end| &text[..end]);
+    complete
+        .lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON line {l:?}: {e}")))
         .collect()
