@@ -2,7 +2,7 @@
 """Conformance check: the official MCP Python SDK drives `cohort mcp` over stdio.
 
 Usage: check.py PATH/TO/cohort  (the environment selects cohort's tmux socket and
-state directory; see tests/mcp_conformance.rs).
+state directory; see tests/mcp/mcp_conformance.rs).
 
 It lists the tools, validates every input and output schema, and drives
 open -> run -> read -> key -> close, write_many/read_many over three sessions, and

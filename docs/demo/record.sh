@@ -90,7 +90,7 @@ tool run '{"target":"worker-2","command":"git --version >/dev/null && echo ready
 sleep 1
 COHORT_SCREENSHOT_URL="$dashboard" COHORT_SCREENSHOT_CARDS=3 \
     COHORT_SCREENSHOT_FILE="$root/docs/dashboard.png" \
-    HOME="$home" cargo test -q -p cohort --test dashboard -- --ignored --exact readme_screenshot >/dev/null
+    HOME="$home" cargo test -q -p cohort --test mcp -- --ignored --exact dashboard::readme_screenshot >/dev/null
 for pane in manager worker-1 worker-2; do
     tool record "{\"target\":\"$pane\",\"stop\":true}"
 done

@@ -1,0 +1,476 @@
+//! The tmux backend against a real tmux server on a private socket per test.
+
+use std::time::Duration;
+
+use crate::support::*;
+use cohort_backends::{
+    BackendError, BackendEvent, Identity, Key, LineRange, PaneId, SpawnOptions, SplitDirection,
+    SplitOptions, SplitSize, TerminalBackend,
+};
+
+fn shell(name: &str) -> SpawnOptions {
+    SpawnOptions {
+        name: name.into(),
+        ..Default::default()
+    }
+}
+
+async fn ready_shell(
+    backend: &impl TerminalBackend,
+    events: &mut cohort_backends::EventStream,
+    name: &str,
+) -> PaneId {
+    let pane = backend.spawn(shell(name)).await.expect("spawn");
+    wait_prompt(events, &pane.id).await;
+    pane.id
+}
+
+async fn run(backend: &impl TerminalBackend, pane: &PaneId, command: &str) {
+    backend.send_text(pane, command).await.expect("send text");
+    backend
+        .send_keys(pane, &[Key::ENTER])
+        .await
+        .expect("send enter");
+}
+
+#[tokio::test]
+async fn exit_status_arrives_as_an_event() {
+    let server = TestServer::new();
+    let backend = server.backend().await;
+    let mut events = backend.subscribe();
+    let pane = ready_shell(&backend, &mut events, "exit-status").await;
+
+    run(&backend, &pane, "false").await;
+    assert_eq!(wait_exit(&mut events, &pane).await, Some(1));
+    run(&backend, &pane, "true").await;
+    assert_eq!(wait_exit(&mut events, &pane).await, Some(0));
+    run(&backend, &pane, "sh -c 'exit 7'").await;
+    assert_eq!(wait_exit(&mut events, &pane).await, Some(7));
+}
+
+#[tokio::test]
+async fn an_empty_line_reports_no_exit_status() {
+    let server = TestServer::new();
+    let backend = server.backend().await;
+    let mut events = backend.subscribe();
+    let pane = ready_shell(&backend, &mut events, "empty-line").await;
+
+    backend.send_keys(&pane, &[Key::ENTER]).await.unwrap();
+    // The next prompt comes without a D mark: the next D must belong to `false`.
+    wait_prompt(&mut events, &pane).await;
+    run(&backend, &pane, "false").await;
+    assert_eq!(wait_exit(&mut events, &pane).await, Some(1));
+}
+
+#[tokio::test]
+async fn cjk_and_emoji_round_trip_byte_exact() {
+    let server = TestServer::new();
+    let backend = server.backend().await;
+    let mut events = backend.subscribe();
+    let pane = ready_shell(&backend, &mut events, "unicode").await;
+
+    let text = "héllo 世界 🎉 日本語テキスト ✓";
+    run(
+        &backend,
+        &pane,
+        &format!("printf '[%s]\\n' '{text}' | od -An -tx1 | tr -d ' \\n'; echo"),
+    )
+    .await;
+    let expected_hex: String = format!("[{text}]\n")
+        .bytes()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    let out = collect_output_until(&mut events, &pane, |out| {
+        contains(out, expected_hex.as_bytes())
+    })
+    .await;
+    assert!(contains(&out, expected_hex.as_bytes()));
+
+    // And straight through the output stream, as raw bytes.
+    run(&backend, &pane, &format!("echo '<{text}>'")).await;
+    let wanted = format!("<{text}>\r\n");
+    let out =
+        collect_output_until(&mut events, &pane, |out| contains(out, wanted.as_bytes())).await;
+    assert!(contains(&out, wanted.as_bytes()));
+}
+
+#[tokio::test]
+async fn a_100kb_multiline_paste_arrives_intact_and_runs_only_on_enter() {
+    let server = TestServer::new();
+    let backend = server.backend().await;
+    let mut events = backend.subscribe();
+    let pane = ready_shell(&backend, &mut events, "paste").await;
+    let target = server.state_dir().join("pasted.txt");
+
+    let mut body = String::new();
+    let mut i = 0;
+    while body.len() < 100 * 1024 {
+        body.push_str(&format!(
+            "line {i:05} — ünïcödé, quotes ' \" $HOME `x` \\ tab\there\n"
+        ));
+        i += 1;
+    }
+    let script = format!(
+        "cat > '{}' <<'COHORT_EOF'\n{body}COHORT_EOF",
+        target.display()
+    );
+    backend.paste(&pane, &script).await.expect("paste");
+
+    // Nothing runs until Enter: the shell draws the whole paste (its last line
+    // arrives), goes back to reading its terminal, and no command starts or ends.
+    let mut seen = Vec::new();
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !contains(&seen, b"COHORT_EOF") {
+        let event = tokio::time::timeout_at(deadline, events.recv())
+            .await
+            .expect("the paste was drawn")
+            .expect("event stream");
+        match event {
+            BackendEvent::Output { pane: p, bytes } if p == pane => seen.extend_from_slice(&bytes),
+            BackendEvent::Prompt { pane: p, mark, .. } if p == pane => {
+                panic!("the paste ran before Enter: {mark:?}")
+            }
+            _ => {}
+        }
+    }
+    wait_reading(&backend, &pane).await;
+    while let Ok(event) = events.try_recv() {
+        if let BackendEvent::Prompt { pane: p, mark, .. } = event {
+            assert_ne!(p, pane, "the paste ran before Enter: {mark:?}");
+        }
+    }
+    assert!(!target.exists(), "the paste ran before Enter");
+
+    backend.send_keys(&pane, &[Key::ENTER]).await.unwrap();
+    assert_eq!(wait_exit(&mut events, &pane).await, Some(0));
+    let written = std::fs::read_to_string(&target).expect("file written");
+    assert_eq!(written.len(), body.len());
+    assert!(written == body, "pasted text changed on the way");
+}
+
+#[tokio::test]
+async fn long_text_is_typed_whole() {
+    let server = TestServer::new();
+    let backend = server.backend().await;
+    let mut events = backend.subscribe();
+    let pane = ready_shell(&backend, &mut events, "long-text").await;
+    let target = server.state_dir().join("typed.txt");
+
+    let word: String = (0..20_000)
+        .map(|i| char::from(b'a' + (i % 26) as u8))
+        .collect();
+    wait_reading(&backend, &pane).await;
+    run(
+        &backend,
+        &pane,
+        &format!("printf %s {word} > '{}'", target.display()),
+    )
+    .await;
+    assert_eq!(wait_exit(&mut events, &pane).await, Some(0));
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), word);
+}
+
+#[tokio::test]
+async fn ctrl_c_interrupts_and_the_shell_is_back() {
+    let server = TestServer::new();
+    let backend = server.backend().await;
+    let mut events = backend.subscribe();
+    let pane = ready_shell(&backend, &mut events, "ctrl-c").await;
+
+    run(&backend, &pane, "sleep 30").await;
+    wait_for(&mut events, &pane, "the command to start", |e| match e {
+        BackendEvent::Prompt {
+            mark: cohort_backends::PromptMark::CommandStart,
+            ..
+        } => Some(()),
+        _ => None,
+    })
+    .await;
+    // Ctrl-C only reaches `sleep` once it is the terminal's foreground process.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while backend.pane_state(&pane).await.unwrap().foreground_command != "sleep" {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "sleep never became the foreground process"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    backend
+        .send_keys(&pane, &["C-c".parse().unwrap()])
+        .await
+        .unwrap();
+    assert_eq!(wait_exit(&mut events, &pane).await, Some(130));
+    wait_prompt(&mut events, &pane).await;
+    let state = backend.pane_state(&pane).await.unwrap();
+    assert!(
+        state.at_shell(),
+        "shell not back in the foreground: {state:?}"
+    );
+    assert_eq!(state.foreground_command, "bash");
+}
+
+#[tokio::test]
+async fn an_exiting_process_reports_its_status() {
+    let server = TestServer::new();
+    let backend = server.backend().await;
+    let mut events = backend.subscribe();
+    let pane = backend
+        .spawn(SpawnOptions {
+            name: "one-shot".into(),
+            command: Some("echo bye; sleep 0.3; exit 3".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+
+    assert_eq!(wait_exit(&mut events, &pane.id).await, Some(3));
+    let status = wait_for(&mut events, &pane.id, "the pane to exit", |e| match e {
+        BackendEvent::PaneExited { exit_status, .. } => Some(*exit_status),
+        _ => None,
+    })
+    .await;
+    assert_eq!(status, Some(3));
+    let state = backend.pane_state(&pane.id).await.unwrap();
+    assert!(state.dead);
+    assert_eq!(state.exit_status, Some(3));
+
+    // A shell that exits is reported the same way.
+    let shell_pane = ready_shell(&backend, &mut events, "exiting-shell").await;
+    run(&backend, &shell_pane, "exit 5").await;
+    let status = wait_for(&mut events, &shell_pane, "the shell to exit", |e| match e {
+        BackendEvent::PaneExited { exit_status, .. } => Some(*exit_status),
+        _ => None,
+    })
+    .await;
+    assert_eq!(status, Some(5));
+}
+
+#[tokio::test]
+async fn two_connections_drive_the_same_server_at_once() {
+    let server = TestServer::new();
+    let first = server.backend().await;
+    let second = server.backend().await;
+    let mut first_events = first.subscribe();
+    let mut second_events = second.subscribe();
+
+    let a = ready_shell(&first, &mut first_events, "from-first").await;
+    let b = ready_shell(&second, &mut second_events, "from-second").await;
+
+    // Each drives the other's pane and sees the result on its own event stream.
+    let (r1, r2) = tokio::join!(
+        run(&first, &b, "echo one-$((40+2))"),
+        run(&second, &a, "echo two-$((40+3))")
+    );
+    let _ = (r1, r2);
+    collect_output_until(&mut first_events, &b, |o| contains(o, b"one-42\r\n")).await;
+    collect_output_until(&mut second_events, &a, |o| contains(o, b"two-43\r\n")).await;
+
+    let names = |panes: Vec<cohort_backends::PaneInfo>| {
+        let mut n: Vec<String> = panes.into_iter().map(|p| p.window_name).collect();
+        n.sort();
+        n
+    };
+    assert_eq!(
+        names(first.list_panes().await.unwrap()),
+        ["from-first", "from-second"]
+    );
+    assert_eq!(
+        names(second.list_panes().await.unwrap()),
+        ["from-first", "from-second"]
+    );
+}
+
+#[tokio::test]
+async fn a_pane_is_found_again_by_its_stamped_identity() {
+    let server = TestServer::new();
+    let identity = Identity {
+        id: "6f1c9a52-0000-4000-8000-000000000001".into(),
+        name: "builder".into(),
+        agent: Some("alice".into()),
+        team: Some("backend".into()),
+        key: None,
+    };
+    let pane = {
+        let backend = server.backend().await;
+        let pane = backend
+            .spawn(SpawnOptions {
+                name: "builder".into(),
+                identity: Some(identity.clone()),
+                ..Default::default()
+            })
+            .await
+            .unwrap();
+        assert_eq!(pane.identity.as_ref(), Some(&identity));
+        pane.id
+        // The first connection is dropped here, like a cohort process that exits.
+    };
+    let later = server.backend().await;
+    let found = later.list_panes().await.unwrap();
+    let again = found
+        .iter()
+        .find(|p| p.identity.as_ref() == Some(&identity))
+        .expect("found by identity");
+    assert_eq!(again.id, pane);
+}
+
+#[tokio::test]
+async fn splits_layouts_and_close() {
+    let server = TestServer::new();
+    let backend = server.backend().await;
+    let left = backend.spawn(shell("split")).await.unwrap();
+    let right = backend
+        .split(
+            &left.id,
+            SplitOptions {
+                direction: SplitDirection::Horizontal,
+                size: Some(SplitSize::Percent(30)),
+                spawn: shell("ignored"),
+            },
+        )
+        .await
+        .unwrap();
+    let below = backend
+        .split(
+            &right.id,
+            SplitOptions {
+                direction: SplitDirection::Vertical,
+                size: None,
+                spawn: shell("ignored"),
+            },
+        )
+        .await
+        .unwrap();
+    let windows = backend.list_windows().await.unwrap();
+    assert_eq!(windows.len(), 1);
+    let panes: Vec<PaneId> = windows[0].layout.panes().into_iter().cloned().collect();
+    assert_eq!(
+        panes,
+        vec![left.id.clone(), right.id.clone(), below.id.clone()]
+    );
+    assert!(
+        right.size.cols < left.size.cols,
+        "30% split: {right:?} vs {left:?}"
+    );
+
+    backend.close(&below.id).await.unwrap();
+    let err = backend.close(&below.id).await.unwrap_err();
+    assert!(matches!(err, BackendError::PaneGone(_)), "{err}");
+    assert_eq!(backend.list_panes().await.unwrap().len(), 2);
+}
+
+#[tokio::test]
+async fn lines_and_screen_are_readable() {
+    let server = TestServer::new();
+    let backend = server.backend().await;
+    let mut events = backend.subscribe();
+    let pane = ready_shell(&backend, &mut events, "read").await;
+
+    run(&backend, &pane, "seq 1 300").await;
+    assert_eq!(wait_exit(&mut events, &pane).await, Some(0));
+    let state = backend.pane_state(&pane).await.unwrap();
+    assert!(state.history_lines > 200, "{state:?}");
+    let all = backend
+        .read_lines(
+            &pane,
+            LineRange {
+                start: 0,
+                end: u64::MAX,
+            },
+        )
+        .await
+        .unwrap();
+    let numbers: Vec<&String> = all
+        .lines
+        .iter()
+        .filter(|l| l.chars().all(|c| c.is_ascii_digit()) && !l.is_empty())
+        .collect();
+    assert_eq!(numbers.first().map(|s| s.as_str()), Some("1"));
+    assert_eq!(numbers.last().map(|s| s.as_str()), Some("300"));
+    let some = backend
+        .read_lines(&pane, LineRange { start: 5, end: 8 })
+        .await
+        .unwrap();
+    assert_eq!(some.first, 5);
+    assert_eq!(some.lines.len(), 3);
+
+    let screen = backend.read_screen(&pane).await.unwrap();
+    assert_eq!(screen.rows.len(), screen.size.rows as usize);
+    assert!(!screen.alternate);
+    assert!(screen.rows.iter().any(|r| r == "300"));
+}
+
+#[tokio::test]
+async fn bad_input_gets_clear_errors() {
+    let server = TestServer::new();
+    let backend = server.backend().await;
+    let gone = PaneId::new("%9999");
+    assert!(matches!(
+        backend.send_text(&gone, "x").await,
+        Err(BackendError::PaneGone(_))
+    ));
+    assert!(matches!(
+        backend.pane_state(&gone).await,
+        Err(BackendError::PaneGone(_))
+    ));
+    assert!(matches!(
+        backend
+            .send_text(&PaneId::new("%1; kill-server"), "x")
+            .await,
+        Err(BackendError::InvalidArgument(_))
+    ));
+    let err = backend
+        .spawn(SpawnOptions {
+            name: "x".into(),
+            cwd: Some("/definitely/not/here".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("does not exist"), "{err}");
+    // The connection is still fine afterwards.
+    assert!(backend.list_panes().await.is_ok());
+}
+
+#[tokio::test]
+async fn reconnects_after_the_server_goes_away() {
+    let server = TestServer::new();
+    let backend = server.backend().await;
+    let mut events = backend.subscribe();
+    backend.spawn(shell("before")).await.unwrap();
+    std::process::Command::new("tmux")
+        .args(["-L", &server.socket, "kill-server"])
+        .status()
+        .unwrap();
+    // The event stream says so…
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        match tokio::time::timeout_at(deadline, events.recv())
+            .await
+            .expect("disconnect event")
+        {
+            Some(BackendEvent::Disconnected { .. }) => break,
+            Some(_) => continue,
+            None => panic!("stream ended"),
+        }
+    }
+    // …and the next call starts a fresh server and works, saying the server is a new
+    // one (so the engine keeps nothing of the old panes, whose ids the new ones reuse).
+    let pane = backend.spawn(shell("after")).await.expect("reconnected");
+    let mut restarted = false;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        match tokio::time::timeout_at(deadline, events.recv())
+            .await
+            .expect("prompt after reconnecting")
+        {
+            Some(BackendEvent::ServerRestarted) => restarted = true,
+            Some(BackendEvent::Prompt { pane: p, .. }) if p == pane.id => break,
+            Some(_) => continue,
+            None => panic!("stream ended"),
+        }
+    }
+    assert!(
+        restarted,
+        "no ServerRestarted event before the new pane's prompt"
+    );
+}

@@ -1,0 +1,599 @@
+//! Orchestration against real tmux: waits, watchers (with actions, surviving a
+//! restart), notifications, agents' status, playbooks and team colours.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::support::*;
+use cohort::engine::completion::Until;
+use cohort::engine::playbook::run::Runner;
+use cohort::engine::playbook::Playbook;
+use cohort::engine::waits::{Condition, Quorum};
+use cohort::engine::watch::{Action, Trigger, WatchEvent, WatchSpec};
+use cohort::engine::{Engine, OpenOptions, SendOptions};
+use cohort_backends::{PaneId, PaneInfo};
+use tokio_util::sync::CancellationToken;
+
+async fn engine(server: &TestServer) -> Engine {
+    let backend = server.backend().await;
+    Engine::with_backend(Arc::new(backend), server.state_dir(), &server.socket).unwrap()
+}
+
+async fn shell(engine: &Engine, options: OpenOptions) -> PaneInfo {
+    let pane = engine.open(options).await.unwrap();
+    assert!(engine.wait_ready(&pane.id, WAIT).await, "no prompt");
+    engine.wait_reading(&pane.id, WAIT).await;
+    pane
+}
+
+async fn type_line(engine: &Engine, pane: &PaneId, text: &str) {
+    engine
+        .send(pane, text, &SendOptions::default())
+        .await
+        .unwrap_or_else(|e| panic!("{text}: {e}"));
+}
+
+fn names(list: &[&str]) -> Vec<String> {
+    list.iter().map(|s| s.to_string()).collect()
+}
+
+/// Waits until `text` shows in new output of `target` (through the engine's own
+/// wait, which is what is tested elsewhere here).
+async fn expect_text(engine: &Engine, target: &str, text: &str) -> String {
+    let outcome = engine
+        .wait_for(
+            &names(&[target]),
+            &Condition::Pattern(Until::new(text, false).unwrap()),
+            Quorum::Any,
+            WAIT,
+            |_, _, _| {},
+        )
+        .await
+        .unwrap();
+    assert!(
+        outcome.done,
+        "{text:?} never showed in {target}: {outcome:?}"
+    );
+    outcome.results[0].line.clone().unwrap_or_default()
+}
+
+#[tokio::test]
+async fn wait_for_exit_answers_each_target_with_its_status() {
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let a = shell(&engine, OpenOptions::named("wa")).await;
+    let b = shell(&engine, OpenOptions::named("wb")).await;
+    type_line(&engine, &a.id, "sleep 0.3; (exit 3)").await;
+    type_line(&engine, &b.id, "sleep 0.6; true").await;
+    let mut heard = Vec::new();
+    let outcome = engine
+        .wait_for(
+            &names(&["wa", "wb"]),
+            &Condition::Exit,
+            Quorum::All,
+            WAIT,
+            |m, done, total| heard.push((m.target.clone(), done, total)),
+        )
+        .await
+        .unwrap();
+    assert!(outcome.done, "{outcome:?}");
+    let status: Vec<(String, Option<i32>)> = outcome
+        .results
+        .iter()
+        .map(|m| (m.target.clone(), m.exit_status))
+        .collect();
+    assert_eq!(
+        status,
+        vec![("wa".into(), Some(3)), ("wb".into(), Some(0))],
+        "{outcome:?}"
+    );
+    assert_eq!(heard.len(), 2, "progress per target: {heard:?}");
+    assert_eq!(heard[1].1, 2);
+}
+
+#[tokio::test]
+async fn wait_for_pattern_gives_the_line_and_any_ends_at_the_first() {
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let a = shell(&engine, OpenOptions::named("pa")).await;
+    shell(&engine, OpenOptions::named("pb")).await;
+    // The typed command line does not match; only the printed line does.
+    type_line(
+        &engine,
+        &a.id,
+        "sleep 1; printf 'listening on port %s\\n' 80$((40+2))",
+    )
+    .await;
+    let outcome = engine
+        .wait_for(
+            &names(&["pa", "pb"]),
+            &Condition::Pattern(Until::new(r"port \d+", true).unwrap()),
+            Quorum::Any,
+            WAIT,
+            |_, _, _| {},
+        )
+        .await
+        .unwrap();
+    assert!(outcome.done, "{outcome:?}");
+    assert!(
+        outcome.results[0].met && !outcome.results[1].met,
+        "{outcome:?}"
+    );
+    assert_eq!(
+        outcome.results[0].line.as_deref(),
+        Some("listening on port 8042")
+    );
+}
+
+#[tokio::test]
+async fn wait_for_all_times_out_naming_who_did_not_meet_it() {
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let a = shell(&engine, OpenOptions::named("ta")).await;
+    shell(&engine, OpenOptions::named("tb")).await;
+    // Printed a while after the wait starts following new output.
+    type_line(&engine, &a.id, "sleep 1; printf 'al%s\\n' pha").await;
+    let outcome = engine
+        .wait_for(
+            &names(&["ta", "tb"]),
+            &Condition::Pattern(Until::new("alpha", false).unwrap()),
+            Quorum::All,
+            Duration::from_millis(5000),
+            |_, _, _| {},
+        )
+        .await
+        .unwrap();
+    assert!(!outcome.done, "{outcome:?}");
+    let by: Vec<(&str, bool)> = outcome
+        .results
+        .iter()
+        .map(|m| (m.target.as_str(), m.met))
+        .collect();
+    assert_eq!(by, vec![("ta", true), ("tb", false)]);
+    assert!(
+        outcome.results[1].what.contains("not pattern"),
+        "{outcome:?}"
+    );
+    // A name that reaches nothing could only time out: the wait is refused at once,
+    // naming it.
+    let refused = engine
+        .wait_for(
+            &names(&["ta", "nobody"]),
+            &Condition::Quiet(Duration::from_millis(100)),
+            Quorum::All,
+            Duration::from_millis(5000),
+            |_, _, _| {},
+        )
+        .await
+        .expect_err("an unknown target refuses the wait");
+    assert!(refused.to_string().contains("nobody"), "{refused}");
+}
+
+#[tokio::test]
+async fn wait_for_quiet_waits_until_output_stops() {
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let a = shell(&engine, OpenOptions::named("qa")).await;
+    type_line(
+        &engine,
+        &a.id,
+        "for i in 1 2 3 4 5 6; do echo tick$i; sleep 0.1; done; echo ticks-done",
+    )
+    .await;
+    let outcome = engine
+        .wait_for(
+            &names(&["qa"]),
+            &Condition::Quiet(Duration::from_millis(300)),
+            Quorum::All,
+            WAIT,
+            |_, _, _| {},
+        )
+        .await
+        .unwrap();
+    assert!(outcome.done, "{outcome:?}");
+    // Quiet came only after the loop had printed its last line.
+    let screen = engine
+        .read(
+            &a.id,
+            &cohort::engine::read::ReadOptions {
+                what: cohort::engine::read::ReadWhat::Tail(20),
+                ..Default::default()
+            },
+        )
+        .await;
+    assert!(screen.text.contains("ticks-done"), "{}", screen.text);
+}
+
+#[tokio::test]
+async fn wait_for_idle_follows_agent_states() {
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let pane = shell(&engine, OpenOptions::named("ia")).await;
+    engine
+        .register_agent("ivy", &pane, None, &names(&["crew"]))
+        .await
+        .unwrap();
+    engine.report_agent_state("ivy", "busy", "turn started");
+    let publisher = engine.clone();
+    let later = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        publisher.report_agent_state("ivy", "idle", "turn ended");
+    });
+    let outcome = engine
+        .wait_for(
+            &names(&["crew"]),
+            &Condition::Idle,
+            Quorum::All,
+            WAIT,
+            |_, _, _| {},
+        )
+        .await
+        .unwrap();
+    later.await.unwrap();
+    assert!(outcome.done, "{outcome:?}");
+    assert_eq!(outcome.results[0].what, "idle: turn ended");
+    // Without an agent state: idle once the command typed there is over.
+    let plain = shell(&engine, OpenOptions::named("ib")).await;
+    type_line(&engine, &plain.id, "sleep 1; echo slept-$((2+3))").await;
+    let outcome = engine
+        .wait_for(
+            &names(&["ib"]),
+            &Condition::Idle,
+            Quorum::All,
+            WAIT,
+            |_, _, _| {},
+        )
+        .await
+        .unwrap();
+    assert!(outcome.done, "{outcome:?}");
+    assert!(
+        outcome.results[0].what.contains("at the prompt"),
+        "{outcome:?}"
+    );
+    let tail = engine
+        .read(
+            &plain.id,
+            &cohort::engine::read::ReadOptions {
+                what: cohort::engine::read::ReadWhat::Tail(5),
+                ..Default::default()
+            },
+        )
+        .await;
+    assert!(
+        tail.text.contains("slept-5"),
+        "idle came before the command ended: {}",
+        tail.text
+    );
+}
+
+fn send_on_get(target: &str, to: &str, text: &str) -> WatchSpec {
+    WatchSpec {
+        id: String::new(),
+        target: target.into(),
+        trigger: Trigger::Pattern {
+            pattern: "GET /".into(),
+            regex: false,
+        },
+        action: Some(Action::Send {
+            target: to.into(),
+            text: text.into(),
+            enter: true,
+        }),
+        notify: "lead".into(),
+        context: 2,
+        once: false,
+        owner: None,
+    }
+}
+
+#[tokio::test]
+async fn a_watcher_acts_on_the_line_and_leaves_a_notification() {
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    engine.start_orchestration();
+    let srv = shell(&engine, OpenOptions::named("server")).await;
+    shell(&engine, OpenOptions::named("client")).await;
+    let spec = engine
+        .add_watch(send_on_get("server", "client", "echo served-$((6*7))"))
+        .await
+        .unwrap();
+    type_line(
+        &engine,
+        &srv.id,
+        "echo booting; sleep 1; printf '%s / HTTP/1.1\\n' GET",
+    )
+    .await;
+    // The client got the action's command, and ran it.
+    expect_text(&engine, "client", "served-42").await;
+    let notes = engine
+        .notifications_for("lead", false, Some(WAIT))
+        .await
+        .unwrap();
+    let note = notes
+        .iter()
+        .find(|n| n.kind == "watch")
+        .unwrap_or_else(|| panic!("no watch notification: {notes:?}"));
+    assert!(note.message.contains("GET / HTTP/1.1"), "{}", note.message);
+    assert!(
+        note.message.contains("booting"),
+        "context: {}",
+        note.message
+    );
+    assert!(
+        note.message.contains("typed into client"),
+        "{}",
+        note.message
+    );
+    let listed = engine.watches().await.unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].spec.id, spec.id);
+    assert!(listed[0].here && listed[0].hits >= 1, "{:?}", listed[0]);
+    assert!(engine.remove_watch(&spec.id).await.unwrap());
+    assert!(engine.watches().await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn watchers_survive_a_restart_of_the_server_that_made_them() {
+    let server = TestServer::new();
+    let first = engine(&server).await;
+    first.start_orchestration();
+    shell(&first, OpenOptions::named("server")).await;
+    shell(&first, OpenOptions::named("client")).await;
+    let spec = first
+        .add_watch(send_on_get(
+            "server",
+            "client",
+            "echo after-restart-$((40+2))",
+        ))
+        .await
+        .unwrap();
+    first.stop_orchestration();
+    drop(first);
+
+    let second = engine(&server).await;
+    second.adopt().await.unwrap();
+    second.start_orchestration();
+    let srv = second.resolve("server").await.unwrap();
+    second.wait_reading(&srv.id, WAIT).await;
+    // Taking over happens as the runner starts: wait until this engine runs it.
+    let mut taken = false;
+    for _ in 0..200 {
+        let listed = second.watches().await.unwrap();
+        if listed.iter().any(|w| w.spec.id == spec.id && w.here) {
+            taken = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert!(taken, "the new server never took the watcher over");
+    type_line(&second, &srv.id, "sleep 1; printf '%s /index.html\\n' GET").await;
+    expect_text(&second, "client", "after-restart-42").await;
+}
+
+#[tokio::test]
+async fn failed_commands_and_agent_states_become_notifications_and_status() {
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    engine.start_orchestration();
+    let pane = shell(&engine, OpenOptions::named("nb")).await;
+    engine
+        .register_agent("nia", &pane, None, &names(&["ops"]))
+        .await
+        .unwrap();
+    type_line(&engine, &pane.id, "sh -c 'exit 4'").await;
+    let notes = engine
+        .notifications_for("boss", false, Some(WAIT))
+        .await
+        .unwrap();
+    let failed = notes
+        .iter()
+        .find(|n| n.kind == "command_failed")
+        .unwrap_or_else(|| panic!("no command_failed notification: {notes:?}"));
+    assert!(failed.message.contains("status 4"), "{}", failed.message);
+    assert!(failed.message.contains("nb"), "{}", failed.message);
+    // A state change makes one too, and shows in the agent's status line.
+    engine.report_agent_state("nia", "needs_approval", "asks to run rm");
+    let notes = engine
+        .notifications_for("boss", false, Some(WAIT))
+        .await
+        .unwrap();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.kind == "agent_state" && n.message.contains("needs_approval")),
+        "{notes:?}"
+    );
+    engine
+        .notify("boss", "ops", "info", "rebase first")
+        .await
+        .unwrap();
+    let status = engine.agent_statuses().await.unwrap();
+    assert_eq!(status.len(), 1);
+    let line = status[0].line();
+    assert!(line.starts_with("nia (ops) needs_approval"), "{line}");
+    assert!(line.contains("asks to run rm"), "{line}");
+    assert!(line.contains("exit 4"), "{line}");
+    assert!(status[0].unread >= 1, "{line}");
+    let mine = engine.notifications_for("nia", false, None).await.unwrap();
+    assert!(
+        mine.iter()
+            .any(|n| n.message == "rebase first" && n.source == "boss"),
+        "{mine:?}"
+    );
+    // Read once: handed out, no more unread for that one.
+    let again = engine.notifications_for("nia", false, None).await.unwrap();
+    assert!(
+        again.iter().all(|n| n.message != "rebase first"),
+        "{again:?}"
+    );
+}
+
+/// The playbook example the README shows.
+fn two_teams() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/playbooks/two-teams.toml")
+}
+
+#[tokio::test]
+async fn a_playbook_over_two_teams_stops_at_its_failing_step() {
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let book = Playbook::from_file(&two_teams()).unwrap();
+    let mut progress = Vec::new();
+    let report = engine
+        .run_playbook(&book, &Runner::default(), &CancellationToken::new(), |p| {
+            progress.push(p.message)
+        })
+        .await;
+    assert_eq!(report.opened.len(), 4, "{report:?}");
+    assert!(!report.ok);
+    let steps: Vec<(bool, bool)> = report.steps.iter().map(|s| (s.ran, s.ok)).collect();
+    assert_eq!(
+        steps,
+        vec![(true, true), (true, false), (false, false)],
+        "{report:#?}"
+    );
+    assert_eq!(report.steps[0].results.len(), 4);
+    assert!(report
+        .stopped_at
+        .as_deref()
+        .unwrap_or_default()
+        .contains("test"));
+    let test = &report.steps[1].results;
+    let by: Vec<(&str, bool)> = test.iter().map(|r| (r.session.as_str(), r.ok)).collect();
+    assert_eq!(
+        by,
+        vec![("api", true), ("web", true), ("db", false)],
+        "{test:#?}"
+    );
+    let db = &test[2];
+    assert_eq!(
+        db.verdict.as_ref().and_then(|v| v.exit_status),
+        Some(1),
+        "{db:?}"
+    );
+    assert!(
+        db.output.as_deref().unwrap_or_default().contains("fail"),
+        "{db:?}"
+    );
+    assert!(progress.len() >= 4, "{progress:?}");
+    // Teams got colours, and the panes show them.
+    let backend = engine.backend().clone();
+    let api = engine.resolve("api").await.unwrap();
+    let web = engine.resolve("web").await.unwrap();
+    let shown_api = backend.appearance(&api.id).await.unwrap();
+    let shown_web = backend.appearance(&web.id).await.unwrap();
+    assert_eq!(
+        shown_api.tab_color,
+        Some(engine.team_colour("backend").await.unwrap().hex)
+    );
+    assert_eq!(
+        shown_web.tab_color,
+        Some(engine.team_colour("frontend").await.unwrap().hex)
+    );
+    assert_ne!(shown_api.tab_color, shown_web.tab_color);
+}
+
+#[tokio::test]
+async fn a_playbook_with_continue_on_error_runs_every_step() {
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    shell(&engine, OpenOptions::named("solo")).await;
+    let book = Playbook::from_value(serde_json::json!({
+        "steps": [
+            {"name": "fails", "targets": ["solo"], "command": "false", "continue_on_error": true},
+            {"name": "waits", "targets": ["solo"], "command": "sleep 0.2; echo ready-now", "until": "ready-now"},
+        ]
+    }))
+    .unwrap();
+    let report = engine
+        .run_playbook(&book, &Runner::default(), &CancellationToken::new(), |_| {})
+        .await;
+    let steps: Vec<(bool, bool)> = report.steps.iter().map(|s| (s.ran, s.ok)).collect();
+    assert_eq!(steps, vec![(true, false), (true, true)], "{report:#?}");
+    assert!(
+        report.ok,
+        "continue_on_error keeps the playbook ok: {report:#?}"
+    );
+}
+
+#[tokio::test]
+async fn eight_teams_get_hues_far_apart_and_keep_them() {
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let mut hues = Vec::new();
+    for i in 0..8 {
+        hues.push(engine.team_colour(&format!("team{i}")).await.unwrap().hue);
+    }
+    assert_eq!(hues[0], 180.0);
+    for (i, a) in hues.iter().enumerate() {
+        for b in &hues[i + 1..] {
+            let d = cohort::engine::colours::hue_distance(*a, *b);
+            assert!(d >= 40.0, "hues {a} and {b} are {d}° apart: {hues:?}");
+        }
+    }
+    // Stable: asked again (from a new engine), the same.
+    let again = self::engine(&server).await;
+    assert_eq!(again.team_colour("team3").await.unwrap().hue, hues[3]);
+    // A pane opened for an agent of a team shows the team's colour and name; one
+    // registered later too.
+    let pane = engine
+        .open(OpenOptions {
+            agent: Some("tia".into()),
+            team: Some("team3".into()),
+            ..OpenOptions::named("t3")
+        })
+        .await
+        .unwrap();
+    let shown = engine.backend().appearance(&pane.id).await.unwrap();
+    assert_eq!(
+        shown.tab_color.as_deref(),
+        Some(cohort::engine::colours::hue_hex(hues[3]).as_str())
+    );
+    assert_eq!(shown.badge.as_deref(), Some("team3"));
+    let other = shell(&engine, OpenOptions::named("t5")).await;
+    engine
+        .register_agent("tom", &other, None, &names(&["team5"]))
+        .await
+        .unwrap();
+    let shown = engine.backend().appearance(&other.id).await.unwrap();
+    assert_eq!(
+        shown.tab_color.as_deref(),
+        Some(cohort::engine::colours::hue_hex(hues[5]).as_str())
+    );
+}
+
+#[tokio::test]
+async fn a_watcher_on_an_event_fires_on_a_failed_command_only() {
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    engine.start_orchestration();
+    let pane = shell(&engine, OpenOptions::named("ev")).await;
+    engine
+        .add_watch(WatchSpec {
+            id: String::new(),
+            target: "ev".into(),
+            trigger: Trigger::Event {
+                event: WatchEvent::CommandFailed,
+            },
+            action: None,
+            notify: "lead".into(),
+            context: 0,
+            once: true,
+            owner: None,
+        })
+        .await
+        .unwrap();
+    type_line(&engine, &pane.id, "true").await;
+    type_line(&engine, &pane.id, "sh -c 'exit 9'").await;
+    let notes = engine
+        .notifications_for("lead", false, Some(WAIT))
+        .await
+        .unwrap();
+    let hits: Vec<&str> = notes
+        .iter()
+        .filter(|n| n.kind == "watch")
+        .map(|n| n.message.as_str())
+        .collect();
+    assert_eq!(hits.len(), 1, "{notes:?}");
+    assert!(hits[0].contains("status 9"), "{}", hits[0]);
+}

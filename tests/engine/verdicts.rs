@@ -1,0 +1,266 @@
+//! Verdicts from honest use that once came out wrong, each against a real shell in
+//! real tmux: keys read by the shell itself, prompt hooks users extend, lines the
+//! shell refuses, the sentinel in integrated shells, REPL blocks, and the hints.
+//! The ladder's decisions for each are also recorded in `fixtures/ladder/` (see
+//! `ladder_replay.rs`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::support::*;
+use cohort::engine::completion::{Layer, Until, WaitSpec};
+use cohort::engine::{Engine, OpenOptions, RunOutput, SendOptions};
+use cohort_backends::{Key, PaneId};
+
+async fn shell_session(server: &TestServer) -> (Engine, PaneId) {
+    let backend = server.backend().await;
+    let engine =
+        Engine::with_backend(Arc::new(backend), server.state_dir(), &server.socket).unwrap();
+    let pane = engine
+        .open(OpenOptions::named("verdicts"))
+        .await
+        .unwrap()
+        .id;
+    assert!(engine.wait_ready(&pane, WAIT).await, "no prompt");
+    engine.wait_shell_up(&pane).await;
+    (engine, pane)
+}
+
+fn spec(timeout_ms: u64) -> WaitSpec {
+    WaitSpec {
+        timeout: Duration::from_millis(timeout_ms),
+        ..WaitSpec::default()
+    }
+}
+
+fn until(text: &str) -> WaitSpec {
+    WaitSpec {
+        until: Some(Until::new(text, false).unwrap()),
+        ..spec(10_000)
+    }
+}
+
+async fn run_with(
+    engine: &Engine,
+    pane: &PaneId,
+    command: &str,
+    send: &SendOptions,
+    spec: WaitSpec,
+) -> RunOutput {
+    engine
+        .run(pane, command, send, spec, false)
+        .await
+        .unwrap_or_else(|e| panic!("{command}: {e}"))
+}
+
+async fn run(engine: &Engine, pane: &PaneId, command: &str, spec: WaitSpec) -> RunOutput {
+    run_with(engine, pane, command, &SendOptions::default(), spec).await
+}
+
+fn verdict(out: &RunOutput) -> (bool, Layer, Option<i32>) {
+    (
+        out.verdict.complete,
+        out.verdict.layer,
+        out.verdict.exit_status,
+    )
+}
+
+#[tokio::test]
+async fn keys_the_shell_reads_itself_are_questions_not_ends() {
+    let server = TestServer::new();
+    let (engine, pane) = shell_session(&server).await;
+    for command in [
+        "read -n1 -p 'Continue? [y/n] ' yn",
+        "read -N1 key",
+        "read -n3 keys",
+        "read -t 5 -n1 key",
+        "read -e -p 'Path: ' path",
+    ] {
+        let out = run(&engine, &pane, command, spec(10_000)).await;
+        assert_eq!(
+            (out.verdict.complete, out.verdict.layer),
+            (false, Layer::Nested),
+            "{command}: {:?}",
+            out.verdict
+        );
+        let hint = out.verdict.hint.clone().unwrap_or_default();
+        assert!(hint.contains("answer it with send"), "{command}: {hint}");
+        // Stop it, and be back at the prompt for the next one.
+        engine
+            .keys(&pane, &["C-c".parse::<Key>().unwrap()])
+            .await
+            .unwrap();
+        let out = run(&engine, &pane, "true", spec(10_000)).await;
+        assert_eq!(
+            verdict(&out),
+            (true, Layer::Exit, Some(0)),
+            "after {command}: {:?}",
+            out.output.text
+        );
+    }
+}
+
+#[tokio::test]
+async fn statuses_survive_what_users_add_to_the_prompt_hook() {
+    let server = TestServer::new();
+    let (engine, pane) = shell_session(&server).await;
+    for hook in [
+        r#"PROMPT_COMMAND="history -a; ${PROMPT_COMMAND}""#,
+        r#"PROMPT_COMMAND="${PROMPT_COMMAND}; (exit 9)""#,
+        r#"PROMPT_COMMAND="(exit 8); ${PROMPT_COMMAND}""#,
+    ] {
+        run(&engine, &pane, hook, spec(10_000)).await;
+        let out = run(&engine, &pane, "(exit 4)", spec(10_000)).await;
+        assert_eq!(verdict(&out), (true, Layer::Exit, Some(4)), "after {hook}");
+        let out = run(&engine, &pane, "true", spec(10_000)).await;
+        assert_eq!(verdict(&out), (true, Layer::Exit, Some(0)), "after {hook}");
+    }
+}
+
+#[tokio::test]
+async fn a_line_the_shell_refuses_is_over_with_its_message() {
+    let server = TestServer::new();
+    let (engine, pane) = shell_session(&server).await;
+    // The shell's first command shows that it announces starts.
+    run(&engine, &pane, "true", spec(10_000)).await;
+    for (line, message) in [("echo hi!'", "event not found"), ("echo )", "syntax error")] {
+        let out = run(&engine, &pane, line, spec(10_000)).await;
+        // A failed history expansion is refused while the line is read (no mark at
+        // all), a syntax error once it is (the prompt comes back without a start).
+        assert!(
+            out.verdict.complete
+                && matches!(out.verdict.layer, Layer::Exit | Layer::Quiescence)
+                && out.verdict.exit_status.is_none(),
+            "{line}: {:?}",
+            out.verdict
+        );
+        assert!(
+            out.output.text.contains(message),
+            "{line}: {:?}",
+            out.output.text
+        );
+        let hint = out.verdict.hint.clone().unwrap_or_default();
+        assert!(hint.contains("ran nothing"), "{line}: {hint}");
+    }
+    // Nothing is left behind: the next command is the next command.
+    let out = run(&engine, &pane, "echo next", spec(10_000)).await;
+    assert_eq!(verdict(&out), (true, Layer::Exit, Some(0)));
+    assert_eq!(out.output.text.trim(), "next");
+}
+
+#[tokio::test]
+async fn the_sentinel_never_shows_in_the_output() {
+    let server = TestServer::new();
+    let (engine, pane) = shell_session(&server).await;
+    let send = SendOptions {
+        mark: Some("t3st".into()),
+        ..SendOptions::default()
+    };
+    let out = run_with(&engine, &pane, "echo marked; (exit 3)", &send, spec(10_000)).await;
+    assert!(out.verdict.complete, "{:?}", out.verdict);
+    assert_eq!(out.verdict.exit_status, Some(3));
+    assert_eq!(out.output.text.trim(), "marked", "{:?}", out.output.text);
+}
+
+#[tokio::test]
+async fn a_block_typed_into_a_repl_closes_on_its_empty_line() {
+    let server = TestServer::new();
+    let (engine, pane) = shell_session(&server).await;
+    let out = run(&engine, &pane, "python3 -q", until(">>> ")).await;
+    assert_eq!(out.verdict.layer, Layer::Until, "{:?}", out.verdict);
+
+    let out = run(
+        &engine,
+        &pane,
+        "def answer():\n    return 41 + 1\n\n",
+        until(">>> "),
+    )
+    .await;
+    assert_eq!(
+        (out.verdict.complete, out.verdict.layer),
+        (true, Layer::Until),
+        "the block stayed open: {:?} {:?}",
+        out.verdict,
+        out.output.text
+    );
+    let out = run(&engine, &pane, "answer()", until(">>> ")).await;
+    assert!(out.output.text.contains("42"), "{:?}", out.output.text);
+    assert!(!out.output.text.contains("Error"), "{:?}", out.output.text);
+}
+
+#[tokio::test]
+async fn hints_name_what_is_in_the_foreground() {
+    let server = TestServer::new();
+    let (engine, pane) = shell_session(&server).await;
+
+    // A REPL's prompt is offered to `until`...
+    let out = run(&engine, &pane, "python3 -q", spec(10_000)).await;
+    assert_eq!(
+        (out.verdict.complete, out.verdict.layer),
+        (false, Layer::Nested)
+    );
+    let hint = out.verdict.hint.clone().unwrap_or_default();
+    assert!(hint.contains(r#"until: ">>> ""#), "{hint}");
+    run(&engine, &pane, "exit()", spec(10_000)).await;
+
+    // ...a full-screen program's is not a REPL's.
+    let out = run(&engine, &pane, "top -d 30", spec(10_000)).await;
+    assert_eq!(
+        (out.verdict.complete, out.verdict.layer),
+        (false, Layer::Nested)
+    );
+    let hint = out.verdict.hint.clone().unwrap_or_default();
+    assert!(!hint.contains(">>>"), "{hint}");
+    assert!(hint.contains("mode: screen"), "{hint}");
+    engine
+        .keys(&pane, &["q".parse::<Key>().unwrap()])
+        .await
+        .unwrap();
+    let out = run(&engine, &pane, "true", spec(10_000)).await;
+    assert!(out.verdict.complete, "{:?}", out.verdict);
+
+    // A shell that replaced itself is back at a prompt of its own, not reading input
+    // inside a command.
+    let out = run(&engine, &pane, "exec sh", spec(10_000)).await;
+    assert_eq!(
+        (out.verdict.complete, out.verdict.layer),
+        (true, Layer::Quiescence),
+        "{:?}",
+        out.verdict
+    );
+    let hint = out.verdict.hint.clone().unwrap_or_default();
+    assert!(hint.contains("no longer reports"), "{hint}");
+    let out = run(&engine, &pane, "echo from-sh", spec(10_000)).await;
+    assert!(out.verdict.complete, "{:?}", out.verdict);
+    assert!(out.output.text.contains("from-sh"), "{:?}", out.output.text);
+}
+
+#[tokio::test]
+async fn a_session_running_a_program_reports_the_program() {
+    let server = TestServer::new();
+    let backend = server.backend().await;
+    let engine =
+        Engine::with_backend(Arc::new(backend), server.state_dir(), &server.socket).unwrap();
+    let pane = engine
+        .open(OpenOptions {
+            command: Some("cat".into()),
+            ..OpenOptions::named("cat")
+        })
+        .await
+        .unwrap()
+        .id;
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let status = engine.session_status(&pane).await.unwrap();
+        if status.state.foreground_command == "cat" {
+            assert!(!status.state.at_shell(), "{:?}", status.state);
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the foreground is never cat: {:?}",
+            status.state
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

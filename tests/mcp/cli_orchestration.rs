@@ -1,0 +1,204 @@
+//! The orchestration command lines as separate processes: `cohort playbook run FILE`
+//! and `cohort events --follow`, on a private tmux server.
+
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+
+use crate::support::*;
+use cohort::engine::{Engine, OpenOptions, SendOptions};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+fn cohort(server: &TestServer) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_cohort"));
+    cmd.env("COHORT_TMUX_SOCKET", &server.socket)
+        .env("COHORT_STATE_DIR", server.state_dir())
+        .env("SHELL", bash_path())
+        .env("HOME", server.home())
+        .env_remove("TMUX");
+    cmd
+}
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/playbooks")
+        .join(name)
+}
+
+#[test]
+fn a_playbook_file_runs_from_the_command_line() {
+    let server = TestServer::new();
+    let out = cohort(&server)
+        .args(["playbook", "run"])
+        .arg(fixture("two-teams.toml"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stdout}\n{stderr}");
+    assert!(
+        stdout.starts_with(
+            "playbook \"two teams\": FAILED: 1 of 3 steps ok, stopped at step 2 (\"test\")"
+        ),
+        "{stdout}"
+    );
+    assert!(stdout.contains("opened: api, db, web, docs"), "{stdout}");
+    assert!(stdout.contains("step 3 (\"ship\"): skipped"), "{stdout}");
+    assert!(stdout.contains("db: failed"), "{stdout}");
+    assert!(
+        stdout.contains("      | fail"),
+        "the failure's output: {stdout}"
+    );
+    // Progress per step on stderr.
+    assert!(
+        stderr.contains("[1/3] step 1 (\"prepare\"): ok"),
+        "{stderr}"
+    );
+
+    let json = cohort(&server)
+        .args(["playbook", "run", "--json"])
+        .arg(fixture("two-teams.toml"))
+        .output()
+        .unwrap();
+    // The sessions exist now: the layout is refused, the report says so.
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&json.stdout)));
+    assert_eq!(report["ok"], false);
+    assert!(
+        report["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("the layout"),
+        "{report:#}"
+    );
+}
+
+#[test]
+fn a_bad_playbook_file_is_refused_naming_step_and_field() {
+    let server = TestServer::new();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.toml");
+    std::fs::write(
+        &file,
+        "[[steps]]\ntargets = [\"a\"]\ncommand = \"true\"\n\n[[steps]]\nname = \"deploy\"\ntargets = [\"a\"]\ncommand = \"true\"\nwait = \"forever\"\n",
+    )
+    .unwrap();
+    let out = cohort(&server)
+        .args(["playbook", "run"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("step 2 (\"deploy\")"), "{stderr}");
+    assert!(stderr.contains("wait"), "{stderr}");
+    let checked = cohort(&server)
+        .args(["playbook", "run", "--check"])
+        .arg(fixture("two-teams.toml"))
+        .output()
+        .unwrap();
+    assert!(checked.status.success());
+    assert!(String::from_utf8_lossy(&checked.stdout).contains("3 steps"));
+}
+
+#[tokio::test]
+async fn events_follow_prints_each_event_once_in_order() {
+    let server = TestServer::new();
+    let backend = server.backend().await;
+    let engine =
+        Engine::with_backend(Arc::new(backend), server.state_dir(), &server.socket).unwrap();
+    let pane = engine.open(OpenOptions::named("feed")).await.unwrap();
+    assert!(engine.wait_ready(&pane.id, WAIT).await);
+    engine.wait_reading(&pane.id, WAIT).await;
+
+    let mut follower = tokio::process::Command::from(cohort(&server));
+    follower
+        .args(["events", "--follow", "feed"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = follower.spawn().unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
+    let ready = tokio::time::timeout(WAIT, stderr.next_line())
+        .await
+        .expect("the follower never started")
+        .unwrap()
+        .unwrap_or_default();
+    assert!(ready.contains("following events of feed"), "{ready}");
+    for status in [1, 3, 0] {
+        engine
+            .send(
+                &pane.id,
+                &format!("sh -c 'exit {status}'"),
+                &SendOptions::default(),
+            )
+            .await
+            .unwrap();
+        engine
+            .wait_for(
+                &["feed".to_string()],
+                &cohort::engine::waits::Condition::Exit,
+                cohort::engine::waits::Quorum::All,
+                WAIT,
+                |_, _, _| {},
+            )
+            .await
+            .unwrap();
+    }
+    // From this process to the follower: through the relay.
+    engine
+        .notify("tester", "feed", "info", "feed is done")
+        .await
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut lines = Vec::new();
+    while lines.len() < 4 {
+        let line = tokio::time::timeout(WAIT, stdout.next_line())
+            .await
+            .unwrap_or_else(|_| panic!("no more events; so far: {lines:#?}"))
+            .unwrap()
+            .expect("the follower ended");
+        lines.push(line);
+    }
+    let bodies: Vec<&str> = lines
+        .iter()
+        .map(|l| l.split_once(' ').map_or(l.as_str(), |(_, b)| b))
+        .collect();
+    // The terminal's own events arrive in order; the notification comes over the
+    // relay, a different path, so only its presence (once) is certain.
+    let ends: Vec<&str> = bodies
+        .iter()
+        .copied()
+        .filter(|b| b.starts_with("command_ended"))
+        .collect();
+    assert_eq!(
+        ends,
+        vec![
+            "command_ended session=feed exit=1",
+            "command_ended session=feed exit=3",
+            "command_ended session=feed exit=0",
+        ],
+        "{lines:#?}"
+    );
+    assert!(
+        bodies.contains(&"notification kind=info from=tester to=feed: feed is done"),
+        "{lines:#?}"
+    );
+    let _ = child.kill().await;
+}
+
+#[test]
+fn the_readme_shows_the_playbook_that_is_tested() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let fixture = std::fs::read_to_string(fixture("two-teams.toml")).unwrap();
+    let body: String = fixture
+        .lines()
+        .skip_while(|l| l.starts_with('#'))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let shown = format!("```toml\n# fixtures/playbooks/two-teams.toml\n{body}```");
+    assert!(
+        readme.contains(&shown),
+        "README.md's playbook example differs from fixtures/playbooks/two-teams.toml"
+    );
+}

@@ -1,0 +1,91 @@
+//! The README's tool reference is exactly what `cohort tools --markdown` prints, so
+//! it never drifts from the schemas. Refresh it with `UPDATE_README=1 cargo test --test mcp readme`.
+
+#[test]
+fn the_tool_reference_matches_the_schemas() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let readme = std::fs::read_to_string(&path).unwrap();
+    let (start, end) = ("<!-- tools:start -->\n", "<!-- tools:end -->");
+    let a = readme
+        .find(start)
+        .expect("README has the tools:start marker")
+        + start.len();
+    let b = readme.find(end).expect("README has the tools:end marker");
+    let generated = cohort::mcp::tool_reference_markdown();
+    if std::env::var("UPDATE_README").is_ok_and(|v| v == "1") {
+        let updated = format!("{}{}{}", &readme[..a], generated, &readme[b..]);
+        std::fs::write(&path, updated).unwrap();
+        return;
+    }
+    assert!(
+        readme[a..b] == generated,
+        "README.md's tool reference is out of date: run `UPDATE_README=1 cargo test --test mcp readme`"
+    );
+}
+
+/// The code blocks of the README's quick start (up to the next section).
+fn quick_start_blocks() -> Vec<(String, String)> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let readme = std::fs::read_to_string(path).unwrap();
+    let start = readme.find("## Quick start").expect("a quick start");
+    let end = start + readme[start..].find("\n## ").expect("a section after it");
+    let mut blocks = Vec::new();
+    let mut rest = &readme[start..end];
+    while let Some(open) = rest.find("```") {
+        let after = &rest[open + 3..];
+        let (lang, body) = after.split_once('\n').expect("a fenced block");
+        let close = body.find("```").expect("a closed block");
+        blocks.push((lang.trim().to_string(), body[..close].to_string()));
+        rest = &body[close + 3..];
+    }
+    blocks
+}
+
+/// Every install snippet the README shows is what `cohort init` writes or prints,
+/// and `cohort init` writes a `.mcp.json` that says so.
+#[test]
+fn the_install_snippets_are_what_cohort_init_gives() {
+    use cohort::cli::init;
+    let blocks = quick_start_blocks();
+    let commands: Vec<&str> = blocks
+        .iter()
+        .filter(|(lang, _)| lang == "sh")
+        .flat_map(|(_, body)| body.lines())
+        .map(|l| l.split('#').next().unwrap_or_default().trim())
+        .collect();
+    for line in ["cohort init", init::CLAUDE_ADD, init::CODEX_ADD] {
+        assert!(commands.contains(&line), "{line:?} not in {commands:?}");
+    }
+    let json: Vec<serde_json::Value> = blocks
+        .iter()
+        .filter(|(lang, _)| lang == "json")
+        .map(|(_, body)| serde_json::from_str(body).expect("the JSON snippet parses"))
+        .collect();
+    assert_eq!(json, vec![init::mcp_json()]);
+    let toml: Vec<&str> = blocks
+        .iter()
+        .filter(|(lang, _)| lang == "toml")
+        .map(|(_, body)| body.as_str())
+        .collect();
+    assert_eq!(toml, vec![init::CODEX_TOML]);
+
+    // What cohort init writes and prints.
+    let dir = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_cohort"))
+        .args(["init", "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let written: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join(".mcp.json")).unwrap())
+            .unwrap();
+    assert_eq!(written, init::mcp_json());
+    let printed = String::from_utf8_lossy(&output.stdout);
+    for line in [init::CLAUDE_ADD, init::CODEX_ADD] {
+        assert!(printed.contains(line), "{line:?} not printed: {printed}");
+    }
+    for line in init::CODEX_TOML.lines() {
+        assert!(printed.contains(line), "{line:?} not printed: {printed}");
+    }
+}

@@ -1,0 +1,22 @@
+//! Agent-CLI workers: their states on both backends, prompts, recovery, the manager,
+//! orchestration, and the real CLIs where installed.
+//!
+//! One test binary per area keeps a build small: each binary links the whole engine.
+
+#[path = "../support/agents.rs"]
+mod agents;
+#[path = "../support/iterm2.rs"]
+mod iterm2_support;
+#[path = "../support/mod.rs"]
+mod support;
+#[path = "../support/terminals.rs"]
+mod terminals;
+#[path = "../support/workers.rs"]
+mod workers;
+
+mod workers_manager;
+mod workers_orchestration;
+mod workers_prompts;
+mod workers_real_cli;
+mod workers_recovery;
+mod workers_states;

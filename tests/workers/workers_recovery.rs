@@ -1,0 +1,257 @@
+//! Kill cohort mid-run: a `cohort mcp` process spawns workers, leaves one busy and a
+//! message held for another, and is killed (SIGKILL); two workers' panes die too, as
+//! after a reboot. A new `cohort mcp` process finds every worker with
+//! `discover_workers` and takes each over with `adopt_worker`: the live ones with
+//! their state, transcript and worktree (the held message is delivered), the dead
+//! ones restarted in their worktrees with their sessions resumed. On tmux and on the
+//! fake iTerm2.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use crate::agents::{answer, Agents};
+use crate::terminals::{Terminal, Which};
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::{json, Value};
+
+/// A `cohort mcp` process on the test's terminal.
+struct Cohort {
+    child: tokio::process::Child,
+    client: RunningService<RoleClient, ()>,
+    which: Which,
+}
+
+impl Cohort {
+    async fn start(terminal: &Terminal) -> Cohort {
+        let (state, _) = terminal.engine_home();
+        let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cohort"));
+        cmd.args(["mcp", "--toolsets", "core,workers"])
+            .env("COHORT_STATE_DIR", &state)
+            .env_remove("TMUX")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true);
+        match terminal {
+            Terminal::Tmux(server) => {
+                cmd.env("COHORT_BACKEND", "tmux")
+                    .env("COHORT_TMUX_SOCKET", &server.socket);
+            }
+            Terminal::Iterm2(fake) => {
+                cmd.env("COHORT_BACKEND", "iterm2")
+                    .env("COHORT_ITERM2_SOCKET", fake.socket())
+                    .env("ITERM2_COOKIE", fake.server.issue_reusable_cookie());
+            }
+        }
+        let mut child = cmd.spawn().expect("cohort mcp");
+        let stdout = child.stdout.take().unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let client = ().serve((stdout, stdin)).await.expect("initialize");
+        Cohort {
+            child,
+            client,
+            which: terminal.which(),
+        }
+    }
+
+    async fn ok(&self, name: &str, args: Value) -> Value {
+        let r = self
+            .client
+            .call_tool(
+                CallToolRequestParams::new(name.to_string())
+                    .with_arguments(args.as_object().cloned().unwrap()),
+            )
+            .await
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_ne!(
+            r.is_error,
+            Some(true),
+            "{:?}: {name} {args}: {r:?}",
+            self.which
+        );
+        r.structured_content.unwrap_or(Value::Null)
+    }
+
+    fn kill(&mut self) {
+        let pid = self.child.id().expect("running") as i32;
+        // SAFETY: SIGKILL to the child this test started.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+}
+
+async fn killed_mid_run(which: Which) {
+    let terminal = Terminal::start(which).await;
+    // Start the terminal server before either cohort process.
+    let backend = terminal.backend().await;
+    let agents = Agents::new();
+    let repo = agents.repo("crash");
+    let spec = |name: &str, agent: &str| {
+        json!({"name": name, "agent": agent, "project_path": repo.display().to_string(),
+               "prompt": format!("first task for {name}"), "team": "crew", "env": agents.env_json(&[])})
+    };
+    let mut first = Cohort::start(&terminal).await;
+    let spawned = first
+        .ok(
+            "spawn_workers",
+            json!({"workers": [spec("busy", "claude"), spec("holder", "codex"), spec("lost", "claude"), spec("gone", "codex")]}),
+        )
+        .await;
+    for w in spawned["workers"].as_array().unwrap() {
+        assert!(w["error"].is_null(), "{which:?}: {w}");
+    }
+    let all = ["busy", "holder", "lost", "gone"];
+    first.ok("wait_idle_workers", json!({"timeout": 60})).await;
+    first
+        .ok(
+            "message_workers",
+            json!({"session_ids": ["busy"], "message": "[[work 3000]] a long job"}),
+        )
+        .await;
+    first
+        .ok(
+            "message_workers",
+            json!({"session_ids": ["holder"], "message": "[[work 3000]] another long job"}),
+        )
+        .await;
+    let held = first
+        .ok(
+            "message_workers",
+            json!({"session_ids": ["holder"], "message": "held for later"}),
+        )
+        .await;
+    assert_eq!(held["results"][0]["status"], "held", "{held}");
+    let before = first.ok("list_workers", json!({"verbose": true})).await;
+    let panes: Vec<(String, String)> = before["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            (
+                w["name"].as_str().unwrap().to_string(),
+                w["pane"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let transcripts: Vec<(String, Value)> = before["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            (
+                w["name"].as_str().unwrap().to_string(),
+                w["transcript"].clone(),
+            )
+        })
+        .collect();
+
+    // The crash: cohort dies mid-run, and two panes die with the machine.
+    first.kill();
+    let _ = first.child.wait().await;
+    for (name, pane) in &panes {
+        if name == "lost" || name == "gone" {
+            backend
+                .close(&cohort_backends::PaneId::new(pane.clone()))
+                .await
+                .expect("close pane");
+        }
+    }
+
+    let second = Cohort::start(&terminal).await;
+    let found = second.ok("discover_workers", json!({})).await;
+    let found = found["workers"].as_array().unwrap().clone();
+    for name in all {
+        let f = found
+            .iter()
+            .find(|f| f["name"] == name)
+            .unwrap_or_else(|| panic!("{which:?}: {name} not found: {found:?}"));
+        assert_eq!(f["standing"], "orphaned", "{which:?}: {f}");
+        assert_eq!(
+            f["pane"].is_null(),
+            name == "lost" || name == "gone",
+            "{which:?}: {f}"
+        );
+    }
+    for name in all {
+        let adopted = second.ok("adopt_worker", json!({"session_id": name})).await;
+        assert_eq!(adopted["name"], name);
+        assert_eq!(
+            adopted["restarted"],
+            name == "lost" || name == "gone",
+            "{which:?}: {adopted}"
+        );
+        let worktree = std::path::PathBuf::from(adopted["worktree"].as_str().unwrap());
+        assert!(worktree.join(".env").exists(), "{which:?}: {adopted}");
+        let transcript = &transcripts.iter().find(|(n, _)| n == name).unwrap().1;
+        assert_eq!(
+            &adopted["transcript"], transcript,
+            "{which:?}: the same transcript, resumed: {adopted}"
+        );
+        if name == "busy" {
+            assert_eq!(adopted["state"], "busy", "{which:?}: {adopted}");
+        }
+    }
+    // Every worker settles, and the message the dead process held is delivered.
+    let done = second.ok("wait_idle_workers", json!({"timeout": 60})).await;
+    assert_eq!(done["all_idle"], true, "{which:?}: {done}");
+    let logs = second
+        .ok(
+            "read_worker_logs",
+            json!({"session_id": "holder", "pages": 3}),
+        )
+        .await;
+    let text = logs["output"].as_str().unwrap();
+    assert!(
+        text.contains(&answer("held for later")),
+        "{which:?}: {text}"
+    );
+    let logs = second
+        .ok("read_worker_logs", json!({"session_id": "busy"}))
+        .await;
+    assert!(
+        logs["output"]
+            .as_str()
+            .unwrap()
+            .contains(&answer("[[work 3000]] a long job")),
+        "{which:?}: {logs}"
+    );
+    // The restarted workers continue their sessions: their earlier turns are there.
+    second
+        .ok("message_workers", json!({"session_ids": ["lost", "gone"], "message": "after the restart", "wait_mode": "all", "timeout": 60}))
+        .await;
+    for name in ["lost", "gone"] {
+        let logs = second
+            .ok("read_worker_logs", json!({"session_id": name, "pages": 5}))
+            .await;
+        let text = logs["output"].as_str().unwrap();
+        assert!(
+            text.contains(&answer(&format!("first task for {name}"))),
+            "{which:?} {name}: {text}"
+        );
+        assert!(
+            text.contains(&answer("after the restart")),
+            "{which:?} {name}: {text}"
+        );
+    }
+    let closed = second
+        .ok(
+            "close_workers",
+            json!({"session_ids": all, "remove_worktree": true}),
+        )
+        .await;
+    for c in closed["results"].as_array().unwrap() {
+        assert_eq!(c["worktree_removed"], true, "{which:?}: {c}");
+    }
+    tokio::time::sleep(Duration::from_millis(10)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_mid_run_on_tmux() {
+    killed_mid_run(Which::Tmux).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_mid_run_on_iterm2() {
+    killed_mid_run(Which::Iterm2).await;
+}

@@ -1,0 +1,192 @@
+//! Every scripted turn of the fake agents is classified right, on tmux and the fake
+//! iTerm2, for Claude Code and Codex, with hooks and with hooks disabled by policy:
+//! a normal turn, an approval (answered), a question, an API error without `Stop`,
+//! an interrupt without `Stop`, a turn that fires no hook, background tasks, and a
+//! crash. Each verdict names the signal that decided it.
+
+use crate::terminals::Which;
+use crate::workers;
+use crate::workers::Manager;
+use serde_json::{json, Value};
+
+const WORKERS: [&str; 3] = ["claude", "codex", "quiet"];
+
+async fn say(m: &Manager, text: &str) -> Value {
+    let r = m
+        .ok(
+            "message_workers",
+            json!({"session_ids": WORKERS, "message": text, "wait_mode": "all", "timeout": 60}),
+        )
+        .await;
+    for x in r["results"].as_array().unwrap() {
+        assert_eq!(x["status"], "submitted", "{:?} {text}: {x}", m.which);
+    }
+    assert_eq!(r["wait"]["timed_out"], false, "{:?} {text}: {r}", m.which);
+    r
+}
+
+async fn state(m: &Manager, name: &str) -> Value {
+    m.ok("examine_worker", json!({"session_id": name})).await
+}
+
+/// Asserts the worker's state, the signal that decided it, and a part of its reason.
+async fn expect(m: &Manager, name: &str, state_name: &str, signal: &str, reason: &str) {
+    let w = state(m, name).await;
+    assert_eq!(w["state"], state_name, "{:?} {name}: {w}", m.which);
+    assert_eq!(w["signal"], signal, "{:?} {name}: {w}", m.which);
+    assert!(
+        w["reason"].as_str().unwrap().contains(reason),
+        "{:?} {name}: {w}",
+        m.which
+    );
+}
+
+async fn scripted_turns(which: Which) {
+    let m = Manager::new(which).await;
+    let repo = m.agents.repo("states");
+    let spec = |name: &str, agent: &str, extra: &[(&str, &str)]| {
+        json!({"name": name, "agent": agent, "project_path": repo.display().to_string(),
+               "env": m.agents.env_json(extra)})
+    };
+    let spawned = m
+        .ok(
+            "spawn_workers",
+            json!({"workers": [
+                spec("claude", "claude", &[]),
+                spec("codex", "codex", &[]),
+                // Hooks disabled by policy: only the transcript and the screen speak.
+                spec("quiet", "claude", &[("FAKE_AGENT_NO_HOOKS", "1")]),
+            ]}),
+        )
+        .await;
+    for w in spawned["workers"].as_array().unwrap() {
+        assert!(w["error"].is_null(), "{which:?}: {w}");
+        assert_eq!(w["state"], "ready", "{which:?}: {w}");
+    }
+
+    // A normal turn: its end is reported by the hooks (the transcript without them).
+    say(&m, "a normal turn").await;
+    expect(&m, "claude", "idle", "hook", "the turn ended").await;
+    expect(&m, "codex", "idle", "hook", "the turn ended").await;
+    expect(&m, "quiet", "idle", "transcript", "the turn ended").await;
+
+    // A turn that fires no hook at all (hooks off for it).
+    say(&m, "[[no-hooks]] quietly").await;
+    for name in WORKERS {
+        expect(&m, name, "idle", "transcript", "the turn ended").await;
+    }
+
+    // An approval: PermissionRequest at once (the screen's dialog without hooks).
+    say(&m, "[[approval]] make a file").await;
+    expect(&m, "claude", "needs_approval", "hook", "touch approved.txt").await;
+    expect(&m, "codex", "needs_approval", "hook", "touch approved.txt").await;
+    expect(&m, "quiet", "needs_approval", "screen", "approval dialog").await;
+    for name in WORKERS {
+        m.ok("key", json!({"target": name, "keys": ["1"]})).await;
+    }
+    // Until the agents repaint, their dialogs still show (a wait right now would
+    // report them needing approval): wait for each to be idle.
+    for name in WORKERS {
+        m.worker_until(name, "idle after the approval", |w| w["state"] == "idle")
+            .await;
+    }
+    for name in WORKERS {
+        let w = state(&m, name).await;
+        let dir = std::path::PathBuf::from(w["worktree"].as_str().unwrap());
+        assert!(
+            dir.join("approved.txt").exists(),
+            "{which:?} {name}: not approved"
+        );
+    }
+
+    // A question (Claude's Elicitation hook; Codex's dialog on the screen).
+    say(&m, "[[ask]] which file").await;
+    expect(&m, "claude", "needs_approval", "hook", "asks a question").await;
+    expect(&m, "codex", "needs_approval", "screen", "question").await;
+    for name in WORKERS {
+        m.ok("key", json!({"target": name, "keys": ["Enter"]}))
+            .await;
+    }
+    for name in WORKERS {
+        m.worker_until(name, "idle after its answer", |w| w["state"] == "idle")
+            .await;
+    }
+
+    // An API error: no Stop. Claude says StopFailure; Codex's rollout records it.
+    say(&m, "[[api-error]] fail").await;
+    expect(&m, "claude", "idle", "hook", "API error (server_error)").await;
+    expect(
+        &m,
+        "codex",
+        "idle",
+        "transcript",
+        "API error (unexpected status 500",
+    )
+    .await;
+    expect(&m, "quiet", "idle", "transcript", "API error").await;
+
+    // Background work still running when the turn ended.
+    say(&m, "[[background]] start a job").await;
+    expect(
+        &m,
+        "claude",
+        "idle",
+        "hook",
+        "1 background task(s) still running",
+    )
+    .await;
+
+    // An interrupt: no Stop; the transcript's interrupt entry ends the turn.
+    let long = m
+        .ok(
+            "message_workers",
+            json!({"session_ids": WORKERS, "message": "[[work 20000]] a long job"}),
+        )
+        .await;
+    assert!(
+        long["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["status"] == "submitted"),
+        "{long}"
+    );
+    for name in WORKERS {
+        m.worker_until(name, "busy", |w| w["state"] == "busy").await;
+        m.ok("key", json!({"target": name, "keys": ["Escape"]}))
+            .await;
+    }
+    assert_eq!(
+        m.ok("wait_idle_workers", json!({"timeout": 30})).await["all_idle"],
+        true
+    );
+    for name in WORKERS {
+        expect(&m, name, "idle", "transcript", "the turn was interrupted").await;
+    }
+
+    // A crash: the process dies mid-turn; no hook, no transcript entry.
+    say(&m, "[[crash]] die").await;
+    for name in WORKERS {
+        expect(&m, name, "exited", "process", "killed by signal 9").await;
+    }
+    let listed = m.ok("check_idle_workers", json!({})).await;
+    assert_eq!(
+        workers::names(&listed["exited"]),
+        ["claude", "codex", "quiet"]
+    );
+    m.ok(
+        "close_workers",
+        json!({"session_ids": WORKERS, "remove_worktree": true, "force": true}),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scripted_turns_on_tmux() {
+    scripted_turns(Which::Tmux).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scripted_turns_on_iterm2() {
+    scripted_turns(Which::Iterm2).await;
+}
