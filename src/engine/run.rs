@@ -165,9 +165,11 @@ impl ReadMode {
             "all" => ReadWhat::All,
             "tail" => ReadWhat::Tail(tail.unwrap_or(50).max(1)),
             "lines" => ReadWhat::Lines(parse_lines(lines)?),
-            other => return Err(EngineError::InvalidArgument(format!(
+            other => {
+                return Err(EngineError::InvalidArgument(format!(
                 "unknown mode {other:?}: use \"new\", \"screen\", \"tail\", \"lines\" or \"all\""
-            ))),
+            )))
+            }
         }))
     }
 }
