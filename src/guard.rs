@@ -81,13 +81,10 @@ impl Guard {
             return Ok(Pass::Open);
         };
         let matches = |given: &str| constant_time_eq(given.as_bytes(), token.as_bytes());
-        // The scheme name is case-insensitive (RFC 7235); the token is not.
-        let bearer = headers
+        let authorization = headers
             .get(header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.split_once(' '))
-            .is_some_and(|(scheme, given)| scheme.eq_ignore_ascii_case("bearer") && matches(given));
-        if bearer {
+            .and_then(|v| v.to_str().ok());
+        if bearer_matches(authorization, token) {
             return Ok(Pass::Token);
         }
         if self.browser {
@@ -123,6 +120,28 @@ impl Guard {
                 .into_response(),
         ))
     }
+}
+
+/// Refuses to listen on `addr` off loopback without a token: anyone who can reach
+/// the port could otherwise drive the user's terminals.
+pub fn require_token(addr: std::net::SocketAddr, token: Option<&str>) -> Result<(), String> {
+    if addr.ip().is_loopback() || token.is_some_and(|t| !t.is_empty()) {
+        return Ok(());
+    }
+    Err(format!(
+        "refusing to serve on {addr} without a bearer token: pass --token (or COHORT_HTTP_TOKEN), or bind to 127.0.0.1"
+    ))
+}
+
+/// Whether an `Authorization` value is `Bearer TOKEN` with `token`, compared in
+/// constant time. The scheme name is case-insensitive (RFC 7235); the token is not.
+pub fn bearer_matches(authorization: Option<&str>, token: &str) -> bool {
+    authorization
+        .and_then(|v| v.split_once(' '))
+        .is_some_and(|(scheme, given)| {
+            scheme.eq_ignore_ascii_case("bearer")
+                && constant_time_eq(given.as_bytes(), token.as_bytes())
+        })
 }
 
 fn refuse(status: StatusCode, message: String) -> Box<axum::response::Response> {

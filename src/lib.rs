@@ -8,6 +8,8 @@
 //!   in-process.
 //! - [`engine`]: the [`Engine`] owns the backend and answers "open", "type", "read",
 //!   "which pane is `builder`?".
+//! - [`grpc`]: the gRPC API, a front end beside [`mcp`] over the same engine
+//!   methods, generated from `proto/cohort.proto`.
 //! - [`dashboard`]: the live web page over the engine's events (beside MCP, a front
 //!   end of its own; [`guard`] holds the checks every HTTP service passes).
 //! - [`cohort_backends`]: the `TerminalBackend` trait and the tmux backend.
@@ -28,6 +30,7 @@ pub mod cli;
 pub mod config;
 pub mod dashboard;
 pub mod engine;
+pub mod grpc;
 pub mod guard;
 pub mod mcp;
 pub mod rules;

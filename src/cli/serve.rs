@@ -1,5 +1,6 @@
-//! `cohort serve`: MCP over streamable HTTP, with the dashboard beside it, on one
-//! engine, until interrupted.
+//! `cohort serve`: MCP over streamable HTTP with the dashboard beside it, and the
+//! gRPC API, on one engine, until interrupted. HTTP is served unless only `--grpc`
+//! is given.
 
 use std::net::SocketAddr;
 
@@ -18,7 +19,11 @@ pub struct ServeArgs {
     /// unless a token is given (default 127.0.0.1:8790).
     #[arg(long, value_name = "ADDR:PORT")]
     pub http: Option<SocketAddr>,
-    /// Bearer token required on every request (required off loopback).
+    /// Serve the gRPC API here (proto/cohort.proto); loopback unless a token is given.
+    /// Alone it serves gRPC only; with --http, both on one engine.
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub grpc: Option<SocketAddr>,
+    /// Bearer token required on every request, HTTP and gRPC (required off loopback).
     #[arg(
         long,
         env = "COHORT_HTTP_TOKEN",
@@ -47,33 +52,59 @@ pub struct ServeArgs {
 /// Serves what the arguments ask for until Ctrl-C.
 pub async fn run(config: &Config, args: ServeArgs) -> Result<(), String> {
     let toolsets = Toolset::parse_list(&args.toolsets)?;
-    let addr = match args.http {
-        Some(addr) => addr,
-        None => DEFAULT_HTTP.parse().map_err(|e| format!("{e}"))?,
-    };
     let token = args.token.filter(|t| !t.is_empty());
+    let http = match (args.http, args.grpc) {
+        (Some(addr), _) => Some(addr),
+        (None, Some(_)) => None,
+        (None, None) => Some(DEFAULT_HTTP.parse().map_err(|e| format!("{e}"))?),
+    };
+    // Refused before anything starts listening.
+    for addr in http.iter().chain(args.grpc.iter()) {
+        crate::guard::require_token(*addr, token.as_deref())?;
+    }
     let engine = EngineSlot::starting(config.clone());
     let ct = tokio_util::sync::CancellationToken::new();
-    let options = HttpOptions {
-        token,
-        allowed_origins: args.allow_origin,
-        dashboard_input: args.dashboard_input,
-    };
-    let app = crate::mcp::http_app(engine, &toolsets, addr, options, ct.child_token())
-        .map_err(|e| e.to_string())?;
-    let listener = bind(addr).await?;
-    let at = listener.local_addr().map_err(|e| e.to_string())?;
-    eprintln!("cohort: serving MCP at http://{at}/mcp");
-    eprintln!("cohort: dashboard at http://{at}/dashboard/");
     let stop = ct.clone();
     tokio::spawn(async move {
         let _ = tokio::signal::ctrl_c().await;
         stop.cancel();
     });
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move { ct.cancelled().await })
+    let http = async {
+        let Some(addr) = http else {
+            return Ok(());
+        };
+        let options = HttpOptions {
+            token: token.clone(),
+            allowed_origins: args.allow_origin,
+            dashboard_input: args.dashboard_input,
+        };
+        let app = crate::mcp::http_app(engine.clone(), &toolsets, addr, options, ct.child_token())
+            .map_err(|e| e.to_string())?;
+        let listener = bind(addr).await?;
+        let at = listener.local_addr().map_err(|e| e.to_string())?;
+        eprintln!("cohort: serving MCP at http://{at}/mcp");
+        eprintln!("cohort: dashboard at http://{at}/dashboard/");
+        let stop = ct.clone();
+        axum::serve(listener, app)
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await
+            .map_err(|e| format!("serving HTTP: {e}"))
+    };
+    let grpc = async {
+        let Some(addr) = args.grpc else {
+            return Ok(());
+        };
+        let listener = bind(addr).await?;
+        let at = listener.local_addr().map_err(|e| e.to_string())?;
+        eprintln!("cohort: serving gRPC (proto/cohort.proto) at {at}");
+        let stop = ct.clone();
+        crate::grpc::serve(engine.clone(), listener, token.clone(), async move {
+            stop.cancelled().await
+        })
         .await
-        .map_err(|e| format!("serving HTTP: {e}"))
+    };
+    // One failing ends both: a half-started server is not what was asked for.
+    tokio::try_join!(http, grpc).map(|_| ())
 }
 
 /// Binds `addr`, saying what went wrong in words.

@@ -31,9 +31,9 @@ use futures_util::stream::Stream;
 use serde::Deserialize;
 
 use self::hub::{Hub, Message};
+use crate::engine::slot::EngineSlot;
 use crate::engine::SendOptions;
 use crate::guard::{Guard, Pass, TOKEN_COOKIE};
-use crate::mcp::EngineSlot;
 
 const INDEX: &str = include_str!("assets/index.html");
 const SCRIPT: &str = include_str!("assets/app.js");

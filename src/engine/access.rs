@@ -73,6 +73,11 @@ impl Engine {
         }
     }
 
+    /// Every lock held, by session name.
+    pub async fn locks(&self) -> Result<Vec<LockRecord>, EngineError> {
+        self.db(|r| r.locks()).await
+    }
+
     /// Releases the lock on the session in `pane` held by `owner` on `token`'s
     /// connection (anyone's with `force`). Returns whether a lock was released.
     pub async fn unlock(

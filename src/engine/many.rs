@@ -12,6 +12,7 @@ use regex::Regex;
 
 use super::orchestrate::cascade;
 use super::read::{ReadOptions, ReadWhat};
+use super::ready::session_name;
 use super::send::SendOptions;
 use super::targets::ExpandedTarget;
 use super::{Engine, EngineError};
@@ -52,14 +53,6 @@ pub enum ManyRead {
     Tail,
     /// The rendered screen.
     Screen,
-}
-
-/// The session name a pane goes by.
-fn session_name(pane: &cohort_backends::PaneInfo) -> String {
-    pane.identity
-        .as_ref()
-        .map(|i| i.name.clone())
-        .unwrap_or_else(|| pane.window_name.clone())
 }
 
 impl Engine {
@@ -190,6 +183,41 @@ impl Engine {
             }
         });
         Ok(join_all(reads).await)
+    }
+
+    /// [`Engine::broadcast`] with messages also addressed through the team tree
+    /// (`addressed`: a team, an agent, or a path such as `org/web` or `web/alice`,
+    /// with its message). A team or agent given a message both ways is refused.
+    pub async fn broadcast_addressed(
+        &self,
+        message: Option<&str>,
+        team_messages: &BTreeMap<String, String>,
+        agent_messages: &BTreeMap<String, String>,
+        addressed: &[(String, String)],
+        options: &SendOptions,
+    ) -> Result<Vec<Delivery>, EngineError> {
+        let (mut teams, mut agents) = (team_messages.clone(), agent_messages.clone());
+        if !addressed.is_empty() {
+            let (by_team, by_agent) = super::hierarchy::sort_messages(
+                addressed,
+                &self.teams().await?,
+                &self.agents().await?,
+            )
+            .map_err(EngineError::InvalidArgument)?;
+            for (map, more, what) in [
+                (&mut teams, by_team, "team"),
+                (&mut agents, by_agent, "agent"),
+            ] {
+                for (name, message) in more {
+                    if map.insert(name.clone(), message).is_some() {
+                        return Err(EngineError::InvalidArgument(format!(
+                            "two messages for {what} {name:?}: in {what}s and in messages; give one"
+                        )));
+                    }
+                }
+            }
+        }
+        self.broadcast(message, &teams, &agents, options).await
     }
 
     /// Sends messages to registered agents with the cascade: an agent's own message

@@ -60,6 +60,9 @@ pub enum RegistryError {
     /// A conflicting request.
     #[error("{0}")]
     Conflict(String),
+    /// A lock held by someone else (or on another connection) stands in the way.
+    #[error("{0}")]
+    NotHolder(String),
 }
 
 /// The answer to [`Registry::claim_name`].

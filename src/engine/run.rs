@@ -1,11 +1,12 @@
 //! Running and reading: a command sent and waited for on the completion ladder,
-//! waits for what was typed before, reads of the journal, and the screen.
+//! waits for what was typed before, reads of the journal, and the screen; and the
+//! checks of a caller's wait and read arguments, shared by every front end.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use cohort_backends::{PaneId, Screen};
 
-use super::completion::{self, Started, Verdict, WaitSpec};
+use super::completion::{self, Started, Until, Verdict, WaitSpec};
 use super::read::{self, ReadOptions, ReadOutput, ReadWhat};
 use super::send::SendOptions;
 use super::{input, Engine, EngineError};
@@ -113,6 +114,148 @@ impl Engine {
     /// The rendered screen.
     pub async fn screen(&self, pane: &PaneId) -> Result<Screen, EngineError> {
         Ok(self.backend.read_screen(pane).await?)
+    }
+}
+
+/// The ladder's settings from a caller's arguments: the `until` text (a regular
+/// expression with `regex`), the timeout and the quiet window in milliseconds.
+pub fn wait_spec(
+    until: Option<&str>,
+    regex: bool,
+    timeout_ms: Option<u64>,
+    quiet_ms: Option<u64>,
+) -> Result<WaitSpec, EngineError> {
+    let mut spec = WaitSpec {
+        until: until
+            .map(|u| Until::new(u, regex))
+            .transpose()
+            .map_err(EngineError::InvalidArgument)?,
+        ..WaitSpec::default()
+    };
+    if let Some(ms) = timeout_ms {
+        spec.timeout = Duration::from_millis(ms.clamp(1, 24 * 3600 * 1000));
+    }
+    if let Some(ms) = quiet_ms {
+        spec.quiet = Duration::from_millis(ms.clamp(10, 600_000));
+    }
+    Ok(spec)
+}
+
+/// What a caller reads: the screen, or a part of the journal.
+#[derive(Clone, Debug)]
+pub enum ReadMode {
+    /// What a human sees now.
+    Screen,
+    /// A part of the journal.
+    Journal(ReadWhat),
+}
+
+impl ReadMode {
+    /// The mode a caller named (`new` when none): `new`, `screen`, `tail` (with
+    /// `tail` lines, 50 when not given), `lines` (with a range such as `21-1180`) or
+    /// `all`.
+    pub fn parse(
+        mode: Option<&str>,
+        lines: Option<&str>,
+        tail: Option<u64>,
+    ) -> Result<ReadMode, EngineError> {
+        Ok(ReadMode::Journal(match mode.unwrap_or("new") {
+            "screen" => return Ok(ReadMode::Screen),
+            "new" => ReadWhat::New,
+            "all" => ReadWhat::All,
+            "tail" => ReadWhat::Tail(tail.unwrap_or(50).max(1)),
+            "lines" => ReadWhat::Lines(parse_lines(lines)?),
+            other => {
+                return Err(EngineError::InvalidArgument(format!(
+                "unknown mode {other:?}: use \"new\", \"screen\", \"tail\", \"lines\" or \"all\""
+            )))
+            }
+        }))
+    }
+}
+
+/// Parses "21-1180" or "7" (1-based, inclusive) into a 0-based half-open range.
+pub fn parse_lines(spec: Option<&str>) -> Result<std::ops::Range<u64>, EngineError> {
+    let bad = || {
+        EngineError::InvalidArgument(
+            "lines must look like \"21-1180\" or \"7\" (1-based, inclusive), as the meta line prints them".to_string(),
+        )
+    };
+    let spec = spec.ok_or_else(bad)?.trim();
+    if spec.len() > 41 {
+        return Err(bad());
+    }
+    let (a, b) = match spec.split_once('-') {
+        Some((a, b)) => (
+            a.trim().parse::<u64>().map_err(|_| bad())?,
+            b.trim().parse::<u64>().map_err(|_| bad())?,
+        ),
+        None => {
+            let n = spec.parse::<u64>().map_err(|_| bad())?;
+            (n, n)
+        }
+    };
+    if a == 0 || b < a {
+        return Err(bad());
+    }
+    Ok(a - 1..b)
+}
+
+impl Engine {
+    /// Reads `pane` as `mode` asks, for `caller` (whose cursor a read of new output
+    /// moves); `verdict`, from a wait before the read, goes in the meta line.
+    pub async fn read_as(
+        &self,
+        pane: &PaneId,
+        mode: ReadMode,
+        caller: &str,
+        raw: bool,
+        verdict: Option<&Verdict>,
+    ) -> Result<ReadOutput, EngineError> {
+        let mut out = match mode {
+            ReadMode::Screen => {
+                let screen = self.screen(pane).await?;
+                let mut rows = screen.rows;
+                while rows.last().is_some_and(|r| r.trim().is_empty()) {
+                    rows.pop();
+                }
+                let meta = format!(
+                    "[screen {}x{}, cursor row {} col {}{}]",
+                    screen.size.cols,
+                    screen.size.rows,
+                    screen.cursor.y + 1,
+                    screen.cursor.x + 1,
+                    if screen.alternate {
+                        ", full-screen program"
+                    } else {
+                        ""
+                    }
+                );
+                ReadOutput {
+                    text: rows.join("\n"),
+                    meta,
+                    first_line: 0,
+                    last_line: 0,
+                    total_lines: 0,
+                    reducer: "screen".into(),
+                    shown_tokens: 0,
+                    raw_tokens: 0,
+                }
+            }
+            ReadMode::Journal(what) => {
+                let options = ReadOptions {
+                    what,
+                    caller: caller.into(),
+                    raw,
+                    max_lines: None,
+                };
+                self.read(pane, &options).await
+            }
+        };
+        if let Some(v) = verdict {
+            append_verdict(&mut out.meta, v);
+        }
+        Ok(out)
     }
 }
 

@@ -294,3 +294,20 @@ fn clear_line_keys(cooked: Option<bool>) -> Vec<Key> {
         .map(|k| k.parse().expect("a known key"))
         .collect()
 }
+
+/// Key names as a caller gave them (`Enter`, `C-c`), parsed; unknown names are
+/// refused, never typed as text.
+pub fn parse_keys(names: &[String]) -> Result<Vec<Key>, EngineError> {
+    if names.is_empty() {
+        return Err(EngineError::InvalidArgument(
+            "no keys given: pass e.g. [\"Enter\"] or [\"C-c\"]".into(),
+        ));
+    }
+    names
+        .iter()
+        .map(|k| {
+            k.parse::<Key>()
+                .map_err(|e| EngineError::InvalidArgument(e.to_string()))
+        })
+        .collect()
+}

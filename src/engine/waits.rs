@@ -10,12 +10,13 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use cohort_backends::{PaneId, PaneInfo};
+use cohort_backends::PaneId;
 use tokio::sync::broadcast::error::RecvError;
 
 use super::completion::Until;
 use super::events::EngineEvent;
 use super::lines::LineFeed;
+use super::ready::session_name;
 use super::runtime::PaneData;
 use super::{Engine, EngineError};
 
@@ -37,6 +38,43 @@ pub enum Condition {
 }
 
 impl Condition {
+    /// The condition a caller named: `idle`, `exit`, `pattern` (with `pattern`, a
+    /// regular expression with `regex`) or `quiet` (for `quiet_ms`, 1000 when not
+    /// given). A pattern given with another condition is refused.
+    pub fn parse(
+        name: &str,
+        pattern: Option<&str>,
+        regex: bool,
+        quiet_ms: Option<u64>,
+    ) -> Result<Condition, EngineError> {
+        let invalid = EngineError::InvalidArgument;
+        let condition = match name {
+            "idle" => Condition::Idle,
+            "exit" => Condition::Exit,
+            "pattern" => {
+                let pattern = pattern.ok_or_else(|| {
+                    invalid("condition pattern needs `pattern`: the text to wait for".into())
+                })?;
+                Condition::Pattern(
+                    Until::new(pattern, regex)
+                        .map_err(|e| invalid(e.replace("`until`", "`pattern`")))?,
+                )
+            }
+            "quiet" => Condition::Quiet(Duration::from_millis(
+                quiet_ms.unwrap_or(1000).clamp(10, 3_600_000),
+            )),
+            other => {
+                return Err(invalid(format!(
+                    "unknown condition {other:?}: use idle, exit, pattern or quiet"
+                )))
+            }
+        };
+        if pattern.is_some() && !matches!(condition, Condition::Pattern(_)) {
+            return Err(invalid("`pattern` goes with condition \"pattern\"".into()));
+        }
+        Ok(condition)
+    }
+
     /// The condition's name.
     pub fn name(&self) -> &'static str {
         match self {
@@ -55,6 +93,25 @@ pub enum Quorum {
     Any,
     /// Every one must.
     All,
+}
+
+impl Quorum {
+    /// The quorum a caller named: `any` (when none) or `all`.
+    pub fn parse(mode: Option<&str>) -> Result<Quorum, EngineError> {
+        match mode.unwrap_or("any") {
+            "any" => Ok(Quorum::Any),
+            "all" => Ok(Quorum::All),
+            other => Err(EngineError::InvalidArgument(format!(
+                "unknown mode {other:?}: use any or all"
+            ))),
+        }
+    }
+}
+
+/// A wait's time limit from a caller's milliseconds (a minute when not given, a day
+/// at most).
+pub fn wait_timeout(timeout_ms: Option<u64>) -> Duration {
+    Duration::from_millis(timeout_ms.unwrap_or(60_000).clamp(1, 24 * 3_600_000))
 }
 
 /// One target's answer.
@@ -123,13 +180,6 @@ fn last_status(data: &PaneData) -> Option<i32> {
             .find_map(|m| m.mark.finished())
             .flatten()
     })
-}
-
-fn session_name(pane: &PaneInfo) -> String {
-    pane.identity
-        .as_ref()
-        .map(|i| i.name.clone())
-        .unwrap_or_else(|| pane.window_name.clone())
 }
 
 impl Engine {

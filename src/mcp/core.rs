@@ -9,13 +9,11 @@ use rmcp::{tool, tool_router, RoleServer};
 
 use super::reply::Json;
 
-use cohort_backends::Key;
-
 use super::types::*;
 use super::CohortServer;
-use crate::engine::completion::{Until, WaitSpec};
-use crate::engine::read::{ReadOptions, ReadWhat};
-use crate::engine::{append_verdict, OpenOptions, SendOptions};
+use crate::engine::run::{wait_spec, ReadMode};
+use crate::engine::send::parse_keys;
+use crate::engine::{OpenOptions, SendOptions};
 
 #[tool_router(router = core_router, vis = "pub(crate)")]
 impl CohortServer {
@@ -51,24 +49,15 @@ impl CohortServer {
         Parameters(args): Parameters<OpenArgs>,
     ) -> Result<Json<OpenResult>, String> {
         let engine = self.engine().await?;
-        let pane = engine
-            .open(OpenOptions {
-                name: args.name,
-                cwd: args.cwd,
-                command: args.command.clone(),
-                env: args.env.into_iter().collect(),
-                ..Default::default()
-            })
-            .await
-            .map_err(err)?;
-        if args.record {
-            // From the start, so the recording shows the shell coming up.
-            let options = crate::engine::record::RecordOptions::default();
-            engine.record(&pane.id, options).await.map_err(err)?;
-        }
-        Ok(Json(
-            OpenResult::once_up(engine, pane, args.command.is_some()).await,
-        ))
+        let options = OpenOptions {
+            name: args.name,
+            cwd: args.cwd,
+            command: args.command,
+            env: args.env.into_iter().collect(),
+            ..Default::default()
+        };
+        let opened = engine.open_up(options, args.record).await.map_err(err)?;
+        Ok(Json(OpenResult::new(engine, opened)))
     }
 
     #[tool(
@@ -111,15 +100,7 @@ impl CohortServer {
     )]
     async fn key(&self, Parameters(args): Parameters<KeyArgs>) -> Result<Json<Done>, String> {
         let engine = self.engine().await?;
-        if args.keys.is_empty() {
-            return Err("no keys given: pass e.g. [\"Enter\"] or [\"C-c\"]".into());
-        }
-        let keys = args
-            .keys
-            .iter()
-            .map(|k| k.parse::<Key>())
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| e.to_string())?;
+        let keys = parse_keys(&args.keys).map_err(err)?;
         let pane = engine.resolve(&args.target).await.map_err(err)?;
         engine
             .keys_as(
@@ -155,7 +136,8 @@ impl CohortServer {
             args.regex,
             args.timeout_ms,
             args.quiet_ms,
-        )?;
+        )
+        .map_err(err)?;
         let send = SendOptions {
             enter: true,
             raw: false,
@@ -193,19 +175,21 @@ impl CohortServer {
     ) -> Result<Json<ReadResult>, String> {
         let engine = self.engine().await?;
         let pane = engine.resolve(&args.target).await.map_err(err)?;
-        let mode = args.mode.as_deref().unwrap_or("new");
         let asked_to_wait =
             args.until.is_some() || args.timeout_ms.is_some() || args.quiet_ms.is_some();
         if asked_to_wait && !args.wait {
             return Err("until, timeout_ms and quiet_ms apply to waiting: add wait: true".into());
         }
+        let mode =
+            ReadMode::parse(args.mode.as_deref(), args.lines.as_deref(), args.tail).map_err(err)?;
         let verdict = if args.wait {
             let spec = wait_spec(
                 args.until.as_deref(),
                 args.regex,
                 args.timeout_ms,
                 args.quiet_ms,
-            )?;
+            )
+            .map_err(err)?;
             let verdict = with_progress(engine.wait(&pane.id, spec), &ctx)
                 .await?
                 .map_err(err)?;
@@ -213,59 +197,16 @@ impl CohortServer {
         } else {
             None
         };
-        let what = match mode {
-            "screen" => {
-                let screen = engine.screen(&pane.id).await.map_err(err)?;
-                let mut rows = screen.rows;
-                while rows.last().is_some_and(|r| r.trim().is_empty()) {
-                    rows.pop();
-                }
-                let mut meta = format!(
-                    "[screen {}x{}, cursor row {} col {}{}]",
-                    screen.size.cols,
-                    screen.size.rows,
-                    screen.cursor.y + 1,
-                    screen.cursor.x + 1,
-                    if screen.alternate {
-                        ", full-screen program"
-                    } else {
-                        ""
-                    }
-                );
-                if let Some(v) = &verdict {
-                    append_verdict(&mut meta, v);
-                }
-                return Ok(Json(ReadResult {
-                    session: name_of(&pane),
-                    output: rows.join("\n"),
-                    meta,
-                    verdict: verdict.as_ref().map(VerdictOut::from),
-                }));
-            }
-            "new" => ReadWhat::New,
-            "all" => ReadWhat::All,
-            "tail" => ReadWhat::Tail(args.tail.unwrap_or(50).max(1)),
-            "lines" => ReadWhat::Lines(parse_lines(args.lines.as_deref())?),
-            other => {
-                return Err(format!(
-                "unknown mode {other:?}: use \"new\", \"screen\", \"tail\", \"lines\" or \"all\""
-            ))
-            }
-        };
-        let mut out = engine
-            .read(
+        let out = engine
+            .read_as(
                 &pane.id,
-                &ReadOptions {
-                    what,
-                    caller: self.connection().into(),
-                    raw: args.raw,
-                    max_lines: None,
-                },
+                mode,
+                self.connection(),
+                args.raw,
+                verdict.as_ref(),
             )
-            .await;
-        if let Some(v) = &verdict {
-            append_verdict(&mut out.meta, v);
-        }
+            .await
+            .map_err(err)?;
         Ok(Json(ReadResult {
             session: name_of(&pane),
             output: out.text,
@@ -343,26 +284,6 @@ impl CohortServer {
         }
         Ok(Json(result))
     }
-}
-
-/// The ladder's settings from a tool's arguments.
-fn wait_spec(
-    until: Option<&str>,
-    regex: bool,
-    timeout_ms: Option<u64>,
-    quiet_ms: Option<u64>,
-) -> Result<WaitSpec, String> {
-    let mut spec = WaitSpec {
-        until: until.map(|u| Until::new(u, regex)).transpose()?,
-        ..WaitSpec::default()
-    };
-    if let Some(ms) = timeout_ms {
-        spec.timeout = Duration::from_millis(ms.clamp(1, 24 * 3600 * 1000));
-    }
-    if let Some(ms) = quiet_ms {
-        spec.quiet = Duration::from_millis(ms.clamp(10, 600_000));
-    }
-    Ok(spec)
 }
 
 /// Runs `work`, sending a progress notification every second while it waits (when

@@ -35,12 +35,7 @@ pub fn http_app(
     };
 
     let token = options.token.filter(|t| !t.is_empty());
-    if !addr.ip().is_loopback() && token.is_none() {
-        return Err(format!(
-            "refusing to serve on {addr} without a bearer token: pass --token (or COHORT_HTTP_TOKEN), or bind to 127.0.0.1"
-        )
-        .into());
-    }
+    crate::guard::require_token(addr, token.as_deref())?;
     let toolsets = toolsets.to_vec();
     let mut http_config = StreamableHttpServerConfig::default().with_cancellation_token(ct);
     if !addr.ip().is_loopback() {

@@ -1,6 +1,5 @@
 //! The *layout* toolset: create_layout, split, focus, set_appearance.
 
-use futures_util::future::join_all;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
 
@@ -15,6 +14,7 @@ use super::types::*;
 use super::CohortServer;
 use crate::engine::colours::AppearanceChange;
 use crate::engine::layout::{Child, Direction, SplitTree};
+use crate::engine::ready::layout_tree;
 use crate::engine::{LayoutPane, OpenOptions};
 
 /// Which way a split goes.
@@ -237,40 +237,26 @@ impl CohortServer {
         Parameters(args): Parameters<CreateLayoutArgs>,
     ) -> Result<Json<CreateLayoutResult>, String> {
         let engine = self.engine().await?;
-        let tree = match (&args.layout, args.tree) {
-            (Some(preset), None) => SplitTree::preset(preset, args.rows, args.cols)?,
-            (None, Some(tree)) => SplitTree::from(tree),
-            (Some(_), Some(_)) => {
-                return Err("give either layout (a preset) or tree, not both".into())
-            }
-            (None, None) if args.panes.len() <= 1 => SplitTree::preset("single", None, None)?,
-            (None, None) => return Err("give a layout preset (e.g. \"quad\") or a tree".into()),
-        };
-        let described: Vec<LayoutPane> = args.panes.iter().cloned().map(LayoutPane::from).collect();
-        let panes = engine
-            .create_layout(&args.name, &tree, &described)
+        let tree = layout_tree(
+            args.layout.as_deref(),
+            args.tree.map(SplitTree::from),
+            args.rows,
+            args.cols,
+            args.panes.len(),
+        )
+        .map_err(err)?;
+        let described: Vec<LayoutPane> = args.panes.into_iter().map(LayoutPane::from).collect();
+        let laid = engine
+            .create_layout_up(&args.name, &tree, &described)
             .await
             .map_err(err)?;
-        // Every new shell gets to its first prompt before anyone types into it.
-        let shells = panes
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| args.panes.get(*i).is_none_or(|p| p.command.is_none()))
-            .map(|(_, pane)| async move {
-                let notice = engine.wait_shell_up(&pane.id).await?;
-                Some(format!("{}: {notice}", SessionSummary::from(pane).name))
-            });
-        let notices: Vec<String> = join_all(shells).await.into_iter().flatten().collect();
-        // What runs in each pane now that the shells are up.
-        let now = engine.list().await.unwrap_or_default();
-        let sessions = panes
-            .iter()
-            .map(|p| SessionSummary::from(now.iter().find(|n| n.id == p.id).unwrap_or(p)))
-            .collect();
-        let attach = panes
+        let sessions = laid.panes.iter().map(SessionSummary::from).collect();
+        let attach = laid
+            .panes
             .first()
             .map(|p| engine.attach_text(&p.id))
             .unwrap_or_default();
+        let notices = laid.notices;
         Ok(Json(CreateLayoutResult {
             sessions,
             attach,
@@ -325,9 +311,10 @@ impl CohortServer {
             )
             .await
             .map_err(err)?;
-        Ok(Json(
-            OpenResult::once_up(engine, pane, args.command.is_some()).await,
-        ))
+        Ok(Json(OpenResult::new(
+            engine,
+            engine.once_up(pane, args.command.is_some()).await,
+        )))
     }
 
     #[tool(

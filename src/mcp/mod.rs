@@ -51,6 +51,7 @@ use rmcp::{tool_handler, ErrorData as McpError, RoleServer, ServerHandler, Servi
 use crate::config::Config;
 use crate::engine::Engine;
 
+pub use crate::engine::slot::EngineSlot;
 pub use http::{http_app, HttpOptions};
 pub use orchestration::PlaybookResult;
 pub use types::*;
@@ -141,65 +142,6 @@ impl Toolset {
         }
         out.sort();
         Ok(out)
-    }
-}
-
-/// The engine a server uses: ready, or starting in the background.
-///
-/// `cohort mcp` answers `initialize` at once and connects to the terminal backend
-/// meanwhile (starting cohort's tmux server can take tens of milliseconds); tools wait
-/// for it. When it cannot start (tmux missing), every tool says why and how to fix it.
-#[derive(Clone)]
-pub struct EngineSlot {
-    cell: Arc<tokio::sync::OnceCell<Result<Engine, String>>>,
-    config: Option<Arc<Config>>,
-}
-
-impl EngineSlot {
-    /// A slot holding a running engine (whose watchers and notifier it starts).
-    pub fn ready(engine: Engine) -> Self {
-        engine.start_orchestration();
-        EngineSlot {
-            cell: Arc::new(tokio::sync::OnceCell::new_with(Some(Ok(engine)))),
-            config: None,
-        }
-    }
-
-    /// A slot whose engine starts now, in the background.
-    pub fn starting(config: Config) -> Self {
-        let slot = EngineSlot {
-            cell: Arc::new(tokio::sync::OnceCell::new()),
-            config: Some(Arc::new(config)),
-        };
-        let background = slot.clone();
-        tokio::spawn(async move {
-            if let Err(e) = background.get().await {
-                tracing::error!(target: "cohort::mcp", "the terminal backend did not start: {e}");
-            }
-        });
-        slot
-    }
-
-    /// The engine, once it has started.
-    pub async fn get(&self) -> Result<&Engine, String> {
-        let config = self.config.clone();
-        self.cell
-            .get_or_init(|| async move {
-                match config {
-                    Some(config) => {
-                        let engine = Engine::start(&config).await.map_err(|e| e.to_string())?;
-                        // Before the first tool call: a read or run then sees what the
-                        // sessions printed before this process started.
-                        engine.take_in_histories().await;
-                        engine.start_orchestration();
-                        Ok(engine)
-                    }
-                    None => Err("no engine configured".to_string()),
-                }
-            })
-            .await
-            .as_ref()
-            .map_err(|e| format!("cohort's terminal backend is not available: {e}"))
     }
 }
 

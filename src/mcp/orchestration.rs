@@ -14,10 +14,9 @@ use super::reply::Json;
 use super::team::{Ack, TargetOutcome};
 use super::types::*;
 use super::CohortServer;
-use crate::engine::completion::Until;
 use crate::engine::playbook::run::Runner;
 use crate::engine::playbook::{Playbook, PlaybookReport, Progress};
-use crate::engine::waits::{Condition, Met, Quorum};
+use crate::engine::waits::{wait_timeout, Condition, Met, Quorum};
 use crate::engine::watch::{Action, Trigger, WatchEvent, WatchInfo, WatchSpec};
 use crate::engine::SendOptions;
 
@@ -97,22 +96,7 @@ pub struct PlaybookResult {
 
 impl From<PlaybookReport> for PlaybookResult {
     fn from(r: PlaybookReport) -> Self {
-        let ran = r.steps.iter().filter(|s| s.ran).count();
-        let good = r.steps.iter().filter(|s| s.ran && s.ok).count();
-        let summary = format!(
-            "{}: {good} of {} steps ok{}{}",
-            if r.ok { "ok" } else { "failed" },
-            r.steps.len(),
-            r.stopped_at
-                .as_ref()
-                .map(|s| format!(", stopped at {s}"))
-                .unwrap_or_default(),
-            if r.cancelled {
-                format!(" (cancelled after {ran} steps; commands keep running)")
-            } else {
-                String::new()
-            }
-        );
+        let summary = r.summary();
         PlaybookResult {
             name: r.name,
             ok: r.ok,
@@ -504,38 +488,15 @@ impl CohortServer {
         Parameters(args): Parameters<WaitForArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<Json<WaitForResult>, String> {
-        let condition = match args.condition.as_str() {
-            "idle" => Condition::Idle,
-            "exit" => Condition::Exit,
-            "pattern" => {
-                let pattern = args
-                    .pattern
-                    .as_deref()
-                    .ok_or("condition pattern needs `pattern`: the text to wait for")?;
-                Condition::Pattern(
-                    Until::new(pattern, args.regex)
-                        .map_err(|e| e.replace("`until`", "`pattern`"))?,
-                )
-            }
-            "quiet" => Condition::Quiet(Duration::from_millis(
-                args.quiet_ms.unwrap_or(1000).clamp(10, 3_600_000),
-            )),
-            other => {
-                return Err(format!(
-                    "unknown condition {other:?}: use idle, exit, pattern or quiet"
-                ))
-            }
-        };
-        if args.pattern.is_some() && !matches!(condition, Condition::Pattern(_)) {
-            return Err("`pattern` goes with condition \"pattern\"".into());
-        }
-        let quorum = match args.mode.as_deref().unwrap_or("any") {
-            "any" => Quorum::Any,
-            "all" => Quorum::All,
-            other => return Err(format!("unknown mode {other:?}: use any or all")),
-        };
-        let timeout =
-            Duration::from_millis(args.timeout_ms.unwrap_or(60_000).clamp(1, 24 * 3_600_000));
+        let condition = Condition::parse(
+            &args.condition,
+            args.pattern.as_deref(),
+            args.regex,
+            args.quiet_ms,
+        )
+        .map_err(err)?;
+        let quorum = Quorum::parse(args.mode.as_deref()).map_err(err)?;
+        let timeout = wait_timeout(args.timeout_ms);
         let engine = self.engine().await?;
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let wait = engine.wait_for(

@@ -289,31 +289,19 @@ impl CohortServer {
             owner_token: Some(self.connection().into()),
             ..SendOptions::default()
         };
-        let (mut teams, mut agents) = (args.teams, args.agents);
-        if !args.messages.is_empty() {
-            let listed: Vec<(String, String)> = args
-                .messages
-                .into_iter()
-                .map(|m| (m.target, m.message))
-                .collect();
-            let (by_team, by_agent) = crate::engine::hierarchy::sort_messages(
-                &listed,
-                &engine.teams().await.map_err(err)?,
-                &engine.agents().await.map_err(err)?,
-            )?;
-            for (map, more, what) in [
-                (&mut teams, by_team, "team"),
-                (&mut agents, by_agent, "agent"),
-            ] {
-                for (name, message) in more {
-                    if map.insert(name.clone(), message).is_some() {
-                        return Err(format!("two messages for {what} {name:?}: in {what}s and in messages; give one"));
-                    }
-                }
-            }
-        }
+        let addressed: Vec<(String, String)> = args
+            .messages
+            .into_iter()
+            .map(|m| (m.target, m.message))
+            .collect();
         let results = engine
-            .broadcast(args.message.as_deref(), &teams, &agents, &options)
+            .broadcast_addressed(
+                args.message.as_deref(),
+                &args.teams,
+                &args.agents,
+                &addressed,
+                &options,
+            )
             .await
             .map_err(err)?;
         Ok(Json(ManyResult::from(results)))

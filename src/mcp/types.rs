@@ -27,11 +27,7 @@ pub struct SessionSummary {
 impl From<&PaneInfo> for SessionSummary {
     fn from(p: &PaneInfo) -> Self {
         SessionSummary {
-            name: p
-                .identity
-                .as_ref()
-                .map(|i| i.name.clone())
-                .unwrap_or_else(|| p.window_name.clone()),
+            name: name_of(p),
             id: p.identity.as_ref().map(|i| i.id.clone()),
             pane: p.id.to_string(),
             command: p.command.clone(),
@@ -351,60 +347,25 @@ impl From<&PaneInfo> for Done {
 }
 
 pub(crate) fn name_of(p: &PaneInfo) -> String {
-    p.identity
-        .as_ref()
-        .map(|i| i.name.clone())
-        .unwrap_or_else(|| p.window_name.clone())
+    crate::engine::ready::session_name(p)
 }
 
 pub(crate) fn err(e: EngineError) -> String {
     e.to_string()
 }
 
-/// Parses "21-1180" or "7" (1-based, inclusive) into a 0-based half-open range.
-pub(crate) fn parse_lines(spec: Option<&str>) -> Result<std::ops::Range<u64>, String> {
-    let bad = || {
-        "lines must look like \"21-1180\" or \"7\" (1-based, inclusive), as the meta line prints them".to_string()
-    };
-    let spec = spec.ok_or_else(bad)?.trim();
-    if spec.len() > 41 {
-        return Err(bad());
-    }
-    let (a, b) = match spec.split_once('-') {
-        Some((a, b)) => (
-            a.trim().parse::<u64>().map_err(|_| bad())?,
-            b.trim().parse::<u64>().map_err(|_| bad())?,
-        ),
-        None => {
-            let n = spec.parse::<u64>().map_err(|_| bad())?;
-            (n, n)
-        }
-    };
-    if a == 0 || b < a {
-        return Err(bad());
-    }
-    Ok(a - 1..b)
-}
-
 impl OpenResult {
-    /// The answer to `open` and `split`: once a new shell is up (when no command was
-    /// given), the session as it is then, how to attach, and a notice if the shell never
-    /// showed its prompt.
-    pub(crate) async fn once_up(
+    /// The answer to `open` and `split`: the session once up, how to attach, and a
+    /// notice if the shell never showed its prompt.
+    pub(crate) fn new(
         engine: &crate::engine::Engine,
-        pane: PaneInfo,
-        has_command: bool,
+        opened: crate::engine::ready::Opened,
     ) -> OpenResult {
-        let notice = match has_command {
-            false => engine.wait_shell_up(&pane.id).await,
-            true => engine.command_ended_at_once(&pane.id).await,
-        };
-        // What runs in it now that the shell is up.
-        let pane = engine.resolve(pane.id.as_str()).await.unwrap_or(pane);
+        let pane = opened.pane;
         OpenResult {
             session: SessionSummary::from(&pane),
             attach: engine.attach_text(&pane.id),
-            notice,
+            notice: opened.notice,
             recording: engine
                 .recording(&pane.id)
                 .map(|r| r.path.display().to_string()),

@@ -78,6 +78,29 @@ pub struct PlaybookReport {
     pub error: Option<String>,
 }
 
+impl PlaybookReport {
+    /// One line: ok or failed, how many steps were ok, where it stopped, whether it
+    /// was cancelled.
+    pub fn summary(&self) -> String {
+        let ran = self.steps.iter().filter(|s| s.ran).count();
+        let good = self.steps.iter().filter(|s| s.ran && s.ok).count();
+        format!(
+            "{}: {good} of {} steps ok{}{}",
+            if self.ok { "ok" } else { "failed" },
+            self.steps.len(),
+            self.stopped_at
+                .as_ref()
+                .map(|s| format!(", stopped at {s}"))
+                .unwrap_or_default(),
+            if self.cancelled {
+                format!(" (cancelled after {ran} steps; commands keep running)")
+            } else {
+                String::new()
+            }
+        )
+    }
+}
+
 /// Where a playbook is, for progress notifications.
 #[derive(Clone, Debug)]
 pub struct Progress {

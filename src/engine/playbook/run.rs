@@ -13,6 +13,7 @@ use super::{Item, Playbook, PlaybookReport, Progress, Step, StepReport, StepWait
 use crate::engine::completion::{Until, WaitSpec};
 use crate::engine::events::EngineEvent;
 use crate::engine::many::ManyRead;
+use crate::engine::ready::session_name;
 use crate::engine::waits::IDLE_STATES;
 use crate::engine::{Engine, EngineError, SendOptions};
 
@@ -27,13 +28,6 @@ pub struct Runner {
     pub send: SendOptions,
     /// The caller whose "new output" cursor moves past what a run returned.
     pub caller: Option<String>,
-}
-
-fn session_name(pane: &PaneInfo) -> String {
-    pane.identity
-        .as_ref()
-        .map(|i| i.name.clone())
-        .unwrap_or_else(|| pane.window_name.clone())
 }
 
 /// The last `OUTPUT_LINES` lines of `text`, saying how many went before.

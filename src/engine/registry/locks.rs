@@ -44,10 +44,10 @@ impl Registry {
                     .map_err(sql(&self.path))?;
                 Ok(true)
             }
-            Some(held) if held.owner == owner => Err(RegistryError::Conflict(format!(
+            Some(held) if held.owner == owner => Err(RegistryError::NotHolder(format!(
                 "the lock was taken as {owner:?} by another connection: only that one releases it; pass force: true to break it"
             ))),
-            Some(held) => Err(RegistryError::Conflict(format!(
+            Some(held) => Err(RegistryError::NotHolder(format!(
                 "the lock is held by {:?}, not {owner:?}: ask them with request_access, or pass force: true",
                 held.owner
             ))),
@@ -70,6 +70,26 @@ impl Registry {
                 },
             )
             .optional()
+        })
+    }
+
+    /// Every lock held, by session name.
+    pub fn locks(&self) -> Result<Vec<LockRecord>, RegistryError> {
+        self.with(|c| {
+            let mut stmt = c.prepare(
+                "SELECT s.name, l.owner, l.since, l.token FROM locks l JOIN sessions s ON s.id = l.session_id ORDER BY s.name",
+            )?;
+            let rows = stmt
+                .query_map([], |r| {
+                    Ok(LockRecord {
+                        session: r.get(0)?,
+                        owner: r.get(1)?,
+                        since: r.get(2)?,
+                        token: r.get(3)?,
+                    })
+                })?
+                .collect();
+            rows
         })
     }
 

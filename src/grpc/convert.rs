@@ -1,0 +1,202 @@
+//! From the engine's types to the API's messages, and from engine errors to gRPC
+//! statuses: the message is the engine's own (what MCP says too), the code tells a
+//! program what kind of failure it was.
+
+use cohort_backends::{BackendError, PaneInfo};
+use tonic::{Code, Status};
+
+use super::proto;
+use crate::engine::completion::Verdict;
+use crate::engine::events::EngineEvent;
+use crate::engine::many::Delivery;
+use crate::engine::ready::session_name;
+use crate::engine::registry::{AgentRecord, LockRecord, RegistryError, TeamRecord};
+use crate::engine::waits::Met;
+use crate::engine::EngineError;
+
+/// The status for an engine error.
+pub fn status(e: EngineError) -> Status {
+    let code = match &e {
+        EngineError::UnknownTarget { .. } => Code::NotFound,
+        EngineError::NameTaken { .. } => Code::AlreadyExists,
+        EngineError::InvalidName { .. } | EngineError::InvalidArgument(_) => Code::InvalidArgument,
+        EngineError::Refused(_) | EngineError::Locked(_) => Code::PermissionDenied,
+        EngineError::Busy { .. } => Code::Unavailable,
+        EngineError::Exited { .. } => Code::FailedPrecondition,
+        EngineError::Registry(RegistryError::NotFound(_)) => Code::NotFound,
+        EngineError::Registry(RegistryError::NotHolder(_)) => Code::PermissionDenied,
+        EngineError::Registry(RegistryError::Conflict(_)) => Code::FailedPrecondition,
+        EngineError::Registry(_) | EngineError::Internal(_) => Code::Internal,
+        EngineError::Backend(BackendError::PaneGone(_)) => Code::NotFound,
+        EngineError::Backend(BackendError::InvalidKey { .. })
+        | EngineError::Backend(BackendError::InvalidArgument(_)) => Code::InvalidArgument,
+        EngineError::Backend(BackendError::Unsupported { .. }) => Code::Unimplemented,
+        EngineError::Backend(_) => Code::Unavailable,
+    };
+    Status::new(code, e.to_string())
+}
+
+/// A bad argument caught before the engine was asked.
+pub fn invalid(message: impl Into<String>) -> Status {
+    Status::invalid_argument(message)
+}
+
+impl From<&PaneInfo> for proto::Session {
+    fn from(p: &PaneInfo) -> Self {
+        proto::Session {
+            name: session_name(p),
+            id: p.identity.as_ref().map(|i| i.id.clone()),
+            pane: p.id.to_string(),
+            command: p.command.clone(),
+            exited: p.dead,
+            agent: p.identity.as_ref().and_then(|i| i.agent.clone()),
+        }
+    }
+}
+
+impl From<&PaneInfo> for proto::Done {
+    fn from(p: &PaneInfo) -> Self {
+        proto::Done {
+            session: session_name(p),
+            pane: p.id.to_string(),
+        }
+    }
+}
+
+impl From<&Verdict> for proto::Verdict {
+    fn from(v: &Verdict) -> Self {
+        proto::Verdict {
+            complete: v.complete,
+            layer: v.layer.as_str().to_string(),
+            exit_status: v.exit_status,
+            elapsed_ms: v.elapsed.as_millis() as u64,
+            hint: v.hint.clone(),
+        }
+    }
+}
+
+impl From<AgentRecord> for proto::Agent {
+    fn from(a: AgentRecord) -> Self {
+        proto::Agent {
+            name: a.name,
+            session: a.session,
+            role: a.role,
+            teams: a.teams,
+        }
+    }
+}
+
+impl From<TeamRecord> for proto::Team {
+    fn from(t: TeamRecord) -> Self {
+        proto::Team {
+            name: t.name,
+            parent: t.parent,
+            members: t.members,
+        }
+    }
+}
+
+impl From<LockRecord> for proto::LockHolder {
+    fn from(l: LockRecord) -> Self {
+        proto::LockHolder {
+            session: l.session,
+            owner: l.owner,
+            since: l.since,
+        }
+    }
+}
+
+impl From<Delivery> for proto::Delivery {
+    fn from(d: Delivery) -> Self {
+        proto::Delivery {
+            target: d.target,
+            session: d.session,
+            ok: d.error.is_none(),
+            error: d.error,
+            text: d.text,
+            meta: d.meta,
+        }
+    }
+}
+
+impl From<Met> for proto::Met {
+    fn from(m: Met) -> Self {
+        proto::Met {
+            target: m.target,
+            session: m.session,
+            met: m.met,
+            what: m.what,
+            line: m.line,
+            exit_status: m.exit_status,
+            after_ms: m.after_ms,
+        }
+    }
+}
+
+impl From<EngineEvent> for proto::Event {
+    fn from(e: EngineEvent) -> Self {
+        use proto::event::Kind;
+        let kind = match e {
+            EngineEvent::Output { pane, from, to } => Kind::Output(proto::OutputEvent {
+                pane: pane.to_string(),
+                from,
+                to,
+            }),
+            EngineEvent::CommandStarted { pane, offset } => {
+                Kind::CommandStarted(proto::CommandStarted {
+                    pane: pane.to_string(),
+                    offset,
+                })
+            }
+            EngineEvent::CommandEnded {
+                pane,
+                exit_status,
+                offset,
+            } => Kind::CommandEnded(proto::CommandEnded {
+                pane: pane.to_string(),
+                exit_status,
+                offset,
+            }),
+            EngineEvent::PaneExited { pane, exit_status } => Kind::PaneExited(proto::PaneExited {
+                pane: pane.to_string(),
+                exit_status,
+            }),
+            EngineEvent::SessionOpened { session, pane } => {
+                Kind::SessionOpened(proto::SessionOpened {
+                    session,
+                    pane: pane.to_string(),
+                })
+            }
+            EngineEvent::SessionClosed { session, pane } => {
+                Kind::SessionClosed(proto::SessionClosed {
+                    session,
+                    pane: pane.to_string(),
+                })
+            }
+            EngineEvent::Notification {
+                to,
+                from,
+                kind,
+                message,
+            } => Kind::Notification(proto::Notification {
+                to,
+                from,
+                kind,
+                message,
+            }),
+            EngineEvent::LockChanged { session, holder } => {
+                Kind::LockChanged(proto::LockChanged { session, holder })
+            }
+            EngineEvent::AgentState {
+                agent,
+                state,
+                reason,
+            } => Kind::AgentState(proto::AgentState {
+                agent,
+                state,
+                reason,
+            }),
+        };
+        proto::Event { kind: Some(kind) }
+    }
+}

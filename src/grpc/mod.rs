@@ -1,0 +1,76 @@
+//! The gRPC API: cohort's engine operations as typed calls, for programs that are
+//! not MCP hosts (`cohort serve --grpc ADDR`).
+//!
+//! A front end beside [`crate::mcp`], over the same engine methods: sessions,
+//! run/send/read/key with verdicts, layouts, agents and teams, broadcasts with the
+//! cascade, locks, playbooks, waits, and the engine's events as a server stream.
+//! The schema is `proto/cohort.proto`; the code is generated from it at build time
+//! ([`proto`]). Engine errors become statuses ([`convert`]) with the engine's own
+//! messages.
+//!
+//! Guarded as HTTP MCP is (see [`crate::guard`]): loopback unless a token is given,
+//! and with a token, every call carries `authorization: Bearer TOKEN`.
+
+mod convert;
+mod playbook;
+pub mod proto;
+mod service;
+
+use std::future::Future;
+
+use tokio_util::sync::CancellationToken;
+use tonic::transport::server::TcpIncoming;
+use tonic::{Request, Status};
+
+use crate::engine::slot::EngineSlot;
+pub use convert::status;
+pub use service::CohortService;
+
+/// Serves the API on `listener` over `engine` until `shutdown` completes. With a
+/// token, calls without `authorization: Bearer TOKEN` are refused as
+/// unauthenticated; without one, `listener` must be on loopback.
+pub async fn serve(
+    engine: EngineSlot,
+    listener: tokio::net::TcpListener,
+    token: Option<String>,
+    shutdown: impl Future<Output = ()> + Send,
+) -> Result<(), String> {
+    let addr = listener
+        .local_addr()
+        .map_err(|e| format!("the gRPC listener has no address: {e}"))?;
+    let token = token.filter(|t| !t.is_empty());
+    crate::guard::require_token(addr, token.as_deref())?;
+    let stop = CancellationToken::new();
+    let service = proto::cohort_server::CohortServer::with_interceptor(
+        CohortService::new(engine, stop.clone()),
+        move |request: Request<()>| authorize(request, token.as_deref()),
+    );
+    let shutdown = async move {
+        shutdown.await;
+        // Event streams run until their client goes: end them, so the server can.
+        stop.cancel();
+    };
+    tonic::transport::Server::builder()
+        .add_service(service)
+        .serve_with_incoming_shutdown(TcpIncoming::from(listener), shutdown)
+        .await
+        .map_err(|e| format!("serving gRPC on {addr}: {e}"))
+}
+
+/// Lets a call through when no token is configured, or it carries the token.
+fn authorize(request: Request<()>, token: Option<&str>) -> Result<Request<()>, Status> {
+    let Some(token) = token else {
+        return Ok(request);
+    };
+    let given = request
+        .metadata()
+        .get("authorization")
+        .and_then(|v| v.to_str().ok());
+    if crate::guard::bearer_matches(given, token) {
+        Ok(request)
+    } else {
+        Err(Status::unauthenticated(
+            "missing or wrong bearer token: send `authorization: Bearer TOKEN` metadata",
+        ))
+    }
+}

@@ -1,0 +1,463 @@
+//! The service: each call checks what only the wire can get wrong, calls the same
+//! engine methods as the MCP tools (so names, locks and the tripwire are checked
+//! alike), and answers in the API's messages.
+
+use std::pin::Pin;
+use std::sync::Arc;
+
+use futures_util::Stream;
+use tokio::sync::broadcast::error::RecvError;
+use tokio_util::sync::CancellationToken;
+use tonic::{Request, Response, Status};
+
+use super::convert::{invalid, status};
+use super::proto::cohort_server::Cohort;
+use super::proto::{self, playbook_request::Source};
+use crate::engine::events::EngineEvent;
+use crate::engine::layout::SplitTree;
+use crate::engine::playbook::run::Runner;
+use crate::engine::playbook::Playbook;
+use crate::engine::ready::{layout_tree, session_name};
+use crate::engine::run::{wait_spec, ReadMode};
+use crate::engine::send::parse_keys;
+use crate::engine::slot::EngineSlot;
+use crate::engine::waits::{wait_timeout, Condition, Quorum};
+use crate::engine::{Engine, LayoutPane, OpenOptions, SendOptions};
+
+type Reply<T> = Result<Response<T>, Status>;
+
+/// The gRPC service over one engine.
+#[derive(Clone)]
+pub struct CohortService {
+    engine: EngineSlot,
+    /// This server, in the names of its connections.
+    id: Arc<str>,
+    /// Ends the event streams when the server stops.
+    stop: CancellationToken,
+}
+
+impl CohortService {
+    /// A service over `engine`; its event streams end when `stop` is cancelled.
+    pub fn new(engine: EngineSlot, stop: CancellationToken) -> Self {
+        CohortService {
+            engine,
+            id: uuid::Uuid::new_v4().simple().to_string()[..12].into(),
+            stop,
+        }
+    }
+
+    async fn engine(&self) -> Result<&Engine, Status> {
+        self.engine.get().await.map_err(Status::unavailable)
+    }
+
+    /// The caller's connection: its cursor for new output, and the token its locks are
+    /// bound to (one per client connection, as for MCP).
+    fn connection<T>(&self, request: &Request<T>) -> String {
+        match request.remote_addr() {
+            Some(addr) => format!("grpc-{}-{addr}", self.id),
+            None => format!("grpc-{}", self.id),
+        }
+    }
+
+    fn send_options(&self, connection: String, owner: Option<String>) -> SendOptions {
+        SendOptions {
+            owner,
+            owner_token: Some(connection),
+            ..SendOptions::default()
+        }
+    }
+}
+
+#[tonic::async_trait]
+impl Cohort for CohortService {
+    async fn open(&self, request: Request<proto::OpenRequest>) -> Reply<proto::OpenReply> {
+        let engine = self.engine().await?;
+        let args = request.into_inner();
+        let options = OpenOptions {
+            name: args.name,
+            cwd: args.cwd,
+            command: args.command,
+            env: args.env.into_iter().collect(),
+            ..Default::default()
+        };
+        let opened = engine.open_up(options, args.record).await.map_err(status)?;
+        let pane = opened.pane;
+        Ok(Response::new(proto::OpenReply {
+            session: Some(proto::Session::from(&pane)),
+            attach: engine.attach_text(&pane.id),
+            notice: opened.notice,
+            recording: engine
+                .recording(&pane.id)
+                .map(|r| r.path.display().to_string()),
+        }))
+    }
+
+    async fn list(&self, _: Request<proto::ListRequest>) -> Reply<proto::ListReply> {
+        let panes = self.engine().await?.list().await.map_err(status)?;
+        Ok(Response::new(proto::ListReply {
+            sessions: panes.iter().map(proto::Session::from).collect(),
+        }))
+    }
+
+    async fn close(&self, request: Request<proto::TargetRequest>) -> Reply<proto::Done> {
+        let engine = self.engine().await?;
+        let pane = engine
+            .resolve(&request.get_ref().target)
+            .await
+            .map_err(status)?;
+        engine.close(&pane.id).await.map_err(status)?;
+        Ok(Response::new(proto::Done::from(&pane)))
+    }
+
+    async fn run(&self, request: Request<proto::RunRequest>) -> Reply<proto::RunReply> {
+        let engine = self.engine().await?;
+        let connection = self.connection(&request);
+        let args = request.into_inner();
+        let wait = args.wait.unwrap_or_default();
+        let spec = wait_spec(
+            wait.until.as_deref(),
+            wait.regex,
+            wait.timeout_ms,
+            wait.quiet_ms,
+        )
+        .map_err(status)?;
+        let pane = engine.resolve(&args.target).await.map_err(status)?;
+        let send = SendOptions {
+            force: args.force,
+            mark: args
+                .mark
+                .then(|| uuid::Uuid::new_v4().simple().to_string()[..12].to_string()),
+            ..self.send_options(connection.clone(), args.owner)
+        };
+        let out = engine
+            .run(&pane.id, &args.command, &send, spec, args.raw)
+            .await
+            .map_err(status)?;
+        engine.mark_read(&pane.id, &connection, out.verdict.output.end);
+        Ok(Response::new(proto::RunReply {
+            session: session_name(&pane),
+            output: out.output.text,
+            meta: out.output.meta,
+            verdict: Some(proto::Verdict::from(&out.verdict)),
+        }))
+    }
+
+    async fn send(&self, request: Request<proto::SendRequest>) -> Reply<proto::Done> {
+        let engine = self.engine().await?;
+        let connection = self.connection(&request);
+        let args = request.into_inner();
+        let pane = engine.resolve(&args.target).await.map_err(status)?;
+        let options = SendOptions {
+            enter: !args.no_enter,
+            raw: args.raw,
+            force: args.force,
+            ..self.send_options(connection, args.owner)
+        };
+        engine
+            .send(&pane.id, &args.text, &options)
+            .await
+            .map_err(status)?;
+        Ok(Response::new(proto::Done::from(&pane)))
+    }
+
+    async fn read(&self, request: Request<proto::ReadRequest>) -> Reply<proto::ReadReply> {
+        let engine = self.engine().await?;
+        let connection = self.connection(&request);
+        let args = request.into_inner();
+        let pane = engine.resolve(&args.target).await.map_err(status)?;
+        let mode = ReadMode::parse(args.mode.as_deref(), args.lines.as_deref(), args.tail)
+            .map_err(status)?;
+        let verdict = match args.wait {
+            Some(wait) => {
+                let spec = wait_spec(
+                    wait.until.as_deref(),
+                    wait.regex,
+                    wait.timeout_ms,
+                    wait.quiet_ms,
+                )
+                .map_err(status)?;
+                Some(engine.wait(&pane.id, spec).await.map_err(status)?)
+            }
+            None => None,
+        };
+        let out = engine
+            .read_as(&pane.id, mode, &connection, args.raw, verdict.as_ref())
+            .await
+            .map_err(status)?;
+        Ok(Response::new(proto::ReadReply {
+            session: session_name(&pane),
+            output: out.text,
+            meta: out.meta,
+            verdict: verdict.as_ref().map(proto::Verdict::from),
+        }))
+    }
+
+    async fn key(&self, request: Request<proto::KeyRequest>) -> Reply<proto::Done> {
+        let engine = self.engine().await?;
+        let connection = self.connection(&request);
+        let args = request.into_inner();
+        let keys = parse_keys(&args.keys).map_err(status)?;
+        let pane = engine.resolve(&args.target).await.map_err(status)?;
+        engine
+            .keys_as(&pane.id, &keys, args.owner.as_deref(), Some(&connection))
+            .await
+            .map_err(status)?;
+        Ok(Response::new(proto::Done::from(&pane)))
+    }
+
+    async fn create_layout(
+        &self,
+        request: Request<proto::CreateLayoutRequest>,
+    ) -> Reply<proto::CreateLayoutReply> {
+        let engine = self.engine().await?;
+        let args = request.into_inner();
+        let size = |n: Option<u32>, what: &str| {
+            n.map(|n| {
+                u16::try_from(n)
+                    .map_err(|_| invalid(format!("{what} {n} is out of range: use 1 to 8")))
+            })
+            .transpose()
+        };
+        let tree: SplitTree = layout_tree(
+            args.layout.as_deref(),
+            None,
+            size(args.rows, "rows")?,
+            size(args.cols, "cols")?,
+            args.panes.len(),
+        )
+        .map_err(status)?;
+        let panes: Vec<LayoutPane> = args
+            .panes
+            .into_iter()
+            .map(|p| LayoutPane {
+                name: p.name,
+                agent: p.agent,
+                team: p.team,
+                command: p.command,
+                cwd: p.cwd,
+                env: p.env.into_iter().collect(),
+            })
+            .collect();
+        let laid = engine
+            .create_layout_up(&args.name, &tree, &panes)
+            .await
+            .map_err(status)?;
+        Ok(Response::new(proto::CreateLayoutReply {
+            attach: laid
+                .panes
+                .first()
+                .map(|p| engine.attach_text(&p.id))
+                .unwrap_or_default(),
+            sessions: laid.panes.iter().map(proto::Session::from).collect(),
+            notices: laid.notices,
+        }))
+    }
+
+    async fn register_agent(
+        &self,
+        request: Request<proto::RegisterAgentRequest>,
+    ) -> Reply<proto::Agent> {
+        let engine = self.engine().await?;
+        let args = request.into_inner();
+        let pane = engine.resolve(&args.session).await.map_err(status)?;
+        let agent = engine
+            .register_agent(&args.name, &pane, args.role.as_deref(), &args.teams)
+            .await
+            .map_err(status)?;
+        Ok(Response::new(agent.into()))
+    }
+
+    async fn list_agents(
+        &self,
+        _: Request<proto::ListAgentsRequest>,
+    ) -> Reply<proto::ListAgentsReply> {
+        let agents = self.engine().await?.agents().await.map_err(status)?;
+        Ok(Response::new(proto::ListAgentsReply {
+            agents: agents.into_iter().map(Into::into).collect(),
+        }))
+    }
+
+    async fn create_team(&self, request: Request<proto::CreateTeamRequest>) -> Reply<proto::Team> {
+        let args = request.into_inner();
+        let team = self
+            .engine()
+            .await?
+            .create_team(&args.name, args.parent.as_deref())
+            .await
+            .map_err(status)?;
+        Ok(Response::new(team.into()))
+    }
+
+    async fn list_teams(
+        &self,
+        _: Request<proto::ListTeamsRequest>,
+    ) -> Reply<proto::ListTeamsReply> {
+        let teams = self.engine().await?.teams().await.map_err(status)?;
+        Ok(Response::new(proto::ListTeamsReply {
+            teams: teams.into_iter().map(Into::into).collect(),
+        }))
+    }
+
+    async fn broadcast(
+        &self,
+        request: Request<proto::BroadcastRequest>,
+    ) -> Reply<proto::Deliveries> {
+        let engine = self.engine().await?;
+        let connection = self.connection(&request);
+        let args = request.into_inner();
+        let options = SendOptions {
+            enter: !args.no_enter,
+            ..self.send_options(connection, args.owner)
+        };
+        let addressed: Vec<(String, String)> = args
+            .messages
+            .into_iter()
+            .map(|m| (m.target, m.message))
+            .collect();
+        let results = engine
+            .broadcast_addressed(
+                args.message.as_deref(),
+                &args.teams.into_iter().collect(),
+                &args.agents.into_iter().collect(),
+                &addressed,
+                &options,
+            )
+            .await
+            .map_err(status)?;
+        Ok(Response::new(proto::Deliveries {
+            results: results.into_iter().map(Into::into).collect(),
+        }))
+    }
+
+    async fn lock(&self, request: Request<proto::LockRequest>) -> Reply<proto::LockReply> {
+        let engine = self.engine().await?;
+        let connection = self.connection(&request);
+        let args = request.into_inner();
+        let pane = engine.resolve(&args.target).await.map_err(status)?;
+        let lock = engine
+            .lock(&pane.id, &args.owner, Some(&connection))
+            .await
+            .map_err(status)?;
+        Ok(Response::new(proto::LockReply {
+            locked: true,
+            message: format!("{} is locked for {}", lock.session, lock.owner),
+            holder: Some(lock.into()),
+        }))
+    }
+
+    async fn unlock(&self, request: Request<proto::UnlockRequest>) -> Reply<proto::LockReply> {
+        let engine = self.engine().await?;
+        let connection = self.connection(&request);
+        let args = request.into_inner();
+        let pane = engine.resolve(&args.target).await.map_err(status)?;
+        let released = engine
+            .unlock(&pane.id, &args.owner, Some(&connection), args.force)
+            .await
+            .map_err(status)?;
+        let name = session_name(&pane);
+        Ok(Response::new(proto::LockReply {
+            locked: false,
+            holder: None,
+            message: if released {
+                format!("{name} is unlocked")
+            } else {
+                format!("{name} was not locked")
+            },
+        }))
+    }
+
+    async fn list_locks(
+        &self,
+        _: Request<proto::ListLocksRequest>,
+    ) -> Reply<proto::ListLocksReply> {
+        let locks = self.engine().await?.locks().await.map_err(status)?;
+        Ok(Response::new(proto::ListLocksReply {
+            locks: locks.into_iter().map(Into::into).collect(),
+        }))
+    }
+
+    async fn run_playbook(
+        &self,
+        request: Request<proto::PlaybookRequest>,
+    ) -> Reply<proto::PlaybookReply> {
+        let connection = self.connection(&request);
+        let args = request.into_inner();
+        let book = match args.source {
+            Some(Source::Playbook(book)) => Playbook::from_value(super::playbook::document(book)),
+            Some(Source::Path(path)) => Playbook::from_file(std::path::Path::new(&path)),
+            None => Err("give playbook (the steps) or path (a TOML/JSON file)".into()),
+        }
+        .map_err(invalid)?;
+        let engine = self.engine().await?;
+        let runner = Runner {
+            send: self.send_options(connection.clone(), args.owner),
+            caller: Some(connection),
+        };
+        // A call the client gives up on is dropped, and the playbook with it: the
+        // commands it started keep running.
+        let report = engine
+            .run_playbook(&book, &runner, &CancellationToken::new(), |_| ())
+            .await;
+        Ok(Response::new(super::playbook::reply(report)))
+    }
+
+    async fn wait_for(
+        &self,
+        request: Request<proto::WaitForRequest>,
+    ) -> Reply<proto::WaitForReply> {
+        let args = request.into_inner();
+        let condition = Condition::parse(
+            &args.condition,
+            args.pattern.as_deref(),
+            args.regex,
+            args.quiet_ms,
+        )
+        .map_err(status)?;
+        let quorum = Quorum::parse(args.mode.as_deref()).map_err(status)?;
+        let engine = self.engine().await?;
+        let outcome = engine
+            .wait_for(
+                &args.targets,
+                &condition,
+                quorum,
+                wait_timeout(args.timeout_ms),
+                |_, _, _| (),
+            )
+            .await
+            .map_err(status)?;
+        Ok(Response::new(proto::WaitForReply {
+            done: outcome.done,
+            elapsed_ms: outcome.elapsed.as_millis() as u64,
+            results: outcome.results.into_iter().map(Into::into).collect(),
+        }))
+    }
+
+    type EventsStream = Pin<Box<dyn Stream<Item = Result<proto::Event, Status>> + Send>>;
+
+    async fn events(&self, request: Request<proto::EventsRequest>) -> Reply<Self::EventsStream> {
+        let output = request.get_ref().output;
+        // Subscribed before the answer goes out: the client sees everything that
+        // happens once its call has returned.
+        let events = self.engine().await?.events();
+        let stop = self.stop.clone();
+        let stream =
+            futures_util::stream::unfold((events, stop), move |(mut events, stop)| async move {
+                loop {
+                    let next = tokio::select! {
+                        _ = stop.cancelled() => return None,
+                        next = events.recv() => next,
+                    };
+                    let event = match next {
+                        Ok(EngineEvent::Output { .. }) if !output => continue,
+                        Ok(event) => proto::Event::from(event),
+                        Err(RecvError::Lagged(missed)) => proto::Event {
+                            kind: Some(proto::event::Kind::Missed(missed)),
+                        },
+                        Err(RecvError::Closed) => return None,
+                    };
+                    return Some((Ok(event), (events, stop)));
+                }
+            });
+        Ok(Response::new(Box::pin(stream)))
+    }
+}

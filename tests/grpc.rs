@@ -1,0 +1,587 @@
+//! `cohort serve --grpc`: the gRPC API driven by its own generated Rust client over a
+//! real `cohort serve` on a private tmux server; the token rule; HTTP MCP and gRPC
+//! on one engine; and Python `grpcio` compiling `proto/cohort.proto` at test time
+//! (`conformance/grpc/check.py`, skipped without grpcio, see `support/python.rs`).
+
+#[path = "support/python.rs"]
+mod python;
+#[path = "support/served.rs"]
+mod served;
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use cohort::grpc::proto::cohort_client::CohortClient;
+use cohort::grpc::proto::{self, event::Kind};
+use rmcp::ServiceExt;
+use support::*;
+use tonic::transport::Channel;
+use tonic::{Code, Status};
+
+/// `cohort serve --grpc 127.0.0.1:0 EXTRA…` on `server`, and the address it serves.
+fn serve_grpc(server: &TestServer, extra: &[&str]) -> (served::Served, String) {
+    let mut args = vec!["serve", "--grpc", "127.0.0.1:0"];
+    args.extend_from_slice(extra);
+    let served = served::start(server, &args, 1, &[]);
+    let addr = served.address("127.0.0.1");
+    (served, addr)
+}
+
+/// A new connection to `addr`: one client, with its own cursor and locks.
+async fn channel(addr: &str) -> Channel {
+    tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect()
+        .await
+        .expect("connect over gRPC")
+}
+
+async fn client(addr: &str) -> CohortClient<Channel> {
+    CohortClient::new(channel(addr).await)
+}
+
+async fn open(client: &mut CohortClient<Channel>, name: &str) -> proto::OpenReply {
+    client
+        .open(proto::OpenRequest {
+            name: name.into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_or_else(|e| panic!("open {name}: {e}"))
+        .into_inner()
+}
+
+async fn run(client: &mut CohortClient<Channel>, target: &str, command: &str) -> proto::RunReply {
+    client
+        .run(proto::RunRequest {
+            target: target.into(),
+            command: command.into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_or_else(|e| panic!("run {command:?}: {e}"))
+        .into_inner()
+}
+
+/// The status a call failed with; fails the test when it succeeded.
+fn refusal<T: std::fmt::Debug>(result: Result<T, Status>) -> Status {
+    match result {
+        Ok(reply) => panic!("expected a refusal, got {reply:?}"),
+        Err(status) => status,
+    }
+}
+
+#[tokio::test]
+async fn sessions_run_send_read_and_key_with_verdicts() {
+    let server = TestServer::new();
+    let (_served, addr) = serve_grpc(&server, &[]);
+    let mut c = client(&addr).await;
+    let opened = open(&mut c, "g-shell").await;
+    assert_eq!(opened.session.as_ref().unwrap().name, "g-shell");
+    assert!(opened.attach.contains("tmux"), "{opened:?}");
+
+    let ran = run(&mut c, "g-shell", "echo via-grpc").await;
+    assert_eq!(ran.output.trim(), "via-grpc", "{ran:?}");
+    let verdict = ran.verdict.unwrap();
+    assert!(verdict.complete, "{verdict:?}");
+    assert_eq!(verdict.exit_status, Some(0), "{verdict:?}");
+    let failed = run(&mut c, "g-shell", "(exit 3)").await.verdict.unwrap();
+    assert!(failed.complete, "{failed:?}");
+    assert_eq!(failed.exit_status, Some(3), "{failed:?}");
+
+    // send, then read what it printed once it is done.
+    c.send(proto::SendRequest {
+        target: "g-shell".into(),
+        text: "echo sent-$((40 + 2))".into(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let read = c
+        .read(proto::ReadRequest {
+            target: "g-shell".into(),
+            wait: Some(proto::Wait::default()),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(read.output.contains("sent-42"), "{read:?}");
+    assert_eq!(read.verdict.unwrap().exit_status, Some(0));
+
+    // key: interrupt a sleep; the shell reports the interrupted status.
+    c.send(proto::SendRequest {
+        target: "g-shell".into(),
+        text: "sleep 60".into(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    c.key(proto::KeyRequest {
+        target: "g-shell".into(),
+        keys: vec!["C-c".into()],
+        owner: None,
+    })
+    .await
+    .unwrap();
+    let read = c
+        .read(proto::ReadRequest {
+            target: "g-shell".into(),
+            wait: Some(proto::Wait::default()),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let verdict = read.verdict.unwrap();
+    assert!(verdict.complete, "{verdict:?}");
+    assert_eq!(verdict.exit_status, Some(130), "{verdict:?}");
+    let screen = c
+        .read(proto::ReadRequest {
+            target: "g-shell".into(),
+            mode: Some("screen".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(screen.meta.starts_with("[screen "), "{screen:?}");
+    assert!(screen.output.contains("sent-42"), "{screen:?}");
+
+    let listed = c.list(proto::ListRequest {}).await.unwrap().into_inner();
+    assert!(listed.sessions.iter().any(|s| s.name == "g-shell"));
+    c.close(proto::TargetRequest {
+        target: "g-shell".into(),
+    })
+    .await
+    .unwrap();
+    let listed = c.list(proto::ListRequest {}).await.unwrap().into_inner();
+    assert!(!listed.sessions.iter().any(|s| s.name == "g-shell"));
+}
+
+#[tokio::test]
+async fn layouts_agents_teams_broadcasts_and_locks() {
+    let server = TestServer::new();
+    let (_served, addr) = serve_grpc(&server, &[]);
+    let mut a = client(&addr).await;
+    let laid = a
+        .create_layout(proto::CreateLayoutRequest {
+            name: "crew".into(),
+            layout: Some("horizontal".into()),
+            panes: vec![
+                proto::LayoutPane {
+                    name: Some("crew-a".into()),
+                    ..Default::default()
+                },
+                proto::LayoutPane {
+                    name: Some("crew-b".into()),
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let names: Vec<&str> = laid.sessions.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["crew-a", "crew-b"]);
+
+    a.create_team(proto::CreateTeamRequest {
+        name: "web".into(),
+        parent: None,
+    })
+    .await
+    .unwrap();
+    for (agent, session) in [("alice", "crew-a"), ("bob", "crew-b")] {
+        let registered = a
+            .register_agent(proto::RegisterAgentRequest {
+                name: agent.into(),
+                session: session.into(),
+                role: None,
+                teams: vec!["web".into()],
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert_eq!(registered.teams, ["web"]);
+    }
+    let agents = a.list_agents(proto::ListAgentsRequest {}).await.unwrap();
+    assert_eq!(agents.into_inner().agents.len(), 2);
+    let teams = a.list_teams(proto::ListTeamsRequest {}).await.unwrap();
+    let web = teams.into_inner().teams;
+    assert_eq!(web[0].members, ["alice", "bob"], "{web:?}");
+
+    // The cascade: bob's own message beats the team's.
+    let sent = a
+        .broadcast(proto::BroadcastRequest {
+            teams: [("web".to_string(), "echo team-web".to_string())].into(),
+            agents: [("bob".to_string(), "echo bob-only".to_string())].into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .results;
+    let got = |agent: &str| {
+        sent.iter()
+            .find(|d| d.target == agent)
+            .unwrap_or_else(|| panic!("{agent} in {sent:?}"))
+    };
+    assert!(got("alice").ok && got("bob").ok, "{sent:?}");
+    assert_eq!(got("alice").text.as_deref(), Some("echo team-web"));
+    assert_eq!(got("bob").text.as_deref(), Some("echo bob-only"));
+
+    // A lock taken on one connection refuses another agent on another connection.
+    let held = a
+        .lock(proto::LockRequest {
+            target: "crew-a".into(),
+            owner: "alice".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(held.locked, "{held:?}");
+    let mut b = client(&addr).await;
+    let refused = refusal(
+        b.send(proto::SendRequest {
+            target: "crew-a".into(),
+            text: "echo intruder".into(),
+            owner: Some("bob".into()),
+            ..Default::default()
+        })
+        .await,
+    );
+    assert_eq!(refused.code(), Code::PermissionDenied, "{refused:?}");
+    assert!(
+        refused.message().contains("locked by \"alice\""),
+        "{refused:?}"
+    );
+    let refused = refusal(
+        b.unlock(proto::UnlockRequest {
+            target: "crew-a".into(),
+            owner: "bob".into(),
+            force: false,
+        })
+        .await,
+    );
+    assert_eq!(refused.code(), Code::PermissionDenied, "{refused:?}");
+    let locks = b.list_locks(proto::ListLocksRequest {}).await.unwrap();
+    let locks = locks.into_inner().locks;
+    assert_eq!(locks.len(), 1, "{locks:?}");
+    assert_eq!(
+        (locks[0].session.as_str(), locks[0].owner.as_str()),
+        ("crew-a", "alice")
+    );
+    // The holder still types there, and releases it.
+    let ran = a
+        .run(proto::RunRequest {
+            target: "crew-a".into(),
+            command: "echo holder-typed".into(),
+            owner: Some("alice".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(ran.output.contains("holder-typed"), "{ran:?}");
+    a.unlock(proto::UnlockRequest {
+        target: "crew-a".into(),
+        owner: "alice".into(),
+        force: false,
+    })
+    .await
+    .unwrap();
+    let locks = b.list_locks(proto::ListLocksRequest {}).await.unwrap();
+    assert!(locks.into_inner().locks.is_empty());
+}
+
+#[tokio::test]
+async fn playbooks_waits_and_the_event_stream() {
+    let server = TestServer::new();
+    let (_served, addr) = serve_grpc(&server, &[]);
+    let mut c = client(&addr).await;
+    let mut events = c
+        .events(proto::EventsRequest { output: false })
+        .await
+        .unwrap()
+        .into_inner();
+    open(&mut c, "g-book").await;
+    // The stream saw the session open (output events were not asked for).
+    loop {
+        let event = events.message().await.unwrap().expect("the stream goes on");
+        match event.kind.unwrap() {
+            Kind::SessionOpened(opened) if opened.session == "g-book" => break,
+            Kind::Output(_) => panic!("output events were not asked for"),
+            _ => {}
+        }
+    }
+
+    let book = proto::Playbook {
+        name: Some("build".into()),
+        steps: vec![
+            proto::PlaybookStep {
+                name: Some("greet".into()),
+                targets: vec!["g-book".into()],
+                command: Some("echo from-playbook".into()),
+                ..Default::default()
+            },
+            proto::PlaybookStep {
+                name: Some("fail".into()),
+                targets: vec!["g-book".into()],
+                command: Some("(exit 4)".into()),
+                ..Default::default()
+            },
+        ],
+        ..Default::default()
+    };
+    let report = c
+        .run_playbook(proto::PlaybookRequest {
+            source: Some(proto::playbook_request::Source::Playbook(book)),
+            owner: None,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!report.ok, "{report:?}");
+    assert!(
+        report.summary.starts_with("failed: 1 of 2 steps ok"),
+        "{report:?}"
+    );
+    let greet = &report.steps[0].results[0];
+    assert!(greet.ok, "{report:?}");
+    assert_eq!(greet.verdict.as_ref().unwrap().exit_status, Some(0));
+    assert!(greet
+        .output
+        .as_deref()
+        .unwrap_or_default()
+        .contains("from-playbook"));
+    let failed = &report.steps[1].results[0];
+    assert_eq!(failed.verdict.as_ref().unwrap().exit_status, Some(4));
+
+    // A wait for a pattern in output still to come.
+    c.send(proto::SendRequest {
+        target: "g-book".into(),
+        text: "sleep 0.3; echo done-$((6 * 7))".into(),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let waited = c
+        .wait_for(proto::WaitForRequest {
+            targets: vec!["g-book".into()],
+            condition: "pattern".into(),
+            pattern: Some("done-42".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(waited.done, "{waited:?}");
+    assert!(waited.results[0]
+        .line
+        .as_deref()
+        .unwrap_or_default()
+        .contains("done-42"));
+
+    // A lock shows on the stream.
+    c.lock(proto::LockRequest {
+        target: "g-book".into(),
+        owner: "carol".into(),
+    })
+    .await
+    .unwrap();
+    loop {
+        let event = events.message().await.unwrap().expect("the stream goes on");
+        if let Some(Kind::LockChanged(lock)) = event.kind {
+            assert_eq!(lock.session, "g-book");
+            assert_eq!(lock.holder.as_deref(), Some("carol"));
+            break;
+        }
+    }
+}
+
+#[tokio::test]
+async fn bad_input_is_refused_with_a_clear_message() {
+    let server = TestServer::new();
+    let (_served, addr) = serve_grpc(&server, &[]);
+    let mut c = client(&addr).await;
+    let bad = refusal(
+        c.open(proto::OpenRequest {
+            name: "_reserved".into(),
+            ..Default::default()
+        })
+        .await,
+    );
+    assert_eq!(bad.code(), Code::InvalidArgument, "{bad:?}");
+    assert!(bad.message().contains("reserved"), "{bad:?}");
+    open(&mut c, "g-bad").await;
+    let bad = refusal(
+        c.key(proto::KeyRequest {
+            target: "g-bad".into(),
+            keys: vec!["Hyper-Q".into()],
+            owner: None,
+        })
+        .await,
+    );
+    assert_eq!(bad.code(), Code::InvalidArgument, "{bad:?}");
+    assert!(bad.message().contains("Hyper-Q"), "{bad:?}");
+    let bad = refusal(
+        c.read(proto::ReadRequest {
+            target: "g-bad".into(),
+            mode: Some("sideways".into()),
+            ..Default::default()
+        })
+        .await,
+    );
+    assert_eq!(bad.code(), Code::InvalidArgument, "{bad:?}");
+    assert!(
+        bad.message().contains("unknown mode \"sideways\""),
+        "{bad:?}"
+    );
+    let bad = refusal(
+        c.wait_for(proto::WaitForRequest {
+            targets: vec!["g-bad".into()],
+            condition: "pattern".into(),
+            ..Default::default()
+        })
+        .await,
+    );
+    assert_eq!(bad.code(), Code::InvalidArgument, "{bad:?}");
+    assert!(bad.message().contains("needs `pattern`"), "{bad:?}");
+    let missing = refusal(
+        c.run(proto::RunRequest {
+            target: "nobody-here".into(),
+            command: "true".into(),
+            ..Default::default()
+        })
+        .await,
+    );
+    assert_eq!(missing.code(), Code::NotFound, "{missing:?}");
+    assert!(missing
+        .message()
+        .contains("no session named \"nobody-here\""));
+    let taken = refusal(
+        c.open(proto::OpenRequest {
+            name: "g-bad".into(),
+            ..Default::default()
+        })
+        .await,
+    );
+    assert_eq!(taken.code(), Code::AlreadyExists, "{taken:?}");
+    // The tripwire: a destructive command is refused without force.
+    let refused = refusal(
+        c.run(proto::RunRequest {
+            target: "g-bad".into(),
+            command: "rm -rf /".into(),
+            ..Default::default()
+        })
+        .await,
+    );
+    assert_eq!(refused.code(), Code::PermissionDenied, "{refused:?}");
+}
+
+#[tokio::test]
+async fn a_token_is_required_off_loopback_and_checked_on_every_call() {
+    let server = TestServer::new();
+    let out = Command::new(env!("CARGO_BIN_EXE_cohort"))
+        .args(["serve", "--grpc", "0.0.0.0:0"])
+        .env("COHORT_TMUX_SOCKET", &server.socket)
+        .env("COHORT_STATE_DIR", server.state_dir())
+        .env_remove("COHORT_HTTP_TOKEN")
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("without a bearer token"), "{said}");
+
+    let (_served, addr) = serve_grpc(&server, &["--token", "s3cret"]);
+    for given in [None, Some("Bearer s3cre"), Some("Basic s3cret")] {
+        let mut c = CohortClient::with_interceptor(
+            channel(&addr).await,
+            move |mut request: tonic::Request<()>| {
+                if let Some(given) = given {
+                    request
+                        .metadata_mut()
+                        .insert("authorization", given.parse().unwrap());
+                }
+                Ok(request)
+            },
+        );
+        let refused = refusal(c.list(proto::ListRequest {}).await);
+        assert_eq!(
+            refused.code(),
+            Code::Unauthenticated,
+            "{given:?}: {refused:?}"
+        );
+        assert!(refused.message().contains("bearer token"), "{refused:?}");
+    }
+    let mut c =
+        CohortClient::with_interceptor(channel(&addr).await, |mut request: tonic::Request<()>| {
+            request
+                .metadata_mut()
+                .insert("authorization", "Bearer s3cret".parse().unwrap());
+            Ok(request)
+        });
+    c.list(proto::ListRequest {}).await.expect("with the token");
+}
+
+/// HTTP MCP and gRPC served together run on one engine: a session opened over gRPC
+/// is listed over MCP.
+#[tokio::test]
+async fn http_and_grpc_share_one_engine() {
+    let server = TestServer::new();
+    let served = served::start(
+        &server,
+        &["serve", "--http", "127.0.0.1:0", "--grpc", "127.0.0.1:0"],
+        3,
+        &[],
+    );
+    // MCP's and the dashboard's addresses are URLs; gRPC's is host:port.
+    let grpc = served
+        .addresses
+        .iter()
+        .find(|a| !a.starts_with("http://"))
+        .expect("the gRPC address");
+    let mut c = client(grpc).await;
+    open(&mut c, "g-both").await;
+    let mcp = ()
+        .serve(rmcp::transport::StreamableHttpClientTransport::from_uri(
+            served.address("/mcp"),
+        ))
+        .await
+        .expect("initialize over HTTP");
+    let listed = served::call(&mcp, "list", serde_json::json!({})).await;
+    assert!(
+        listed["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["name"] == "g-both"),
+        "{listed}"
+    );
+    mcp.cancel().await.unwrap();
+}
+
+/// Python's `grpcio` compiles `proto/cohort.proto` (with grpcio-tools' own protoc)
+/// and drives the served API: `conformance/grpc/check.py`.
+#[tokio::test]
+async fn python_grpcio_drives_the_api_from_the_proto() {
+    let Some(python) = python::interpreter("grpc, grpc_tools", "conformance/grpc/requirements.txt")
+    else {
+        return;
+    };
+    let server = TestServer::new();
+    let (_served, addr) = serve_grpc(&server, &["--token", "py-token"]);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let generated = tempfile::tempdir().unwrap();
+    let mut check = tokio::process::Command::new(&python);
+    check
+        .arg(root.join("conformance/grpc/check.py"))
+        .arg(root.join("proto"))
+        .arg(generated.path())
+        .arg(&addr)
+        .env("COHORT_GRPC_TOKEN", "py-token");
+    python::run(check, Duration::from_secs(180)).await;
+}
