@@ -2,7 +2,7 @@
 """Conformance check: Python's grpcio drives `cohort serve --grpc` from the schema.
 
 Usage: check.py PROTO_DIR OUT_DIR ADDRESS  (the bearer token in COHORT_GRPC_TOKEN;
-see tests/grpc.rs).
+see tests/mcp/grpc.rs).
 
 It compiles PROTO_DIR/cohort.proto with grpcio-tools (whose protoc is built in,
 so no protoc is needed on the machine) into OUT_DIR, then drives the served API:

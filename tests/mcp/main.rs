@@ -1,6 +1,7 @@
 //! cohort as its users reach it: the MCP tools through rmcp's client over stdio and
-//! HTTP, the CLI, the dashboard in a real browser, recordings, the README's promises,
-//! and the conformance checks run with the official Python clients.
+//! HTTP, the gRPC API through its generated client, the CLI, the dashboard in a real
+//! browser, recordings, the README's promises, and the conformance checks run with the
+//! official Python clients (MCP SDK, iTerm2 library, grpcio).
 //!
 //! One test binary per area keeps a build small: each binary links the whole engine.
 
@@ -16,6 +17,7 @@ mod support;
 mod cli_and_mcp;
 mod cli_orchestration;
 mod dashboard;
+mod grpc;
 mod http;
 mod iterm2_conformance;
 mod mcp_conformance;

@@ -3,20 +3,15 @@
 //! on one engine; and Python `grpcio` compiling `proto/cohort.proto` at test time
 //! (`conformance/grpc/check.py`, skipped without grpcio, see `support/python.rs`).
 
-#[path = "support/python.rs"]
-mod python;
-#[path = "support/served.rs"]
-mod served;
-mod support;
-
+use crate::{python, served};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use crate::support::*;
 use cohort::grpc::proto::cohort_client::CohortClient;
 use cohort::grpc::proto::{self, event::Kind};
 use rmcp::ServiceExt;
-use support::*;
 use tonic::transport::Channel;
 use tonic::{Code, Status};
 
