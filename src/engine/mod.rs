@@ -29,6 +29,7 @@
 pub mod access;
 pub mod colours;
 pub mod completion;
+pub mod cursors;
 mod error;
 pub mod events;
 pub mod hierarchy;

@@ -147,10 +147,9 @@ pub fn take(data: &mut PaneData, options: &ReadOptions) -> Slice {
             let from = data
                 .cursors
                 .get(&options.caller)
-                .copied()
                 .unwrap_or(data.history_end)
                 .min(len);
-            data.cursors.insert(options.caller.clone(), len);
+            data.cursors.set(&options.caller, len);
             (from, len)
         }
         ReadWhat::Lines(range) => {

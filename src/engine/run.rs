@@ -89,8 +89,7 @@ impl Engine {
         let runtime = self.runtimes.get(pane);
         let mut data = runtime.lock();
         let upto = upto.min(data.journal.len());
-        let cursor = data.cursors.entry(caller.to_string()).or_insert(0);
-        *cursor = (*cursor).max(upto);
+        data.cursors.advance(caller, upto);
     }
 
     /// Reads output from the journal. The bytes are taken under the pane's lock and

@@ -14,6 +14,7 @@ use std::time::Instant;
 use cohort_backends::{BackendEvent, EventStream, MarkParams, PaneId, PromptMark};
 use tokio::sync::watch;
 
+use super::cursors::Cursors;
 use super::events::{EngineEvent, EventBus};
 use super::journal::{Journal, DEFAULT_DISK_CAP, DEFAULT_MEMORY};
 
@@ -77,8 +78,8 @@ pub struct PaneData {
     pub announces_start: bool,
     /// Output was lost at these offsets (flow control, reconnects).
     pub gaps: Vec<u64>,
-    /// Read cursors per caller.
-    pub cursors: HashMap<String, u64>,
+    /// Read cursors per caller (bounded).
+    pub cursors: Cursors,
     /// Where the pane's scrollback from before this process ends in the journal (it
     /// starts it): 0 when none was taken in. Plain text, without colours or marks.
     pub history_end: u64,
@@ -184,7 +185,7 @@ impl PaneRuntime {
                 exited: None,
                 announces_start: false,
                 gaps: Vec::new(),
-                cursors: HashMap::new(),
+                cursors: Cursors::default(),
                 history_end: 0,
                 mark_key: MarkKey::Unknown,
                 provisional: Vec::new(),
