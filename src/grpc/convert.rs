@@ -8,6 +8,7 @@ use tonic::{Code, Status};
 use super::proto;
 use crate::engine::completion::Verdict;
 use crate::engine::events::EngineEvent;
+use crate::engine::layout::{Child, Direction, SplitTree, MAX_PANES};
 use crate::engine::many::Delivery;
 use crate::engine::ready::session_name;
 use crate::engine::registry::{AgentRecord, LockRecord, RegistryError, TeamRecord};
@@ -39,6 +40,68 @@ pub fn status(e: EngineError) -> Status {
 /// A bad argument caught before the engine was asked.
 pub fn invalid(message: impl Into<String>) -> Status {
     Status::invalid_argument(message)
+}
+
+/// A layout's split tree from its message. The engine checks the shape (pane
+/// indexes, sizes); this reads what the message says, and stops at a tree bigger
+/// than any window can hold before building it.
+pub fn split_tree(tree: proto::SplitTree) -> Result<SplitTree, Status> {
+    // A tree of MAX_PANES leaves whose splits have two children or more has fewer
+    // than twice as many nodes.
+    let mut nodes_left = 2 * MAX_PANES;
+    split_node(tree, &mut nodes_left)
+}
+
+fn split_node(tree: proto::SplitTree, nodes_left: &mut usize) -> Result<SplitTree, Status> {
+    *nodes_left = nodes_left.checked_sub(1).ok_or_else(|| {
+        invalid(format!(
+            "the split tree is too big: a window holds at most {MAX_PANES} panes"
+        ))
+    })?;
+    match tree.node {
+        Some(proto::split_tree::Node::Pane(pane)) => Ok(SplitTree::Pane {
+            pane: pane as usize,
+        }),
+        Some(proto::split_tree::Node::Split(split)) => {
+            let direction = match split.direction.as_str() {
+                "horizontal" => Direction::Horizontal,
+                "vertical" => Direction::Vertical,
+                other => {
+                    return Err(invalid(format!(
+                        "split direction {other:?} is not one: use \"horizontal\" (side by side) or \"vertical\" (stacked)"
+                    )))
+                }
+            };
+            let children = split
+                .children
+                .into_iter()
+                .map(|child| {
+                    let size = child
+                        .size
+                        .map(|size| {
+                            u8::try_from(size).map_err(|_| {
+                                invalid(format!("a child's size {size} is out of range: give a percentage from 1 to 99"))
+                            })
+                        })
+                        .transpose()?;
+                    let tree = child.tree.ok_or_else(|| {
+                        invalid("a split's child has no tree: give it a pane or a split")
+                    })?;
+                    Ok(Child {
+                        tree: split_node(tree, nodes_left)?,
+                        size,
+                    })
+                })
+                .collect::<Result<_, Status>>()?;
+            Ok(SplitTree::Split {
+                split: direction,
+                children,
+            })
+        }
+        None => Err(invalid(
+            "a split tree node is empty: give it a pane or a split",
+        )),
+    }
 }
 
 impl From<&PaneInfo> for proto::Session {

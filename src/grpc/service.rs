@@ -10,7 +10,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status};
 
-use super::convert::{invalid, status};
+use super::convert::{invalid, split_tree, status};
 use super::proto::cohort_server::Cohort;
 use super::proto::{self, playbook_request::Source};
 use crate::engine::events::EngineEvent;
@@ -220,7 +220,7 @@ impl Cohort for CohortService {
         };
         let tree: SplitTree = layout_tree(
             args.layout.as_deref(),
-            None,
+            args.tree.map(split_tree).transpose()?,
             size(args.rows, "rows")?,
             size(args.cols, "cols")?,
             args.panes.len(),

@@ -397,6 +397,195 @@ async fn playbooks_waits_and_the_event_stream() {
     }
 }
 
+/// Where tmux placed `pane`: its top and left cells.
+fn pane_origin(server: &TestServer, pane: &str) -> (u32, u32) {
+    let out = Command::new("tmux")
+        .args(["-L", &server.socket, "display-message", "-p", "-t", pane])
+        .arg("#{pane_top} #{pane_left}")
+        .output()
+        .expect("tmux display-message");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut numbers = text
+        .split_whitespace()
+        .map(|n| n.parse().expect("a number"));
+    (numbers.next().expect("top"), numbers.next().expect("left"))
+}
+
+fn leaf(pane: u32) -> proto::SplitTree {
+    proto::SplitTree {
+        node: Some(proto::split_tree::Node::Pane(pane)),
+    }
+}
+
+fn split(direction: &str, children: Vec<(proto::SplitTree, Option<u32>)>) -> proto::SplitTree {
+    proto::SplitTree {
+        node: Some(proto::split_tree::Node::Split(proto::Split {
+            direction: direction.into(),
+            children: children
+                .into_iter()
+                .map(|(tree, size)| proto::SplitChild {
+                    tree: Some(tree),
+                    size,
+                })
+                .collect(),
+        })),
+    }
+}
+
+fn named_panes(names: &[&str]) -> Vec<proto::LayoutPane> {
+    names
+        .iter()
+        .map(|name| proto::LayoutPane {
+            name: Some(name.to_string()),
+            ..Default::default()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_layout_from_a_split_tree_and_trees_that_cannot_be_one() {
+    let server = TestServer::new();
+    let (_served, addr) = serve_grpc(&server, &[]);
+    let mut c = client(&addr).await;
+    // One pane on top (60%), two side by side below it.
+    let tree = split(
+        "vertical",
+        vec![
+            (leaf(0), Some(60)),
+            (
+                split("horizontal", vec![(leaf(1), None), (leaf(2), None)]),
+                None,
+            ),
+        ],
+    );
+    let laid = c
+        .create_layout(proto::CreateLayoutRequest {
+            name: "tree".into(),
+            panes: named_panes(&["top", "left", "right"]),
+            tree: Some(tree),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let names: Vec<&str> = laid.sessions.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["top", "left", "right"]);
+    let [top, left, right] = [0, 1, 2].map(|i| pane_origin(&server, &laid.sessions[i].pane));
+    assert_eq!(top, (0, 0), "the first pane is on top");
+    assert!(
+        left.0 > 0 && left.0 == right.0,
+        "{left:?} {right:?}: one row below"
+    );
+    assert!(
+        left.1 == 0 && right.1 > 0,
+        "{left:?} {right:?}: side by side"
+    );
+
+    let refused = |tree: proto::SplitTree, name: &str| proto::CreateLayoutRequest {
+        name: name.into(),
+        panes: named_panes(&[&format!("{name}-a"), &format!("{name}-b")]),
+        tree: Some(tree),
+        ..Default::default()
+    };
+    let bad = refusal(
+        c.create_layout(refused(
+            split("diagonal", vec![(leaf(0), None), (leaf(1), None)]),
+            "diag",
+        ))
+        .await,
+    );
+    assert_eq!(bad.code(), Code::InvalidArgument, "{bad:?}");
+    assert!(bad.message().contains("\"diagonal\""), "{bad:?}");
+    let bad = refusal(
+        c.create_layout(refused(
+            split("vertical", vec![(leaf(0), None), (leaf(7), None)]),
+            "holes",
+        ))
+        .await,
+    );
+    assert_eq!(bad.code(), Code::InvalidArgument, "{bad:?}");
+    assert!(bad.message().contains("numbered 0 to 1"), "{bad:?}");
+    // A tree bigger than any window: refused before it is built.
+    let deep = |levels: usize| {
+        let mut tree = leaf(0);
+        for _ in 0..levels {
+            tree = split("vertical", vec![(tree, None), (leaf(1), None)]);
+        }
+        tree
+    };
+    let bad = refusal(c.create_layout(refused(deep(20), "deep")).await);
+    assert_eq!(bad.code(), Code::InvalidArgument, "{bad:?}");
+    assert!(bad.message().contains("too big"), "{bad:?}");
+    // Deeper than protobuf decoding goes: a message that cannot be parsed, which
+    // gRPC answers INTERNAL; the server goes on serving.
+    let bad = refusal(c.create_layout(refused(deep(60), "deeper")).await);
+    assert_eq!(bad.code(), Code::Internal, "{bad:?}");
+    assert!(bad.message().contains("recursion limit"), "{bad:?}");
+    let empty = proto::SplitTree { node: None };
+    let bad = refusal(c.create_layout(refused(empty, "empty")).await);
+    assert_eq!(bad.code(), Code::InvalidArgument, "{bad:?}");
+    // Nothing was opened by the refused layouts.
+    let listed = c.list(proto::ListRequest {}).await.unwrap().into_inner();
+    assert_eq!(listed.sessions.len(), 3, "{:?}", listed.sessions);
+}
+
+/// Names reach tmux through every call that takes one; tmux must never expand them.
+#[tokio::test]
+async fn names_given_over_grpc_never_run_as_tmux_formats() {
+    let server = TestServer::new();
+    let (_served, addr) = serve_grpc(&server, &[]);
+    let mut c = client(&addr).await;
+    let trap = server.state_dir().join("trap");
+    let payloads = [
+        format!("#(touch {})", trap.display()),
+        "#{pane_id}".to_string(),
+        "#[fg=red]".to_string(),
+        "a;b\\;c".to_string(),
+    ];
+    for (i, payload) in payloads.iter().enumerate() {
+        let _ = c
+            .open(proto::OpenRequest {
+                name: payload.clone(),
+                ..Default::default()
+            })
+            .await;
+        let _ = c
+            .create_layout(proto::CreateLayoutRequest {
+                name: payload.clone(),
+                panes: vec![proto::LayoutPane {
+                    name: Some(format!("lay-{i}")),
+                    agent: Some(payload.clone()),
+                    team: Some(payload.clone()),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            })
+            .await;
+        open(&mut c, &format!("plain-{i}")).await;
+        let _ = c
+            .register_agent(proto::RegisterAgentRequest {
+                name: payload.clone(),
+                session: format!("plain-{i}"),
+                teams: vec![payload.clone()],
+                ..Default::default()
+            })
+            .await;
+        let _ = c
+            .create_team(proto::CreateTeamRequest {
+                name: payload.clone(),
+                parent: None,
+            })
+            .await;
+    }
+    // Whatever was accepted is listed as given, never expanded.
+    let listed = c.list(proto::ListRequest {}).await.unwrap().into_inner();
+    for session in &listed.sessions {
+        assert!(!session.name.starts_with('%'), "{session:?}");
+    }
+    run(&mut c, "plain-0", "true").await;
+    assert!(!trap.exists(), "a name ran as a shell command");
+}
+
 #[tokio::test]
 async fn bad_input_is_refused_with_a_clear_message() {
     let server = TestServer::new();
