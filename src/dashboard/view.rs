@@ -4,10 +4,11 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use cohort_backends::{PaneId, PaneInfo};
+use cohort_backends::PaneId;
 use serde::Serialize;
 
 use super::ansi::row_to_html;
+use crate::engine::sessions::session_name;
 use crate::engine::{Engine, EngineError};
 
 /// The page's whole state except the screens.
@@ -244,14 +245,6 @@ fn team_entry<'a>(grouped: &'a mut BTreeMap<String, TeamView>, team: &str) -> &'
         sessions: Vec::new(),
         idle_agents: Vec::new(),
     })
-}
-
-/// A session's name: its cohort name, or its window's for a pane cohort did not open.
-pub fn session_name(pane: &PaneInfo) -> String {
-    pane.identity
-        .as_ref()
-        .map(|i| i.name.clone())
-        .unwrap_or_else(|| pane.window_name.clone())
 }
 
 /// `cohort attach NAME`, with the options that reach this engine's terminal server.

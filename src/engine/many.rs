@@ -12,8 +12,8 @@ use regex::Regex;
 
 use super::orchestrate::cascade;
 use super::read::{ReadOptions, ReadWhat};
-use super::ready::session_name;
 use super::send::SendOptions;
+use super::sessions::session_name;
 use super::targets::ExpandedTarget;
 use super::{Engine, EngineError};
 

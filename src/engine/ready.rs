@@ -7,7 +7,7 @@ use futures_util::future::join_all;
 
 use super::layout::SplitTree;
 use super::record::RecordOptions;
-use super::sessions::{LayoutPane, OpenOptions};
+use super::sessions::{session_name, LayoutPane, OpenOptions};
 use super::{Engine, EngineError};
 
 /// A session opened and up.
@@ -101,12 +101,4 @@ impl Engine {
             .collect();
         Ok(LaidOut { panes, notices })
     }
-}
-
-/// A pane's session name (its window's name when cohort did not open it).
-pub fn session_name(pane: &PaneInfo) -> String {
-    pane.identity
-        .as_ref()
-        .map(|i| i.name.clone())
-        .unwrap_or_else(|| pane.window_name.clone())
 }

@@ -683,3 +683,11 @@ pub(crate) fn remove_stale_journals(root: &std::path::Path) {
         }
     }
 }
+
+/// A pane's session name (its window's name when cohort did not open it).
+pub fn session_name(pane: &PaneInfo) -> String {
+    pane.identity
+        .as_ref()
+        .map(|i| i.name.clone())
+        .unwrap_or_else(|| pane.window_name.clone())
+}

@@ -16,8 +16,8 @@ use tokio::sync::broadcast::error::RecvError;
 use super::completion::Until;
 use super::events::EngineEvent;
 use super::lines::LineFeed;
-use super::ready::session_name;
 use super::runtime::PaneData;
+use super::sessions::session_name;
 use super::{Engine, EngineError};
 
 /// Agent states that count as idle (waiting for input).

@@ -10,8 +10,8 @@ use crate::engine::completion::Verdict;
 use crate::engine::events::EngineEvent;
 use crate::engine::layout::{Child, Direction, SplitTree, MAX_PANES};
 use crate::engine::many::Delivery;
-use crate::engine::ready::session_name;
 use crate::engine::registry::{AgentRecord, LockRecord, RegistryError, TeamRecord};
+use crate::engine::sessions::session_name;
 use crate::engine::waits::Met;
 use crate::engine::EngineError;
 

@@ -1,5 +1,6 @@
 //! The *core* toolset: open, send, read, run, key, close, list, status.
 
+use crate::engine::sessions::session_name;
 use std::time::Duration;
 
 use rmcp::handler::server::wrapper::Parameters;
@@ -152,7 +153,7 @@ impl CohortServer {
         let out = with_progress(run, &ctx).await?.map_err(err)?;
         engine.mark_read(&pane.id, self.connection(), out.verdict.output.end);
         Ok(Json(RunResult {
-            session: name_of(&pane),
+            session: session_name(&pane),
             output: out.output.text,
             meta: out.output.meta,
             verdict: VerdictOut::from(&out.verdict),
@@ -208,7 +209,7 @@ impl CohortServer {
             .await
             .map_err(err)?;
         Ok(Json(ReadResult {
-            session: name_of(&pane),
+            session: session_name(&pane),
             output: out.text,
             meta: out.meta,
             verdict: verdict.as_ref().map(VerdictOut::from),
@@ -265,7 +266,7 @@ impl CohortServer {
                 lock,
             } = engine.session_status(&pane.id).await.map_err(err)?;
             result.session = Some(SessionStatus {
-                name: name_of(&pane),
+                name: session_name(&pane),
                 pane: pane.id.to_string(),
                 foreground: state.foreground_command.clone(),
                 at_shell: state.at_shell(),

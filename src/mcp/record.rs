@@ -1,6 +1,7 @@
 //! The `record` tool (in the *core* toolset): a session recorded to an asciicast v2
 //! file that `asciinema play` replays.
 
+use crate::engine::sessions::session_name;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router, Json};
 use schemars::JsonSchema;
@@ -84,7 +85,7 @@ impl CohortServer {
             return stopped.map(|r| Json(r.into())).ok_or_else(|| {
                 format!(
                     "session {:?} is not being recorded: start with record (without stop)",
-                    name_of(&pane)
+                    session_name(&pane)
                 )
             });
         }

@@ -10,8 +10,9 @@ use rmcp::model::{
 };
 use rmcp::ErrorData as McpError;
 
-use super::types::{name_of, SessionSummary};
+use super::types::SessionSummary;
 use crate::engine::read::{ReadOptions, ReadWhat};
+use crate::engine::sessions::session_name;
 use crate::engine::Engine;
 
 fn internal(e: impl std::fmt::Display) -> McpError {
@@ -38,7 +39,7 @@ pub async fn list(engine: &Engine) -> Result<ListResourcesResult, McpError> {
             .with_mime_type("text/plain"),
     ];
     for pane in engine.list().await.map_err(internal)? {
-        let name = name_of(&pane);
+        let name = session_name(&pane);
         let segment = encode_segment(&name);
         items.push(
             Resource::new(

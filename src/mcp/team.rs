@@ -1,6 +1,7 @@
 //! The *team* toolset: agents and teams, messaging many sessions at once,
 //! broadcasts with a cascade, locks and tags.
 
+use crate::engine::sessions::session_name;
 use std::collections::BTreeMap;
 
 use rmcp::handler::server::wrapper::Parameters;
@@ -358,9 +359,9 @@ impl CohortServer {
             locked: false,
             holder: None,
             message: if released {
-                format!("{} is unlocked", name_of(&pane))
+                format!("{} is unlocked", session_name(&pane))
             } else {
-                format!("{} was not locked", name_of(&pane))
+                format!("{} was not locked", session_name(&pane))
             },
         }))
     }
@@ -462,7 +463,7 @@ impl CohortServer {
             .await
             .map_err(err)?;
         Ok(Json(TagResult {
-            session: name_of(&pane),
+            session: session_name(&pane),
             tags,
         }))
     }

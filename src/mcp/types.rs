@@ -1,5 +1,6 @@
 //! Shared argument and result types of the tools, and small helpers.
 
+use crate::engine::sessions::session_name;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -27,7 +28,7 @@ pub struct SessionSummary {
 impl From<&PaneInfo> for SessionSummary {
     fn from(p: &PaneInfo) -> Self {
         SessionSummary {
-            name: name_of(p),
+            name: session_name(p),
             id: p.identity.as_ref().map(|i| i.id.clone()),
             pane: p.id.to_string(),
             command: p.command.clone(),
@@ -340,14 +341,10 @@ pub struct Done {
 impl From<&PaneInfo> for Done {
     fn from(p: &PaneInfo) -> Self {
         Done {
-            session: name_of(p),
+            session: session_name(p),
             pane: p.id.to_string(),
         }
     }
-}
-
-pub(crate) fn name_of(p: &PaneInfo) -> String {
-    crate::engine::ready::session_name(p)
 }
 
 pub(crate) fn err(e: EngineError) -> String {

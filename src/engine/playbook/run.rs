@@ -13,7 +13,7 @@ use super::{Item, Playbook, PlaybookReport, Progress, Step, StepReport, StepWait
 use crate::engine::completion::{Until, WaitSpec};
 use crate::engine::events::EngineEvent;
 use crate::engine::many::ManyRead;
-use crate::engine::ready::session_name;
+use crate::engine::sessions::session_name;
 use crate::engine::waits::IDLE_STATES;
 use crate::engine::{Engine, EngineError, SendOptions};
 

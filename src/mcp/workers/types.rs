@@ -172,7 +172,7 @@ pub(super) fn out(row: &WorkerRow, o: &Observation, verbose: bool) -> WorkerOut 
     if verbose {
         w.signal = Some(a.signal.name().into());
         w.worktree = Some(row.worktree.clone().unwrap_or_else(|| row.cwd.clone()));
-        w.session = o.pane.as_ref().map(crate::mcp::types::name_of);
+        w.session = o.pane.as_ref().map(crate::engine::sessions::session_name);
         w.pane = o.pane.as_ref().map(|p| p.id.to_string());
         w.role = row.role.clone();
         w.colour = row.colour.clone();
