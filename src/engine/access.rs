@@ -12,6 +12,21 @@ use super::names::{self, NameKind, NOTE_MAX};
 use super::registry::{LockRecord, NotificationRecord, SessionRecord};
 use super::{Engine, EngineError};
 
+/// What a front end says when `lock` has been taken.
+pub fn lock_taken(lock: &LockRecord) -> String {
+    format!("{} is locked for {}", lock.session, lock.owner)
+}
+
+/// What a front end says once an unlock of `session` is done: `released` is what
+/// [`Engine::unlock`] answered.
+pub fn lock_released(session: &str, released: bool) -> String {
+    if released {
+        format!("{session} is unlocked")
+    } else {
+        format!("{session} was not locked")
+    }
+}
+
 /// The answer to a request for access.
 #[derive(Clone, Debug)]
 pub struct AccessAnswer {

@@ -13,6 +13,7 @@ use tonic::{Request, Response, Status};
 use super::convert::{invalid, split_tree, status};
 use super::proto::cohort_server::Cohort;
 use super::proto::{self, playbook_request::Source};
+use crate::engine::access::{lock_released, lock_taken};
 use crate::engine::events::EngineEvent;
 use crate::engine::layout::SplitTree;
 use crate::engine::playbook::run::Runner;
@@ -341,7 +342,7 @@ impl Cohort for CohortService {
             .map_err(status)?;
         Ok(Response::new(proto::LockReply {
             locked: true,
-            message: format!("{} is locked for {}", lock.session, lock.owner),
+            message: lock_taken(&lock),
             holder: Some(lock.into()),
         }))
     }
@@ -355,15 +356,10 @@ impl Cohort for CohortService {
             .unlock(&pane.id, &args.owner, Some(&connection), args.force)
             .await
             .map_err(status)?;
-        let name = session_name(&pane);
         Ok(Response::new(proto::LockReply {
             locked: false,
             holder: None,
-            message: if released {
-                format!("{name} is unlocked")
-            } else {
-                format!("{name} was not locked")
-            },
+            message: lock_released(&session_name(&pane), released),
         }))
     }
 

@@ -1,6 +1,7 @@
 //! The *team* toolset: agents and teams, messaging many sessions at once,
 //! broadcasts with a cascade, locks and tags.
 
+use crate::engine::access::{lock_released, lock_taken};
 use crate::engine::sessions::session_name;
 use std::collections::BTreeMap;
 
@@ -330,7 +331,7 @@ impl CohortServer {
             .map_err(err)?;
         Ok(Json(LockResult {
             locked: true,
-            message: format!("{} is locked for {}", lock.session, lock.owner),
+            message: lock_taken(&lock),
             holder: Some(LockOut::from(lock)),
         }))
     }
@@ -358,11 +359,7 @@ impl CohortServer {
         Ok(Json(LockResult {
             locked: false,
             holder: None,
-            message: if released {
-                format!("{} is unlocked", session_name(&pane))
-            } else {
-                format!("{} was not locked", session_name(&pane))
-            },
+            message: lock_released(&session_name(&pane), released),
         }))
     }
 
