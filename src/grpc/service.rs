@@ -380,9 +380,11 @@ impl Cohort for CohortService {
         let connection = self.connection(&request);
         let args = request.into_inner();
         let book = match args.source {
-            Some(Source::Playbook(book)) => Playbook::from_value(super::playbook::document(book)),
-            Some(Source::Path(path)) => Playbook::from_file(std::path::Path::new(&path)),
-            None => Err("give playbook (the steps) or path (a TOML/JSON file)".into()),
+            Some(Source::Playbook(book)) => {
+                Playbook::from_either(Some(super::playbook::document(book)), None)
+            }
+            Some(Source::Path(path)) => Playbook::from_either(None, Some(&path)),
+            None => Playbook::from_either(None, None),
         }
         .map_err(invalid)?;
         let engine = self.engine().await?;

@@ -447,14 +447,7 @@ impl CohortServer {
         Parameters(args): Parameters<PlaybookArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<Json<PlaybookResult>, String> {
-        let book = match (args.playbook, &args.path) {
-            (Some(value), None) => Playbook::from_value(value)?,
-            (None, Some(path)) => Playbook::from_file(std::path::Path::new(path))?,
-            (Some(_), Some(_)) => return Err("give playbook or path, not both".into()),
-            (None, None) => {
-                return Err("give playbook (the steps) or path (a TOML/JSON file)".into())
-            }
-        };
+        let book = Playbook::from_either(args.playbook, args.path.as_deref())?;
         self.refuse_destructive_playbook(&book)?;
         let engine = self.engine().await?;
         let runner = Runner {

@@ -291,6 +291,17 @@ impl Playbook {
         Playbook::from_value(value).map_err(|e| format!("{shown}: {e}"))
     }
 
+    /// The playbook a caller gave either inline (`value`) or as a file (`path`), as
+    /// the tool and the API take it: exactly one of the two.
+    pub fn from_either(value: Option<Value>, path: Option<&str>) -> Result<Playbook, String> {
+        match (value, path) {
+            (Some(value), None) => Playbook::from_value(value),
+            (None, Some(path)) => Playbook::from_file(std::path::Path::new(path)),
+            (Some(_), Some(_)) => Err("give playbook or path, not both".into()),
+            (None, None) => Err("give playbook (the steps) or path (a TOML/JSON file)".into()),
+        }
+    }
+
     /// Checks a playbook given as JSON (the tool's argument, a parsed file).
     pub fn from_value(value: Value) -> Result<Playbook, String> {
         let Value::Object(mut top) = value else {
