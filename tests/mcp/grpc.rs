@@ -68,6 +68,14 @@ fn refusal<T: std::fmt::Debug>(result: Result<T, Status>) -> Status {
     }
 }
 
+/// Fails the test unless the call was refused with `code` and a message that says
+/// `says`.
+fn expect_refusal<T: std::fmt::Debug>(result: Result<T, Status>, code: Code, says: &str) {
+    let status = refusal(result);
+    assert_eq!(status.code(), code, "{status:?}");
+    assert!(status.message().contains(says), "{status:?}");
+}
+
 #[tokio::test]
 async fn sessions_run_send_read_and_key_with_verdicts() {
     let server = TestServer::new();
@@ -239,7 +247,7 @@ async fn layouts_agents_teams_broadcasts_and_locks() {
         .into_inner();
     assert!(held.locked, "{held:?}");
     let mut b = client(&addr).await;
-    let refused = refusal(
+    expect_refusal(
         b.send(proto::SendRequest {
             target: "crew-a".into(),
             text: "echo intruder".into(),
@@ -247,21 +255,19 @@ async fn layouts_agents_teams_broadcasts_and_locks() {
             ..Default::default()
         })
         .await,
+        Code::PermissionDenied,
+        "locked by \"alice\"",
     );
-    assert_eq!(refused.code(), Code::PermissionDenied, "{refused:?}");
-    assert!(
-        refused.message().contains("locked by \"alice\""),
-        "{refused:?}"
-    );
-    let refused = refusal(
+    expect_refusal(
         b.unlock(proto::UnlockRequest {
             target: "crew-a".into(),
             owner: "bob".into(),
             force: false,
         })
         .await,
+        Code::PermissionDenied,
+        "",
     );
-    assert_eq!(refused.code(), Code::PermissionDenied, "{refused:?}");
     let locks = b.list_locks(proto::ListLocksRequest {}).await.unwrap();
     let locks = locks.into_inner().locks;
     assert_eq!(locks.len(), 1, "{locks:?}");
@@ -487,24 +493,24 @@ async fn a_layout_from_a_split_tree_and_trees_that_cannot_be_one() {
         tree: Some(tree),
         ..Default::default()
     };
-    let bad = refusal(
+    expect_refusal(
         c.create_layout(refused(
             split("diagonal", vec![(leaf(0), None), (leaf(1), None)]),
             "diag",
         ))
         .await,
+        Code::InvalidArgument,
+        "\"diagonal\"",
     );
-    assert_eq!(bad.code(), Code::InvalidArgument, "{bad:?}");
-    assert!(bad.message().contains("\"diagonal\""), "{bad:?}");
-    let bad = refusal(
+    expect_refusal(
         c.create_layout(refused(
             split("vertical", vec![(leaf(0), None), (leaf(7), None)]),
             "holes",
         ))
         .await,
+        Code::InvalidArgument,
+        "numbered 0 to 1",
     );
-    assert_eq!(bad.code(), Code::InvalidArgument, "{bad:?}");
-    assert!(bad.message().contains("numbered 0 to 1"), "{bad:?}");
     // A tree bigger than any window: refused before it is built.
     let deep = |levels: usize| {
         let mut tree = leaf(0);
@@ -513,17 +519,24 @@ async fn a_layout_from_a_split_tree_and_trees_that_cannot_be_one() {
         }
         tree
     };
-    let bad = refusal(c.create_layout(refused(deep(20), "deep")).await);
-    assert_eq!(bad.code(), Code::InvalidArgument, "{bad:?}");
-    assert!(bad.message().contains("too big"), "{bad:?}");
+    expect_refusal(
+        c.create_layout(refused(deep(20), "deep")).await,
+        Code::InvalidArgument,
+        "too big",
+    );
     // Deeper than protobuf decoding goes: a message that cannot be parsed, which
     // gRPC answers INTERNAL; the server goes on serving.
-    let bad = refusal(c.create_layout(refused(deep(60), "deeper")).await);
-    assert_eq!(bad.code(), Code::Internal, "{bad:?}");
-    assert!(bad.message().contains("recursion limit"), "{bad:?}");
+    expect_refusal(
+        c.create_layout(refused(deep(60), "deeper")).await,
+        Code::Internal,
+        "recursion limit",
+    );
     let empty = proto::SplitTree { node: None };
-    let bad = refusal(c.create_layout(refused(empty, "empty")).await);
-    assert_eq!(bad.code(), Code::InvalidArgument, "{bad:?}");
+    expect_refusal(
+        c.create_layout(refused(empty, "empty")).await,
+        Code::InvalidArgument,
+        "",
+    );
     // Nothing was opened by the refused layouts.
     let listed = c.list(proto::ListRequest {}).await.unwrap().into_inner();
     assert_eq!(listed.sessions.len(), 3, "{:?}", listed.sessions);
@@ -591,79 +604,76 @@ async fn bad_input_is_refused_with_a_clear_message() {
     let server = TestServer::new();
     let (_served, addr) = serve_grpc(&server, &[]);
     let mut c = client(&addr).await;
-    let bad = refusal(
+    expect_refusal(
         c.open(proto::OpenRequest {
             name: "_reserved".into(),
             ..Default::default()
         })
         .await,
+        Code::InvalidArgument,
+        "reserved",
     );
-    assert_eq!(bad.code(), Code::InvalidArgument, "{bad:?}");
-    assert!(bad.message().contains("reserved"), "{bad:?}");
     open(&mut c, "g-bad").await;
-    let bad = refusal(
+    expect_refusal(
         c.key(proto::KeyRequest {
             target: "g-bad".into(),
             keys: vec!["Hyper-Q".into()],
             owner: None,
         })
         .await,
+        Code::InvalidArgument,
+        "Hyper-Q",
     );
-    assert_eq!(bad.code(), Code::InvalidArgument, "{bad:?}");
-    assert!(bad.message().contains("Hyper-Q"), "{bad:?}");
-    let bad = refusal(
+    expect_refusal(
         c.read(proto::ReadRequest {
             target: "g-bad".into(),
             mode: Some("sideways".into()),
             ..Default::default()
         })
         .await,
+        Code::InvalidArgument,
+        "unknown mode \"sideways\"",
     );
-    assert_eq!(bad.code(), Code::InvalidArgument, "{bad:?}");
-    assert!(
-        bad.message().contains("unknown mode \"sideways\""),
-        "{bad:?}"
-    );
-    let bad = refusal(
+    expect_refusal(
         c.wait_for(proto::WaitForRequest {
             targets: vec!["g-bad".into()],
             condition: "pattern".into(),
             ..Default::default()
         })
         .await,
+        Code::InvalidArgument,
+        "needs `pattern`",
     );
-    assert_eq!(bad.code(), Code::InvalidArgument, "{bad:?}");
-    assert!(bad.message().contains("needs `pattern`"), "{bad:?}");
-    let missing = refusal(
+    expect_refusal(
         c.run(proto::RunRequest {
             target: "nobody-here".into(),
             command: "true".into(),
             ..Default::default()
         })
         .await,
+        Code::NotFound,
+        "no session named \"nobody-here\"",
     );
-    assert_eq!(missing.code(), Code::NotFound, "{missing:?}");
-    assert!(missing
-        .message()
-        .contains("no session named \"nobody-here\""));
-    let taken = refusal(
+    expect_refusal(
         c.open(proto::OpenRequest {
             name: "g-bad".into(),
             ..Default::default()
         })
         .await,
+        Code::AlreadyExists,
+        "",
     );
-    assert_eq!(taken.code(), Code::AlreadyExists, "{taken:?}");
     // The tripwire: a destructive command is refused without force.
-    let refused = refusal(
+    expect_refusal(
         c.run(proto::RunRequest {
             target: "g-bad".into(),
             command: "rm -rf /".into(),
             ..Default::default()
         })
         .await,
+        Code::PermissionDenied,
+        "",
     );
-    assert_eq!(refused.code(), Code::PermissionDenied, "{refused:?}");
 }
 
 #[tokio::test]
