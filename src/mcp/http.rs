@@ -6,7 +6,8 @@
 
 use std::net::SocketAddr;
 
-use super::{CohortServer, EngineSlot, Toolset};
+use super::{CohortServer, Toolset};
+use crate::engine::slot::EngineSlot;
 use crate::guard::Guard;
 
 /// How to serve HTTP.

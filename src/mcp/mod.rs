@@ -51,7 +51,7 @@ use rmcp::{tool_handler, ErrorData as McpError, RoleServer, ServerHandler, Servi
 use crate::config::Config;
 use crate::engine::Engine;
 
-pub use crate::engine::slot::EngineSlot;
+use crate::engine::slot::EngineSlot;
 pub use http::{http_app, HttpOptions};
 pub use orchestration::PlaybookResult;
 pub use types::*;

@@ -6,8 +6,9 @@ use std::sync::{Arc, Mutex};
 
 use crate::support::*;
 use cohort::engine::events::EngineEvent;
+use cohort::engine::slot::EngineSlot;
 use cohort::engine::Engine;
-use cohort::mcp::{CohortServer, EngineSlot, Toolset};
+use cohort::mcp::{CohortServer, Toolset};
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ProgressNotificationParam,
     ResourceUpdatedNotificationParam, SubscribeRequestParams,
