@@ -13,6 +13,7 @@
 //! `flock` in the state directory) runs it, and when that process ends the next one
 //! waiting takes over at once.
 
+use super::ids::short_id;
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -117,7 +118,7 @@ impl Hub {
         let instance = format!(
             "{}:{}",
             process_start(i64::from(std::process::id())).unwrap_or_default(),
-            &uuid::Uuid::new_v4().simple().to_string()[..12]
+            short_id(12)
         );
         Hub {
             stop,

@@ -34,6 +34,7 @@ mod error;
 pub mod events;
 pub mod hierarchy;
 pub mod hub;
+pub mod ids;
 pub mod input;
 pub mod journal;
 pub mod layout;

@@ -12,6 +12,7 @@
 //! (`cohort events --follow`, a waiting tool) learns of an event the moment it is
 //! sent.
 
+use super::ids::short_id;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -76,11 +77,7 @@ impl Relay {
     ) -> Option<Arc<Relay>> {
         let dir = state_dir.join("relay");
         let _ = std::fs::create_dir_all(&dir);
-        let own = format!(
-            "{}-{}.sock",
-            std::process::id(),
-            &uuid::Uuid::new_v4().simple().to_string()[..8]
-        );
+        let own = format!("{}-{}.sock", std::process::id(), short_id(8));
         let path = dir.join(&own);
         let socket = match UnixDatagram::bind(&path) {
             Ok(socket) => socket,

@@ -13,6 +13,7 @@
 //! restart. A running watcher follows the event stream: a line is matched the
 //! moment its output arrives (see the `watch` benchmark), nothing polls.
 
+use super::ids::short_id;
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use cohort_backends::{Appearance, PaneId};
@@ -237,7 +238,7 @@ impl Engine {
             }
             Some(Action::Step { .. }) | None => {}
         }
-        spec.id = format!("w-{}", &uuid::Uuid::new_v4().simple().to_string()[..8]);
+        spec.id = format!("w-{}", short_id(8));
         let json = serde_json::to_string(&spec)
             .map_err(|e| EngineError::Internal(format!("a watcher could not be stored: {e}")))?;
         let (pid, instance) = self.hub.holder();

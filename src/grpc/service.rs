@@ -2,6 +2,7 @@
 //! engine methods as the MCP tools (so names, locks and the tripwire are checked
 //! alike), and answers in the API's messages.
 
+use crate::engine::ids::short_id;
 use std::pin::Pin;
 use std::sync::Arc;
 
@@ -43,7 +44,7 @@ impl CohortService {
     pub fn new(engine: EngineSlot, stop: CancellationToken) -> Self {
         CohortService {
             engine,
-            id: uuid::Uuid::new_v4().simple().to_string()[..12].into(),
+            id: short_id(12).into(),
             stop,
         }
     }
@@ -126,9 +127,7 @@ impl Cohort for CohortService {
         let pane = engine.resolve(&args.target).await.map_err(status)?;
         let send = SendOptions {
             force: args.force,
-            mark: args
-                .mark
-                .then(|| uuid::Uuid::new_v4().simple().to_string()[..12].to_string()),
+            mark: args.mark.then(|| short_id(12)),
             ..self.send_options(connection.clone(), args.owner)
         };
         let out = engine

@@ -1,5 +1,6 @@
 //! The *core* toolset: open, send, read, run, key, close, list, status.
 
+use crate::engine::ids::short_id;
 use crate::engine::sessions::session_name;
 use std::time::Duration;
 
@@ -143,9 +144,7 @@ impl CohortServer {
             enter: true,
             raw: false,
             force: args.force,
-            mark: args
-                .mark
-                .then(|| uuid::Uuid::new_v4().simple().to_string()[..12].to_string()),
+            mark: args.mark.then(|| short_id(12)),
             owner: args.owner.clone(),
             owner_token: Some(self.connection().into()),
         };
