@@ -9,6 +9,9 @@
 //!
 //! Prints medians, p90s and the ratio; asserts nothing.
 
+// The bench measures the backend's event path itself, below the terminal's input type.
+#![allow(clippy::disallowed_methods)]
+
 use std::time::{Duration, Instant};
 
 use cohort_backends::tmux::config::{Socket, TmuxConfig};

@@ -14,11 +14,14 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use cohort::engine::completion::{Layer, WaitSpec};
-use cohort::engine::read::{ReadOptions, ReadWhat};
-use cohort::engine::{Engine, OpenOptions, SendOptions};
+use cohort::engine::Engine;
 use cohort_backends::tmux::config::{Socket, TmuxConfig};
 use cohort_backends::tmux::TmuxBackend;
+use cohort_terminal::{
+    completion::{Layer, WaitSpec},
+    read::{ReadOptions, ReadWhat},
+    OpenOptions, SendOptions,
+};
 
 const SAMPLES: usize = 20;
 
@@ -71,12 +74,19 @@ async fn run() {
     let engine = Engine::with_backend(Arc::new(backend), &state, &socket).unwrap();
 
     let shell = engine
+        .terminal
         .open(OpenOptions::named("integrated"))
         .await
         .unwrap()
         .id;
-    assert!(engine.wait_ready(&shell, Duration::from_secs(10)).await);
+    assert!(
+        engine
+            .terminal
+            .wait_ready(&shell, Duration::from_secs(10))
+            .await
+    );
     let plain = engine
+        .terminal
         .open(OpenOptions {
             name: "plain".into(),
             command: Some("exec bash --norc --noprofile -i".into()),
@@ -95,7 +105,15 @@ async fn run() {
     let mut exit_lag = Vec::new();
     for _ in 0..SAMPLES {
         let out = engine
-            .run(&shell, command, &SendOptions::default(), spec.clone(), true)
+            .terminal
+            .run(
+                &shell,
+                command,
+                &SendOptions::default(),
+                spec.clone(),
+                true,
+                &cohort_terminal::Caller::new("test"),
+            )
             .await
             .unwrap();
         let seen = now_secs();
@@ -106,7 +124,15 @@ async fn run() {
     let mut quiet_lag = Vec::new();
     for _ in 0..SAMPLES {
         let out = engine
-            .run(&plain, command, &SendOptions::default(), spec.clone(), true)
+            .terminal
+            .run(
+                &plain,
+                command,
+                &SendOptions::default(),
+                spec.clone(),
+                true,
+                &cohort_terminal::Caller::new("test"),
+            )
             .await
             .unwrap();
         let seen = now_secs();
@@ -118,10 +144,16 @@ async fn run() {
     // The poller runs on its own clock: its first poll falls anywhere in the interval.
     let mut poll_lag = Vec::new();
     for i in 0..SAMPLES {
-        engine.type_line(&shell, "clear").await.unwrap();
+        engine.terminal.type_line(&shell, "clear").await.unwrap();
         tokio::time::sleep(Duration::from_millis(100)).await;
         engine
-            .send(&shell, command, &SendOptions::default())
+            .terminal
+            .send(
+                &shell,
+                command,
+                &SendOptions::default(),
+                &cohort_terminal::Caller::new("test"),
+            )
             .await
             .unwrap();
         let phase = Duration::from_millis((i as u64 * 37) % 250);
@@ -146,19 +178,21 @@ async fn run() {
             tokio::time::sleep(Duration::from_millis(250)).await;
         };
         poll_lag.push((seen.0 - seen.1) * 1000.0);
-        engine.wait(&shell, spec.clone()).await.unwrap();
+        engine.terminal.wait(&shell, spec.clone()).await.unwrap();
     }
 
     let mut echo = Vec::new();
     for _ in 0..SAMPLES {
         let start = Instant::now();
         let out = engine
+            .terminal
             .run(
                 &shell,
                 "echo x",
                 &SendOptions::default(),
                 spec.clone(),
                 false,
+                &cohort_terminal::Caller::new("test"),
             )
             .await
             .unwrap();
@@ -166,6 +200,7 @@ async fn run() {
         assert_eq!(out.output.text.trim(), "x");
     }
     let _ = engine
+        .terminal
         .read(
             &shell,
             &ReadOptions {
@@ -187,7 +222,7 @@ async fn run() {
     );
     println!(
         "journal memory in use: {} KiB",
-        engine.stats().journal_memory / 1024
+        engine.terminal.stats().journal_memory / 1024
     );
     drop(engine);
     let _ = std::fs::remove_dir_all(&state);

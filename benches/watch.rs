@@ -13,11 +13,12 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cohort::engine::watch::{Action, Trigger, WatchSpec};
-use cohort::engine::{Engine, OpenOptions, SendOptions};
+use cohort::engine::Engine;
 use cohort_backends::tmux::config::{Socket, TmuxConfig};
 use cohort_backends::tmux::TmuxBackend;
 use cohort_backends::{BackendEvent, EventStream, Key, PaneId, TerminalBackend};
+use cohort_orchestration::watch::{Action, Trigger, WatchSpec};
+use cohort_terminal::{OpenOptions, SendOptions};
 
 const WATCH_SAMPLES: usize = 20;
 const POLL_SAMPLES: usize = 10;
@@ -56,14 +57,16 @@ async fn run() {
     let mut events = backend.subscribe();
 
     // The event path: a watcher.
-    engine.start_orchestration();
+    engine.orchestrator.start_orchestration();
     let watch = engine
+        .orchestrator
         .add_watch(WatchSpec {
             id: String::new(),
             target: "server".into(),
             trigger: Trigger::Pattern {
                 pattern: "GET /".into(),
                 regex: false,
+                input: false,
             },
             action: Some(Action::Send {
                 target: "client".into(),
@@ -83,7 +86,11 @@ async fn run() {
         watch_ms.push(sample(&engine, &mut events, &server, &client, i, &line).await);
         settle(&engine, &client).await;
     }
-    engine.remove_watch(&watch.id).await.expect("unwatch");
+    engine
+        .orchestrator
+        .remove_watch(&watch.id)
+        .await
+        .expect("unwatch");
 
     // The baseline: a poller every 500 ms, out of phase with the requests.
     let mut poll_ms = Vec::new();
@@ -96,10 +103,16 @@ async fn run() {
             tokio::spawn(async move {
                 tokio::time::sleep(phase).await;
                 loop {
-                    let screen = engine.screen(&server).await.expect("screen");
+                    let screen = engine.terminal.screen(&server).await.expect("screen");
                     if screen.rows.iter().any(|l| l.trim_end() == line) {
                         engine
-                            .send(&client, ": served", &SendOptions::default())
+                            .terminal
+                            .send(
+                                &client,
+                                ": served",
+                                &SendOptions::default(),
+                                &cohort_terminal::Caller::new("test"),
+                            )
                             .await
                             .expect("send");
                         return;
@@ -122,21 +135,28 @@ async fn run() {
     );
     let ratio = median(&mut poll_ms) / median(&mut watch_ms);
     println!("the watcher acts {ratio:.0}× sooner than 500 ms polling (median vs median)");
-    engine.stop_orchestration();
+    engine.orchestrator.stop_orchestration();
     let _ = std::fs::remove_dir_all(&state);
 }
 
 async fn open(engine: &Engine, name: &str) -> PaneId {
-    let pane = engine.open(OpenOptions::named(name)).await.expect("open");
-    assert!(engine.wait_ready(&pane.id, LIMIT).await, "no prompt");
-    engine.wait_reading(&pane.id, LIMIT).await;
+    let pane = engine
+        .terminal
+        .open(OpenOptions::named(name))
+        .await
+        .expect("open");
+    assert!(
+        engine.terminal.wait_ready(&pane.id, LIMIT).await,
+        "no prompt"
+    );
+    engine.terminal.wait_reading(&pane.id, LIMIT).await;
     pane.id
 }
 
 /// Waits until `pane`'s shell reads its terminal again.
 async fn settle(engine: &Engine, pane: &PaneId) {
     tokio::time::sleep(Duration::from_millis(50)).await;
-    engine.wait_reading(pane, LIMIT).await;
+    engine.terminal.wait_reading(pane, LIMIT).await;
 }
 
 /// One request line printed in the server; milliseconds from its arrival to the
@@ -155,6 +175,7 @@ async fn sample(
         line.trim_start_matches("GET /")
     );
     engine
+        .terminal
         .send(
             server,
             &command,
@@ -162,12 +183,22 @@ async fn sample(
                 enter: false,
                 ..SendOptions::default()
             },
+            &cohort_terminal::Caller::new("test"),
         )
         .await
         .expect("type");
     tokio::time::sleep(Duration::from_millis(20)).await;
     while events.try_recv().is_ok() {}
-    engine.keys(server, &[Key::ENTER]).await.expect("enter");
+    engine
+        .terminal
+        .keys(
+            server,
+            &[Key::ENTER],
+            &cohort_terminal::Caller::new("test"),
+            false,
+        )
+        .await
+        .expect("enter");
     let deadline = tokio::time::Instant::now() + LIMIT;
     let mut seen = Vec::new();
     let mut line_at: Option<Instant> = None;

@@ -11,15 +11,17 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use cohort::engine::registry::WorkerRow;
-use cohort::engine::workers::events::now_ms;
-use cohort::engine::workers::messages::{After, WaitMode};
-use cohort::engine::workers::spawn::{SpawnLayout, SpawnRequest, WorkerSpec};
-use cohort::engine::workers::transcript::{Entry, Parser};
-use cohort::engine::workers::{AgentKind, LaunchSpec};
 use cohort::engine::Engine;
 use cohort_backends::tmux::config::{Socket, TmuxConfig};
 use cohort_backends::tmux::TmuxBackend;
+use cohort_workers::{
+    events::now_ms,
+    messages::{After, WaitMode},
+    registry::WorkerRow,
+    spawn::{SpawnLayout, SpawnRequest, WorkerSpec},
+    transcript::{Entry, Parser},
+    AgentKind, LaunchSpec,
+};
 
 const SAMPLES: usize = 16;
 const WORKERS: usize = 4;
@@ -75,6 +77,7 @@ fn answer_time(transcript: &Path, answer: &str) -> Option<i64> {
 async fn wait_turn(engine: &Engine, row: &WorkerRow, prompted_ms: i64) -> bool {
     let after = HashMap::from([(row.id.clone(), After::Prompt(prompted_ms))]);
     engine
+        .workers
         .wait_workers(
             std::slice::from_ref(row),
             WaitMode::All,
@@ -116,7 +119,9 @@ async fn run() {
         &format!("-L {socket}"),
     )
     .unwrap();
-    engine.configure_workers(|s| s.program = Some(env!("CARGO_BIN_EXE_cohort").into()));
+    engine
+        .workers
+        .configure_workers(|s| s.program = Some(env!("CARGO_BIN_EXE_cohort").into()));
     let env = std::collections::BTreeMap::from([
         (
             "PATH".to_string(),
@@ -141,6 +146,7 @@ async fn run() {
         })
         .collect();
     let spawned = engine
+        .workers
         .spawn_workers(SpawnRequest {
             workers: specs,
             layout: SpawnLayout::Windows,
@@ -161,6 +167,7 @@ async fn run() {
         let prompt = format!("[[work 300]] sample {i}");
         let expected = cohort_fake_agent::script::answer(&prompt);
         let sent = engine
+            .workers
             .submit_prompt(row, &prompt, false, false)
             .await
             .expect("submit");
@@ -174,6 +181,7 @@ async fn run() {
         } else {
             // The baseline: look at the transcript every 500 ms until the answer is in.
             let path = engine
+                .workers
                 .observe(row, false)
                 .await
                 .expect("observe")
@@ -186,7 +194,7 @@ async fn run() {
                 }
             }
         };
-        let seen = engine.observe(row, false).await.expect("observe");
+        let seen = engine.workers.observe(row, false).await.expect("observe");
         let transcript = seen.transcript.expect("transcript");
         let mut ended = None;
         for _ in 0..100 {

@@ -52,7 +52,7 @@ impl Config {
         let journal_disk_cap = std::env::var("COHORT_JOURNAL_CAP_MB")
             .ok()
             .and_then(|mb| mb.trim().parse::<u64>().ok())
-            .map_or(crate::engine::journal::DEFAULT_DISK_CAP, |mb| mb << 20);
+            .map_or(cohort_terminal::journal::DEFAULT_DISK_CAP, |mb| mb << 20);
         Config {
             state_dir,
             tmux_program,

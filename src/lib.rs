@@ -6,8 +6,9 @@
 //! - [`mcp`]: the MCP server ([`mcp::CohortServer`]): validates arguments, resolves
 //!   targets, calls the engine, formats results. Lives here so tests can drive it
 //!   in-process.
-//! - [`engine`]: the [`Engine`] owns the backend and answers "open", "type", "read",
-//!   "which pane is `builder`?".
+//! - [`engine`]: the [`Engine`] puts together the terminal ([`cohort_terminal`]),
+//!   the workers ([`cohort_workers`]) and the orchestration
+//!   ([`cohort_orchestration`]), the crates that do the work.
 //! - [`grpc`]: the gRPC API, a front end beside [`mcp`] over the same engine
 //!   methods, generated from `proto/cohort.proto`.
 //! - [`dashboard`]: the live web page over the engine's events (beside MCP, a front
@@ -18,14 +19,12 @@
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! let config = cohort::Config::from_env();
 //! let engine = cohort::Engine::start(&config).await?;
-//! let pane = engine.open(cohort::engine::OpenOptions::named("builder")).await?;
-//! engine.type_line(&pane.id, "cargo build").await?;
+//! let pane = engine.terminal.open(cohort_terminal::OpenOptions::named("builder")).await?;
+//! engine.terminal.type_line(&pane.id, "cargo build").await?;
 //! # Ok(()) }
 //! ```
 
-#![deny(missing_docs)]
-#![warn(rust_2018_idioms, future_incompatible)]
-
+pub mod bounded;
 pub mod cli;
 pub mod config;
 pub mod dashboard;
@@ -36,5 +35,6 @@ pub mod mcp;
 pub mod rules;
 pub mod telemetry;
 
+pub use cohort_terminal::TerminalError;
 pub use config::Config;
-pub use engine::{Engine, EngineError};
+pub use engine::Engine;

@@ -1,4 +1,4 @@
-//! OpenTelemetry (the `otel` feature; `cargo test --features otel --test otel`):
+//! OpenTelemetry (the `otel` feature; `cargo test --workspace --features cohort/otel --test otel`):
 //! the spans of a tool call, its wait and its backend commands, read from the SDK's
 //! in-memory exporter; and one export over OTLP/HTTP from a running `cohort serve`
 //! to a receiver this test starts.

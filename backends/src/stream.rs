@@ -10,6 +10,9 @@
 //!   the bytes that preceded it.
 //!
 //! The marks stay in the byte stream (it is the raw record); readers strip them.
+//! cohort's signature does not: [`without_signatures`] takes the `cohort=<key>` field
+//! out of every mark before the bytes are kept anywhere, so no journal, read or
+//! recording holds a signed mark that could be replayed into a pane.
 //!
 //! ```
 //! use cohort_backends::stream::{OutputSplitter, Piece};
@@ -23,6 +26,9 @@
 //! ```
 
 use crate::event::{MarkParams, PromptMark};
+
+/// How every OSC 133 sequence starts.
+const MARK_PREFIX: &[u8] = b"\x1b]133;";
 
 /// The longest OSC 133 sequence we wait for before giving up on it.
 const MAX_MARK_LEN: usize = 256;
@@ -101,6 +107,54 @@ impl OutputSplitter {
     }
 }
 
+/// `bytes` with cohort's signature (the `cohort=<key>` field) taken out of every
+/// OSC 133 mark in it, the marks themselves kept: `ESC]133;D;0;cohort=k BEL` becomes
+/// `ESC]133;D;0 BEL`. Marks are found as [`OutputSplitter`] finds them (only escape
+/// bytes are looked at), and the bytes are borrowed unchanged when no mark in them is
+/// signed. The splitter never cuts a mark across pieces, so each piece can be cleaned
+/// on its own.
+pub fn without_signatures(bytes: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    let mut out: Option<Vec<u8>> = None;
+    let mut copied = 0; // bytes of `bytes` already in `out`
+    let mut pos = 0;
+    while let Some(offset) = memchr_esc(&bytes[pos..]) {
+        let esc = pos + offset;
+        let MarkScan::Found { len, .. } = parse_mark(&bytes[esc..]) else {
+            pos = esc + 1;
+            continue;
+        };
+        if let Some(clean) = unsigned_mark(&bytes[esc..esc + len]) {
+            let out = out.get_or_insert_with(|| Vec::with_capacity(bytes.len()));
+            out.extend_from_slice(&bytes[copied..esc]);
+            out.extend_from_slice(&clean);
+            copied = esc + len;
+        }
+        pos = esc + len;
+    }
+    match out {
+        None => std::borrow::Cow::Borrowed(bytes),
+        Some(mut out) => {
+            out.extend_from_slice(&bytes[copied..]);
+            std::borrow::Cow::Owned(out)
+        }
+    }
+}
+
+/// A whole OSC 133 sequence without its `cohort=` field, or `None` when it has none.
+fn unsigned_mark(mark: &[u8]) -> Option<Vec<u8>> {
+    let terminator = if mark.ends_with(b"\x07") { 1 } else { 2 };
+    let body = &mark[MARK_PREFIX.len()..mark.len() - terminator];
+    let signed = |field: &&[u8]| field.starts_with(b"cohort=");
+    if !body.split(|&b| b == b';').any(|f| signed(&f)) {
+        return None;
+    }
+    let kept: Vec<&[u8]> = body.split(|&b| b == b';').filter(|f| !signed(f)).collect();
+    let mut clean = MARK_PREFIX.to_vec();
+    clean.extend_from_slice(&kept.join(&b';'));
+    clean.extend_from_slice(&mark[mark.len() - terminator..]);
+    Some(clean)
+}
+
 fn memchr_esc(buf: &[u8]) -> Option<usize> {
     buf.iter().position(|&b| b == 0x1b)
 }
@@ -118,15 +172,14 @@ enum MarkScan {
 
 /// Looks for `ESC ] 133 ; <kind> [; params] (BEL | ESC \)` at the start of `buf`.
 fn parse_mark(buf: &[u8]) -> MarkScan {
-    const PREFIX: &[u8] = b"\x1b]133;";
-    let n = buf.len().min(PREFIX.len());
-    if buf[..n] != PREFIX[..n] {
+    let n = buf.len().min(MARK_PREFIX.len());
+    if buf[..n] != MARK_PREFIX[..n] {
         return MarkScan::NotAMark;
     }
-    if buf.len() < PREFIX.len() {
+    if buf.len() < MARK_PREFIX.len() {
         return MarkScan::Incomplete;
     }
-    let body_start = PREFIX.len();
+    let body_start = MARK_PREFIX.len();
     let limit = buf.len().min(MAX_MARK_LEN);
     let mut i = body_start;
     while i < limit {
@@ -234,6 +287,34 @@ mod tests {
             })
             .flatten()
             .collect()
+    }
+
+    #[test]
+    fn signatures_are_taken_out_and_the_marks_kept() {
+        let signed = b"ok\r\n\x1b]133;D;0;cohort=k3y\x07\x1b]133;A;cohort=k3y\x1b\\$ \x1b]133;D;2;cohort=k3y;exit\x07";
+        let clean = without_signatures(signed);
+        assert_eq!(
+            clean.as_ref(),
+            b"ok\r\n\x1b]133;D;0\x07\x1b]133;A\x1b\\$ \x1b]133;D;2;exit\x07"
+        );
+        // The cleaned marks still read as the same marks.
+        let kinds = |bytes: &[u8]| -> Vec<PromptMark> {
+            shape(&[bytes])
+                .into_iter()
+                .filter_map(|p| match p {
+                    Piece::Mark(mark, _) => Some(mark),
+                    Piece::Bytes(_) => None,
+                })
+                .collect()
+        };
+        assert_eq!(kinds(signed), kinds(&clean));
+        // Text outside a mark that only looks like the field is kept.
+        let plain = b"echo ;cohort=not-a-mark\r\n\x1b]133;C\x07";
+        assert_eq!(without_signatures(plain).as_ref(), plain);
+        assert!(matches!(
+            without_signatures(b"no marks at all"),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 
     #[test]

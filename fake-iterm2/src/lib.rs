@@ -49,6 +49,7 @@
 mod expr;
 mod handlers;
 mod handshake;
+mod pty;
 mod session;
 pub mod term;
 pub mod uservar;

@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use portable_pty::{ChildKiller, CommandBuilder, MasterPty, PtySize};
 use tokio::sync::{mpsc, Notify};
 
+use crate::pty::{Pty, Spawn};
 use crate::term::{Term, TermEvent};
 use crate::{lock, State};
 
@@ -28,9 +28,8 @@ pub struct Session {
     /// The session's unique identifier (an upper-case UUID).
     pub id: String,
     pub(crate) term: Mutex<Term>,
-    writer: Mutex<Box<dyn Write + Send>>,
-    master: Mutex<Box<dyn MasterPty + Send>>,
-    killer: Mutex<Box<dyn ChildKiller + Send + Sync>>,
+    writer: Mutex<std::fs::File>,
+    pty: Pty,
     pub(crate) pid: u32,
     pub(crate) feed: mpsc::UnboundedSender<Feed>,
     pub(crate) vars: Mutex<HashMap<String, String>>,
@@ -65,9 +64,7 @@ pub(crate) struct Launch {
 impl Session {
     /// The session's terminal device (`/dev/pts/N`), as iTerm2's `tty` variable says.
     pub fn tty_name(&self) -> Option<String> {
-        lock(&self.master)
-            .tty_name()
-            .map(|p| p.display().to_string())
+        self.pty.tty_name()
     }
 
     /// Starts the program; its output is processed once [`Session::run`] is called.
@@ -76,43 +73,38 @@ impl Session {
         launch: Launch,
     ) -> std::io::Result<(Arc<Session>, mpsc::UnboundedReceiver<Feed>)> {
         let id = uuid::Uuid::new_v4().to_string().to_uppercase();
-        let pty = portable_pty::native_pty_system();
-        let size = PtySize {
-            rows: launch.rows,
-            cols: launch.cols,
-            pixel_width: 0,
-            pixel_height: 0,
-        };
-        let pair = pty.openpty(size).map_err(io_error)?;
-        let mut cmd = CommandBuilder::new(&launch.argv[0]);
-        cmd.args(&launch.argv[1..]);
-        cmd.env("TERM", "xterm-256color");
-        cmd.env("TERM_PROGRAM", "iTerm.app");
-        cmd.env("LC_TERMINAL", "iTerm2");
-        cmd.env("ITERM_SESSION_ID", format!("w0t0p0:{id}"));
-        cmd.env("TERM_SESSION_ID", format!("w0t0p0:{id}"));
-        for (key, value) in &state.options.env {
-            cmd.env(key, value);
-        }
+        let mut env = vec![
+            ("TERM".to_string(), "xterm-256color".to_string()),
+            ("TERM_PROGRAM".to_string(), "iTerm.app".to_string()),
+            ("LC_TERMINAL".to_string(), "iTerm2".to_string()),
+            ("ITERM_SESSION_ID".to_string(), format!("w0t0p0:{id}")),
+            ("TERM_SESSION_ID".to_string(), format!("w0t0p0:{id}")),
+        ];
+        env.extend(state.options.env.iter().cloned());
         let home = state
             .options
             .env
             .iter()
             .find(|(k, _)| k == "HOME")
             .map(|(_, v)| v.clone());
+        // A folder that does not exist starts the session at home, as in iTerm2.
         let cwd = launch
             .cwd
             .clone()
+            .filter(|dir| std::path::Path::new(dir).is_dir())
             .or(home)
             .or_else(|| std::env::var("HOME").ok())
             .unwrap_or_else(|| "/".into());
-        cmd.cwd(cwd);
-        let child = pair.slave.spawn_command(cmd).map_err(io_error)?;
-        drop(pair.slave);
-        let pid = child.process_id().unwrap_or(0);
-        let killer = child.clone_killer();
-        let mut reader = pair.master.try_clone_reader().map_err(io_error)?;
-        let writer = pair.master.take_writer().map_err(io_error)?;
+        let (pty, child) = Pty::spawn(Spawn {
+            argv: &launch.argv,
+            env,
+            cwd: &cwd,
+            cols: launch.cols,
+            rows: launch.rows,
+        })?;
+        let pid = child.id();
+        let mut reader = pty.reader()?;
+        let writer = pty.writer()?;
         let (tx, rx) = mpsc::unbounded_channel();
         let reader_tx = tx.clone();
         std::thread::spawn(move || {
@@ -145,8 +137,7 @@ impl Session {
             )),
             id,
             writer: Mutex::new(writer),
-            master: Mutex::new(pair.master),
-            killer: Mutex::new(killer),
+            pty,
             pid,
             feed: tx,
             vars: Mutex::new(HashMap::new()),
@@ -223,12 +214,7 @@ impl Session {
 
     /// Resizes the PTY and the screen.
     pub fn resize(&self, cols: u16, rows: u16) {
-        let _ = lock(&self.master).resize(PtySize {
-            rows,
-            cols,
-            pixel_width: 0,
-            pixel_height: 0,
-        });
+        let _ = self.pty.resize(cols, rows);
         lock(&self.term).resize(cols, rows);
     }
 
@@ -249,11 +235,7 @@ impl Session {
     }
 
     fn poll_job(&self) -> Job {
-        let pid = lock(&self.master)
-            .process_group_leader()
-            .filter(|p| *p > 0)
-            .map(|p| p as u32)
-            .unwrap_or(self.pid);
+        let pid = self.pty.foreground_group().unwrap_or(self.pid);
         let argv: Vec<String> = std::fs::read(format!("/proc/{pid}/cmdline"))
             .map(|raw| {
                 raw.split(|b| *b == 0)
@@ -282,7 +264,7 @@ impl Session {
     /// Ends the program.
     pub fn kill(&self) {
         self.closed.store(true, Ordering::SeqCst);
-        let _ = lock(&self.killer).kill();
+        let _ = crate::pty::hang_up(self.pid);
     }
 
     /// Whether the session was closed.
@@ -341,8 +323,4 @@ pub struct Job {
     pub title: String,
     /// Arguments joined with spaces.
     pub command_line: String,
-}
-
-fn io_error(e: impl std::fmt::Display) -> std::io::Error {
-    std::io::Error::other(e.to_string())
 }

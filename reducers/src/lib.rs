@@ -62,6 +62,8 @@ mod signal;
 mod tokens;
 
 #[cfg(test)]
+mod random;
+#[cfg(test)]
 mod tests;
 // The test support shared with the integration tests names the crate by its name.
 #[cfg(test)]

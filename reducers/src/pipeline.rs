@@ -634,13 +634,29 @@ mod tests {
         }
     }
 
-    proptest::proptest! {
-        #[test]
-        fn same_shape_agrees_with_its_definition(a in "[a1.,: 9x]{0,24}", b in "[a1.,: 9x]{0,24}") {
-            proptest::prop_assert_eq!(same_shape(&a, &b), same_shape_reference(&a, &b), "{:?} {:?}", a, b);
+    #[test]
+    fn same_shape_agrees_with_its_definition() {
+        let mut random = crate::random::Random::new(0);
+        // `",1"` against `"1"` once disagreed: a run of digits after a separator.
+        let mut pairs = vec![(",1".to_owned(), "1".to_owned())];
+        for _ in 0..1000 {
+            let a = random.string_of("a1.,: 9x", 24);
+            let b = random.string_of("a1.,: 9x", 24);
+            pairs.push((a, b));
+        }
+        for (a, b) in pairs {
+            assert_eq!(
+                same_shape(&a, &b),
+                same_shape_reference(&a, &b),
+                "{a:?} {b:?}"
+            );
             let long_a = format!("prefix that is long enough {a} and a tail");
             let long_b = format!("prefix that is long enough {b} and a tail");
-            proptest::prop_assert_eq!(same_shape(&long_a, &long_b), same_shape_reference(&long_a, &long_b));
+            assert_eq!(
+                same_shape(&long_a, &long_b),
+                same_shape_reference(&long_a, &long_b),
+                "{long_a:?} {long_b:?}"
+            );
         }
     }
 

@@ -14,8 +14,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use unicode_width::UnicodeWidthStr;
 
-use crate::config::Config;
-use crate::engine::Engine;
+use crate::{config::Config, engine::Engine};
 
 /// cohort: persistent terminals for AI agents, served over MCP.
 #[derive(Debug, Parser)]
@@ -153,14 +152,14 @@ fn server_role(
     agent: Option<&str>,
     role: Option<&str>,
     roles: Option<&std::path::Path>,
-) -> Result<Option<crate::engine::roles::Role>, String> {
-    use crate::engine::roles;
+) -> Result<Option<cohort_orchestration::roles::Role>, String> {
+    use cohort_orchestration::roles;
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let file = roles::roles_file(roles, &cwd);
     if agent.is_none() && role.is_none() && file.is_none() {
         return Ok(None);
     }
-    let registry = crate::engine::registry::Registry::open(&config.state_dir.join("registry.db"))
+    let registry = cohort_terminal::registry::Registry::open(&config.state_dir.join("registry.db"))
         .map_err(|e| e.to_string())?;
     if let Some(file) = file {
         roles::load(&registry, &file)?;
@@ -300,7 +299,7 @@ fn tools(markdown: bool) -> Result<(), String> {
 
 async fn ls(config: &Config) -> Result<(), String> {
     let engine = Engine::start(config).await.map_err(|e| e.to_string())?;
-    let panes = engine.list().await.map_err(|e| e.to_string())?;
+    let panes = engine.terminal.list().await.map_err(|e| e.to_string())?;
     if panes.is_empty() {
         println!("no sessions (open one through MCP, e.g. the `open` tool)");
         return Ok(());
@@ -363,15 +362,23 @@ fn table<const N: usize>(header: [&str; N], rows: &[[String; N]]) -> String {
 async fn attach(config: &Config, name: &str, print: bool) -> Result<(), String> {
     let engine = Engine::start(config).await.map_err(|e| e.to_string())?;
     // A worker's name first: its pane, wherever it is now.
-    let worker = match engine.worker_row(name).await {
-        Ok(row) => engine.worker_pane(&row).await.map_err(|e| e.to_string())?,
+    let worker = match engine.workers.worker_row(name).await {
+        Ok(row) => engine
+            .workers
+            .worker_pane(&row)
+            .await
+            .map_err(|e| e.to_string())?,
         Err(_) => None,
     };
     let pane = match worker {
         Some(pane) => pane,
-        None => engine.resolve(name).await.map_err(|e| e.to_string())?,
+        None => engine
+            .terminal
+            .resolve(name)
+            .await
+            .map_err(|e| e.to_string())?,
     };
-    let hint = engine.attach_hint(&pane.id);
+    let hint = engine.terminal.attach_hint(&pane.id);
     if print || hint.argv.is_empty() {
         if hint.argv.is_empty() {
             println!("{}", hint.description);

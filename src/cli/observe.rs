@@ -5,9 +5,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::config::Config;
-use crate::engine::record::{RecordOptions, DEFAULT_RECORDING_CAP};
-use crate::engine::Engine;
+use crate::{config::Config, engine::Engine};
+use cohort_terminal::record::{RecordOptions, DEFAULT_RECORDING_CAP};
 
 /// `cohort dashboard` arguments.
 #[derive(Debug, Args)]
@@ -66,6 +65,7 @@ pub struct RecordArgs {
 pub async fn record(config: &Config, args: RecordArgs) -> Result<(), String> {
     let engine = Engine::start(config).await.map_err(|e| e.to_string())?;
     let pane = engine
+        .terminal
         .resolve(&args.name)
         .await
         .map_err(|e| e.to_string())?;
@@ -75,6 +75,7 @@ pub async fn record(config: &Config, args: RecordArgs) -> Result<(), String> {
         max_bytes: args.max_mb.saturating_mul(1 << 20),
     };
     let started = engine
+        .terminal
         .record(&pane.id, options)
         .await
         .map_err(|e| e.to_string())?;
@@ -84,8 +85,8 @@ pub async fn record(config: &Config, args: RecordArgs) -> Result<(), String> {
         started.path.display()
     );
     let info = tokio::select! {
-        ended = engine.recording_ended(&pane.id) => ended,
-        _ = tokio::signal::ctrl_c() => engine.stop_recording(&pane.id).await.map_err(|e| e.to_string())?,
+        ended = engine.terminal.recording_ended(&pane.id) => ended,
+        _ = tokio::signal::ctrl_c() => engine.terminal.stop_recording(&pane.id).await.map_err(|e| e.to_string())?,
     };
     let info = info.unwrap_or(started);
     println!("{}", info.path.display());

@@ -14,11 +14,9 @@ use clap::Args;
 use cohort_backends::PaneId;
 use tokio::sync::broadcast::error::RecvError;
 
-use crate::config::Config;
-use crate::engine::events::EngineEvent;
-use crate::engine::playbook::run::Runner;
-use crate::engine::playbook::Playbook;
-use crate::engine::{Engine, SendOptions};
+use crate::{config::Config, engine::Engine};
+use cohort_orchestration::playbook::{run::Runner, Playbook};
+use cohort_terminal::{events::EngineEvent, SendOptions};
 
 /// `cohort playbook run` arguments.
 #[derive(Debug, Args)]
@@ -87,13 +85,11 @@ pub async fn playbook_run(config: &Config, args: &PlaybookRunArgs) -> std::proce
         }
     });
     let runner = Runner {
-        send: SendOptions {
-            owner: args.owner.clone(),
-            ..SendOptions::default()
-        },
-        caller: None,
+        send: SendOptions::default(),
+        caller: cohort_terminal::Caller::new("cli").as_owner(args.owner.clone()),
     };
     let report = engine
+        .orchestrator
         .run_playbook(&book, &runner, &cancel, |p| {
             eprintln!("[{}/{}] {}", p.done, p.total, p.message);
         })
@@ -124,12 +120,13 @@ pub async fn events(config: &Config, args: &EventsArgs) -> Result<(), String> {
         );
     }
     let engine = Engine::start(config).await.map_err(|e| e.to_string())?;
-    let mut events = engine.events();
+    let mut events = engine.terminal.events();
     // What the targets reach: their panes, their agents' names, the names they go by.
     let mut panes: HashSet<PaneId> = HashSet::new();
     let mut names: HashSet<String> = HashSet::new();
     if !args.targets.is_empty() {
         for (label, pane) in engine
+            .terminal
             .expand_targets(&args.targets)
             .await
             .map_err(|e| e.to_string())?
@@ -140,7 +137,7 @@ pub async fn events(config: &Config, args: &EventsArgs) -> Result<(), String> {
                 names.insert(identity.name.clone());
                 names.extend(identity.agent.clone());
             }
-            if let Some(agent) = engine.agent_in(&pane).await {
+            if let Some(agent) = engine.orchestrator.agent_in(&pane).await {
                 names.insert(agent);
             }
             panes.insert(pane.id);
@@ -216,6 +213,7 @@ async fn session_of(engine: &Engine, cache: &mut HashMap<PaneId, String>, pane: 
         return name.clone();
     }
     let name = engine
+        .terminal
         .session_record(pane)
         .await
         .ok()

@@ -6,9 +6,11 @@ use std::net::SocketAddr;
 
 use clap::Args;
 
-use crate::config::Config;
-use crate::engine::slot::EngineSlot;
-use crate::mcp::{HttpOptions, Toolset};
+use crate::{
+    config::Config,
+    engine::slot::EngineSlot,
+    mcp::{HttpOptions, Toolset},
+};
 
 /// Where HTTP listens when `--http` is not given.
 const DEFAULT_HTTP: &str = "127.0.0.1:8790";

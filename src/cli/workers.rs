@@ -4,9 +4,8 @@
 use std::io::Read;
 use std::process::ExitCode;
 
-use crate::config::Config;
-use crate::engine::workers::events;
-use crate::engine::Engine;
+use crate::{config::Config, engine::Engine};
+use cohort_workers::events;
 
 /// The most of a hook's input read from stdin.
 const PAYLOAD_MAX: u64 = 16 << 20;
@@ -38,7 +37,11 @@ pub fn hook(config: &Config, worker: Option<&str>, event: &str, payload: Option<
 /// `cohort workers`: every worker with its state, branch and directory.
 pub async fn list(config: &Config) -> Result<(), String> {
     let engine = Engine::start(config).await.map_err(|e| e.to_string())?;
-    let views = engine.list_workers().await.map_err(|e| e.to_string())?;
+    let views = engine
+        .workers
+        .list_workers()
+        .await
+        .map_err(|e| e.to_string())?;
     if views.is_empty() {
         println!("no workers (start some through MCP with spawn_workers)");
         return Ok(());
@@ -50,7 +53,7 @@ pub async fn list(config: &Config) -> Result<(), String> {
             let a = &v.observation.assessment;
             [
                 v.row.name.clone(),
-                v.row.agent.clone(),
+                v.row.agent.name().to_string(),
                 a.state.name().to_string(),
                 format!("{}s", ((now - a.since_ms).max(0)) / 1000),
                 v.row.branch.clone().unwrap_or_else(|| "-".into()),

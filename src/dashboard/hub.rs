@@ -1,4 +1,4 @@
-//! The dashboard's feed: follows [`Engine::events`] and pushes what changed to every
+//! The dashboard's feed: follows [`Terminal::events`](cohort_terminal::Terminal::events) and pushes what changed to every
 //! open page. Output in a pane makes its screen due; anything else (a command
 //! starting or ending, a session opening or closing, a lock, a notification, an
 //! agent's state) makes the whole view due. Each pane's screen goes out at most every
@@ -14,8 +14,8 @@ use tokio::sync::broadcast;
 use tokio::time::Instant;
 
 use super::view::{self, AgentStates};
-use crate::engine::events::EngineEvent;
 use crate::engine::Engine;
+use cohort_terminal::events::EngineEvent;
 
 /// The shortest time between two screens of one pane sent to the pages.
 pub const SCREEN_INTERVAL: Duration = Duration::from_millis(100);
@@ -50,7 +50,7 @@ impl Hub {
             states: Mutex::new(HashMap::new()),
             input,
         });
-        tokio::spawn(follow(Arc::downgrade(&hub), engine.events()));
+        tokio::spawn(follow(Arc::downgrade(&hub), engine.terminal.events()));
         hub
     }
 
@@ -94,7 +94,7 @@ impl Hub {
     /// Everything a page needs to start: the view, then every pane's screen.
     pub async fn snapshot(&self) -> Vec<Message> {
         let mut out: Vec<Message> = self.view().await.into_iter().collect();
-        let panes = self.engine.list().await.unwrap_or_default();
+        let panes = self.engine.terminal.list().await.unwrap_or_default();
         for pane in panes {
             out.extend(self.screen(&pane.id).await);
         }
@@ -189,7 +189,7 @@ async fn follow(hub: Weak<Hub>, mut events: broadcast::Receiver<EngineEvent>) {
             }
             Some(Err(broadcast::error::RecvError::Lagged(_))) => {
                 // Missed events: look at everything again.
-                for pane in hub.engine.list().await.unwrap_or_default() {
+                for pane in hub.engine.terminal.list().await.unwrap_or_default() {
                     due.screen(pane.id, now);
                 }
                 due.view(now);

@@ -31,9 +31,11 @@ use futures_util::stream::Stream;
 use serde::Deserialize;
 
 use self::hub::{Hub, Message};
-use crate::engine::slot::EngineSlot;
-use crate::engine::SendOptions;
-use crate::guard::{Guard, Pass, TOKEN_COOKIE};
+use crate::{
+    engine::slot::EngineSlot,
+    guard::{Guard, Pass, TOKEN_COOKIE},
+};
+use cohort_terminal::{Caller, SendOptions};
 
 const INDEX: &str = include_str!("assets/index.html");
 const SCRIPT: &str = include_str!("assets/app.js");
@@ -267,15 +269,22 @@ async fn typed(dash: Arc<Dashboard>, body: Bytes, keys: bool) -> Response {
         Err(refusal) => return refusal,
     };
     let engine = hub.engine();
-    let pane = match engine.resolve(&body.pane).await {
+    let pane = match engine.terminal.resolve(&body.pane).await {
         Ok(pane) => pane,
         Err(e) => return (StatusCode::NOT_FOUND, e.to_string()).into_response(),
     };
+    // Keys typed at the dashboard come from the human watching it.
+    let caller = Caller::new("dashboard");
     let done = if keys {
         let parsed: Result<Vec<cohort_backends::Key>, _> =
             body.keys.iter().map(|k| k.parse()).collect();
         match parsed {
-            Ok(parsed) if !parsed.is_empty() => engine.keys(&pane.id, &parsed).await,
+            Ok(parsed) if !parsed.is_empty() => {
+                engine
+                    .terminal
+                    .keys(&pane.id, &parsed, &caller, false)
+                    .await
+            }
             Ok(_) => return (StatusCode::BAD_REQUEST, "no keys given").into_response(),
             Err(e) => return (StatusCode::BAD_REQUEST, e.to_string()).into_response(),
         }
@@ -285,7 +294,8 @@ async fn typed(dash: Arc<Dashboard>, body: Bytes, keys: bool) -> Response {
             ..SendOptions::default()
         };
         engine
-            .send(&pane.id, &body.text, &options)
+            .terminal
+            .send(&pane.id, &body.text, &options, &caller)
             .await
             .map(|_| ())
     };

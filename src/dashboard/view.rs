@@ -8,8 +8,8 @@ use cohort_backends::PaneId;
 use serde::Serialize;
 
 use super::ansi::row_to_html;
-use crate::engine::sessions::session_name;
-use crate::engine::{Engine, EngineError};
+use crate::engine::Engine;
+use cohort_terminal::{sessions::session_name, TerminalError};
 
 /// The page's whole state except the screens.
 #[derive(Clone, Debug, Serialize)]
@@ -123,17 +123,17 @@ pub async fn build(
     engine: &Engine,
     states: &AgentStates,
     input: bool,
-) -> Result<View, EngineError> {
-    let panes = engine.list().await?;
-    let agents = engine.agents().await?;
-    let teams = engine.teams().await?;
-    let records = engine.registry_sessions().await?;
-    let pending = engine.pending_notifications().await?;
+) -> Result<View, TerminalError> {
+    let panes = engine.terminal.list().await?;
+    let agents = engine.terminal.agents().await?;
+    let teams = engine.terminal.teams().await?;
+    let records = engine.terminal.registry_sessions().await?;
+    let pending = engine.orchestrator.pending_notifications().await?;
     let mut unread: HashMap<&str, usize> = HashMap::new();
     for note in &pending {
         *unread.entry(note.target.as_str()).or_default() += 1;
     }
-    let agent_view = |a: &crate::engine::registry::AgentRecord| AgentView {
+    let agent_view = |a: &cohort_terminal::registry::AgentRecord| AgentView {
         name: a.name.clone(),
         role: a.role.clone(),
         teams: a.teams.clone(),
@@ -173,9 +173,10 @@ pub async fn build(
             .and_then(|a| a.teams.first().cloned())
             .or_else(|| pane.identity.as_ref().and_then(|i| i.team.clone()))
             .unwrap_or_default();
-        let last = engine.last_command(&pane.id);
+        let last = engine.terminal.last_command(&pane.id);
         let (verdict, ok) = verdict(&last, pane.dead);
         let locked_by = engine
+            .terminal
             .lock_of(&pane.id)
             .await
             .ok()
@@ -197,8 +198,9 @@ pub async fn build(
             locked_by,
             tags: record.map(|r| r.tags.clone()).unwrap_or_default(),
             cohort_attach: cohort_attach(engine, &name),
-            attach: engine.attach_text(&pane.id),
+            attach: engine.terminal.attach_text(&pane.id),
             recording: engine
+                .terminal
                 .recording(&pane.id)
                 .filter(|r| r.recording)
                 .map(|r| r.path.display().to_string()),
@@ -234,7 +236,7 @@ pub async fn build(
             })
             .collect(),
         input,
-        backend: engine.backend().kind().name().to_string(),
+        backend: engine.terminal.backend().kind().name().to_string(),
     })
 }
 
@@ -249,13 +251,16 @@ fn team_entry<'a>(grouped: &'a mut BTreeMap<String, TeamView>, team: &str) -> &'
 
 /// `cohort attach NAME`, with the options that reach this engine's terminal server.
 fn cohort_attach(engine: &Engine, name: &str) -> String {
-    let key = engine.server_key();
+    let key = engine.terminal.server_key();
     let server = if let Some(name) = key.strip_prefix("-L ") {
         (name != "cohort").then(|| format!("--socket {} ", shell_word(name)))
     } else if let Some(path) = key.strip_prefix("-S ") {
         Some(format!("--socket {} ", shell_word(path)))
     } else {
-        Some(format!("--backend {} ", engine.backend().kind().name()))
+        Some(format!(
+            "--backend {} ",
+            engine.terminal.backend().kind().name()
+        ))
     };
     format!(
         "cohort {}attach {}",
@@ -279,7 +284,7 @@ fn shell_word(word: &str) -> String {
 
 /// The verdict in words, and whether it is a success.
 fn verdict(
-    last: &crate::engine::observe::LastCommand,
+    last: &cohort_terminal::observe::LastCommand,
     dead: bool,
 ) -> (Option<String>, Option<bool>) {
     if let Some(exited) = last.exited.filter(|_| dead) {
@@ -300,8 +305,8 @@ fn verdict(
 }
 
 /// The screen of `pane` with its colours, as HTML rows.
-pub async fn screen(engine: &Engine, pane: &PaneId) -> Result<ScreenView, EngineError> {
-    let screen = engine.screen_styled(pane).await?;
+pub async fn screen(engine: &Engine, pane: &PaneId) -> Result<ScreenView, TerminalError> {
+    let screen = engine.terminal.screen_styled(pane).await?;
     Ok(ScreenView {
         pane: pane.to_string(),
         rows: screen.rows.iter().map(|r| row_to_html(r)).collect(),

@@ -20,7 +20,7 @@ pub struct EngineSlot {
 impl EngineSlot {
     /// A slot holding a running engine (whose watchers and notifier it starts).
     pub fn ready(engine: Engine) -> Self {
-        engine.start_orchestration();
+        engine.orchestrator.start_orchestration();
         EngineSlot {
             cell: Arc::new(tokio::sync::OnceCell::new_with(Some(Ok(engine)))),
             config: None,
@@ -42,6 +42,11 @@ impl EngineSlot {
         slot
     }
 
+    /// The engine if it has started, without waiting for it.
+    pub fn started(&self) -> Option<Engine> {
+        self.cell.get().and_then(|e| e.as_ref().ok()).cloned()
+    }
+
     /// The engine, once it has started.
     pub async fn get(&self) -> Result<&Engine, String> {
         let config = self.config.clone();
@@ -52,8 +57,8 @@ impl EngineSlot {
                         let engine = Engine::start(&config).await.map_err(|e| e.to_string())?;
                         // Before the first tool call: a read or run then sees what the
                         // sessions printed before this process started.
-                        engine.take_in_histories().await;
-                        engine.start_orchestration();
+                        engine.terminal.take_in_histories().await;
+                        engine.orchestrator.start_orchestration();
                         Ok(engine)
                     }
                     None => Err("no engine configured".to_string()),

@@ -6,40 +6,44 @@ use cohort_backends::{BackendError, PaneInfo};
 use tonic::{Code, Status};
 
 use super::proto;
-use crate::engine::completion::Verdict;
-use crate::engine::events::EngineEvent;
-use crate::engine::layout::{Child, Direction, SplitTree, MAX_PANES};
-use crate::engine::many::Delivery;
-use crate::engine::registry::{AgentRecord, LockRecord, RegistryError, TeamRecord};
-use crate::engine::sessions::session_name;
-use crate::engine::waits::Met;
-use crate::engine::EngineError;
+use cohort_orchestration::waits::Met;
+use cohort_terminal::targets::Delivery;
+use cohort_terminal::{
+    completion::Verdict,
+    events::EngineEvent,
+    layout::{Child, Direction, SplitTree, MAX_PANES},
+    registry::{AgentRecord, LockRecord, RegistryError, TeamRecord},
+    sessions::session_name,
+    TerminalError,
+};
 
 /// The status for an engine error.
-pub fn status(e: EngineError) -> Status {
+pub fn status(e: TerminalError) -> Status {
     let code = match &e {
-        EngineError::UnknownTarget { .. } => Code::NotFound,
-        EngineError::NameTaken { .. } => Code::AlreadyExists,
-        EngineError::InvalidName { .. } | EngineError::InvalidArgument(_) => Code::InvalidArgument,
-        EngineError::Refused(_) | EngineError::Locked(_) => Code::PermissionDenied,
-        EngineError::Busy { .. } => Code::Unavailable,
-        EngineError::Exited { .. } => Code::FailedPrecondition,
-        EngineError::Registry(RegistryError::NotFound(_)) => Code::NotFound,
-        EngineError::Registry(RegistryError::NotHolder(_)) => Code::PermissionDenied,
-        EngineError::Registry(RegistryError::Conflict(_)) => Code::FailedPrecondition,
-        EngineError::Registry(_) | EngineError::Internal(_) => Code::Internal,
-        EngineError::Backend(BackendError::PaneGone(_)) => Code::NotFound,
-        EngineError::Backend(BackendError::InvalidKey { .. })
-        | EngineError::Backend(BackendError::InvalidArgument(_)) => Code::InvalidArgument,
-        EngineError::Backend(BackendError::Unsupported { .. }) => Code::Unimplemented,
-        EngineError::Backend(_) => Code::Unavailable,
+        TerminalError::UnknownTarget { .. } => Code::NotFound,
+        TerminalError::NameTaken { .. } => Code::AlreadyExists,
+        TerminalError::InvalidName { .. } | TerminalError::InvalidArgument(_) => {
+            Code::InvalidArgument
+        }
+        TerminalError::Refused(_) | TerminalError::Locked(_) => Code::PermissionDenied,
+        TerminalError::Busy { .. } => Code::Unavailable,
+        TerminalError::Exited { .. } => Code::FailedPrecondition,
+        TerminalError::Registry(RegistryError::NotFound(_)) => Code::NotFound,
+        TerminalError::Registry(RegistryError::NotHolder(_)) => Code::PermissionDenied,
+        TerminalError::Registry(RegistryError::Conflict(_)) => Code::FailedPrecondition,
+        TerminalError::Registry(_) | TerminalError::Internal(_) => Code::Internal,
+        TerminalError::Backend(BackendError::PaneGone(_)) => Code::NotFound,
+        TerminalError::Backend(BackendError::InvalidKey { .. })
+        | TerminalError::Backend(BackendError::InvalidArgument(_)) => Code::InvalidArgument,
+        TerminalError::Backend(BackendError::Unsupported { .. }) => Code::Unimplemented,
+        TerminalError::Backend(_) => Code::Unavailable,
     };
-    Status::new(code, e.to_string())
+    Status::new(code, crate::bounded::error_text(&e.to_string()))
 }
 
 /// A bad argument caught before the engine was asked.
 pub fn invalid(message: impl Into<String>) -> Status {
-    Status::invalid_argument(message)
+    Status::invalid_argument(crate::bounded::error_text(&message.into()))
 }
 
 /// A layout's split tree from its message. The engine checks the shape (pane

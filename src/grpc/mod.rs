@@ -5,7 +5,7 @@
 //! run/send/read/key with verdicts, layouts, agents and teams, broadcasts with the
 //! cascade, locks, playbooks, waits, and the engine's events as a server stream.
 //! The schema is `proto/cohort.proto`; the code is generated from it at build time
-//! ([`proto`]). Engine errors become statuses ([`convert`]) with the engine's own
+//! ([`proto`]). Engine errors become statuses (`convert`) with the engine's own
 //! messages.
 //!
 //! Guarded as HTTP MCP is (see [`crate::guard`]): loopback unless a token is given,

@@ -5,7 +5,7 @@
 use serde_json::{json, Map, Value};
 
 use super::proto;
-use crate::engine::playbook::PlaybookReport;
+use cohort_orchestration::playbook::PlaybookReport;
 
 /// The playbook document for `book`, with only the fields given.
 pub fn document(book: proto::Playbook) -> Value {

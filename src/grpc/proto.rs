@@ -1,6 +1,6 @@
 //! The messages, the service trait and the client, generated from
-//! `proto/cohort.proto` by the build script (see `build.rs`).
+//! `proto/cohort.proto` by `tools/protogen` and checked in (`proto_generated.rs`).
 
 #![allow(missing_docs, clippy::all, clippy::pedantic)]
 
-include!(concat!(env!("OUT_DIR"), "/cohort.v1.rs"));
+include!("proto_generated.rs");

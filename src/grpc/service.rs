@@ -2,7 +2,17 @@
 //! engine methods as the MCP tools (so names, locks and the tripwire are checked
 //! alike), and answers in the API's messages.
 
-use crate::engine::ids::short_id;
+use cohort_terminal::{
+    access::{lock_released, lock_taken},
+    events::EngineEvent,
+    ids::short_id,
+    input::parse_keys,
+    layout::SplitTree,
+    ready::layout_tree,
+    run::{wait_spec, ReadMode},
+    sessions::session_name,
+    Caller, LayoutPane, OpenOptions, SendOptions,
+};
 use std::pin::Pin;
 use std::sync::Arc;
 
@@ -14,18 +24,11 @@ use tonic::{Request, Response, Status};
 use super::convert::{invalid, split_tree, status};
 use super::proto::cohort_server::Cohort;
 use super::proto::{self, playbook_request::Source};
-use crate::engine::access::{lock_released, lock_taken};
-use crate::engine::events::EngineEvent;
-use crate::engine::layout::SplitTree;
-use crate::engine::playbook::run::Runner;
-use crate::engine::playbook::Playbook;
-use crate::engine::ready::layout_tree;
-use crate::engine::run::{wait_spec, ReadMode};
-use crate::engine::send::parse_keys;
-use crate::engine::sessions::session_name;
-use crate::engine::slot::EngineSlot;
-use crate::engine::waits::{wait_timeout, Condition, Quorum};
-use crate::engine::{Engine, LayoutPane, OpenOptions, SendOptions};
+use crate::engine::{slot::EngineSlot, Engine};
+use cohort_orchestration::{
+    playbook::{run::Runner, Playbook},
+    waits::{wait_timeout, Condition, Quorum},
+};
 
 type Reply<T> = Result<Response<T>, Status>;
 
@@ -62,12 +65,9 @@ impl CohortService {
         }
     }
 
-    fn send_options(&self, connection: String, owner: Option<String>) -> SendOptions {
-        SendOptions {
-            owner,
-            owner_token: Some(connection),
-            ..SendOptions::default()
-        }
+    /// The caller's connection acting as `owner`, as the terminal's caller.
+    fn caller(connection: String, owner: Option<String>) -> Caller {
+        Caller::new(connection).as_owner(owner)
     }
 }
 
@@ -83,20 +83,25 @@ impl Cohort for CohortService {
             env: args.env.into_iter().collect(),
             ..Default::default()
         };
-        let opened = engine.open_up(options, args.record).await.map_err(status)?;
+        let opened = engine
+            .terminal
+            .open_up(options, args.record)
+            .await
+            .map_err(status)?;
         let pane = opened.pane;
         Ok(Response::new(proto::OpenReply {
             session: Some(proto::Session::from(&pane)),
-            attach: engine.attach_text(&pane.id),
+            attach: engine.terminal.attach_text(&pane.id),
             notice: opened.notice,
             recording: engine
+                .terminal
                 .recording(&pane.id)
                 .map(|r| r.path.display().to_string()),
         }))
     }
 
     async fn list(&self, _: Request<proto::ListRequest>) -> Reply<proto::ListReply> {
-        let panes = self.engine().await?.list().await.map_err(status)?;
+        let panes = self.engine().await?.terminal.list().await.map_err(status)?;
         Ok(Response::new(proto::ListReply {
             sessions: panes.iter().map(proto::Session::from).collect(),
         }))
@@ -105,10 +110,11 @@ impl Cohort for CohortService {
     async fn close(&self, request: Request<proto::TargetRequest>) -> Reply<proto::Done> {
         let engine = self.engine().await?;
         let pane = engine
+            .terminal
             .resolve(&request.get_ref().target)
             .await
             .map_err(status)?;
-        engine.close(&pane.id).await.map_err(status)?;
+        engine.terminal.close(&pane.id).await.map_err(status)?;
         Ok(Response::new(proto::Done::from(&pane)))
     }
 
@@ -124,17 +130,22 @@ impl Cohort for CohortService {
             wait.quiet_ms,
         )
         .map_err(status)?;
-        let pane = engine.resolve(&args.target).await.map_err(status)?;
+        let pane = engine
+            .terminal
+            .resolve(&args.target)
+            .await
+            .map_err(status)?;
         let send = SendOptions {
             force: args.force,
             mark: args.mark.then(|| short_id(12)),
-            ..self.send_options(connection.clone(), args.owner)
+            ..SendOptions::default()
         };
+        let caller = Self::caller(connection, args.owner);
         let out = engine
-            .run(&pane.id, &args.command, &send, spec, args.raw)
+            .terminal
+            .run(&pane.id, &args.command, &send, spec, args.raw, &caller)
             .await
             .map_err(status)?;
-        engine.mark_read(&pane.id, &connection, out.verdict.output.end);
         Ok(Response::new(proto::RunReply {
             session: session_name(&pane),
             output: out.output.text,
@@ -147,15 +158,25 @@ impl Cohort for CohortService {
         let engine = self.engine().await?;
         let connection = self.connection(&request);
         let args = request.into_inner();
-        let pane = engine.resolve(&args.target).await.map_err(status)?;
+        let pane = engine
+            .terminal
+            .resolve(&args.target)
+            .await
+            .map_err(status)?;
         let options = SendOptions {
             enter: !args.no_enter,
             raw: args.raw,
             force: args.force,
-            ..self.send_options(connection, args.owner)
+            ..SendOptions::default()
         };
         engine
-            .send(&pane.id, &args.text, &options)
+            .terminal
+            .send(
+                &pane.id,
+                &args.text,
+                &options,
+                &Self::caller(connection, args.owner),
+            )
             .await
             .map_err(status)?;
         Ok(Response::new(proto::Done::from(&pane)))
@@ -165,7 +186,11 @@ impl Cohort for CohortService {
         let engine = self.engine().await?;
         let connection = self.connection(&request);
         let args = request.into_inner();
-        let pane = engine.resolve(&args.target).await.map_err(status)?;
+        let pane = engine
+            .terminal
+            .resolve(&args.target)
+            .await
+            .map_err(status)?;
         let mode = ReadMode::parse(args.mode.as_deref(), args.lines.as_deref(), args.tail)
             .map_err(status)?;
         let verdict = match args.wait {
@@ -177,12 +202,19 @@ impl Cohort for CohortService {
                     wait.quiet_ms,
                 )
                 .map_err(status)?;
-                Some(engine.wait(&pane.id, spec).await.map_err(status)?)
+                Some(engine.terminal.wait(&pane.id, spec).await.map_err(status)?)
             }
             None => None,
         };
         let out = engine
-            .read_as(&pane.id, mode, &connection, args.raw, verdict.as_ref())
+            .terminal
+            .read_as(
+                &pane.id,
+                mode,
+                &Self::caller(connection, None),
+                args.raw,
+                verdict.as_ref(),
+            )
             .await
             .map_err(status)?;
         Ok(Response::new(proto::ReadReply {
@@ -198,9 +230,19 @@ impl Cohort for CohortService {
         let connection = self.connection(&request);
         let args = request.into_inner();
         let keys = parse_keys(&args.keys).map_err(status)?;
-        let pane = engine.resolve(&args.target).await.map_err(status)?;
+        let pane = engine
+            .terminal
+            .resolve(&args.target)
+            .await
+            .map_err(status)?;
         engine
-            .keys_as(&pane.id, &keys, args.owner.as_deref(), Some(&connection))
+            .terminal
+            .keys(
+                &pane.id,
+                &keys,
+                &Self::caller(connection, args.owner),
+                false,
+            )
             .await
             .map_err(status)?;
         Ok(Response::new(proto::Done::from(&pane)))
@@ -240,6 +282,7 @@ impl Cohort for CohortService {
             })
             .collect();
         let laid = engine
+            .terminal
             .create_layout_up(&args.name, &tree, &panes)
             .await
             .map_err(status)?;
@@ -247,7 +290,7 @@ impl Cohort for CohortService {
             attach: laid
                 .panes
                 .first()
-                .map(|p| engine.attach_text(&p.id))
+                .map(|p| engine.terminal.attach_text(&p.id))
                 .unwrap_or_default(),
             sessions: laid.panes.iter().map(proto::Session::from).collect(),
             notices: laid.notices,
@@ -260,8 +303,13 @@ impl Cohort for CohortService {
     ) -> Reply<proto::Agent> {
         let engine = self.engine().await?;
         let args = request.into_inner();
-        let pane = engine.resolve(&args.session).await.map_err(status)?;
+        let pane = engine
+            .terminal
+            .resolve(&args.session)
+            .await
+            .map_err(status)?;
         let agent = engine
+            .terminal
             .register_agent(&args.name, &pane, args.role.as_deref(), &args.teams)
             .await
             .map_err(status)?;
@@ -272,7 +320,13 @@ impl Cohort for CohortService {
         &self,
         _: Request<proto::ListAgentsRequest>,
     ) -> Reply<proto::ListAgentsReply> {
-        let agents = self.engine().await?.agents().await.map_err(status)?;
+        let agents = self
+            .engine()
+            .await?
+            .terminal
+            .agents()
+            .await
+            .map_err(status)?;
         Ok(Response::new(proto::ListAgentsReply {
             agents: agents.into_iter().map(Into::into).collect(),
         }))
@@ -283,6 +337,7 @@ impl Cohort for CohortService {
         let team = self
             .engine()
             .await?
+            .terminal
             .create_team(&args.name, args.parent.as_deref())
             .await
             .map_err(status)?;
@@ -293,7 +348,13 @@ impl Cohort for CohortService {
         &self,
         _: Request<proto::ListTeamsRequest>,
     ) -> Reply<proto::ListTeamsReply> {
-        let teams = self.engine().await?.teams().await.map_err(status)?;
+        let teams = self
+            .engine()
+            .await?
+            .terminal
+            .teams()
+            .await
+            .map_err(status)?;
         Ok(Response::new(proto::ListTeamsReply {
             teams: teams.into_iter().map(Into::into).collect(),
         }))
@@ -308,20 +369,23 @@ impl Cohort for CohortService {
         let args = request.into_inner();
         let options = SendOptions {
             enter: !args.no_enter,
-            ..self.send_options(connection, args.owner)
+            ..SendOptions::default()
         };
+        let caller = Self::caller(connection, args.owner);
         let addressed: Vec<(String, String)> = args
             .messages
             .into_iter()
             .map(|m| (m.target, m.message))
             .collect();
         let results = engine
+            .orchestrator
             .broadcast_addressed(
                 args.message.as_deref(),
                 &args.teams.into_iter().collect(),
                 &args.agents.into_iter().collect(),
                 &addressed,
                 &options,
+                &caller,
             )
             .await
             .map_err(status)?;
@@ -334,8 +398,13 @@ impl Cohort for CohortService {
         let engine = self.engine().await?;
         let connection = self.connection(&request);
         let args = request.into_inner();
-        let pane = engine.resolve(&args.target).await.map_err(status)?;
+        let pane = engine
+            .terminal
+            .resolve(&args.target)
+            .await
+            .map_err(status)?;
         let lock = engine
+            .terminal
             .lock(&pane.id, &args.owner, Some(&connection))
             .await
             .map_err(status)?;
@@ -350,8 +419,13 @@ impl Cohort for CohortService {
         let engine = self.engine().await?;
         let connection = self.connection(&request);
         let args = request.into_inner();
-        let pane = engine.resolve(&args.target).await.map_err(status)?;
+        let pane = engine
+            .terminal
+            .resolve(&args.target)
+            .await
+            .map_err(status)?;
         let released = engine
+            .terminal
             .unlock(&pane.id, &args.owner, Some(&connection), args.force)
             .await
             .map_err(status)?;
@@ -366,7 +440,13 @@ impl Cohort for CohortService {
         &self,
         _: Request<proto::ListLocksRequest>,
     ) -> Reply<proto::ListLocksReply> {
-        let locks = self.engine().await?.locks().await.map_err(status)?;
+        let locks = self
+            .engine()
+            .await?
+            .terminal
+            .locks()
+            .await
+            .map_err(status)?;
         Ok(Response::new(proto::ListLocksReply {
             locks: locks.into_iter().map(Into::into).collect(),
         }))
@@ -380,20 +460,21 @@ impl Cohort for CohortService {
         let args = request.into_inner();
         let book = match args.source {
             Some(Source::Playbook(book)) => {
-                Playbook::from_either(Some(super::playbook::document(book)), None)
+                Playbook::from_either(Some(super::playbook::document(book)), None).await
             }
-            Some(Source::Path(path)) => Playbook::from_either(None, Some(&path)),
-            None => Playbook::from_either(None, None),
+            Some(Source::Path(path)) => Playbook::from_either(None, Some(&path)).await,
+            None => Playbook::from_either(None, None).await,
         }
         .map_err(invalid)?;
         let engine = self.engine().await?;
         let runner = Runner {
-            send: self.send_options(connection.clone(), args.owner),
-            caller: Some(connection),
+            send: SendOptions::default(),
+            caller: Self::caller(connection, args.owner),
         };
         // A call the client gives up on is dropped, and the playbook with it: the
         // commands it started keep running.
         let report = engine
+            .orchestrator
             .run_playbook(&book, &runner, &CancellationToken::new(), |_| ())
             .await;
         Ok(Response::new(super::playbook::reply(report)))
@@ -408,12 +489,14 @@ impl Cohort for CohortService {
             &args.condition,
             args.pattern.as_deref(),
             args.regex,
+            args.input,
             args.quiet_ms,
         )
         .map_err(status)?;
         let quorum = Quorum::parse(args.mode.as_deref()).map_err(status)?;
         let engine = self.engine().await?;
         let outcome = engine
+            .orchestrator
             .wait_for(
                 &args.targets,
                 &condition,
@@ -436,7 +519,7 @@ impl Cohort for CohortService {
         let output = request.get_ref().output;
         // Subscribed before the answer goes out: the client sees everything that
         // happens once its call has returned.
-        let events = self.engine().await?.events();
+        let events = self.engine().await?.terminal.events();
         let stop = self.stop.clone();
         let stream =
             futures_util::stream::unfold((events, stop), move |(mut events, stop)| async move {

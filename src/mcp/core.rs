@@ -1,7 +1,12 @@
 //! The *core* toolset: open, send, read, run, key, close, list, status.
 
-use crate::engine::ids::short_id;
-use crate::engine::sessions::session_name;
+use cohort_terminal::{
+    ids::short_id,
+    input::parse_keys,
+    run::{wait_spec, ReadMode},
+    sessions::session_name,
+    OpenOptions, SendOptions,
+};
 use std::time::Duration;
 
 use rmcp::handler::server::wrapper::Parameters;
@@ -13,9 +18,6 @@ use super::reply::Json;
 
 use super::types::*;
 use super::CohortServer;
-use crate::engine::run::{wait_spec, ReadMode};
-use crate::engine::send::parse_keys;
-use crate::engine::{OpenOptions, SendOptions};
 
 #[tool_router(router = core_router, vis = "pub(crate)")]
 impl CohortServer {
@@ -30,7 +32,7 @@ impl CohortServer {
     )]
     async fn list(&self, Parameters(_): Parameters<NoArgs>) -> Result<Json<ListResult>, String> {
         let engine = self.engine().await?;
-        let panes = engine.list().await.map_err(err)?;
+        let panes = engine.terminal.list().await.map_err(err)?;
         Ok(Json(ListResult {
             sessions: panes.iter().map(SessionSummary::from).collect(),
         }))
@@ -58,7 +60,11 @@ impl CohortServer {
             env: args.env.into_iter().collect(),
             ..Default::default()
         };
-        let opened = engine.open_up(options, args.record).await.map_err(err)?;
+        let opened = engine
+            .terminal
+            .open_up(options, args.record)
+            .await
+            .map_err(err)?;
         Ok(Json(OpenResult::new(engine, opened)))
     }
 
@@ -74,17 +80,21 @@ impl CohortServer {
     )]
     async fn send(&self, Parameters(args): Parameters<SendArgs>) -> Result<Json<Done>, String> {
         let engine = self.engine().await?;
-        let pane = engine.resolve(&args.target).await.map_err(err)?;
+        let pane = engine.terminal.resolve(&args.target).await.map_err(err)?;
         let options = SendOptions {
             enter: args.enter,
             raw: args.raw,
             force: args.force,
             mark: None,
-            owner: args.owner.clone(),
-            owner_token: Some(self.connection().into()),
         };
         engine
-            .send(&pane.id, &args.text, &options)
+            .terminal
+            .send(
+                &pane.id,
+                &args.text,
+                &options,
+                &self.caller(args.owner.clone()),
+            )
             .await
             .map_err(err)?;
         Ok(Json(Done::from(&pane)))
@@ -103,14 +113,10 @@ impl CohortServer {
     async fn key(&self, Parameters(args): Parameters<KeyArgs>) -> Result<Json<Done>, String> {
         let engine = self.engine().await?;
         let keys = parse_keys(&args.keys).map_err(err)?;
-        let pane = engine.resolve(&args.target).await.map_err(err)?;
+        let pane = engine.terminal.resolve(&args.target).await.map_err(err)?;
         engine
-            .keys_as(
-                &pane.id,
-                &keys,
-                args.owner.as_deref(),
-                Some(self.connection()),
-            )
+            .terminal
+            .keys(&pane.id, &keys, &self.caller(args.owner.clone()), false)
             .await
             .map_err(err)?;
         Ok(Json(Done::from(&pane)))
@@ -132,7 +138,7 @@ impl CohortServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<Json<RunResult>, String> {
         let engine = self.engine().await?;
-        let pane = engine.resolve(&args.target).await.map_err(err)?;
+        let pane = engine.terminal.resolve(&args.target).await.map_err(err)?;
         let spec = wait_spec(
             args.until.as_deref(),
             args.regex,
@@ -145,12 +151,12 @@ impl CohortServer {
             raw: false,
             force: args.force,
             mark: args.mark.then(|| short_id(12)),
-            owner: args.owner.clone(),
-            owner_token: Some(self.connection().into()),
         };
-        let run = engine.run(&pane.id, &args.command, &send, spec, args.raw);
+        let caller = self.caller(args.owner.clone());
+        let run = engine
+            .terminal
+            .run(&pane.id, &args.command, &send, spec, args.raw, &caller);
         let out = with_progress(run, &ctx).await?.map_err(err)?;
-        engine.mark_read(&pane.id, self.connection(), out.verdict.output.end);
         Ok(Json(RunResult {
             session: session_name(&pane),
             output: out.output.text,
@@ -174,7 +180,7 @@ impl CohortServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<Json<ReadResult>, String> {
         let engine = self.engine().await?;
-        let pane = engine.resolve(&args.target).await.map_err(err)?;
+        let pane = engine.terminal.resolve(&args.target).await.map_err(err)?;
         let asked_to_wait =
             args.until.is_some() || args.timeout_ms.is_some() || args.quiet_ms.is_some();
         if asked_to_wait && !args.wait {
@@ -190,7 +196,7 @@ impl CohortServer {
                 args.quiet_ms,
             )
             .map_err(err)?;
-            let verdict = with_progress(engine.wait(&pane.id, spec), &ctx)
+            let verdict = with_progress(engine.terminal.wait(&pane.id, spec), &ctx)
                 .await?
                 .map_err(err)?;
             Some(verdict)
@@ -198,10 +204,11 @@ impl CohortServer {
             None
         };
         let out = engine
+            .terminal
             .read_as(
                 &pane.id,
                 mode,
-                self.connection(),
+                &self.caller(None),
                 args.raw,
                 verdict.as_ref(),
             )
@@ -227,8 +234,8 @@ impl CohortServer {
     )]
     async fn close(&self, Parameters(args): Parameters<TargetArgs>) -> Result<Json<Done>, String> {
         let engine = self.engine().await?;
-        let pane = engine.resolve(&args.target).await.map_err(err)?;
-        engine.close(&pane.id).await.map_err(err)?;
+        let pane = engine.terminal.resolve(&args.target).await.map_err(err)?;
+        engine.terminal.close(&pane.id).await.map_err(err)?;
         Ok(Json(Done::from(&pane)))
     }
 
@@ -246,7 +253,7 @@ impl CohortServer {
         Parameters(args): Parameters<StatusArgs>,
     ) -> Result<Json<StatusResult>, String> {
         let engine = self.engine().await?;
-        let server = engine.status().await.map_err(err)?;
+        let server = engine.terminal.status().await.map_err(err)?;
         let mut result = StatusResult {
             backend: server.backend.name().to_string(),
             capabilities: serde_json::to_value(server.capabilities).unwrap_or_default(),
@@ -258,12 +265,16 @@ impl CohortServer {
             session: None,
         };
         if let Some(target) = &args.target {
-            let pane = engine.resolve(target).await.map_err(err)?;
-            let crate::engine::status::SessionStatus {
+            let pane = engine.terminal.resolve(target).await.map_err(err)?;
+            let cohort_terminal::status::SessionStatus {
                 state,
                 record,
                 lock,
-            } = engine.session_status(&pane.id).await.map_err(err)?;
+            } = engine
+                .terminal
+                .session_status(&pane.id)
+                .await
+                .map_err(err)?;
             result.session = Some(SessionStatus {
                 name: session_name(&pane),
                 pane: pane.id.to_string(),
@@ -279,7 +290,7 @@ impl CohortServer {
                 last_command: record.as_ref().and_then(|r| r.last_command.clone()),
                 tags: record.map(|r| r.tags).unwrap_or_default(),
                 locked_by: lock.map(|l| l.owner),
-                attach: engine.attach_text(&pane.id),
+                attach: engine.terminal.attach_text(&pane.id),
             });
         }
         Ok(Json(result))

@@ -7,8 +7,7 @@
 use std::net::SocketAddr;
 
 use super::{CohortServer, Toolset};
-use crate::engine::slot::EngineSlot;
-use crate::guard::Guard;
+use crate::{engine::slot::EngineSlot, guard::Guard};
 
 /// How to serve HTTP.
 #[derive(Clone, Debug, Default)]

@@ -12,10 +12,12 @@ use cohort_backends::{Appearance, SplitDirection, SplitSize};
 use super::team::ManyResult;
 use super::types::*;
 use super::CohortServer;
-use crate::engine::colours::AppearanceChange;
-use crate::engine::layout::{Child, Direction, SplitTree};
-use crate::engine::ready::layout_tree;
-use crate::engine::{LayoutPane, OpenOptions};
+use cohort_terminal::{
+    colours::AppearanceChange,
+    layout::{Child, Direction, SplitTree},
+    ready::layout_tree,
+    LayoutPane, OpenOptions,
+};
 
 /// Which way a split goes.
 #[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
@@ -247,6 +249,7 @@ impl CohortServer {
         .map_err(err)?;
         let described: Vec<LayoutPane> = args.panes.into_iter().map(LayoutPane::from).collect();
         let laid = engine
+            .terminal
             .create_layout_up(&args.name, &tree, &described)
             .await
             .map_err(err)?;
@@ -254,7 +257,7 @@ impl CohortServer {
         let attach = laid
             .panes
             .first()
-            .map(|p| engine.attach_text(&p.id))
+            .map(|p| engine.terminal.attach_text(&p.id))
             .unwrap_or_default();
         let notices = laid.notices;
         Ok(Json(CreateLayoutResult {
@@ -293,8 +296,9 @@ impl CohortServer {
             Some(p @ 1..=99) => Some(SplitSize::Percent(p)),
             Some(p) => return Err(format!("percent {p} is out of range: use 1 to 99")),
         };
-        let parent = engine.resolve(&args.target).await.map_err(err)?;
+        let parent = engine.terminal.resolve(&args.target).await.map_err(err)?;
         let pane = engine
+            .terminal
             .split(
                 &parent.id,
                 direction,
@@ -313,7 +317,7 @@ impl CohortServer {
             .map_err(err)?;
         Ok(Json(OpenResult::new(
             engine,
-            engine.once_up(pane, args.command.is_some()).await,
+            engine.terminal.once_up(pane, args.command.is_some()).await,
         )))
     }
 
@@ -329,8 +333,8 @@ impl CohortServer {
     )]
     async fn focus(&self, Parameters(args): Parameters<TargetArgs>) -> Result<Json<Done>, String> {
         let engine = self.engine().await?;
-        let pane = engine.resolve(&args.target).await.map_err(err)?;
-        engine.focus(&pane.id).await.map_err(err)?;
+        let pane = engine.terminal.resolve(&args.target).await.map_err(err)?;
+        engine.terminal.focus(&pane.id).await.map_err(err)?;
         Ok(Json(Done::from(&pane)))
     }
 
@@ -365,6 +369,7 @@ impl CohortServer {
             team_colour: args.team_colour,
         };
         let results = engine
+            .terminal
             .set_appearance_many(&targets, &change)
             .await
             .map_err(err)?;

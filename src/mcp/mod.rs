@@ -9,17 +9,17 @@
 //! Tools come in toolsets so a host can keep its tool list short
 //! (`--toolsets core,team`):
 //!
-//! - *core* ([`core`], [`record`]): open, send, read, run, key, close, list, status,
+//! - *core* (`core`, `record`): open, send, read, run, key, close, list, status,
 //!   record;
-//! - *layout* ([`layout`]): create_layout, split, focus, set_appearance;
-//! - *team* ([`team`]): agents, teams, write_many, read_many, broadcast, locks, tags;
-//! - *workers* ([`workers`]): agent CLIs as workers in their own worktrees;
-//! - *orchestration* ([`orchestration`]): playbook, wait_for, watch, unwatch,
+//! - *layout* (`layout`): create_layout, split, focus, set_appearance;
+//! - *team* (`team`): agents, teams, write_many, read_many, broadcast, locks, tags;
+//! - *workers* (`workers`): agent CLIs as workers in their own worktrees;
+//! - *orchestration* (`orchestration`): playbook, wait_for, watch, unwatch,
 //!   list_watches, notify, agent_status.
 //!
 //! A server started with a role ([`roles`]) lists only the tools the role allows
 //! and refuses the others with a clear answer. Resources can be subscribed to
-//! ([`push`]).
+//! (`push`).
 
 mod core;
 mod http;
@@ -48,10 +48,11 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{tool_handler, ErrorData as McpError, RoleServer, ServerHandler, ServiceExt};
 
-use crate::config::Config;
-use crate::engine::Engine;
+use crate::{
+    config::Config,
+    engine::{slot::EngineSlot, Engine},
+};
 
-use crate::engine::slot::EngineSlot;
 pub use http::{http_app, HttpOptions};
 pub use orchestration::PlaybookResult;
 pub use types::*;
@@ -155,11 +156,38 @@ pub struct CohortServer {
     /// output", and the token its locks are bound to.
     connection: Arc<str>,
     /// The role the server enforces, if started with one.
-    role: Option<Arc<crate::engine::roles::Role>>,
+    role: Option<Arc<cohort_orchestration::roles::Role>>,
     /// Tools the role does not allow (not listed).
     hidden: Arc<Vec<String>>,
     /// This connection's resource subscriptions.
     subscriptions: Arc<push::Subscriptions>,
+    /// Releases this connection's locks when its last handle goes.
+    _end: Arc<ConnectionEnd>,
+}
+
+/// The end of a connection (the last handle of its server dropped: an HTTP session
+/// closed or expired, a stdio server stopping): the locks it took are released, so
+/// a client that went away never holds a session. A process that dies without
+/// getting here loses its locks too: they are leases of its process.
+struct ConnectionEnd {
+    connection: Arc<str>,
+    engine: EngineSlot,
+}
+
+impl Drop for ConnectionEnd {
+    fn drop(&mut self) {
+        let (Some(engine), Ok(runtime)) =
+            (self.engine.started(), tokio::runtime::Handle::try_current())
+        else {
+            return;
+        };
+        let connection = self.connection.to_string();
+        runtime.spawn(async move {
+            if let Err(e) = engine.terminal.release_connection(&connection).await {
+                tracing::warn!(target: "cohort::mcp", "the locks of connection {connection} were not released: {e}");
+            }
+        });
+    }
 }
 
 impl std::fmt::Debug for CohortServer {
@@ -191,7 +219,7 @@ impl CohortServer {
     pub fn with_role(
         engine: EngineSlot,
         toolsets: &[Toolset],
-        role: Option<crate::engine::roles::Role>,
+        role: Option<cohort_orchestration::roles::Role>,
     ) -> Self {
         let mut router = ToolRouter::new();
         for set in toolsets {
@@ -207,11 +235,16 @@ impl CohortServer {
             }
             None => Vec::new(),
         };
+        let connection: Arc<str> = format!("mcp-{}", uuid::Uuid::new_v4().simple()).into();
         CohortServer {
+            _end: Arc::new(ConnectionEnd {
+                connection: connection.clone(),
+                engine: engine.clone(),
+            }),
             engine,
             toolsets: Arc::new(toolsets.to_vec()),
             tool_router: router,
-            connection: format!("mcp-{}", uuid::Uuid::new_v4().simple()).into(),
+            connection,
             role,
             hidden: Arc::new(hidden),
             subscriptions: Default::default(),
@@ -235,6 +268,38 @@ impl CohortServer {
     fn connection(&self) -> &str {
         &self.connection
     }
+
+    /// This connection as the terminal's caller, acting as `owner`.
+    fn caller(&self, owner: Option<String>) -> cohort_terminal::Caller {
+        cohort_terminal::Caller::new(self.connection()).as_owner(owner)
+    }
+}
+
+/// A tool's error result with its text bounded ([`crate::bounded`]): an error never
+/// hands a caller's huge value back to it.
+fn bound_error_result(response: rmcp::model::CallToolResponse) -> rmcp::model::CallToolResponse {
+    let rmcp::model::CallToolResponse::Complete(mut result) = response else {
+        return response;
+    };
+    if result.is_error == Some(true) {
+        for block in &mut result.content {
+            if let rmcp::model::ContentBlock::Text(content) = block {
+                if let std::borrow::Cow::Owned(text) = crate::bounded::error_text(&content.text) {
+                    content.text = text;
+                }
+            }
+        }
+    }
+    rmcp::model::CallToolResponse::Complete(result)
+}
+
+/// A protocol error (arguments that do not fit the tool's schema, mostly) with its
+/// message bounded.
+fn bound_error(mut error: McpError) -> McpError {
+    if let std::borrow::Cow::Owned(text) = crate::bounded::error_text(&error.message) {
+        error.message = text.into();
+    }
+    error
 }
 
 /// The router of one toolset.
@@ -253,7 +318,7 @@ fn set_router(set: Toolset) -> ToolRouter<CohortServer> {
 pub async fn serve_stdio(
     config: &Config,
     toolsets: &[Toolset],
-    role: Option<crate::engine::roles::Role>,
+    role: Option<cohort_orchestration::roles::Role>,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let engine = EngineSlot::starting(config.clone());
     let (stdin, stdout) = rmcp::transport::stdio();
@@ -283,7 +348,7 @@ impl ServerHandler for CohortServer {
         let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
         let outcome = self.tool_router.call(call).instrument(span.clone()).await;
         spans::record(&span, &outcome);
-        outcome
+        outcome.map(bound_error_result).map_err(bound_error)
     }
 
     fn get_info(&self) -> ServerConfig {

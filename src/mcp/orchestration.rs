@@ -14,11 +14,12 @@ use super::reply::Json;
 use super::team::{Ack, TargetOutcome};
 use super::types::*;
 use super::CohortServer;
-use crate::engine::playbook::run::Runner;
-use crate::engine::playbook::{Playbook, PlaybookReport, Progress};
-use crate::engine::waits::{wait_timeout, Condition, Met, Quorum};
-use crate::engine::watch::{Action, Trigger, WatchEvent, WatchInfo, WatchSpec};
-use crate::engine::SendOptions;
+use cohort_orchestration::{
+    playbook::{run::Runner, Playbook, PlaybookReport, Progress},
+    waits::{wait_timeout, Condition, Met, Quorum},
+    watch::{Action, Trigger, WatchEvent, WatchInfo, WatchSpec},
+};
+use cohort_terminal::SendOptions;
 
 /// `playbook` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -27,7 +28,7 @@ pub struct PlaybookArgs {
     /// The playbook: {steps: [{name, targets, command|message, wait, until, timeout_ms, continue_on_error, parallel}], layout?, cascade?, reads?, stop_on_error?}.
     #[serde(default)]
     pub playbook: Option<serde_json::Value>,
-    /// Or a TOML/JSON playbook file to run.
+    /// Or a TOML/JSON playbook file to run (a regular file of at most 1 MiB).
     #[serde(default)]
     pub path: Option<String>,
     /// Who is typing (your agent name), checked against locks.
@@ -147,6 +148,10 @@ pub struct WaitForArgs {
     /// pattern is a regex.
     #[serde(default)]
     pub regex: bool,
+    /// Match the pattern in the echo of typed command lines too (default: only in
+    /// what programs print, so a typed `echo ERROR` does not match ERROR).
+    #[serde(default)]
+    pub input: bool,
     /// For quiet: milliseconds without output (default 1000).
     #[serde(default)]
     pub quiet_ms: Option<u64>,
@@ -217,6 +222,10 @@ pub struct WatchArgs {
     /// pattern is a regex.
     #[serde(default)]
     pub regex: bool,
+    /// Match the pattern in the echo of typed command lines too (default: only in
+    /// what programs print, so a typed `echo ERROR` does not match ERROR).
+    #[serde(default)]
+    pub input: bool,
     /// Or fire on: command_ended, command_failed, session_exited, needs_approval, agent_idle, agent_stuck, agent_exited.
     #[serde(default)]
     pub event: Option<String>,
@@ -293,9 +302,15 @@ pub struct WatchOut {
 impl From<WatchInfo> for WatchOut {
     fn from(w: WatchInfo) -> Self {
         let trigger = match &w.spec.trigger {
-            Trigger::Pattern { pattern, regex } => {
-                format!("{} {pattern:?}", if *regex { "regex" } else { "text" })
-            }
+            Trigger::Pattern {
+                pattern,
+                regex,
+                input,
+            } => format!(
+                "{} {pattern:?}{}",
+                if *regex { "regex" } else { "text" },
+                if *input { " (input too)" } else { "" }
+            ),
             Trigger::Event { event } => serde_json::to_value(event)
                 .ok()
                 .and_then(|v| v.as_str().map(String::from))
@@ -447,22 +462,20 @@ impl CohortServer {
         Parameters(args): Parameters<PlaybookArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<Json<PlaybookResult>, String> {
-        let book = Playbook::from_either(args.playbook, args.path.as_deref())?;
+        let book = Playbook::from_either(args.playbook, args.path.as_deref()).await?;
         self.refuse_destructive_playbook(&book)?;
         let engine = self.engine().await?;
         let runner = Runner {
-            send: SendOptions {
-                owner: args.owner.clone(),
-                owner_token: Some(self.connection().into()),
-                ..SendOptions::default()
-            },
-            caller: Some(self.connection().into()),
+            send: SendOptions::default(),
+            caller: self.caller(args.owner.clone()),
         };
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
         let cancel = ctx.ct.child_token();
-        let run = engine.run_playbook(&book, &runner, &cancel, move |p: Progress| {
-            let _ = tx.send((p.done as f64, Some(p.total as f64), p.message));
-        });
+        let run = engine
+            .orchestrator
+            .run_playbook(&book, &runner, &cancel, move |p: Progress| {
+                let _ = tx.send((p.done as f64, Some(p.total as f64), p.message));
+            });
         let report = with_updates(run, rx, &ctx, "cancelled by the client").await?;
         Ok(Json(PlaybookResult::from(report)))
     }
@@ -485,6 +498,7 @@ impl CohortServer {
             &args.condition,
             args.pattern.as_deref(),
             args.regex,
+            args.input,
             args.quiet_ms,
         )
         .map_err(err)?;
@@ -492,7 +506,7 @@ impl CohortServer {
         let timeout = wait_timeout(args.timeout_ms);
         let engine = self.engine().await?;
         let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
-        let wait = engine.wait_for(
+        let wait = engine.orchestrator.wait_for(
             &args.targets,
             &condition,
             quorum,
@@ -538,6 +552,7 @@ impl CohortServer {
             (Some(pattern), None) => Trigger::Pattern {
                 pattern,
                 regex: args.regex,
+                input: args.input,
             },
             (None, Some(event)) => Trigger::Event {
                 event: serde_json::from_value::<WatchEvent>(serde_json::Value::String(event.clone()))
@@ -556,7 +571,7 @@ impl CohortServer {
             _ => return Err("send_text and send_to go together".into()),
         }
         if let Some(step) = args.step {
-            let step = crate::engine::playbook::spec::check_step(0, step)?;
+            let step = cohort_orchestration::playbook::spec::check_step(0, step)?;
             actions.push(Action::Step { step });
         }
         if let Some(a) = args.appearance {
@@ -578,6 +593,7 @@ impl CohortServer {
         self.refuse_watch_action(actions.first())?;
         let engine = self.engine().await?;
         let spec = engine
+            .orchestrator
             .add_watch(WatchSpec {
                 id: String::new(),
                 target: args.target,
@@ -591,7 +607,7 @@ impl CohortServer {
             .await
             .map_err(err)?;
         let id = spec.id.clone();
-        let watches = engine.watches().await.map_err(err)?;
+        let watches = engine.orchestrator.watches().await.map_err(err)?;
         Ok(Json(WatchesResult {
             watches: watches
                 .into_iter()
@@ -616,7 +632,11 @@ impl CohortServer {
         Parameters(args): Parameters<UnwatchArgs>,
     ) -> Result<Json<Ack>, String> {
         let engine = self.engine().await?;
-        let removed = engine.remove_watch(&args.id).await.map_err(err)?;
+        let removed = engine
+            .orchestrator
+            .remove_watch(&args.id)
+            .await
+            .map_err(err)?;
         Ok(Json(Ack {
             message: if removed {
                 format!("watcher {} removed", args.id)
@@ -645,6 +665,7 @@ impl CohortServer {
         let engine = self.engine().await?;
         Ok(Json(WatchesResult {
             watches: engine
+                .orchestrator
                 .watches()
                 .await
                 .map_err(err)?
@@ -667,6 +688,7 @@ impl CohortServer {
     async fn notify(&self, Parameters(args): Parameters<NotifyArgs>) -> Result<Json<Ack>, String> {
         let engine = self.engine().await?;
         let left = engine
+            .orchestrator
             .notify(
                 &args.from,
                 &args.to,
@@ -694,7 +716,7 @@ impl CohortServer {
         Parameters(_): Parameters<NoArgs>,
     ) -> Result<Json<AgentStatusResult>, String> {
         let engine = self.engine().await?;
-        let statuses = engine.agent_statuses().await.map_err(err)?;
+        let statuses = engine.orchestrator.agent_statuses().await.map_err(err)?;
         Ok(Json(AgentStatusResult {
             lines: statuses.iter().map(|s| s.line()).collect(),
             agents: statuses

@@ -23,9 +23,9 @@ use rmcp::ErrorData as McpError;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::time::Instant;
 
-use crate::engine::events::EngineEvent;
-use crate::engine::registry::EVERYONE;
 use crate::engine::Engine;
+use cohort_orchestration::registry::EVERYONE;
+use cohort_terminal::events::EngineEvent;
 
 /// The shortest time between two updates of one URI.
 pub const COALESCE: Duration = Duration::from_millis(50);
@@ -94,6 +94,7 @@ async fn interest(engine: &Engine, uri: &str) -> Result<Interest, McpError> {
     }
     let name = super::resources::decode_segment(segment).ok_or_else(not)?;
     let pane = engine
+        .terminal
         .resolve(&name)
         .await
         .map_err(|e| McpError::resource_not_found(e.to_string(), None))?;
@@ -131,7 +132,7 @@ where
     F: Fn(String) -> Fut,
     Fut: std::future::Future<Output = bool>,
 {
-    let mut events = engine.events();
+    let mut events = engine.terminal.events();
     let mut last: HashMap<String, Instant> = HashMap::new();
     let mut dirty: HashSet<String> = HashSet::new();
     loop {
@@ -236,26 +237,35 @@ pub async fn listen(
 
 /// Reads `agents://status` or `notifications://<owner>`; `None` for other URIs.
 pub async fn read(engine: &Engine, uri: &str) -> Option<Result<ReadResourceResult, McpError>> {
-    let internal = |e: crate::engine::EngineError| McpError::internal_error(e.to_string(), None);
+    let internal =
+        |e: cohort_terminal::TerminalError| McpError::internal_error(e.to_string(), None);
     let text = |body: String| {
         ReadResourceResult::new(vec![
             ResourceContents::text(body, uri.to_string()).with_mime_type("text/plain")
         ])
     };
     if uri == "agents://status" {
-        return Some(engine.agent_statuses().await.map_err(internal).map(|all| {
-            let lines: Vec<String> = all.iter().map(|s| s.line()).collect();
-            text(if lines.is_empty() {
-                "no agents registered".into()
-            } else {
-                lines.join("\n")
-            })
-        }));
+        return Some(
+            engine
+                .orchestrator
+                .agent_statuses()
+                .await
+                .map_err(internal)
+                .map(|all| {
+                    let lines: Vec<String> = all.iter().map(|s| s.line()).collect();
+                    text(if lines.is_empty() {
+                        "no agents registered".into()
+                    } else {
+                        lines.join("\n")
+                    })
+                }),
+        );
     }
     let owner = uri.strip_prefix("notifications://")?;
     let owner = super::resources::decode_segment(owner).unwrap_or_default();
     Some(
         engine
+            .orchestrator
             .notifications_for(&owner, true, None)
             .await
             .map_err(internal)
@@ -267,7 +277,7 @@ pub async fn read(engine: &Engine, uri: &str) -> Option<Result<ReadResourceResul
                         format!(
                             "#{} {} from {} ({}): {}",
                             n.id,
-                            crate::engine::notify::ago(n.created),
+                            cohort_orchestration::notify::ago(n.created),
                             n.source,
                             n.kind,
                             n.message

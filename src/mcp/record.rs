@@ -1,7 +1,10 @@
 //! The `record` tool (in the *core* toolset): a session recorded to an asciicast v2
 //! file that `asciinema play` replays.
 
-use crate::engine::sessions::session_name;
+use cohort_terminal::{
+    record::{RecordOptions, RecordingInfo, DEFAULT_RECORDING_CAP},
+    sessions::session_name,
+};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router, Json};
 use schemars::JsonSchema;
@@ -9,7 +12,6 @@ use serde::{Deserialize, Serialize};
 
 use super::types::*;
 use super::CohortServer;
-use crate::engine::record::{RecordOptions, RecordingInfo, DEFAULT_RECORDING_CAP};
 
 /// `record` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -79,9 +81,13 @@ impl CohortServer {
         Parameters(args): Parameters<RecordArgs>,
     ) -> Result<Json<RecordResult>, String> {
         let engine = self.engine().await?;
-        let pane = engine.resolve(&args.target).await.map_err(err)?;
+        let pane = engine.terminal.resolve(&args.target).await.map_err(err)?;
         if args.stop {
-            let stopped = engine.stop_recording(&pane.id).await.map_err(err)?;
+            let stopped = engine
+                .terminal
+                .stop_recording(&pane.id)
+                .await
+                .map_err(err)?;
             return stopped.map(|r| Json(r.into())).ok_or_else(|| {
                 format!(
                     "session {:?} is not being recorded: start with record (without stop)",
@@ -96,7 +102,11 @@ impl CohortServer {
                 .max_mb
                 .map_or(DEFAULT_RECORDING_CAP, |mb| mb.saturating_mul(1 << 20)),
         };
-        let info = engine.record(&pane.id, options).await.map_err(err)?;
+        let info = engine
+            .terminal
+            .record(&pane.id, options)
+            .await
+            .map_err(err)?;
         Ok(Json(info.into()))
     }
 }

@@ -11,9 +11,11 @@ use rmcp::model::{
 use rmcp::ErrorData as McpError;
 
 use super::types::SessionSummary;
-use crate::engine::read::{ReadOptions, ReadWhat};
-use crate::engine::sessions::session_name;
 use crate::engine::Engine;
+use cohort_terminal::{
+    read::{ReadOptions, ReadWhat},
+    sessions::session_name,
+};
 
 fn internal(e: impl std::fmt::Display) -> McpError {
     McpError::internal_error(e.to_string(), None)
@@ -38,7 +40,7 @@ pub async fn list(engine: &Engine) -> Result<ListResourcesResult, McpError> {
             .with_description("The shared notification queue, newest last (subscribable)")
             .with_mime_type("text/plain"),
     ];
-    for pane in engine.list().await.map_err(internal)? {
+    for pane in engine.terminal.list().await.map_err(internal)? {
         let name = session_name(&pane);
         let segment = encode_segment(&name);
         items.push(
@@ -89,7 +91,7 @@ pub async fn read(engine: &Engine, uri: &str) -> Result<ReadResourceResult, McpE
     };
     match uri {
         "terminal://sessions" => {
-            let panes = engine.list().await.map_err(internal)?;
+            let panes = engine.terminal.list().await.map_err(internal)?;
             let sessions: Vec<SessionSummary> = panes.iter().map(SessionSummary::from).collect();
             return Ok(json(serde_json::to_value(sessions).map_err(internal)?));
         }
@@ -97,6 +99,7 @@ pub async fn read(engine: &Engine, uri: &str) -> Result<ReadResourceResult, McpE
             return Ok(json(
                 serde_json::to_value(
                     engine
+                        .terminal
                         .agents()
                         .await
                         .map_err(internal)?
@@ -111,6 +114,7 @@ pub async fn read(engine: &Engine, uri: &str) -> Result<ReadResourceResult, McpE
             return Ok(json(
                 serde_json::to_value(
                     engine
+                        .terminal
                         .teams()
                         .await
                         .map_err(internal)?
@@ -133,11 +137,13 @@ pub async fn read(engine: &Engine, uri: &str) -> Result<ReadResourceResult, McpE
     let (segment, kind) = rest.rsplit_once('/').ok_or_else(unknown)?;
     let name = decode_segment(segment).ok_or_else(unknown)?;
     let pane = engine
+        .terminal
         .resolve(&name)
         .await
         .map_err(|e| McpError::resource_not_found(e.to_string(), None))?;
     let text = match kind {
         "screen" => engine
+            .terminal
             .screen(&pane.id)
             .await
             .map_err(internal)?
@@ -147,6 +153,7 @@ pub async fn read(engine: &Engine, uri: &str) -> Result<ReadResourceResult, McpE
             .to_string(),
         "output" => {
             let out = engine
+                .terminal
                 .read(
                     &pane.id,
                     &ReadOptions {
@@ -279,6 +286,7 @@ pub async fn prompt(
             let team = arg("team")
                 .ok_or_else(|| McpError::invalid_params("monitor_team needs a team", None))?;
             let members = engine
+                .terminal
                 .team_members(&team)
                 .await
                 .map_err(|e| McpError::invalid_params(e.to_string(), None))?;

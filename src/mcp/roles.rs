@@ -12,14 +12,18 @@ use rmcp::handler::server::router::tool::{ToolRoute, ToolRouter};
 use rmcp::model::{CallToolResult, ContentBlock};
 
 use super::CohortServer;
-use crate::engine::playbook::{Playbook, StepWait};
-use crate::engine::roles::{Permission, Role};
-use crate::engine::watch::Action;
+use cohort_orchestration::{
+    playbook::{Playbook, StepWait},
+    roles::{Permission, Role},
+    watch::Action,
+};
 
 /// The permission a tool needs. Tools not named here need the permission their
 /// annotations suggest: read-only ones `read`, the rest `orchestrate`.
 pub fn permission_of(tool: &rmcp::model::Tool) -> Permission {
-    use Permission::*;
+    use Permission::{
+        Appearance, Close, Lock, Notify, Open, Orchestrate, Read, Run, Team, Type, Watch,
+    };
     match tool.name.as_ref() {
         "list" | "status" | "read" | "read_many" | "list_agents" | "list_teams"
         | "list_watches" | "agent_status" | "wait_for" | "notifications" => Read,

@@ -58,7 +58,7 @@ pub(crate) async fn identify(
     else {
         return;
     };
-    let Ok(pane) = engine.resolve(target).await else {
+    let Ok(pane) = engine.terminal.resolve(target).await else {
         return;
     };
     let Some(identity) = pane.identity else {
@@ -111,7 +111,7 @@ pub(crate) fn record(span: &tracing::Span, outcome: &Result<CallToolResponse, Mc
     if let Some(complete) = complete {
         span.record(
             "verdict",
-            crate::engine::completion::verdict_word(complete, exit_status),
+            cohort_terminal::completion::verdict_word(complete, exit_status),
         );
     }
     if let Some(layer) = verdict.get("layer").and_then(Value::as_str) {

@@ -1,8 +1,12 @@
 //! The *team* toolset: agents and teams, messaging many sessions at once,
 //! broadcasts with a cascade, locks and tags.
 
-use crate::engine::access::{lock_released, lock_taken};
-use crate::engine::sessions::session_name;
+use cohort_terminal::{
+    access::{lock_released, lock_taken},
+    registry::{AgentRecord, LockRecord, TeamRecord},
+    sessions::session_name,
+    SendOptions,
+};
 use std::collections::BTreeMap;
 
 use rmcp::handler::server::wrapper::Parameters;
@@ -14,9 +18,8 @@ use serde::{Deserialize, Serialize};
 
 use super::types::*;
 use super::CohortServer;
-use crate::engine::many::{Delivery, ManyRead};
-use crate::engine::registry::{AgentRecord, LockRecord, TeamRecord};
-use crate::engine::SendOptions;
+use cohort_orchestration::many::ManyRead;
+use cohort_terminal::targets::Delivery;
 
 mod types;
 
@@ -40,8 +43,9 @@ impl CohortServer {
         Parameters(args): Parameters<RegisterAgentArgs>,
     ) -> Result<Json<AgentsResult>, String> {
         let engine = self.engine().await?;
-        let pane = engine.resolve(&args.session).await.map_err(err)?;
+        let pane = engine.terminal.resolve(&args.session).await.map_err(err)?;
         let agent = engine
+            .terminal
             .register_agent(&args.name, &pane, args.role.as_deref(), &args.teams)
             .await
             .map_err(err)?;
@@ -66,6 +70,7 @@ impl CohortServer {
         let engine = self.engine().await?;
         Ok(Json(AgentsResult {
             agents: engine
+                .terminal
                 .agents()
                 .await
                 .map_err(err)?
@@ -90,7 +95,11 @@ impl CohortServer {
         Parameters(args): Parameters<NameArgs>,
     ) -> Result<Json<Ack>, String> {
         let engine = self.engine().await?;
-        let removed = engine.remove_agent(&args.name).await.map_err(err)?;
+        let removed = engine
+            .terminal
+            .remove_agent(&args.name)
+            .await
+            .map_err(err)?;
         Ok(Json(Ack {
             message: if removed {
                 format!("agent {:?} removed", args.name)
@@ -116,6 +125,7 @@ impl CohortServer {
     ) -> Result<Json<TeamsResult>, String> {
         let engine = self.engine().await?;
         let team = engine
+            .terminal
             .create_team(&args.name, args.parent.as_deref())
             .await
             .map_err(err)?;
@@ -140,6 +150,7 @@ impl CohortServer {
         let engine = self.engine().await?;
         Ok(Json(TeamsResult {
             teams: engine
+                .terminal
                 .teams()
                 .await
                 .map_err(err)?
@@ -164,7 +175,7 @@ impl CohortServer {
         Parameters(args): Parameters<NameArgs>,
     ) -> Result<Json<Ack>, String> {
         let engine = self.engine().await?;
-        let removed = engine.remove_team(&args.name).await.map_err(err)?;
+        let removed = engine.terminal.remove_team(&args.name).await.map_err(err)?;
         Ok(Json(Ack {
             message: if removed {
                 format!("team {:?} removed", args.name)
@@ -190,6 +201,7 @@ impl CohortServer {
     ) -> Result<Json<AgentsResult>, String> {
         let engine = self.engine().await?;
         let agent = engine
+            .terminal
             .assign_team(&args.agent, &args.team, !args.remove)
             .await
             .map_err(err)?;
@@ -216,12 +228,12 @@ impl CohortServer {
         let options = SendOptions {
             enter: args.enter,
             force: args.force,
-            owner: args.owner.clone(),
-            owner_token: Some(self.connection().into()),
             ..SendOptions::default()
         };
+        let caller = self.caller(args.owner.clone());
         let results = engine
-            .write_many(&args.targets, &args.text, &options)
+            .orchestrator
+            .write_many(&args.targets, &args.text, &options, &caller)
             .await
             .map_err(err)?;
         Ok(Json(ManyResult::from(results)))
@@ -244,7 +256,7 @@ impl CohortServer {
         let filter = args
             .filter
             .as_deref()
-            .map(|f| crate::engine::pattern::compile("filter", f))
+            .map(|f| cohort_terminal::pattern::compile("filter", f))
             .transpose()?;
         let limit = args.limit.unwrap_or(40).clamp(1, 10_000);
         let how = match args.mode.as_deref().unwrap_or("new") {
@@ -258,10 +270,11 @@ impl CohortServer {
             }
         };
         let results = engine
+            .orchestrator
             .read_many(
                 &args.targets,
                 how,
-                self.connection(),
+                &self.caller(None),
                 limit,
                 filter.as_ref(),
             )
@@ -287,22 +300,23 @@ impl CohortServer {
         let engine = self.engine().await?;
         let options = SendOptions {
             enter: args.enter,
-            owner: args.owner.clone(),
-            owner_token: Some(self.connection().into()),
             ..SendOptions::default()
         };
+        let caller = self.caller(args.owner.clone());
         let addressed: Vec<(String, String)> = args
             .messages
             .into_iter()
             .map(|m| (m.target, m.message))
             .collect();
         let results = engine
+            .orchestrator
             .broadcast_addressed(
                 args.message.as_deref(),
                 &args.teams,
                 &args.agents,
                 &addressed,
                 &options,
+                &caller,
             )
             .await
             .map_err(err)?;
@@ -324,8 +338,9 @@ impl CohortServer {
         Parameters(args): Parameters<LockArgs>,
     ) -> Result<Json<LockResult>, String> {
         let engine = self.engine().await?;
-        let pane = engine.resolve(&args.target).await.map_err(err)?;
+        let pane = engine.terminal.resolve(&args.target).await.map_err(err)?;
         let lock = engine
+            .terminal
             .lock(&pane.id, &args.owner, Some(self.connection()))
             .await
             .map_err(err)?;
@@ -351,8 +366,9 @@ impl CohortServer {
         Parameters(args): Parameters<LockArgs>,
     ) -> Result<Json<LockResult>, String> {
         let engine = self.engine().await?;
-        let pane = engine.resolve(&args.target).await.map_err(err)?;
+        let pane = engine.terminal.resolve(&args.target).await.map_err(err)?;
         let released = engine
+            .terminal
             .unlock(&pane.id, &args.owner, Some(self.connection()), args.force)
             .await
             .map_err(err)?;
@@ -378,8 +394,9 @@ impl CohortServer {
         Parameters(args): Parameters<RequestAccessArgs>,
     ) -> Result<Json<LockResult>, String> {
         let engine = self.engine().await?;
-        let pane = engine.resolve(&args.target).await.map_err(err)?;
+        let pane = engine.terminal.resolve(&args.target).await.map_err(err)?;
         let answer = engine
+            .orchestrator
             .request_access(&pane.id, &args.requester, args.reason.as_deref())
             .await
             .map_err(err)?;
@@ -422,7 +439,9 @@ impl CohortServer {
         });
         let (_, rx) = tokio::sync::mpsc::unbounded_channel();
         let records = super::orchestration::with_updates(
-            engine.notifications_for(&args.owner, args.all, wait),
+            engine
+                .orchestrator
+                .notifications_for(&args.owner, args.all, wait),
             rx,
             &ctx,
             "cancelled by the client",
@@ -454,8 +473,9 @@ impl CohortServer {
     )]
     async fn tag(&self, Parameters(args): Parameters<TagArgs>) -> Result<Json<TagResult>, String> {
         let engine = self.engine().await?;
-        let pane = engine.resolve(&args.target).await.map_err(err)?;
+        let pane = engine.terminal.resolve(&args.target).await.map_err(err)?;
         let tags = engine
+            .terminal
             .tag(&pane.id, &args.add, &args.remove)
             .await
             .map_err(err)?;

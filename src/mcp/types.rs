@@ -1,12 +1,10 @@
 //! Shared argument and result types of the tools, and small helpers.
 
-use crate::engine::sessions::session_name;
+use cohort_terminal::{sessions::session_name, TerminalError};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use cohort_backends::PaneInfo;
-
-use crate::engine::EngineError;
 
 /// One session as listed.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
@@ -166,8 +164,8 @@ pub struct VerdictOut {
     pub hint: Option<String>,
 }
 
-impl From<&crate::engine::completion::Verdict> for VerdictOut {
-    fn from(v: &crate::engine::completion::Verdict) -> Self {
+impl From<&cohort_terminal::completion::Verdict> for VerdictOut {
+    fn from(v: &cohort_terminal::completion::Verdict) -> Self {
         VerdictOut {
             complete: v.complete,
             layer: v.layer.as_str().to_string(),
@@ -347,7 +345,7 @@ impl From<&PaneInfo> for Done {
     }
 }
 
-pub(crate) fn err(e: EngineError) -> String {
+pub(crate) fn err(e: TerminalError) -> String {
     e.to_string()
 }
 
@@ -356,14 +354,15 @@ impl OpenResult {
     /// notice if the shell never showed its prompt.
     pub(crate) fn new(
         engine: &crate::engine::Engine,
-        opened: crate::engine::ready::Opened,
+        opened: cohort_terminal::ready::Opened,
     ) -> OpenResult {
         let pane = opened.pane;
         OpenResult {
             session: SessionSummary::from(&pane),
-            attach: engine.attach_text(&pane.id),
+            attach: engine.terminal.attach_text(&pane.id),
             notice: opened.notice,
             recording: engine
+                .terminal
                 .recording(&pane.id)
                 .map(|r| r.path.display().to_string()),
         }

@@ -16,13 +16,15 @@ use serde::{Deserialize, Serialize};
 use super::layout::TreeArg;
 use super::reply::{output_with_meta, Json, Plain};
 use super::CohortServer;
-use crate::engine::registry::WorkerRow;
-use crate::engine::workers::events::now_ms;
-use crate::engine::workers::inspect::WorkerView;
-use crate::engine::workers::messages::{After, WaitMode, WaitReport, When};
-use crate::engine::workers::spawn::{SpawnLayout, SpawnRequest, WorkerSpec};
-use crate::engine::workers::{AgentKind, LaunchSpec, Observation, WorkerError, WorkerState};
 use crate::engine::Engine;
+use cohort_workers::{
+    events::now_ms,
+    inspect::WorkerView,
+    messages::{After, WaitMode, WaitReport, When},
+    registry::WorkerRow,
+    spawn::{SpawnLayout, SpawnRequest, WorkerSpec},
+    AgentKind, LaunchSpec, Observation, WorkerError, WorkerState,
+};
 
 mod types;
 
@@ -65,7 +67,9 @@ async fn wait(
     let sink = status.clone();
     let progress = move |line: String| *sink.lock().unwrap_or_else(|e| e.into_inner()) = line;
     let report = with_status(
-        engine.wait_workers(rows, mode, timeout, after, &progress),
+        engine
+            .workers
+            .wait_workers(rows, mode, timeout, after, &progress),
         status,
         ctx,
     )
@@ -146,7 +150,7 @@ impl CohortServer {
                 .unwrap_or_else(|| "cohort/{name}".into()),
             ..SpawnRequest::default()
         };
-        let spawned = engine.spawn_workers(request).await.map_err(e)?;
+        let spawned = engine.workers.spawn_workers(request).await.map_err(e)?;
         let mut results = Vec::new();
         for (s, badge) in spawned.into_iter().zip(badges) {
             let mut worker = WorkerOut {
@@ -157,16 +161,17 @@ impl CohortServer {
             if let Some(row) = &s.row {
                 if let Some(badge) = badge.filter(|b| !b.trim().is_empty()) {
                     let _ = engine
+                        .workers
                         .annotate_worker(row, &format!("badge: {badge}"), None)
                         .await;
                 }
-                if let Ok(o) = engine.observe(row, false).await {
+                if let Ok(o) = engine.workers.observe(row, false).await {
                     worker = out(row, &o, true);
                 }
             }
             results.push(SpawnedOut {
                 worker,
-                attach: s.pane.as_ref().map(|p| engine.attach_text(&p.id)),
+                attach: s.pane.as_ref().map(|p| engine.terminal.attach_text(&p.id)),
                 prompt: s
                     .prompt
                     .map(|p| format!("submitted ({}, {} Enter)", p.proof, p.enters)),
@@ -201,7 +206,7 @@ impl CohortServer {
             None => None,
         };
         let engine = self.engine().await?;
-        let views = engine.list_workers().await.map_err(e)?;
+        let views = engine.workers.list_workers().await.map_err(e)?;
         let workers = views
             .iter()
             .filter(|v| wanted.is_none_or(|s| v.observation.assessment.state == s))
@@ -224,8 +229,12 @@ impl CohortServer {
         Parameters(args): Parameters<WorkerArg>,
     ) -> Result<Json<ExamineResult>, String> {
         let engine = self.engine().await?;
-        let row = engine.worker_row(&args.session_id).await.map_err(e)?;
-        let x = engine.examine_worker(&row).await.map_err(e)?;
+        let row = engine
+            .workers
+            .worker_row(&args.session_id)
+            .await
+            .map_err(e)?;
+        let x = engine.workers.examine_worker(&row).await.map_err(e)?;
         let o = &x.view.observation;
         Ok(Json(ExamineResult {
             worker: view_out(&x.view, true),
@@ -255,12 +264,17 @@ impl CohortServer {
         Parameters(args): Parameters<AnnotateArgs>,
     ) -> Result<Json<WorkersResult>, String> {
         let engine = self.engine().await?;
-        let row = engine.worker_row(&args.session_id).await.map_err(e)?;
+        let row = engine
+            .workers
+            .worker_row(&args.session_id)
+            .await
+            .map_err(e)?;
         engine
+            .workers
             .annotate_worker(&row, &args.annotation, args.author.as_deref())
             .await
             .map_err(e)?;
-        let view = engine.view_worker(&row).await.map_err(e)?;
+        let view = engine.workers.view_worker(&row).await.map_err(e)?;
         Ok(Json(WorkersResult {
             workers: vec![view_out(&view, true)],
         }))
@@ -295,7 +309,11 @@ impl CohortServer {
                 .filter(|k| !args.session_ids.contains(k))
                 .cloned(),
         );
-        let rows = engine.worker_rows_named(&names, false).await.map_err(e)?;
+        let rows = engine
+            .workers
+            .worker_rows_named(&names, false)
+            .await
+            .map_err(e)?;
         let mut targets = Vec::new();
         for row in &rows {
             let text = args
@@ -310,7 +328,10 @@ impl CohortServer {
                 })?;
             targets.push((row.clone(), text.clone()));
         }
-        let outcomes = engine.message_workers(targets, when, args.command).await;
+        let outcomes = engine
+            .workers
+            .message_workers(targets, when, args.command)
+            .await;
         let mut after = HashMap::new();
         for (row, o) in rows.iter().zip(&outcomes) {
             match (&o.submitted, o.held) {
@@ -323,7 +344,7 @@ impl CohortServer {
             .into_iter()
             .map(|o| MessageOut {
                 worker: o.worker,
-                status: o.status.into(),
+                status: o.status.name().into(),
                 proof: o.submitted.as_ref().map(|s| s.proof.to_string()),
                 enters: o.submitted.as_ref().map(|s| s.enters),
                 note: o.note,
@@ -352,6 +373,7 @@ impl CohortServer {
     ) -> Result<Json<IdleResult>, String> {
         let engine = self.engine().await?;
         let rows = engine
+            .workers
             .worker_rows_named(&args.session_ids, true)
             .await
             .map_err(e)?;
@@ -388,6 +410,7 @@ impl CohortServer {
             m => WaitMode::parse(m)?,
         };
         let rows = engine
+            .workers
             .worker_rows_named(&args.session_ids, true)
             .await
             .map_err(e)?;
@@ -418,8 +441,13 @@ impl CohortServer {
         Parameters(args): Parameters<LogsArgs>,
     ) -> Result<Json<LogsResult>, String> {
         let engine = self.engine().await?;
-        let row = engine.worker_row(&args.session_id).await.map_err(e)?;
+        let row = engine
+            .workers
+            .worker_row(&args.session_id)
+            .await
+            .map_err(e)?;
         let page = engine
+            .workers
             .read_worker_logs(&row, args.pages.unwrap_or(1), args.offset.unwrap_or(0))
             .await
             .map_err(e)?;
@@ -447,10 +475,12 @@ impl CohortServer {
     ) -> Result<Json<CloseResult>, String> {
         let engine = self.engine().await?;
         let rows = engine
+            .workers
             .worker_rows_named(&args.session_ids, false)
             .await
             .map_err(e)?;
         let results = engine
+            .workers
             .close_workers(&rows, args.force, args.remove_worktree)
             .await
             .into_iter()
@@ -480,7 +510,7 @@ impl CohortServer {
         Parameters(_): Parameters<crate::mcp::types::NoArgs>,
     ) -> Result<Json<DiscoverResult>, String> {
         let engine = self.engine().await?;
-        let found = engine.discover_workers().await.map_err(e)?;
+        let found = engine.workers.discover_workers().await.map_err(e)?;
         let adoptable = found
             .iter()
             .filter(|f| !matches!(f.standing.name(), "managed" | "managed_elsewhere"))
@@ -521,6 +551,7 @@ impl CohortServer {
             .or(args.name.clone())
             .ok_or("name the worker, pane or session to adopt (discover_workers lists them)")?;
         let adopted = engine
+            .workers
             .adopt_worker(&target, args.name.as_deref(), args.restart, args.force)
             .await
             .map_err(e)?;
@@ -550,6 +581,7 @@ impl CohortServer {
         let engine = self.engine().await?;
         let repo = args.repo_path.as_deref().map(std::path::Path::new);
         let listed = engine
+            .workers
             .list_worktrees(repo, args.remove_orphans)
             .await
             .map_err(e)?;

@@ -4,11 +4,13 @@
 //! alternate screen, the foreground job), sized splits, and strings that reach
 //! iTerm2 without being evaluated.
 
+// These tests drive the backend itself, below the terminal's input type.
+#![allow(clippy::disallowed_methods)]
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use crate::iterm2_support::FakeIterm2;
-use crate::support::*;
+use crate::{iterm2_support::FakeIterm2, support::*};
 use cohort_backends::iterm2::conn::{CredentialSource, Credentials, Endpoint};
 use cohort_backends::iterm2::Iterm2Backend;
 use cohort_backends::{

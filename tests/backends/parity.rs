@@ -4,11 +4,17 @@
 //! on both, or is skipped by a capability the backend declares, with the reason
 //! printed.
 
+// These tests drive the backends themselves, below the terminal's input type.
+#![allow(clippy::disallowed_methods)]
+
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::support::*;
-use crate::terminals::{Terminal, Which};
+use crate::support::parity;
+use crate::{
+    support::*,
+    terminals::{Terminal, Which},
+};
 use cohort_backends::{
     Appearance, BackendError, BackendEvent, EventStream, Identity, Key, LayoutNode, LineRange,
     PaneId, SpawnOptions, SplitDirection, SplitOptions, TerminalBackend,
@@ -103,24 +109,6 @@ fn skip(ctx: &Ctx, reason: &str) {
     eprintln!("skipped on {:?}: {reason}", ctx.which);
 }
 
-macro_rules! parity {
-    ($name:ident, $body:ident) => {
-        mod $name {
-            use super::*;
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn tmux() {
-                $body(Ctx::new(Which::Tmux).await).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn iterm2() {
-                $body(Ctx::new(Which::Iterm2).await).await;
-            }
-        }
-    };
-}
-
 async fn open_and_exit_statuses(mut ctx: Ctx) {
     let pane = ctx.shell("statuses").await;
     for (command, status) in [("false", 1), ("true", 0), ("sh -c 'exit 7'", 7)] {
@@ -132,7 +120,7 @@ async fn open_and_exit_statuses(mut ctx: Ctx) {
         );
     }
 }
-parity!(open_and_exit_statuses_, open_and_exit_statuses);
+parity!(Ctx::new, open_and_exit_statuses_, open_and_exit_statuses);
 
 async fn send_and_output(mut ctx: Ctx) {
     let pane = ctx.shell("send").await;
@@ -147,7 +135,7 @@ async fn send_and_output(mut ctx: Ctx) {
         "{out:?}"
     );
 }
-parity!(send_and_output_, send_and_output);
+parity!(Ctx::new, send_and_output_, send_and_output);
 
 async fn keys_interrupt(mut ctx: Ctx) {
     let pane = ctx.shell("keys").await;
@@ -174,7 +162,7 @@ async fn keys_interrupt(mut ctx: Ctx) {
     assert_eq!(status, Some(0));
     assert!(out.contains("after-4"), "{out:?}");
 }
-parity!(keys_interrupt_, keys_interrupt);
+parity!(Ctx::new, keys_interrupt_, keys_interrupt);
 
 async fn paste(mut ctx: Ctx) {
     let pane = ctx.shell("paste").await;
@@ -195,7 +183,7 @@ async fn paste(mut ctx: Ctx) {
         }
     }
 }
-parity!(paste_, paste);
+parity!(Ctx::new, paste_, paste);
 
 async fn read_lines_and_screen(mut ctx: Ctx) {
     let pane = ctx.shell("read").await;
@@ -244,7 +232,7 @@ async fn read_lines_and_screen(mut ctx: Ctx) {
         .unwrap();
     assert_eq!(one.lines, ["L2"]);
 }
-parity!(read_lines_and_screen_, read_lines_and_screen);
+parity!(Ctx::new, read_lines_and_screen_, read_lines_and_screen);
 
 async fn splits_and_layouts(mut ctx: Ctx) {
     if !ctx.backend.capabilities().splits {
@@ -307,7 +295,7 @@ async fn splits_and_layouts(mut ctx: Ctx) {
     assert_eq!(status, Some(0));
     assert!(out.contains("in-split-9"));
 }
-parity!(splits_and_layouts_, splits_and_layouts);
+parity!(Ctx::new, splits_and_layouts_, splits_and_layouts);
 
 async fn titles_and_appearance(mut ctx: Ctx) {
     let pane = ctx.shell("looks").await;
@@ -359,7 +347,7 @@ async fn titles_and_appearance(mut ctx: Ctx) {
         skip(&ctx, "focus is not a declared capability");
     }
 }
-parity!(titles_and_appearance_, titles_and_appearance);
+parity!(Ctx::new, titles_and_appearance_, titles_and_appearance);
 
 async fn close(mut ctx: Ctx) {
     let keep = ctx.shell("keep").await;
@@ -373,7 +361,7 @@ async fn close(mut ctx: Ctx) {
     let send = ctx.backend.send_text(&gone, "x").await;
     assert!(send.is_err());
 }
-parity!(close_, close);
+parity!(Ctx::new, close_, close);
 
 async fn unicode(mut ctx: Ctx) {
     let pane = ctx.shell("unicode").await;
@@ -390,7 +378,7 @@ async fn unicode(mut ctx: Ctx) {
         screen.rows
     );
 }
-parity!(unicode_, unicode);
+parity!(Ctx::new, unicode_, unicode);
 
 async fn large_output(mut ctx: Ctx) {
     let pane = ctx.shell("large").await;
@@ -402,7 +390,7 @@ async fn large_output(mut ctx: Ctx) {
         .collect();
     assert_eq!(numbers, (1..=3000).collect::<Vec<u32>>());
 }
-parity!(large_output_, large_output);
+parity!(Ctx::new, large_output_, large_output);
 
 async fn identity_after_restart(mut ctx: Ctx) {
     let identity = Identity {
@@ -435,7 +423,7 @@ async fn identity_after_restart(mut ctx: Ctx) {
     other.send_keys(&found.id, &[Key::ENTER]).await.unwrap();
     assert_eq!(wait_exit(&mut events, &found.id).await, Some(1));
 }
-parity!(identity_after_restart_, identity_after_restart);
+parity!(Ctx::new, identity_after_restart_, identity_after_restart);
 
 async fn command_panes(mut ctx: Ctx) {
     let pane = ctx
@@ -463,7 +451,7 @@ async fn command_panes(mut ctx: Ctx) {
     assert!(state.dead, "{state:?}");
     assert_eq!(state.exit_status, Some(3));
 }
-parity!(command_panes_, command_panes);
+parity!(Ctx::new, command_panes_, command_panes);
 
 /// Waits until the pane's state satisfies `ok`; panics with the last state after
 /// [`WAIT`]. The terminal learns of some changes by polling (iTerm2's job variables).
@@ -516,4 +504,4 @@ async fn pane_state_is_real(mut ctx: Ctx) {
     let state = state_until(&ctx, &pane, "dead", |s| s.dead).await;
     assert_eq!(state.exit_status, Some(7), "{state:?}");
 }
-parity!(pane_state_is_real_, pane_state_is_real);
+parity!(Ctx::new, pane_state_is_real_, pane_state_is_real);

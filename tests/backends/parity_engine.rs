@@ -8,25 +8,28 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::support::*;
-use crate::terminals::{EngineOn, Which};
-use cohort::engine::completion::{Layer, Until, WaitSpec};
-use cohort::engine::layout::SplitTree;
-use cohort::engine::read::{ReadOptions, ReadWhat};
-use cohort::engine::{OpenOptions, RunOutput, SendOptions};
+use crate::support::parity;
+use crate::{support::*, terminals::EngineOn};
 use cohort_backends::{LayoutNode, PaneId, SplitDirection, TerminalBackend, WindowInfo};
+use cohort_terminal::{
+    completion::{Layer, Until, WaitSpec},
+    layout::SplitTree,
+    read::{ReadOptions, ReadWhat},
+    OpenOptions, RunOutput, SendOptions,
+};
 
 /// One engine under test, with the terminal program it drives.
 type Ctx = EngineOn;
 
 impl Ctx {
     fn backend(&self) -> &Arc<dyn TerminalBackend> {
-        self.engine.backend()
+        self.engine.terminal.backend()
     }
 
     /// A session running `command` instead of cohort's shell.
     async fn open_command(&self, name: &str, command: &str) -> PaneId {
         self.engine
+            .terminal
             .open(OpenOptions {
                 name: name.into(),
                 command: Some(command.into()),
@@ -41,11 +44,12 @@ impl Ctx {
     async fn shell(&self, name: &str) -> PaneId {
         let pane = self
             .engine
+            .terminal
             .open(OpenOptions::named(name))
             .await
             .expect("open");
         assert!(
-            self.engine.wait_ready(&pane.id, WAIT).await,
+            self.engine.terminal.wait_ready(&pane.id, WAIT).await,
             "no prompt on {:?}",
             self.which
         );
@@ -65,7 +69,15 @@ impl Ctx {
         spec: WaitSpec,
     ) -> RunOutput {
         self.engine
-            .run(pane, command, send, spec, false)
+            .terminal
+            .run(
+                pane,
+                command,
+                send,
+                spec,
+                false,
+                &cohort_terminal::Caller::new("test"),
+            )
             .await
             .unwrap_or_else(|e| panic!("{command} on {:?}: {e}", self.which))
     }
@@ -99,24 +111,6 @@ fn decided(out: &RunOutput) -> (bool, Layer, Option<i32>) {
     )
 }
 
-macro_rules! parity {
-    ($name:ident, $body:expr) => {
-        mod $name {
-            use super::*;
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn tmux() {
-                ($body)(EngineOn::start(Which::Tmux).await).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn iterm2() {
-                ($body)(EngineOn::start(Which::Iterm2).await).await;
-            }
-        }
-    };
-}
-
 // ---------------------------------------------------------------------------
 // The completion ladder
 // ---------------------------------------------------------------------------
@@ -148,13 +142,13 @@ async fn ladder_exit(ctx: Ctx) {
         out.output.meta
     );
 }
-parity!(ladder_exit_, ladder_exit);
+parity!(EngineOn::start, ladder_exit_, ladder_exit);
 
 async fn ladder_exit_full_row(ctx: Ctx) {
     // A command line that exactly fills its row: the terminal wraps it softly into
     // the row its output starts on.
     let pane = ctx.shell("full-row").await;
-    let screen = ctx.engine.screen(&pane).await.unwrap();
+    let screen = ctx.engine.terminal.screen(&pane).await.unwrap();
     let prompt = screen
         .rows
         .iter()
@@ -176,18 +170,18 @@ async fn ladder_exit_full_row(ctx: Ctx) {
     );
     assert_eq!(out.output.text.trim(), &command[5..], "{}", out.output.meta);
 }
-parity!(ladder_exit_full_row_, ladder_exit_full_row);
+parity!(EngineOn::start, ladder_exit_full_row_, ladder_exit_full_row);
 
 async fn ladder_dead_pane(ctx: Ctx) {
     let pane = ctx.open_command("one-shot", "sleep 0.5; exit 4").await;
-    let verdict = ctx.engine.wait(&pane, spec(10_000)).await.unwrap();
+    let verdict = ctx.engine.terminal.wait(&pane, spec(10_000)).await.unwrap();
     assert_eq!(
         (verdict.complete, verdict.layer, verdict.exit_status),
         (true, Layer::Exit, Some(4)),
         "{verdict:?}"
     );
 }
-parity!(ladder_dead_pane_, ladder_dead_pane);
+parity!(EngineOn::start, ladder_dead_pane_, ladder_dead_pane);
 
 async fn ladder_mark(ctx: Ctx) {
     let pane = ctx.shell("nested-shell").await;
@@ -227,14 +221,14 @@ async fn ladder_mark(ctx: Ctx) {
         .run_with(&pane, "sleep 0.5; (exit 6)", &later, spec(100))
         .await;
     assert_eq!(out.verdict.layer, Layer::Timeout, "{:?}", out.verdict);
-    let verdict = ctx.engine.wait(&pane, spec(10_000)).await.unwrap();
+    let verdict = ctx.engine.terminal.wait(&pane, spec(10_000)).await.unwrap();
     assert_eq!(
         (verdict.layer, verdict.exit_status),
         (Layer::Mark, Some(6)),
         "{verdict:?}"
     );
 }
-parity!(ladder_mark_, ladder_mark);
+parity!(EngineOn::start, ladder_mark_, ladder_mark);
 
 async fn ladder_until(ctx: Ctx) {
     let pane = ctx.shell("repl-until").await;
@@ -275,7 +269,7 @@ async fn ladder_until(ctx: Ctx) {
         out.verdict
     );
 }
-parity!(ladder_until_, ladder_until);
+parity!(EngineOn::start, ladder_until_, ladder_until);
 
 async fn ladder_nested(ctx: Ctx) {
     let pane = ctx.shell("repl-nested").await;
@@ -293,7 +287,7 @@ async fn ladder_nested(ctx: Ctx) {
     let out = ctx.run(&pane, "1 + 1", spec(10_000)).await;
     assert_eq!(decided(&out), (false, Layer::Nested, None));
 }
-parity!(ladder_nested_, ladder_nested);
+parity!(EngineOn::start, ladder_nested_, ladder_nested);
 
 async fn ladder_input_to_a_running_command(ctx: Ctx) {
     let pane = ctx.shell("answers").await;
@@ -327,6 +321,7 @@ async fn ladder_input_to_a_running_command(ctx: Ctx) {
     assert_eq!(out.output.text.trim(), "alice");
 }
 parity!(
+    EngineOn::start,
     ladder_input_to_a_running_command_,
     ladder_input_to_a_running_command
 );
@@ -347,14 +342,14 @@ async fn ladder_pager(ctx: Ctx) {
     let hint = out.verdict.hint.as_deref().unwrap_or_default();
     assert!(hint.contains("`less`, a pager"), "{hint}");
 }
-parity!(ladder_pager_, ladder_pager);
+parity!(EngineOn::start, ladder_pager_, ladder_pager);
 
 async fn ladder_quiescence(ctx: Ctx) {
     // A shell without cohort's integration: only the quiescence layer can decide.
     let pane = ctx
         .open_command("plain", "exec bash --norc --noprofile -i")
         .await;
-    ctx.engine.wait_reading(&pane, WAIT).await;
+    ctx.engine.terminal.wait_reading(&pane, WAIT).await;
     let out = ctx
         .run(&pane, "echo a; sleep 1; echo b", spec(20_000))
         .await;
@@ -377,7 +372,7 @@ async fn ladder_quiescence(ctx: Ctx) {
         out.output.meta
     );
 }
-parity!(ladder_quiescence_, ladder_quiescence);
+parity!(EngineOn::start, ladder_quiescence_, ladder_quiescence);
 
 async fn ladder_timeout(ctx: Ctx) {
     let pane = ctx.shell("timeout").await;
@@ -391,17 +386,23 @@ async fn ladder_timeout(ctx: Ctx) {
     assert!(out.verdict.elapsed >= Duration::from_millis(1000));
     assert!(out.verdict.hint.is_some());
     ctx.engine
-        .keys(&pane, &["C-c".parse().unwrap()])
+        .terminal
+        .keys(
+            &pane,
+            &["C-c".parse().unwrap()],
+            &cohort_terminal::Caller::new("test"),
+            false,
+        )
         .await
         .unwrap();
-    let verdict = ctx.engine.wait(&pane, spec(10_000)).await.unwrap();
+    let verdict = ctx.engine.terminal.wait(&pane, spec(10_000)).await.unwrap();
     assert_eq!(
         (verdict.complete, verdict.layer, verdict.exit_status),
         (true, Layer::Exit, Some(130)),
         "{verdict:?}"
     );
 }
-parity!(ladder_timeout_, ladder_timeout);
+parity!(EngineOn::start, ladder_timeout_, ladder_timeout);
 
 mod marks;
 
@@ -452,6 +453,7 @@ fn check_shape(node: &LayoutNode, tree: &SplitTree, panes: &[PaneId]) {
 async fn layout(ctx: &Ctx, window: &str, tree: &SplitTree) -> (LayoutNode, Vec<PaneId>) {
     let created = ctx
         .engine
+        .terminal
         .create_layout(window, tree, &[])
         .await
         .unwrap_or_else(|e| panic!("layout {window} on {:?}: {e}", ctx.which));
@@ -468,7 +470,7 @@ async fn layout(ctx: &Ctx, window: &str, tree: &SplitTree) -> (LayoutNode, Vec<P
     // Every pane is a working session.
     for pane in &panes {
         assert!(
-            ctx.engine.wait_ready(pane, WAIT).await,
+            ctx.engine.terminal.wait_ready(pane, WAIT).await,
             "{window}: no prompt in {pane}"
         );
     }
@@ -480,6 +482,7 @@ async fn layout(ctx: &Ctx, window: &str, tree: &SplitTree) -> (LayoutNode, Vec<P
         "{window}: {:?}\n{:?}",
         out.output.text,
         ctx.engine
+            .terminal
             .read(
                 last,
                 &ReadOptions {
@@ -524,28 +527,39 @@ async fn preset(ctx: Ctx, name: &str, rows: Option<u16>, cols: Option<u16>) {
     }
 }
 
-parity!(layout_single, |ctx| preset(ctx, "single", None, None));
-parity!(layout_horizontal, |ctx| preset(
+parity!(EngineOn::start, layout_single, |ctx| preset(
+    ctx, "single", None, None
+));
+parity!(EngineOn::start, layout_horizontal, |ctx| preset(
     ctx,
     "horizontal",
     None,
     None
 ));
-parity!(layout_vertical, |ctx| preset(ctx, "vertical", None, None));
-parity!(layout_quad, |ctx| preset(ctx, "quad", None, None));
-parity!(layout_triple_vertical, |ctx| preset(
+parity!(EngineOn::start, layout_vertical, |ctx| preset(
+    ctx, "vertical", None, None
+));
+parity!(EngineOn::start, layout_quad, |ctx| preset(
+    ctx, "quad", None, None
+));
+parity!(EngineOn::start, layout_triple_vertical, |ctx| preset(
     ctx,
     "triple_vertical",
     None,
     None
 ));
-parity!(layout_triple_bottom, |ctx| preset(
+parity!(EngineOn::start, layout_triple_bottom, |ctx| preset(
     ctx,
     "triple_bottom",
     None,
     None
 ));
-parity!(layout_grid_2x3, |ctx| preset(ctx, "grid", Some(2), Some(3)));
+parity!(EngineOn::start, layout_grid_2x3, |ctx| preset(
+    ctx,
+    "grid",
+    Some(2),
+    Some(3)
+));
 
 /// The share of `node` in its parent, in percent, along the parent's direction.
 fn share(node: &LayoutNode, parent: &LayoutNode, direction: SplitDirection) -> f64 {
@@ -599,7 +613,11 @@ async fn layout_tree_with_sizes(ctx: Ctx) {
     let b = pair[1].rect().cols as i32;
     assert!((a - b).abs() <= 1, "an even pair: {a} and {b} columns");
 }
-parity!(layout_tree_with_sizes_, layout_tree_with_sizes);
+parity!(
+    EngineOn::start,
+    layout_tree_with_sizes_,
+    layout_tree_with_sizes
+);
 
 // ---------------------------------------------------------------------------
 // Reduced reads
@@ -644,6 +662,7 @@ async fn reduced_read(ctx: Ctx) {
     while from < b {
         let got = ctx
             .engine
+            .terminal
             .read(
                 &pane,
                 &ReadOptions {
@@ -675,7 +694,7 @@ async fn reduced_read(ctx: Ctx) {
         "the hidden lines are contiguous"
     );
 }
-parity!(reduced_read_, reduced_read);
+parity!(EngineOn::start, reduced_read_, reduced_read);
 
 /// Names, titles and directories reach the terminal as text, never as something it
 /// runs or expands: tmux formats (`#(…)` runs a shell command, `#{…}` expands, `#[…]`
@@ -694,6 +713,7 @@ async fn names_are_never_run_or_expanded(ctx: Ctx) {
         std::fs::create_dir_all(&cwd).unwrap();
         let pane = ctx
             .engine
+            .terminal
             .open(OpenOptions {
                 name: name.clone(),
                 cwd: Some(cwd.display().to_string()),
@@ -703,7 +723,7 @@ async fn names_are_never_run_or_expanded(ctx: Ctx) {
             })
             .await
             .unwrap_or_else(|e| panic!("open {name:?} on {:?}: {e}", ctx.which));
-        assert!(ctx.engine.wait_ready(&pane.id, WAIT).await);
+        assert!(ctx.engine.terminal.wait_ready(&pane.id, WAIT).await);
         let out = ctx.run(&pane.id, "pwd", spec(10_000)).await;
         assert!(
             out.output.text.contains(&cwd.display().to_string()),
@@ -713,6 +733,7 @@ async fn names_are_never_run_or_expanded(ctx: Ctx) {
         );
         let title = format!("title {payload}");
         ctx.engine
+            .terminal
             .set_appearance(
                 &pane.id,
                 &cohort_backends::Appearance {
@@ -729,10 +750,11 @@ async fn names_are_never_run_or_expanded(ctx: Ctx) {
     let tree = SplitTree::preset("horizontal", None, None).unwrap();
     let panes = ctx
         .engine
+        .terminal
         .create_layout(
             &format!("w{layout_payload}"),
             &tree,
-            &[cohort::engine::LayoutPane {
+            &[cohort_terminal::LayoutPane {
                 name: Some(format!("p{layout_payload}")),
                 agent: Some(format!("la{layout_payload}")),
                 team: Some(format!("lt{layout_payload}")),
@@ -743,6 +765,7 @@ async fn names_are_never_run_or_expanded(ctx: Ctx) {
         .unwrap();
     let registered = ctx
         .engine
+        .terminal
         .register_agent(
             &format!("r{}", payloads[1]),
             &panes[1],
@@ -753,7 +776,7 @@ async fn names_are_never_run_or_expanded(ctx: Ctx) {
         .unwrap();
     assert_eq!(registered.teams, vec![format!("rt{}", payloads[2])]);
 
-    let listed = ctx.engine.list().await.unwrap();
+    let listed = ctx.engine.terminal.list().await.unwrap();
     for (pane, name, title) in &expected_titles {
         let info = listed.iter().find(|p| &p.id == pane).unwrap();
         let identity = info.identity.as_ref().unwrap();
@@ -768,7 +791,7 @@ async fn names_are_never_run_or_expanded(ctx: Ctx) {
         "on {:?}",
         ctx.which
     );
-    let agents = ctx.engine.agents().await.unwrap();
+    let agents = ctx.engine.terminal.agents().await.unwrap();
     for expected in [format!("la{layout_payload}"), format!("r{}", payloads[1])] {
         assert!(
             agents.iter().any(|a| a.name == expected),
@@ -777,7 +800,7 @@ async fn names_are_never_run_or_expanded(ctx: Ctx) {
     }
     // A `#(…)` job would have run by the time a few more round trips are done.
     for _ in 0..5 {
-        ctx.engine.list().await.unwrap();
+        ctx.engine.terminal.list().await.unwrap();
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert!(
@@ -787,6 +810,7 @@ async fn names_are_never_run_or_expanded(ctx: Ctx) {
     );
 }
 parity!(
+    EngineOn::start,
     names_are_never_run_or_expanded_,
     names_are_never_run_or_expanded
 );

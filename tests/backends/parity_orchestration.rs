@@ -2,16 +2,17 @@
 //! teams, team colours and batch appearance, through [`Engine`] against tmux (a
 //! private server per test) and iTerm2 (cohort's fake iTerm2 server, in-process).
 
-use crate::support::*;
-use crate::terminals::{EngineOn, Which};
-use cohort::engine::colours::AppearanceChange;
-use cohort::engine::completion::Until;
-use cohort::engine::playbook::run::Runner;
-use cohort::engine::playbook::Playbook;
-use cohort::engine::waits::{Condition, Quorum};
-use cohort::engine::watch::{Action, Trigger, WatchSpec};
-use cohort::engine::{OpenOptions, SendOptions};
+use crate::support::parity;
+use crate::{support::*, terminals::EngineOn};
 use cohort_backends::{Appearance, PaneId};
+use cohort_orchestration::{
+    playbook::{run::Runner, Playbook},
+    waits::{Condition, Quorum},
+    watch::{Action, Trigger, WatchSpec},
+};
+use cohort_terminal::{
+    colours::AppearanceChange, completion::Until, Caller, OpenOptions, SendOptions,
+};
 use tokio_util::sync::CancellationToken;
 
 /// One engine under test, with the terminal program it drives.
@@ -20,19 +21,20 @@ type Ctx = EngineOn;
 impl Ctx {
     /// A shell session at its first prompt, reading its terminal.
     async fn shell_from(&self, options: OpenOptions) -> PaneId {
-        let pane = self.engine.open(options).await.expect("open");
+        let pane = self.engine.terminal.open(options).await.expect("open");
         assert!(
-            self.engine.wait_ready(&pane.id, WAIT).await,
+            self.engine.terminal.wait_ready(&pane.id, WAIT).await,
             "no prompt on {:?}",
             self.which
         );
-        self.engine.wait_reading(&pane.id, WAIT).await;
+        self.engine.terminal.wait_reading(&pane.id, WAIT).await;
         pane.id
     }
 
     async fn type_line(&self, pane: &PaneId, text: &str) {
         self.engine
-            .send(pane, text, &SendOptions::default())
+            .terminal
+            .send(pane, text, &SendOptions::default(), &Caller::new("test"))
             .await
             .unwrap_or_else(|e| panic!("{text} on {:?}: {e}", self.which));
     }
@@ -46,6 +48,7 @@ impl Ctx {
         let targets: Vec<String> = targets.iter().map(|t| t.to_string()).collect();
         let outcome = self
             .engine
+            .orchestrator
             .wait_for(&targets, &condition, quorum, WAIT, |_, _, _| {})
             .await
             .unwrap_or_else(|e| panic!("wait on {:?}: {e}", self.which));
@@ -57,61 +60,53 @@ impl Ctx {
     }
 }
 
-macro_rules! parity {
-    ($name:ident, $body:expr) => {
-        mod $name {
-            use super::*;
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn tmux() {
-                ($body)(EngineOn::start(Which::Tmux).await).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn iterm2() {
-                ($body)(EngineOn::start(Which::Iterm2).await).await;
-            }
-        }
-    };
-}
-
-parity!(wait_for_pattern_then_exit, |ctx: Ctx| async move {
-    let a = ctx.shell_from(OpenOptions::named("wa")).await;
-    ctx.shell_from(OpenOptions::named("wb")).await;
-    ctx.type_line(
-        &a,
-        "sleep 1; printf 'ready on %s\\n' 7070; sleep 0.3; (exit 2)",
-    )
-    .await;
-    let pattern = Condition::Pattern(Until::new(r"ready on \d+", true).unwrap());
-    let met = ctx.wait(&["wa", "wb"], pattern, Quorum::Any).await;
-    assert_eq!(
-        met,
-        vec![
-            (true, Some("ready on 7070".into()), None),
-            (false, None, None)
-        ],
-        "{:?}",
-        ctx.which
-    );
-    let ended = ctx.wait(&["wa", "wb"], Condition::Exit, Quorum::All).await;
-    assert_eq!(ended[0], (true, None, Some(2)), "{:?}", ctx.which);
-    assert!(ended[1].0, "{:?}: nothing ran in wb", ctx.which);
-});
+parity!(
+    EngineOn::start,
+    wait_for_pattern_then_exit,
+    |ctx: Ctx| async move {
+        let a = ctx.shell_from(OpenOptions::named("wa")).await;
+        ctx.shell_from(OpenOptions::named("wb")).await;
+        ctx.type_line(
+            &a,
+            "sleep 1; printf 'ready on %s\\n' 7070; sleep 0.3; (exit 2)",
+        )
+        .await;
+        let pattern = Condition::Pattern {
+            until: Until::new(r"ready on \d+", true).unwrap(),
+            input: false,
+        };
+        let met = ctx.wait(&["wa", "wb"], pattern, Quorum::Any).await;
+        assert_eq!(
+            met,
+            vec![
+                (true, Some("ready on 7070".into()), None),
+                (false, None, None)
+            ],
+            "{:?}",
+            ctx.which
+        );
+        let ended = ctx.wait(&["wa", "wb"], Condition::Exit, Quorum::All).await;
+        assert_eq!(ended[0], (true, None, Some(2)), "{:?}", ctx.which);
+        assert!(ended[1].0, "{:?}: nothing ran in wb", ctx.which);
+    }
+);
 
 parity!(
+    EngineOn::start,
     a_watcher_types_into_another_session,
     |ctx: Ctx| async move {
-        ctx.engine.start_orchestration();
+        ctx.engine.orchestrator.start_orchestration();
         let server = ctx.shell_from(OpenOptions::named("server")).await;
         ctx.shell_from(OpenOptions::named("client")).await;
         ctx.engine
+            .orchestrator
             .add_watch(WatchSpec {
                 id: String::new(),
                 target: "server".into(),
                 trigger: Trigger::Pattern {
                     pattern: "GET /".into(),
                     regex: false,
+                    input: false,
                 },
                 action: Some(Action::Send {
                     target: "client".into(),
@@ -130,13 +125,17 @@ parity!(
         let met = ctx
             .wait(
                 &["client"],
-                Condition::Pattern(Until::new("fetched-42", false).unwrap()),
+                Condition::Pattern {
+                    until: Until::new("fetched-42", false).unwrap(),
+                    input: false,
+                },
                 Quorum::All,
             )
             .await;
         assert!(met[0].0, "{:?}: the action never ran", ctx.which);
         let notes = ctx
             .engine
+            .orchestrator
             .notifications_for("lead", false, Some(WAIT))
             .await
             .unwrap();
@@ -151,6 +150,7 @@ parity!(
 );
 
 parity!(
+    EngineOn::start,
     a_playbook_over_two_teams_stops_at_the_failure,
     |ctx: Ctx| async move {
         for (name, agent, team) in [
@@ -179,7 +179,13 @@ parity!(
         .unwrap();
         let report = ctx
             .engine
-            .run_playbook(&book, &Runner::default(), &CancellationToken::new(), |_| {})
+            .orchestrator
+            .run_playbook(
+                &book,
+                &Runner::new(Caller::new("test")),
+                &CancellationToken::new(),
+                |_| {},
+            )
             .await;
         let steps: Vec<(bool, bool, usize)> = report
             .steps
@@ -203,79 +209,109 @@ parity!(
     }
 );
 
-parity!(team_colours_and_batch_appearance, |ctx: Ctx| async move {
-    let caps = ctx.engine.backend().capabilities();
-    let mut panes = Vec::new();
-    for (name, agent, team) in [("c1", "cy", "cyan"), ("c2", "ed", "edge")] {
-        panes.push(
-            ctx.shell_from(OpenOptions {
-                agent: Some(agent.into()),
-                team: Some(team.into()),
-                ..OpenOptions::named(name)
-            })
-            .await,
-        );
-    }
-    if !caps.tab_colors {
-        skip_reason(&ctx, "no tab colours");
-        return;
-    }
-    let cyan = ctx.engine.team_colour("cyan").await.unwrap();
-    let edge = ctx.engine.team_colour("edge").await.unwrap();
-    assert!(cohort::engine::colours::hue_distance(cyan.hue, edge.hue) >= 40.0);
-    let shown = ctx.engine.backend().appearance(&panes[0]).await.unwrap();
-    assert_eq!(shown.tab_color, Some(cyan.hex.clone()), "{:?}", ctx.which);
-    let shown = ctx.engine.backend().appearance(&panes[1]).await.unwrap();
-    assert_eq!(shown.tab_color, Some(edge.hex.clone()), "{:?}", ctx.which);
+parity!(
+    EngineOn::start,
+    team_colours_and_batch_appearance,
+    |ctx: Ctx| async move {
+        let caps = ctx.engine.terminal.backend().capabilities();
+        let mut panes = Vec::new();
+        for (name, agent, team) in [("c1", "cy", "cyan"), ("c2", "ed", "edge")] {
+            panes.push(
+                ctx.shell_from(OpenOptions {
+                    agent: Some(agent.into()),
+                    team: Some(team.into()),
+                    ..OpenOptions::named(name)
+                })
+                .await,
+            );
+        }
+        if !caps.tab_colors {
+            skip_reason(&ctx, "no tab colours");
+            return;
+        }
+        let cyan = ctx.engine.terminal.team_colour("cyan").await.unwrap();
+        let edge = ctx.engine.terminal.team_colour("edge").await.unwrap();
+        assert!(cohort_terminal::colours::hue_distance(cyan.hue, edge.hue) >= 40.0);
+        let shown = ctx
+            .engine
+            .terminal
+            .backend()
+            .appearance(&panes[0])
+            .await
+            .unwrap();
+        assert_eq!(shown.tab_color, Some(cyan.hex.clone()), "{:?}", ctx.which);
+        let shown = ctx
+            .engine
+            .terminal
+            .backend()
+            .appearance(&panes[1])
+            .await
+            .unwrap();
+        assert_eq!(shown.tab_color, Some(edge.hex.clone()), "{:?}", ctx.which);
 
-    // One call, many targets: both get a cursor colour; then a reset puts both back.
-    let change = AppearanceChange {
-        look: Appearance {
-            cursor_color: Some("#00ff00".into()),
-            ..Appearance::default()
-        },
-        ..AppearanceChange::default()
-    };
-    let done = ctx
-        .engine
-        .set_appearance_many(&["cyan".into(), "edge".into()], &change)
-        .await
-        .unwrap();
-    assert!(
-        done.iter().all(|d| d.error.is_none()),
-        "{:?}: {done:?}",
-        ctx.which
-    );
-    for pane in &panes {
-        let shown = ctx.engine.backend().appearance(pane).await.unwrap();
-        assert_eq!(
-            shown.cursor_color.as_deref(),
-            Some("#00ff00"),
-            "{:?}",
+        // One call, many targets: both get a cursor colour; then a reset puts both back.
+        let change = AppearanceChange {
+            look: Appearance {
+                cursor_color: Some("#00ff00".into()),
+                ..Appearance::default()
+            },
+            ..AppearanceChange::default()
+        };
+        let done = ctx
+            .engine
+            .terminal
+            .set_appearance_many(&["cyan".into(), "edge".into()], &change)
+            .await
+            .unwrap();
+        assert!(
+            done.iter().all(|d| d.error.is_none()),
+            "{:?}: {done:?}",
             ctx.which
         );
+        for pane in &panes {
+            let shown = ctx
+                .engine
+                .terminal
+                .backend()
+                .appearance(pane)
+                .await
+                .unwrap();
+            assert_eq!(
+                shown.cursor_color.as_deref(),
+                Some("#00ff00"),
+                "{:?}",
+                ctx.which
+            );
+        }
+        let reset = AppearanceChange {
+            look: Appearance {
+                reset: true,
+                ..Appearance::default()
+            },
+            ..AppearanceChange::default()
+        };
+        ctx.engine
+            .terminal
+            .set_appearance_many(&["c1".into(), "c2".into()], &reset)
+            .await
+            .unwrap();
+        for pane in &panes {
+            let shown = ctx
+                .engine
+                .terminal
+                .backend()
+                .appearance(pane)
+                .await
+                .unwrap();
+            assert_eq!(
+                (shown.tab_color, shown.cursor_color, shown.badge),
+                (None, None, None),
+                "{:?}",
+                ctx.which
+            );
+        }
     }
-    let reset = AppearanceChange {
-        look: Appearance {
-            reset: true,
-            ..Appearance::default()
-        },
-        ..AppearanceChange::default()
-    };
-    ctx.engine
-        .set_appearance_many(&["c1".into(), "c2".into()], &reset)
-        .await
-        .unwrap();
-    for pane in &panes {
-        let shown = ctx.engine.backend().appearance(pane).await.unwrap();
-        assert_eq!(
-            (shown.tab_color, shown.cursor_color, shown.badge),
-            (None, None, None),
-            "{:?}",
-            ctx.which
-        );
-    }
-});
+);
 
 /// Prints why a scenario, or part of one, does not apply to this backend.
 fn skip_reason(ctx: &Ctx, reason: &str) {

@@ -1,5 +1,8 @@
 //! The tmux backend against a real tmux server on a private socket per test.
 
+// These tests drive the backend itself, below the terminal's input type.
+#![allow(clippy::disallowed_methods)]
+
 use std::time::Duration;
 
 use crate::support::*;

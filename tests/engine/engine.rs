@@ -6,10 +6,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::support::*;
-use cohort::engine::completion::{Layer, Until, WaitSpec};
-use cohort::engine::read::{ReadOptions, ReadWhat};
-use cohort::engine::{Engine, EngineError, OpenOptions, SendOptions};
+use cohort::engine::Engine;
 use cohort_backends::PaneId;
+use cohort_terminal::{
+    completion::{Layer, Until, WaitSpec},
+    read::{ReadOptions, ReadWhat},
+    Caller, OpenOptions, SendOptions, TerminalError,
+};
 
 /// A raw line as a terminal shows it: escapes gone, text after the last carriage return.
 fn plain(line: &str) -> String {
@@ -30,8 +33,15 @@ async fn engine(server: &TestServer) -> Engine {
 }
 
 async fn shell(engine: &Engine, name: &str) -> PaneId {
-    let pane = engine.open(OpenOptions::named(name)).await.unwrap();
-    assert!(engine.wait_ready(&pane.id, WAIT).await, "no prompt");
+    let pane = engine
+        .terminal
+        .open(OpenOptions::named(name))
+        .await
+        .unwrap();
+    assert!(
+        engine.terminal.wait_ready(&pane.id, WAIT).await,
+        "no prompt"
+    );
     pane.id
 }
 
@@ -56,9 +66,17 @@ async fn run(
     pane: &PaneId,
     command: &str,
     spec: WaitSpec,
-) -> cohort::engine::RunOutput {
+) -> cohort_terminal::RunOutput {
     engine
-        .run(pane, command, &SendOptions::default(), spec, false)
+        .terminal
+        .run(
+            pane,
+            command,
+            &SendOptions::default(),
+            spec,
+            false,
+            &Caller::new("test"),
+        )
         .await
         .unwrap_or_else(|e| panic!("{command}: {e}"))
 }
@@ -111,13 +129,14 @@ async fn two_million_lines_stay_retrievable_with_bounded_memory() {
     );
     assert!(out.output.text.lines().count() < 200);
     assert!(
-        engine.stats().journal_memory < 4 * 1024 * 1024,
+        engine.terminal.stats().journal_memory < 4 * 1024 * 1024,
         "{:?}",
-        engine.stats()
+        engine.terminal.stats()
     );
 
     // Find line "1" and check a sample of lines all the way to 2000000.
     let head = engine
+        .terminal
         .read(
             &pane,
             &ReadOptions {
@@ -136,6 +155,7 @@ async fn two_million_lines_stay_retrievable_with_bounded_memory() {
     for n in [1u64, 2, 1000, 777_777, 1_999_999, 2_000_000] {
         let line = offset + n - 1;
         let got = engine
+            .terminal
             .read(
                 &pane,
                 &ReadOptions {
@@ -158,23 +178,62 @@ async fn callers_have_independent_cursors() {
     };
 
     run(&engine, &pane, "echo alpha", spec(10_000)).await;
-    let a1 = engine.read(&pane, &new("a")).await;
+    let a1 = engine.terminal.read(&pane, &new("a")).await;
     assert!(a1.text.contains("alpha"));
     run(&engine, &pane, "echo beta", spec(10_000)).await;
-    let a2 = engine.read(&pane, &new("a")).await;
+    let a2 = engine.terminal.read(&pane, &new("a")).await;
     assert!(
         a2.text.contains("beta") && !a2.text.contains("alpha"),
         "{}",
         a2.text
     );
-    let b1 = engine.read(&pane, &new("b")).await;
+    let b1 = engine.terminal.read(&pane, &new("b")).await;
     assert!(
         b1.text.contains("alpha") && b1.text.contains("beta"),
         "{}",
         b1.text
     );
-    let a3 = engine.read(&pane, &new("a")).await;
+    let a3 = engine.terminal.read(&pane, &new("a")).await;
     assert!(!a3.text.contains("beta"), "{}", a3.text);
+}
+
+/// Typing a line without Enter and pressing Enter as a key is judged as one line:
+/// the tripwire sees what Enter submits, whichever path typed it.
+#[tokio::test]
+async fn the_tripwire_judges_the_line_enter_submits_when_typed_in_parts() {
+    let (_server, engine, pane) = shell_session("tripwire-parts").await;
+    let dir = tempfile::tempdir().unwrap();
+    let caller = Caller::new("test");
+    let typed = SendOptions {
+        enter: false,
+        ..SendOptions::default()
+    };
+    let first = format!("cd '{}' && git reset", dir.path().display());
+    for part in [first.as_str(), " --hard"] {
+        engine
+            .terminal
+            .send(&pane, part, &typed, &caller)
+            .await
+            .unwrap();
+    }
+    let err = engine
+        .terminal
+        .keys(&pane, &[cohort_backends::Key::ENTER], &caller, false)
+        .await
+        .expect_err("Enter on a destructive line typed in parts is refused");
+    match &err {
+        TerminalError::Refused(r) => assert_eq!(r.rule, "git-reset-hard"),
+        other => panic!("{other}"),
+    }
+    // C-u empties the line; what is typed after it is judged alone.
+    engine
+        .terminal
+        .keys(&pane, &["C-u".parse().unwrap()], &caller, false)
+        .await
+        .unwrap();
+    let out = run(&engine, &pane, "echo fine", spec(10_000)).await;
+    assert_eq!(out.verdict.exit_status, Some(0), "{:?}", out.verdict);
+    assert!(out.output.text.contains("fine"), "{}", out.output.text);
 }
 
 #[tokio::test]
@@ -183,17 +242,19 @@ async fn the_tripwire_refuses_and_force_passes() {
     let dir = tempfile::tempdir().unwrap();
     let command = format!("cd '{}' && git reset --hard", dir.path().display());
     let err = engine
+        .terminal
         .run(
             &pane,
             &command,
             &SendOptions::default(),
             spec(10_000),
             false,
+            &Caller::new("test"),
         )
         .await
         .unwrap_err();
     match &err {
-        EngineError::Refused(r) => assert_eq!(r.rule, "git-reset-hard"),
+        TerminalError::Refused(r) => assert_eq!(r.rule, "git-reset-hard"),
         other => panic!("{other}"),
     }
     assert!(err.to_string().contains("force: true"), "{err}");
@@ -202,7 +263,15 @@ async fn the_tripwire_refuses_and_force_passes() {
         ..SendOptions::default()
     };
     let out = engine
-        .run(&pane, &command, &forced, spec(10_000), false)
+        .terminal
+        .run(
+            &pane,
+            &command,
+            &forced,
+            spec(10_000),
+            false,
+            &Caller::new("test"),
+        )
         .await
         .unwrap();
     assert_eq!(
@@ -263,6 +332,7 @@ async fn sessions_the_registry_lost_are_adopted_again() {
     let pane = {
         let engine = engine(&server).await;
         let pane = engine
+            .terminal
             .open(OpenOptions {
                 name: "survivor".into(),
                 agent: Some("sam".into()),
@@ -278,19 +348,19 @@ async fn sessions_the_registry_lost_are_adopted_again() {
         let _ = std::fs::remove_file(server.state_dir().join(format!("registry.db{suffix}")));
     }
     let engine = engine(&server).await;
-    assert!(engine.registry().sessions().unwrap().is_empty());
-    engine.adopt().await.unwrap();
-    let sessions = engine.registry().sessions().unwrap();
+    assert!(engine.terminal.registry().sessions().unwrap().is_empty());
+    engine.terminal.adopt().await.unwrap();
+    let sessions = engine.terminal.registry().sessions().unwrap();
     assert_eq!(sessions.len(), 1);
     assert_eq!(
         (sessions[0].name.as_str(), sessions[0].pane.as_str()),
         ("survivor", pane.as_str())
     );
-    let agents = engine.registry().agents().unwrap();
+    let agents = engine.terminal.registry().agents().unwrap();
     assert_eq!(agents[0].name, "sam");
     assert_eq!(agents[0].teams, vec!["ops".to_string()]);
     // And the agent's name works as a target again.
-    assert_eq!(engine.resolve("sam").await.unwrap().id, pane);
+    assert_eq!(engine.terminal.resolve("sam").await.unwrap().id, pane);
 }
 
 #[tokio::test]
@@ -317,7 +387,7 @@ async fn a_timeout_before_the_first_prompt_says_the_shell_is_still_starting() {
     std::fs::write(home.path().join(".bashrc"), "sleep 4\n").unwrap();
     let mut options = OpenOptions::named("slow-rc");
     options.env = vec![("HOME".into(), home.path().display().to_string())];
-    let pane = engine.open(options).await.unwrap().id;
+    let pane = engine.terminal.open(options).await.unwrap().id;
 
     let out = run(&engine, &pane, "echo typed-$((40+2))", spec(500)).await;
     assert!(!out.verdict.complete);
@@ -327,11 +397,13 @@ async fn a_timeout_before_the_first_prompt_says_the_shell_is_still_starting() {
 
     // Nothing typed was lost: it runs once the startup files finish.
     let verdict = engine
+        .terminal
         .wait(&pane, spec(15_000))
         .await
         .unwrap_or_else(|e| panic!("wait: {e}"));
     assert!(verdict.complete, "{verdict:?}");
     let seen = engine
+        .terminal
         .read(
             &pane,
             &ReadOptions {
@@ -375,8 +447,8 @@ async fn git_log_completes_instead_of_waiting_in_a_pager() {
     git(&["config", "core.pager", "less"]);
     let mut options = OpenOptions::named("pager");
     options.cwd = Some(repo.path().display().to_string());
-    let pane = engine.open(options).await.unwrap().id;
-    assert!(engine.wait_ready(&pane, WAIT).await, "no prompt");
+    let pane = engine.terminal.open(options).await.unwrap().id;
+    assert!(engine.terminal.wait_ready(&pane, WAIT).await, "no prompt");
 
     let out = run(&engine, &pane, "git log", spec(10_000)).await;
     assert_eq!(
@@ -395,8 +467,8 @@ async fn a_pager_set_back_on_is_named_with_the_way_out() {
     let engine = engine(&server).await;
     let mut options = OpenOptions::named("pager-on");
     options.env = vec![("PAGER".into(), "less".into())];
-    let pane = engine.open(options).await.unwrap().id;
-    assert!(engine.wait_ready(&pane, WAIT).await, "no prompt");
+    let pane = engine.terminal.open(options).await.unwrap().id;
+    assert!(engine.terminal.wait_ready(&pane, WAIT).await, "no prompt");
 
     // `man`-style: a program hands its long output to $PAGER and waits for it.
     let out = run(&engine, &pane, "seq 1 500 | sh -c '$PAGER'", spec(10_000)).await;
@@ -409,10 +481,11 @@ async fn a_pager_set_back_on_is_named_with_the_way_out() {
     );
 
     engine
-        .keys_as(&pane, &["q".parse().unwrap()], None, None)
+        .terminal
+        .keys(&pane, &["q".parse().unwrap()], &Caller::new("test"), false)
         .await
         .unwrap();
-    let verdict = engine.wait(&pane, spec(10_000)).await.unwrap();
+    let verdict = engine.terminal.wait(&pane, spec(10_000)).await.unwrap();
     assert!(verdict.complete, "{verdict:?}");
 }
 
@@ -482,7 +555,7 @@ async fn input_that_ends_a_running_program_reports_its_exit_status() {
 }
 
 /// `(complete, layer, exit status)` of a run, for compact assertions.
-fn outcome(out: &cohort::engine::RunOutput) -> (bool, Layer, Option<i32>) {
+fn outcome(out: &cohort_terminal::RunOutput) -> (bool, Layer, Option<i32>) {
     (
         out.verdict.complete,
         out.verdict.layer,
@@ -600,12 +673,13 @@ async fn a_program_waiting_on_a_timer_or_a_socket_is_not_waiting_for_input() {
     let (_server, engine, pane) = shell_session("not-input").await;
 
     // Quiet for 1.5 s in a poll on a timer, then in a blocking socket read: neither
-    // is a question to the user, so the ladder waits for the exit.
+    // is a question to the user, so the ladder waits for the exit. (perl, not
+    // python: a pyenv shim alone can take seconds to start on a loaded machine.)
     let out = run(
         &engine,
         &pane,
-        "python3 -c 'import select; select.select([], [], [], 1.5)'; exit_code=5; (exit $exit_code)",
-        spec(10_000),
+        "perl -e 'select(undef, undef, undef, 1.5)'; exit_code=5; (exit $exit_code)",
+        spec(30_000),
     )
     .await;
     assert_eq!(
@@ -617,9 +691,9 @@ async fn a_program_waiting_on_a_timer_or_a_socket_is_not_waiting_for_input() {
     let out = run(
         &engine,
         &pane,
-        "python3 -c 'import socket, threading; a, b = socket.socketpair(); \
-         threading.Timer(1.5, lambda: b.send(b\"x\")).start(); a.recv(1)'",
-        spec(10_000),
+        "perl -MSocket -e 'socketpair(my $a, my $b, AF_UNIX, SOCK_STREAM, PF_UNSPEC) or die; \
+         if (fork) { sysread($a, my $x, 1) } else { select(undef, undef, undef, 1.5); syswrite($b, \"x\") }'",
+        spec(30_000),
     )
     .await;
     assert_eq!(
@@ -670,17 +744,26 @@ async fn typing_into_a_session_whose_program_exited_is_refused() {
     );
     // The shell reports its status a moment before the pane closes.
     let deadline = std::time::Instant::now() + WAIT;
-    while !engine.backend().pane_state(&pane).await.unwrap().dead {
+    while !engine
+        .terminal
+        .backend()
+        .pane_state(&pane)
+        .await
+        .unwrap()
+        .dead
+    {
         assert!(std::time::Instant::now() < deadline, "the pane never died");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let err = engine
+        .terminal
         .run(
             &pane,
             "echo after",
             &SendOptions::default(),
             spec(5_000),
             false,
+            &Caller::new("test"),
         )
         .await
         .err()
@@ -688,7 +771,7 @@ async fn typing_into_a_session_whose_program_exited_is_refused() {
     assert!(
         matches!(
             err,
-            EngineError::Exited {
+            TerminalError::Exited {
                 status: Some(7),
                 ..
             }
@@ -697,10 +780,79 @@ async fn typing_into_a_session_whose_program_exited_is_refused() {
     );
     assert!(err.to_string().contains("open a new one"), "{err}");
     let err = engine
-        .keys(&pane, &[cohort_backends::Key::ENTER])
+        .terminal
+        .keys(
+            &pane,
+            &[cohort_backends::Key::ENTER],
+            &Caller::new("test"),
+            false,
+        )
         .await
         .expect_err("keys in an exited session are refused");
-    assert!(matches!(err, EngineError::Exited { .. }), "{err}");
+    assert!(matches!(err, TerminalError::Exited { .. }), "{err}");
+}
+
+#[tokio::test]
+async fn a_wrong_exit_mark_does_not_lock_a_live_shell() {
+    let (_server, engine, pane) = shell_session("forged-exit").await;
+    // A program prints the shell's "exiting" mark, signed with the pane's key as a
+    // program that learned the key would: the shell itself goes on.
+    let key = engine
+        .terminal
+        .backend()
+        .list_panes()
+        .await
+        .unwrap()
+        .into_iter()
+        .find(|p| p.id == pane)
+        .and_then(|p| p.identity)
+        .and_then(|i| i.key)
+        .expect("the pane's mark key");
+    let forge = format!("printf '\\033]133;D;0;cohort=%s;exit\\007' {key}; echo forged");
+    // (Its verdict may rest on the forged mark: the signature is the pane's.)
+    run(&engine, &pane, &forge, spec(10_000)).await;
+    // The pane is alive and its shell at its prompt: the next commands run.
+    for n in 1..=2 {
+        let out = run(
+            &engine,
+            &pane,
+            &format!("echo alive-$((40+{n}))"),
+            spec(10_000),
+        )
+        .await;
+        assert_eq!(
+            outcome(&out),
+            (true, Layer::Exit, Some(0)),
+            "run {n}: {:?}",
+            out.verdict
+        );
+        assert!(
+            out.output.text.contains(&format!("alive-{}", 40 + n)),
+            "{}",
+            out.output.text
+        );
+    }
+    // Printed while a command runs, the mark holds the pane's input only until the
+    // pane shows it alive.
+    let forge = format!("printf '\\033]133;D;0;cohort=%s;exit\\007' {key}; sleep 3");
+    engine
+        .terminal
+        .send(&pane, &forge, &SendOptions::default(), &Caller::new("test"))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    engine
+        .terminal
+        .keys(
+            &pane,
+            &["C-c".parse().unwrap()],
+            &Caller::new("test"),
+            false,
+        )
+        .await
+        .expect("a live pane takes keys after a wrong exit mark");
+    let out = run(&engine, &pane, "echo after-$((6*7))", spec(10_000)).await;
+    assert!(out.output.text.contains("after-42"), "{}", out.output.text);
 }
 
 #[tokio::test]
@@ -769,6 +921,7 @@ async fn markers_in_a_read_name_the_lines_to_read_back() {
         let pane = pane.clone();
         async move {
             engine
+                .terminal
                 .read(
                     &pane,
                     &ReadOptions {
@@ -879,12 +1032,19 @@ async fn text_that_starts_with_a_dash_or_a_tilde_is_typed_as_it_is() {
         ..SendOptions::default()
     };
     for text in ["-    x = compute(0)\n--help\n", "~/not-home\n~user\n"] {
-        engine.send(&pane, text, &typed).await.unwrap();
+        engine
+            .terminal
+            .send(&pane, text, &typed, &Caller::new("test"))
+            .await
+            .unwrap();
     }
     engine
+        .terminal
         .keys(
             &pane,
             &[cohort_backends::Key::ENTER, "C-d".parse().unwrap()],
+            &Caller::new("test"),
+            false,
         )
         .await
         .unwrap();
@@ -915,7 +1075,7 @@ async fn a_second_process_waits_for_the_command_another_one_typed() {
     run(&typist, &pane, "true", spec(10_000)).await;
     let out = run(&typist, &pane, "sleep 0.7; false", spec(100)).await;
     assert_eq!(out.verdict.layer, Layer::Timeout, "{:?}", out.verdict);
-    let verdict = watcher.wait(&pane, spec(10_000)).await.unwrap();
+    let verdict = watcher.terminal.wait(&pane, spec(10_000)).await.unwrap();
     assert_eq!(
         (verdict.complete, verdict.layer, verdict.exit_status),
         (true, Layer::Exit, Some(1)),
@@ -1019,7 +1179,11 @@ async fn a_run_is_not_appended_to_keys_left_on_the_line() {
         enter: false,
         ..SendOptions::default()
     };
-    engine.send(&pane, "a", &typed).await.unwrap();
+    engine
+        .terminal
+        .send(&pane, "a", &typed, &Caller::new("test"))
+        .await
+        .unwrap();
     let out = run(&engine, &pane, "echo two", spec(10_000)).await;
     assert_eq!(
         outcome(&out),
@@ -1035,7 +1199,7 @@ async fn a_run_whose_session_is_closed_says_so() {
     let (_server, engine, pane) = shell_session("closing").await;
     let (out, closed) = tokio::join!(run(&engine, &pane, "sleep 20", spec(15_000)), async {
         tokio::time::sleep(Duration::from_millis(300)).await;
-        engine.close(&pane).await
+        engine.terminal.close(&pane).await
     });
     closed.unwrap();
     // Not a timeout: the wait noticed the pane was gone.
@@ -1054,8 +1218,8 @@ async fn two_processes_opening_one_name_at_once_get_one_session() {
     for round in 0..3 {
         let name = format!("race-{round}");
         let (x, y) = tokio::join!(
-            a.open(OpenOptions::named(&name)),
-            b.open(OpenOptions::named(&name))
+            a.terminal.open(OpenOptions::named(&name)),
+            b.terminal.open(OpenOptions::named(&name))
         );
         assert!(
             x.is_ok() != y.is_ok(),
@@ -1063,10 +1227,11 @@ async fn two_processes_opening_one_name_at_once_get_one_session() {
         );
         let refused = x.err().or(y.err()).unwrap();
         assert!(
-            matches!(refused, EngineError::NameTaken { .. }),
+            matches!(refused, TerminalError::NameTaken { .. }),
             "{refused}"
         );
         let named = a
+            .terminal
             .list()
             .await
             .unwrap()
@@ -1084,16 +1249,21 @@ async fn two_processes_opening_one_name_at_once_get_one_session() {
 async fn a_new_tmux_server_hands_nothing_of_the_old_one_to_new_panes() {
     let (server, engine, pane) = shell_session("phoenix").await;
     run(&engine, &pane, "echo old-life-marker", spec(10_000)).await;
-    engine.lock(&pane, "holder", None).await.unwrap();
+    engine.terminal.lock(&pane, "holder", None).await.unwrap();
     let waiting = {
         let (engine, pane) = (engine.clone(), pane.clone());
-        let owner = SendOptions {
-            owner: Some("holder".into()),
-            ..SendOptions::default()
-        };
+        let holder = Caller::new("test").as_owner(Some("holder".into()));
         tokio::spawn(async move {
             engine
-                .run(&pane, "sleep 30", &owner, spec(60_000), false)
+                .terminal
+                .run(
+                    &pane,
+                    "sleep 30",
+                    &SendOptions::default(),
+                    spec(60_000),
+                    false,
+                    &holder,
+                )
                 .await
                 .unwrap()
         })
@@ -1109,15 +1279,20 @@ async fn a_new_tmux_server_hands_nothing_of_the_old_one_to_new_panes() {
     assert_eq!(out.verdict.layer, Layer::Closed, "{}", out.output.meta);
 
     let again = engine
+        .terminal
         .open(OpenOptions::named("phoenix"))
         .await
         .expect("the same name opens on the new server");
-    assert!(engine.wait_ready(&again.id, WAIT).await, "no prompt");
+    assert!(
+        engine.terminal.wait_ready(&again.id, WAIT).await,
+        "no prompt"
+    );
     assert_eq!(
         again.id, pane,
         "tmux reuses the pane id (the case under test)"
     );
     let all = engine
+        .terminal
         .read(
             &again.id,
             &ReadOptions {
@@ -1130,11 +1305,11 @@ async fn a_new_tmux_server_hands_nothing_of_the_old_one_to_new_panes() {
     assert!(!all.text.contains("old-life-marker"), "{}", all.text);
     // Not locked by the old session's holder, and its commands complete on their own
     // marks.
-    assert!(engine.lock_of(&again.id).await.unwrap().is_none());
+    assert!(engine.terminal.lock_of(&again.id).await.unwrap().is_none());
     let out = run(&engine, &again.id, "echo new-life", spec(10_000)).await;
     assert_eq!(out.verdict.layer, Layer::Exit);
     assert_eq!(out.output.text.trim(), "new-life");
-    assert_eq!(engine.list().await.unwrap().len(), 1);
+    assert_eq!(engine.terminal.list().await.unwrap().len(), 1);
 }
 
 /// The registry overwritten with garbage, or deleted, under a running server: the
@@ -1145,6 +1320,7 @@ async fn a_new_tmux_server_hands_nothing_of_the_old_one_to_new_panes() {
 async fn a_registry_overwritten_or_deleted_under_the_server_is_recovered() {
     let (server, engine, pane) = shell_session("keeper").await;
     let agent_pane = engine
+        .terminal
         .open(OpenOptions {
             name: "worker-1".into(),
             agent: Some("wally".into()),
@@ -1173,12 +1349,14 @@ async fn a_registry_overwritten_or_deleted_under_the_server_is_recovered() {
             out.output.meta
         );
         let fresh = engine
+            .terminal
             .open(OpenOptions::named(format!("new-after-{damage}")))
             .await
             .unwrap_or_else(|e| panic!("open after {damage}: {e}"));
-        assert!(engine.wait_ready(&fresh.id, WAIT).await);
+        assert!(engine.terminal.wait_ready(&fresh.id, WAIT).await);
         // The registry knows the sessions and the agent again.
         let names: Vec<String> = engine
+            .terminal
             .registry()
             .sessions()
             .unwrap()
@@ -1186,8 +1364,11 @@ async fn a_registry_overwritten_or_deleted_under_the_server_is_recovered() {
             .map(|s| s.name)
             .collect();
         assert!(names.contains(&"keeper".to_string()), "{damage}: {names:?}");
-        assert!(engine.agent("wally").await.unwrap().is_some(), "{damage}");
-        let status = engine.status().await.unwrap();
+        assert!(
+            engine.terminal.agent("wally").await.unwrap().is_some(),
+            "{damage}"
+        );
+        let status = engine.terminal.status().await.unwrap();
         let warning = status.registry_warning.unwrap_or_default();
         assert!(
             warning.contains(&db.display().to_string()),
@@ -1210,9 +1391,13 @@ async fn a_registry_overwritten_or_deleted_under_the_server_is_recovered() {
 async fn a_deleted_state_directory_is_written_again() {
     let (server, engine, pane) = shell_session("before-rm").await;
     std::fs::remove_dir_all(server.state_dir()).unwrap();
-    let fresh = engine.open(OpenOptions::named("after-rm")).await.unwrap();
+    let fresh = engine
+        .terminal
+        .open(OpenOptions::named("after-rm"))
+        .await
+        .unwrap();
     assert!(
-        engine.wait_shell_up(&fresh.id).await.is_none(),
+        engine.terminal.wait_shell_up(&fresh.id).await.is_none(),
         "the new shell came up without its integration"
     );
     let out = run(&engine, &fresh.id, "false", spec(10_000)).await;
@@ -1230,11 +1415,12 @@ async fn a_deleted_state_directory_is_written_again() {
 async fn output_past_the_journal_cap_is_dropped_and_reads_say_so() {
     let server = TestServer::new();
     let engine = engine(&server).await;
-    engine.set_journal_disk_cap(2 << 20);
+    engine.terminal.set_journal_disk_cap(2 << 20);
     let pane = shell(&engine, "capped").await;
     let out = run(&engine, &pane, "seq 1 1000000", spec(60_000)).await;
     assert_eq!(out.verdict.layer, Layer::Exit, "{}", out.output.meta);
     let all = engine
+        .terminal
         .read(
             &pane,
             &ReadOptions {
@@ -1334,7 +1520,15 @@ async fn marks_a_program_prints_never_complete_a_command() {
         ..SendOptions::default()
     };
     let out = engine
-        .run(&pane, "sleep 1; (exit 5)", &marked, spec(15_000), false)
+        .terminal
+        .run(
+            &pane,
+            "sleep 1; (exit 5)",
+            &marked,
+            spec(15_000),
+            false,
+            &Caller::new("test"),
+        )
         .await
         .unwrap();
     assert_eq!(
@@ -1361,13 +1555,21 @@ async fn typing_after_the_shell_exits_is_refused() {
         (Layer::Exit, Some(7))
     );
     let err = engine
-        .run(&pane, "echo hi", &SendOptions::default(), spec(5000), false)
+        .terminal
+        .run(
+            &pane,
+            "echo hi",
+            &SendOptions::default(),
+            spec(5000),
+            false,
+            &Caller::new("test"),
+        )
         .await
         .unwrap_err();
     assert!(
         matches!(
             err,
-            EngineError::Exited {
+            TerminalError::Exited {
                 status: Some(7),
                 ..
             }
@@ -1383,15 +1585,18 @@ async fn typing_after_the_shell_exits_is_refused() {
 async fn a_run_typed_while_another_command_runs_gets_its_own_verdict() {
     let (server, first, pane) = shell_session("busy").await;
     first
+        .terminal
         .send(
             &pane,
             "sleep 1.5; printf '%s-%s\\n' first done",
             &SendOptions::default(),
+            &Caller::new("test"),
         )
         .await
         .unwrap();
     let deadline = std::time::Instant::now() + WAIT;
     while first
+        .terminal
         .session_status(&pane)
         .await
         .unwrap()
@@ -1404,7 +1609,7 @@ async fn a_run_typed_while_another_command_runs_gets_its_own_verdict() {
     }
     // A second process, knowing nothing of the running command.
     let second = engine(&server).await;
-    second.list().await.unwrap();
+    second.terminal.list().await.unwrap();
     let out = run(
         &second,
         &pane,
@@ -1426,14 +1631,14 @@ async fn a_run_typed_while_another_command_runs_gets_its_own_verdict() {
 /// the session closing.
 #[tokio::test]
 async fn the_event_stream_follows_sessions_commands_and_locks() {
-    use cohort::engine::events::EngineEvent;
+    use cohort_terminal::events::EngineEvent;
     let server = TestServer::new();
     let engine = engine(&server).await;
-    let mut events = engine.events();
+    let mut events = engine.terminal.events();
     let pane = shell(&engine, "followed").await;
     run(&engine, &pane, "(exit 3)", spec(10_000)).await;
-    engine.lock(&pane, "watcher", None).await.unwrap();
-    engine.close(&pane).await.unwrap();
+    engine.terminal.lock(&pane, "watcher", None).await.unwrap();
+    engine.terminal.close(&pane).await.unwrap();
     let mut seen = Vec::new();
     while let Ok(Ok(event)) = tokio::time::timeout(Duration::from_millis(500), events.recv()).await
     {
@@ -1461,4 +1666,42 @@ async fn the_event_stream_follows_sessions_commands_and_locks() {
     );
     assert!(opened < started && started < ended && ended < locked && locked < closed);
     assert!(output < ended);
+}
+
+/// Journals hold what panes printed and the registry who runs what: another user
+/// may read neither. An existing state directory that is too open is tightened. And
+/// the journal keeps the prompt marks without cohort's signature.
+#[tokio::test]
+async fn state_is_readable_by_its_owner_only_and_holds_no_mark_key() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode =
+        |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    let server = TestServer::new();
+    std::fs::set_permissions(server.state_dir(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let engine = engine(&server).await;
+    let pane = shell(&engine, "private").await;
+    run(&engine, &pane, "echo AWS_SECRET_ACCESS_KEY=x", spec(10_000)).await;
+    // More than the spill writer's buffer, so what came before is on disk.
+    run(&engine, &pane, "seq 1 40000", spec(20_000)).await;
+
+    assert_eq!(mode(server.state_dir()), 0o700);
+    assert_eq!(mode(&server.state_dir().join("registry.db")), 0o600);
+    let journal = server.state_dir().join("journal");
+    let mut spilled = Vec::new();
+    for dir in std::fs::read_dir(&journal).unwrap().flatten() {
+        for file in std::fs::read_dir(dir.path()).unwrap().flatten() {
+            assert_eq!(mode(&file.path()), 0o600, "{}", file.path().display());
+            spilled.extend(std::fs::read(file.path()).unwrap());
+        }
+    }
+    let spilled = String::from_utf8_lossy(&spilled);
+    assert!(
+        spilled.contains("AWS_SECRET_ACCESS_KEY"),
+        "the journal spills to {}",
+        journal.display()
+    );
+    // The prompt marks are kept, cohort's signature on them is not: nothing read
+    // from the journal could be replayed as a verified mark.
+    assert!(spilled.contains("\x1b]133;D;0"), "{spilled:?}");
+    assert!(!spilled.contains("cohort="), "{spilled:?}");
 }

@@ -14,43 +14,132 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::support::*;
-use cohort::engine::completion::record::replay;
-use cohort::engine::completion::{Layer, Until, WaitSpec};
-use cohort::engine::{Engine, OpenOptions, SendOptions};
+use cohort::engine::Engine;
+use cohort_terminal::{
+    completion::{record::replay, Layer, Until, WaitSpec},
+    OpenOptions, SendOptions,
+};
 
 fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/ladder")
 }
 
-#[test]
-fn recorded_sessions_replay_to_their_verdicts() {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(fixtures())
-        .expect("fixtures/ladder")
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
-    files.sort();
-    assert!(files.len() >= 60, "only {} recordings", files.len());
-    for file in &files {
-        let text = std::fs::read_to_string(file).unwrap();
-        let name = file.file_stem().unwrap().to_string_lossy();
-        let replayed = replay(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
-        let verdict = replayed
-            .verdict
-            .unwrap_or_else(|| panic!("{name}: the recording ends without a verdict"));
-        println!(
-            "{name:<32} {:>3} steps  {} {:?} {:?}",
-            replayed.steps,
-            if verdict.complete {
-                "complete"
-            } else {
-                "not complete"
-            },
-            verdict.layer,
-            verdict.exit_status
-        );
-    }
+/// Replays one recording and checks the ladder takes each recorded decision again
+/// and comes to the recorded verdict.
+fn replays_to_its_verdict(name: &str) {
+    let file = fixtures().join(format!("{name}.jsonl"));
+    let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let replayed = replay(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let verdict = replayed
+        .verdict
+        .unwrap_or_else(|| panic!("{name}: the recording ends without a verdict"));
+    println!(
+        "{name:<32} {:>3} steps  {} {:?} {:?}",
+        replayed.steps,
+        if verdict.complete {
+            "complete"
+        } else {
+            "not complete"
+        },
+        verdict.layer,
+        verdict.exit_status
+    );
+}
+
+/// One test per recording, so a failure names its fixture and the rest still run.
+macro_rules! ladder_fixtures {
+    ($($test:ident => $file:literal,)*) => {
+        mod replay_fixture {
+            $(
+                #[test]
+                fn $test() {
+                    super::replays_to_its_verdict($file);
+                }
+            )*
+        }
+
+        /// Every recording in `fixtures/ladder/` has its test above.
+        #[test]
+        fn every_recording_has_a_test() {
+            let listed = [$($file),*];
+            let mut missing: Vec<String> = std::fs::read_dir(fixtures())
+                .expect("fixtures/ladder")
+                .flatten()
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+                .filter_map(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+                .filter(|name| !listed.contains(&name.as_str()))
+                .collect();
+            missing.sort();
+            assert!(
+                missing.is_empty(),
+                "recordings without a test (add them to ladder_fixtures!): {missing:?}"
+            );
+        }
+    };
+}
+
+ladder_fixtures! {
+    answer_ends_read => "answer-ends-read",
+    answer_ends_read_noproc => "answer-ends-read-noproc",
+    continuation => "continuation",
+    continuation_noproc => "continuation-noproc",
+    editor => "editor",
+    editor_noproc => "editor-noproc",
+    exec_shell => "exec-shell",
+    exec_shell_noproc => "exec-shell-noproc",
+    exit_0 => "exit-0",
+    exit_0_noproc => "exit-0-noproc",
+    exit_1 => "exit-1",
+    exit_1_noproc => "exit-1-noproc",
+    full_screen => "full-screen",
+    full_screen_noproc => "full-screen-noproc",
+    hook_prepended => "hook-prepended",
+    hook_prepended_noproc => "hook-prepended-noproc",
+    hook_replaced => "hook-replaced",
+    hook_replaced_noproc => "hook-replaced-noproc",
+    lost_hook => "lost-hook",
+    lost_hook_noproc => "lost-hook-noproc",
+    pager => "pager",
+    pager_noproc => "pager-noproc",
+    quiet_pause => "quiet-pause",
+    quiet_pause_noproc => "quiet-pause-noproc",
+    quiet_program => "quiet-program",
+    quiet_program_noproc => "quiet-program-noproc",
+    refused_history => "refused-history",
+    refused_history_noproc => "refused-history-noproc",
+    refused_syntax => "refused-syntax",
+    refused_syntax_noproc => "refused-syntax-noproc",
+    repl_block => "repl-block",
+    repl_block_noproc => "repl-block-noproc",
+    repl_waiting => "repl-waiting",
+    repl_waiting_noproc => "repl-waiting-noproc",
+    script_at_read => "script-at-read",
+    script_at_read_noproc => "script-at-read-noproc",
+    sentinel => "sentinel",
+    sentinel_integrated => "sentinel-integrated",
+    sentinel_integrated_noproc => "sentinel-integrated-noproc",
+    sentinel_noproc => "sentinel-noproc",
+    session_closing => "session-closing",
+    session_closing_noproc => "session-closing-noproc",
+    shell_read => "shell-read",
+    shell_read_char => "shell-read-char",
+    shell_read_char_noproc => "shell-read-char-noproc",
+    shell_read_key => "shell-read-key",
+    shell_read_key_noproc => "shell-read-key-noproc",
+    shell_read_key_timed => "shell-read-key-timed",
+    shell_read_key_timed_noproc => "shell-read-key-timed-noproc",
+    shell_read_keys => "shell-read-keys",
+    shell_read_keys_noproc => "shell-read-keys-noproc",
+    shell_read_line_editor => "shell-read-line-editor",
+    shell_read_line_editor_noproc => "shell-read-line-editor-noproc",
+    shell_read_noproc => "shell-read-noproc",
+    socket_read => "socket-read",
+    socket_read_noproc => "socket-read-noproc",
+    timeout => "timeout",
+    timeout_noproc => "timeout-noproc",
+    until => "until",
+    until_noproc => "until-noproc",
 }
 
 /// One scenario: what runs before, the command waited for, how, and the verdict a
@@ -205,6 +294,7 @@ async fn record(scenario: &Scenario, name: &str, kernel: bool) {
     let engine =
         Engine::with_backend(Arc::new(backend), server.state_dir(), &server.socket).unwrap();
     let pane = engine
+        .terminal
         .open(OpenOptions {
             name: "rec".into(),
             cwd: Some(server.home().display().to_string()),
@@ -213,11 +303,22 @@ async fn record(scenario: &Scenario, name: &str, kernel: bool) {
         .await
         .unwrap()
         .id;
-    assert!(engine.wait_ready(&pane, WAIT).await, "{name}: no prompt");
-    engine.wait_shell_up(&pane).await;
+    assert!(
+        engine.terminal.wait_ready(&pane, WAIT).await,
+        "{name}: no prompt"
+    );
+    engine.terminal.wait_shell_up(&pane).await;
     for line in scenario.setup {
         let _ = engine
-            .run(&pane, line, &SendOptions::default(), spec(2000), false)
+            .terminal
+            .run(
+                &pane,
+                line,
+                &SendOptions::default(),
+                spec(2000),
+                false,
+                &cohort_terminal::Caller::new("test"),
+            )
             .await;
     }
     let path = fixtures().join(format!("{name}.jsonl"));
@@ -233,11 +334,19 @@ async fn record(scenario: &Scenario, name: &str, kernel: bool) {
         let (engine, pane) = (engine.clone(), pane.clone());
         tokio::spawn(async move {
             tokio::time::sleep(after).await;
-            let _ = engine.close(&pane).await;
+            let _ = engine.terminal.close(&pane).await;
         });
     }
     let out = engine
-        .run(&pane, scenario.command, &send, wait, false)
+        .terminal
+        .run(
+            &pane,
+            scenario.command,
+            &send,
+            wait,
+            false,
+            &cohort_terminal::Caller::new("test"),
+        )
         .await
         .unwrap();
     let expect = match scenario.expect_noproc {

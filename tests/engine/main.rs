@@ -6,6 +6,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod architecture;
 mod engine;
 mod ladder_replay;
 mod orchestration;

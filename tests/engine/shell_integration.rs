@@ -2,6 +2,10 @@
 //! load (profile files too: panes start as login shells), each command's exit status
 //! arrives as a prompt mark, and nothing visible is printed.
 
+// Some of these tests type through the backend itself, to see what the shell
+// integration does with no engine above it.
+#![allow(clippy::disallowed_methods)]
+
 use std::path::{Path, PathBuf};
 
 use crate::support::*;
@@ -265,40 +269,59 @@ async fn check_no_bell(shell: &str) {
     let engine =
         cohort::engine::Engine::with_backend(backend, server.state_dir(), &server.socket).unwrap();
     let pane = engine
-        .open(cohort::engine::OpenOptions::named("bell"))
+        .terminal
+        .open(cohort_terminal::OpenOptions::named("bell"))
         .await
         .unwrap();
     assert!(
-        engine.wait_ready(&pane.id, WAIT).await,
+        engine.terminal.wait_ready(&pane.id, WAIT).await,
         "{shell}: no prompt"
     );
-    engine.wait_shell_up(&pane.id).await;
-    let spec = cohort::engine::completion::WaitSpec {
+    engine.terminal.wait_shell_up(&pane.id).await;
+    let spec = cohort_terminal::completion::WaitSpec {
         timeout: std::time::Duration::from_secs(10),
         ..Default::default()
     };
-    let options = cohort::engine::SendOptions::default();
+    let options = cohort_terminal::SendOptions::default();
     for _ in 0..3 {
         let out = engine
-            .run(&pane.id, "true", &options, spec.clone(), false)
+            .terminal
+            .run(
+                &pane.id,
+                "true",
+                &options,
+                spec.clone(),
+                false,
+                &cohort_terminal::Caller::new("test"),
+            )
             .await
             .unwrap();
         assert!(out.verdict.complete, "{shell}: {}", out.output.meta);
     }
     // Keys left on the line are dropped, not prefixed to the command.
     engine
+        .terminal
         .send(
             &pane.id,
             "junk",
-            &cohort::engine::SendOptions {
+            &cohort_terminal::SendOptions {
                 enter: false,
                 ..Default::default()
             },
+            &cohort_terminal::Caller::new("test"),
         )
         .await
         .unwrap();
     let out = engine
-        .run(&pane.id, "printf 'clean-%s\\n' ok", &options, spec, false)
+        .terminal
+        .run(
+            &pane.id,
+            "printf 'clean-%s\\n' ok",
+            &options,
+            spec,
+            false,
+            &cohort_terminal::Caller::new("test"),
+        )
         .await
         .unwrap();
     assert!(

@@ -8,21 +8,25 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::support::*;
-use cohort::engine::completion::{Layer, Until, WaitSpec};
-use cohort::engine::{Engine, OpenOptions, RunOutput, SendOptions};
+use cohort::engine::Engine;
 use cohort_backends::{Key, PaneId};
+use cohort_terminal::{
+    completion::{Layer, Until, WaitSpec},
+    OpenOptions, RunOutput, SendOptions,
+};
 
 async fn shell_session(server: &TestServer) -> (Engine, PaneId) {
     let backend = server.backend().await;
     let engine =
         Engine::with_backend(Arc::new(backend), server.state_dir(), &server.socket).unwrap();
     let pane = engine
+        .terminal
         .open(OpenOptions::named("verdicts"))
         .await
         .unwrap()
         .id;
-    assert!(engine.wait_ready(&pane, WAIT).await, "no prompt");
-    engine.wait_shell_up(&pane).await;
+    assert!(engine.terminal.wait_ready(&pane, WAIT).await, "no prompt");
+    engine.terminal.wait_shell_up(&pane).await;
     (engine, pane)
 }
 
@@ -48,7 +52,15 @@ async fn run_with(
     spec: WaitSpec,
 ) -> RunOutput {
     engine
-        .run(pane, command, send, spec, false)
+        .terminal
+        .run(
+            pane,
+            command,
+            send,
+            spec,
+            false,
+            &cohort_terminal::Caller::new("test"),
+        )
         .await
         .unwrap_or_else(|e| panic!("{command}: {e}"))
 }
@@ -87,7 +99,13 @@ async fn keys_the_shell_reads_itself_are_questions_not_ends() {
         assert!(hint.contains("answer it with send"), "{command}: {hint}");
         // Stop it, and be back at the prompt for the next one.
         engine
-            .keys(&pane, &["C-c".parse::<Key>().unwrap()])
+            .terminal
+            .keys(
+                &pane,
+                &["C-c".parse::<Key>().unwrap()],
+                &cohort_terminal::Caller::new("test"),
+                false,
+            )
             .await
             .unwrap();
         let out = run(&engine, &pane, "true", spec(10_000)).await;
@@ -213,7 +231,13 @@ async fn hints_name_what_is_in_the_foreground() {
     assert!(!hint.contains(">>>"), "{hint}");
     assert!(hint.contains("mode: screen"), "{hint}");
     engine
-        .keys(&pane, &["q".parse::<Key>().unwrap()])
+        .terminal
+        .keys(
+            &pane,
+            &["q".parse::<Key>().unwrap()],
+            &cohort_terminal::Caller::new("test"),
+            false,
+        )
         .await
         .unwrap();
     let out = run(&engine, &pane, "true", spec(10_000)).await;
@@ -242,6 +266,7 @@ async fn a_session_running_a_program_reports_the_program() {
     let engine =
         Engine::with_backend(Arc::new(backend), server.state_dir(), &server.socket).unwrap();
     let pane = engine
+        .terminal
         .open(OpenOptions {
             command: Some("cat".into()),
             ..OpenOptions::named("cat")
@@ -251,7 +276,7 @@ async fn a_session_running_a_program_reports_the_program() {
         .id;
     let deadline = std::time::Instant::now() + WAIT;
     loop {
-        let status = engine.session_status(&pane).await.unwrap();
+        let status = engine.terminal.session_status(&pane).await.unwrap();
         if status.state.foreground_command == "cat" {
             assert!(!status.state.at_shell(), "{:?}", status.state);
             break;

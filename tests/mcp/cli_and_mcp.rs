@@ -1,6 +1,10 @@
 //! The `cohort` binary as a separate process: rediscovery from a second process,
 //! `attach --print`, and the MCP server driven through rmcp's client.
 
+// One test types through the backend itself: output written before any cohort
+// process watched the pane.
+#![allow(clippy::disallowed_methods)]
+
 use std::process::Command;
 
 use crate::support::*;

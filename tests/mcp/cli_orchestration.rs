@@ -5,7 +5,8 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 
 use crate::support::*;
-use cohort::engine::{Engine, OpenOptions, SendOptions};
+use cohort::engine::Engine;
+use cohort_terminal::{OpenOptions, SendOptions};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 fn cohort(server: &TestServer) -> Command {
@@ -106,9 +107,13 @@ async fn events_follow_prints_each_event_once_in_order() {
     let backend = server.backend().await;
     let engine =
         Engine::with_backend(Arc::new(backend), server.state_dir(), &server.socket).unwrap();
-    let pane = engine.open(OpenOptions::named("feed")).await.unwrap();
-    assert!(engine.wait_ready(&pane.id, WAIT).await);
-    engine.wait_reading(&pane.id, WAIT).await;
+    let pane = engine
+        .terminal
+        .open(OpenOptions::named("feed"))
+        .await
+        .unwrap();
+    assert!(engine.terminal.wait_ready(&pane.id, WAIT).await);
+    engine.terminal.wait_reading(&pane.id, WAIT).await;
 
     let mut follower = tokio::process::Command::from(cohort(&server));
     follower
@@ -126,18 +131,21 @@ async fn events_follow_prints_each_event_once_in_order() {
     assert!(ready.contains("following events of feed"), "{ready}");
     for status in [1, 3, 0] {
         engine
+            .terminal
             .send(
                 &pane.id,
                 &format!("sh -c 'exit {status}'"),
                 &SendOptions::default(),
+                &cohort_terminal::Caller::new("test"),
             )
             .await
             .unwrap();
         engine
+            .orchestrator
             .wait_for(
                 &["feed".to_string()],
-                &cohort::engine::waits::Condition::Exit,
-                cohort::engine::waits::Quorum::All,
+                &cohort_orchestration::waits::Condition::Exit,
+                cohort_orchestration::waits::Quorum::All,
                 WAIT,
                 |_, _, _| {},
             )
@@ -146,6 +154,7 @@ async fn events_follow_prints_each_event_once_in_order() {
     }
     // From this process to the follower: through the relay.
     engine
+        .orchestrator
         .notify("tester", "feed", "info", "feed is done")
         .await
         .unwrap();

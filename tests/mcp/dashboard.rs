@@ -6,11 +6,13 @@
 //! Skipped without Chromium unless `COHORT_REQUIRE_BROWSER=1` (see
 //! `support/browser.rs`).
 
-use crate::{browser, served};
+use crate::{
+    browser,
+    served::{self, call},
+    support::*,
+};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::served::call;
-use crate::support::*;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::ServiceExt;
 use serde_json::{json, Value};

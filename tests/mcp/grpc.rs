@@ -3,12 +3,11 @@
 //! on one engine; and Python `grpcio` compiling `proto/cohort.proto` at test time
 //! (`conformance/grpc/check.py`, skipped without grpcio, see `support/python.rs`).
 
-use crate::{python, served};
+use crate::{python, served, support::*};
 use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use crate::support::*;
 use cohort::grpc::proto::cohort_client::CohortClient;
 use cohort::grpc::proto::{self, event::Kind};
 use rmcp::ServiceExt;

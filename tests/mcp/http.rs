@@ -1,11 +1,10 @@
 //! `cohort serve --http`: streamable HTTP through rmcp's client, the loopback
 //! default, and the bearer token.
 
-use crate::served;
+use crate::{served, support::*};
 use std::io::{Read, Write};
 use std::process::Command;
 
-use crate::support::*;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;

@@ -2,11 +2,9 @@
 //! over stdio: `conformance/mcp/check.py`. Skipped, with a message, where the SDK is
 //! not installed (see `support/python.rs`).
 
-use crate::python;
+use crate::{python, support::*};
 use std::path::Path;
 use std::time::Duration;
-
-use crate::support::*;
 
 #[tokio::test]
 async fn the_official_python_sdk_drives_cohort() {

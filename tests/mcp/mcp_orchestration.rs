@@ -5,10 +5,10 @@
 use std::sync::{Arc, Mutex};
 
 use crate::support::*;
-use cohort::engine::events::EngineEvent;
 use cohort::engine::slot::EngineSlot;
 use cohort::engine::Engine;
 use cohort::mcp::{CohortServer, Toolset};
+use cohort_terminal::events::EngineEvent;
 use rmcp::model::{
     CallToolRequestParams, CallToolResult, ProgressNotificationParam,
     ResourceUpdatedNotificationParam, SubscribeRequestParams,
@@ -58,7 +58,7 @@ async fn harness(role: Option<&str>) -> Harness {
     let backend = server.backend().await;
     let engine =
         Engine::with_backend(Arc::new(backend), server.state_dir(), &server.socket).unwrap();
-    let role = role.map(|r| cohort::engine::roles::Role::builtin(r).unwrap());
+    let role = role.map(|r| cohort_orchestration::roles::Role::builtin(r).unwrap());
     let mcp = CohortServer::with_role(EngineSlot::ready(engine.clone()), &Toolset::ALL, role);
     let (a, b) = tokio::io::duplex(1 << 20);
     tokio::spawn(async move {
@@ -266,7 +266,7 @@ async fn notify_and_agent_status_give_one_line_per_agent() {
         json!({"name": "ada", "session": "s1", "teams": ["core"]}),
     )
     .await;
-    h.engine.publish(EngineEvent::AgentState {
+    h.engine.terminal.publish(EngineEvent::AgentState {
         agent: "ada".into(),
         state: "idle".into(),
         reason: "turn ended".into(),
@@ -332,7 +332,7 @@ async fn subscribed_clients_hear_of_output_and_state_changes() {
     assert_eq!(ended["results"][0]["exit_status"], 0, "{ended:#}");
     subscribe("agents://status").await;
     h.handler.updated.lock().unwrap().clear();
-    h.engine.publish(EngineEvent::AgentState {
+    h.engine.terminal.publish(EngineEvent::AgentState {
         agent: "zed".into(),
         state: "stuck".into(),
         reason: "no output for 10 min".into(),
@@ -385,7 +385,8 @@ async fn a_readonly_server_lists_read_tools_only_and_refuses_run() {
 async fn a_role_without_destructive_choices_refuses_force() {
     let h = harness(Some("tester")).await;
     h.engine
-        .open(cohort::engine::OpenOptions::named("t"))
+        .terminal
+        .open(cohort_terminal::OpenOptions::named("t"))
         .await
         .unwrap();
     let e = h
@@ -525,10 +526,12 @@ async fn cohort_mcp_for_an_agent_serves_the_role_it_was_registered_with() {
     let engine =
         Engine::with_backend(Arc::new(backend), server.state_dir(), &server.socket).unwrap();
     let pane = engine
-        .open(cohort::engine::OpenOptions::named("mon"))
+        .terminal
+        .open(cohort_terminal::OpenOptions::named("mon"))
         .await
         .unwrap();
     engine
+        .terminal
         .register_agent("watcher", &pane, Some("monitor"), &[])
         .await
         .unwrap();
@@ -615,6 +618,7 @@ async fn a_listening_client_hears_of_notifications_for_it() {
         Some(vec!["notifications://lead".to_string()])
     );
     engine
+        .orchestrator
         .notify("ops", "lead", "info", "deploy finished")
         .await
         .unwrap();

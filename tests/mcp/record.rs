@@ -5,18 +5,19 @@
 //! the official `asciinema` installed (`COHORT_PYTHON`, see `support/python.rs`) it
 //! must accept the file too. The size limit holds.
 
-use crate::{python, served};
+use crate::{
+    python,
+    served::{self, call},
+    support::*,
+};
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 
-use crate::served::call;
-use crate::support::*;
-use cohort::engine::completion::WaitSpec;
-use cohort::engine::record::RecordOptions;
-use cohort::engine::{Engine, OpenOptions, SendOptions};
+use cohort::engine::Engine;
 use cohort_backends::PaneId;
+use cohort_terminal::{completion::WaitSpec, record::RecordOptions, OpenOptions, SendOptions};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::ServiceExt;
 use serde_json::{json, Value};
@@ -99,10 +100,14 @@ async fn shell(server: &TestServer, name: &str) -> (Engine, PaneId) {
     let engine = Engine::with_backend(Arc::new(backend), server.state_dir(), &server.socket)
         .expect("engine");
     let pane = engine
+        .terminal
         .open(OpenOptions::named(name))
         .await
         .expect("open a shell");
-    assert!(engine.wait_ready(&pane.id, WAIT).await, "no prompt");
+    assert!(
+        engine.terminal.wait_ready(&pane.id, WAIT).await,
+        "no prompt"
+    );
     (engine, pane.id)
 }
 
@@ -112,14 +117,22 @@ async fn run(engine: &Engine, pane: &PaneId, command: &str) {
         ..WaitSpec::default()
     };
     engine
-        .run(pane, command, &SendOptions::default(), spec, false)
+        .terminal
+        .run(
+            pane,
+            command,
+            &SendOptions::default(),
+            spec,
+            false,
+            &cohort_terminal::Caller::new("test"),
+        )
         .await
         .unwrap_or_else(|e| panic!("{command}: {e}"));
 }
 
 /// The rows of the pane's screen now, as plain text.
 async fn screen(engine: &Engine, pane: &PaneId) -> Vec<String> {
-    let screen = engine.screen(pane).await.expect("screen");
+    let screen = engine.terminal.screen(pane).await.expect("screen");
     screen
         .rows
         .iter()
@@ -134,6 +147,7 @@ async fn a_recording_replays_to_the_screen_it_recorded() {
     run(&engine, &pane, "echo before the recording").await;
     let path = server.state_dir().join("demo.cast");
     let started = engine
+        .terminal
         .record(
             &pane,
             RecordOptions {
@@ -147,6 +161,7 @@ async fn a_recording_replays_to_the_screen_it_recorded() {
     assert!(started.recording);
     // Recording it twice is refused, naming the file it goes to.
     let twice = engine
+        .terminal
         .record(&pane, RecordOptions::default())
         .await
         .expect_err("a second recording");
@@ -162,6 +177,7 @@ async fn a_recording_replays_to_the_screen_it_recorded() {
     run(&engine, &pane, "printf 'caf\\303\\251 \\342\\234\\223\\n'").await;
     let live = screen(&engine, &pane).await;
     let ended = engine
+        .terminal
         .stop_recording(&pane)
         .await
         .expect("stop")
@@ -194,6 +210,7 @@ async fn a_recording_stops_at_its_size_limit_and_stays_readable() {
     let path = server.state_dir().join("flood.cast");
     let limit = 16 * 1024;
     engine
+        .terminal
         .record(
             &pane,
             RecordOptions {
@@ -205,7 +222,7 @@ async fn a_recording_stops_at_its_size_limit_and_stays_readable() {
         .await
         .expect("record");
     run(&engine, &pane, "seq 1 20000").await;
-    let ended = tokio::time::timeout(WAIT, engine.recording_ended(&pane))
+    let ended = tokio::time::timeout(WAIT, engine.terminal.recording_ended(&pane))
         .await
         .expect("the recording ended")
         .expect("there was one");
@@ -224,6 +241,7 @@ async fn a_recording_stops_at_its_size_limit_and_stays_readable() {
     Cast::asciinema_cat(&path);
     // The session goes on, and a new recording may start.
     engine
+        .terminal
         .record(&pane, RecordOptions::default())
         .await
         .expect("record again");
@@ -316,7 +334,13 @@ async fn the_record_command_follows_a_session_until_it_ends() {
     assert!(line.contains("recording watched to"), "{line}");
     run(&engine, &pane, "echo recorded from outside").await;
     engine
-        .send(&pane, "exit 3", &SendOptions::default())
+        .terminal
+        .send(
+            &pane,
+            "exit 3",
+            &SendOptions::default(),
+            &cohort_terminal::Caller::new("test"),
+        )
         .await
         .expect("exit");
     let output = tokio::task::spawn_blocking(move || child.wait_with_output())

@@ -5,8 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::reliability::*;
-use crate::support::*;
+use crate::{reliability::*, support::*};
 use serde_json::json;
 
 fn marker(label: &str) -> String {
@@ -455,4 +454,135 @@ async fn unwritable_spill_files_keep_memory_bounded_and_reads_say_what_was_dropp
         kept || says_why,
         "a read of dropped output must say what was dropped and why: {head}"
     );
+}
+
+/// Sends `signal` (`-STOP`, `-CONT`) to process `pid`.
+fn signal(signal: &str, pid: &str) {
+    let _ = std::process::Command::new("kill")
+        .args([signal, pid])
+        .status();
+}
+
+/// Resumes a stopped process when dropped, so a failing test still leaves a tmux
+/// server its `TestServer` can kill.
+struct Resume(String);
+
+impl Drop for Resume {
+    fn drop(&mut self) {
+        signal("-CONT", &self.0);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_tmux_server_is_reported_instead_of_holding_the_call() {
+    let server = TestServer::new();
+    let mcp = mcp_child(&server, "stopped-tmux", |_| {}).await;
+    let client = mcp.client.peer().clone();
+    call(&client, "open", json!({"name": "held"}))
+        .await
+        .ok("open held");
+    run_ok(&client, "held", "true").await;
+
+    let pid = tmux(&server, &["display", "-p", "#{pid}"])
+        .trim()
+        .to_string();
+    assert!(!pid.is_empty(), "the tmux server's pid");
+    let resume = Resume(pid.clone());
+    signal("-STOP", &pid);
+    let started = Instant::now();
+    let (ran, opened) = tokio::join!(
+        async {
+            let out = call(
+                &client,
+                "run",
+                json!({"target": "held", "command": "echo late", "timeout_ms": 4000}),
+            )
+            .await;
+            (out, started.elapsed())
+        },
+        async {
+            let out = call(&client, "open", json!({"name": "while-stopped"})).await;
+            (out, started.elapsed())
+        },
+    );
+    eprintln!("with the tmux server stopped:");
+    eprintln!(
+        "  run (timeout_ms 4000): {} after {:?}",
+        ran.0.short(),
+        ran.1
+    );
+    eprintln!("  open: {} after {:?}", opened.0.short(), opened.1);
+    drop(resume);
+
+    // Each call answers, and says the terminal did not answer, rather than hang
+    // until the server is resumed.
+    for (what, outcome) in [("run", &ran.0), ("open", &opened.0)] {
+        match outcome {
+            Outcome::ToolError(m) | Outcome::RpcError(m) => assert!(
+                m.contains("tmux") && (m.contains("stopped") || m.contains("timed out")),
+                "{what}: {m}"
+            ),
+            Outcome::Ok(v) => assert_eq!(v["verdict"]["complete"], false, "{what}: {v}"),
+            other => panic!(
+                "{what}: no clear answer with tmux stopped: {}",
+                other.short()
+            ),
+        }
+    }
+
+    // Resumed, the server answers again.
+    let m = marker("resumed");
+    let again = call(
+        &client,
+        "run",
+        json!({"target": "held", "command": format!("echo {m}"), "timeout_ms": 20000}),
+    )
+    .await;
+    eprintln!("after resuming: {}", again.short());
+    let again = again.ok("a run once tmux is resumed");
+    assert!(output_of(&again).contains(&m), "{again}");
+    let listed = listed_names(&client).await;
+    assert!(listed.contains(&"held".to_string()), "{listed:?}");
+}
+
+#[tokio::test]
+async fn a_lock_ends_with_the_process_that_held_it() {
+    let server = TestServer::new();
+    let holder = mcp_child(&server, "lock-holder", |_| {}).await;
+    let a = holder.client.peer().clone();
+    call(&a, "open", json!({"name": "leased"})).await.ok("open");
+    call(&a, "lock", json!({"target": "leased", "owner": "bob"}))
+        .await
+        .ok("lock");
+    let heir = mcp_child(&server, "lock-heir", |_| {}).await;
+    let b = heir.client.peer().clone();
+    let send = json!({"target": "leased", "text": "echo from-heir", "owner": "bob"});
+    // While its holder runs, the lock holds against bob's name on another connection,
+    // and the answer says for how long it has been held.
+    match call(&b, "send", send.clone()).await {
+        Outcome::ToolError(m) => assert!(
+            m.contains("locked by \"bob\"") && m.contains("(for "),
+            "{m}"
+        ),
+        other => panic!("a held lock did not refuse: {}", other.short()),
+    }
+    // The holder dies without unlocking: the lease ends with its process.
+    drop(holder);
+    let deadline = Instant::now() + WAIT;
+    loop {
+        match call(&b, "send", send.clone()).await {
+            Outcome::Ok(_) => break,
+            Outcome::ToolError(m) if m.contains("locked") && Instant::now() < deadline => {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            other => panic!(
+                "the lock outlived its holder: {}\n{}",
+                other.short(),
+                log_tail(&heir.log, 20)
+            ),
+        }
+    }
+    call(&b, "lock", json!({"target": "leased", "owner": "bob"}))
+        .await
+        .ok("bob locks it on the new connection");
 }

@@ -14,8 +14,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::reliability::*;
-use crate::support::*;
+use crate::{reliability::*, support::*};
 use serde_json::{json, Map, Value};
 
 /// Bound for one ordinary case.

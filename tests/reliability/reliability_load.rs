@@ -9,8 +9,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::reliability::*;
-use crate::support::*;
+use crate::{reliability::*, support::*};
 use futures_util::future::join_all;
 use serde_json::json;
 

@@ -11,6 +11,30 @@ use cohort_backends::tmux::config::{Socket, TmuxConfig};
 use cohort_backends::tmux::TmuxBackend;
 use cohort_backends::{BackendEvent, EventStream, PaneId, PromptMark};
 
+/// One scenario run on every backend: `parity!(start, name, body)` makes a module
+/// `name` with the tests `tmux` and `iterm2`, each handing `start(which).await` (a
+/// test context on that backend) to `body`, an async function of it.
+#[allow(unused_macros)]
+macro_rules! parity {
+    ($start:expr, $name:ident, $body:expr) => {
+        mod $name {
+            use super::*;
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn tmux() {
+                ($body)(($start)(crate::terminals::Which::Tmux).await).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn iterm2() {
+                ($body)(($start)(crate::terminals::Which::Iterm2).await).await;
+            }
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use parity;
+
 /// A tmux server on its own socket with its own state directory.
 pub struct TestServer {
     pub socket: String,

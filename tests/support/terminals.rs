@@ -9,8 +9,7 @@ use std::sync::Arc;
 
 use cohort_backends::TerminalBackend;
 
-use crate::iterm2_support::FakeIterm2;
-use crate::support::TestServer;
+use crate::{iterm2_support::FakeIterm2, support::TestServer};
 
 /// Which terminal program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -15,8 +15,10 @@ use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::Value;
 
-use crate::agents::Agents;
-use crate::terminals::{Terminal, Which};
+use crate::{
+    agents::Agents,
+    terminals::{Terminal, Which},
+};
 
 /// Counts the progress notifications the server sends.
 #[derive(Clone, Default)]
@@ -41,7 +43,9 @@ pub fn engine_for(
 ) -> Engine {
     let (state, key) = terminal.engine_home();
     let engine = Engine::with_backend(backend, &state, &key).expect("engine");
-    engine.configure_workers(|s| s.program = Some(env!("CARGO_BIN_EXE_cohort").into()));
+    engine
+        .workers
+        .configure_workers(|s| s.program = Some(env!("CARGO_BIN_EXE_cohort").into()));
     engine
 }
 

@@ -5,28 +5,12 @@
 
 use std::sync::atomic::Ordering;
 
-use crate::agents::{answer, git};
-use crate::terminals::Which;
-use crate::workers::{names, Manager};
+use crate::support::parity;
+use crate::{
+    agents::{answer, git},
+    workers::{names, Manager},
+};
 use serde_json::{json, Value};
-
-macro_rules! parity {
-    ($name:ident, $body:expr) => {
-        mod $name {
-            use super::*;
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn tmux() {
-                ($body)(Manager::new(Which::Tmux).await).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn iterm2() {
-                ($body)(Manager::new(Which::Iterm2).await).await;
-            }
-        }
-    };
-}
 
 fn worker_spec(m: &Manager, agent: &str, repo: &std::path::Path, prompt: &str) -> Value {
     json!({
@@ -236,7 +220,11 @@ async fn manager_drives_four_workers(m: Manager) {
         .unwrap()
         .is_empty());
 }
-parity!(manager_drives_four_workers_, manager_drives_four_workers);
+parity!(
+    Manager::new,
+    manager_drives_four_workers_,
+    manager_drives_four_workers
+);
 
 async fn messages_wait_for_idle_workers_and_never_type_over_drafts(m: Manager) {
     let repo = m.agents.repo("held");
@@ -385,6 +373,7 @@ async fn messages_wait_for_idle_workers_and_never_type_over_drafts(m: Manager) {
     assert_eq!(closed["results"][0]["ended"], "exit command", "{closed}");
 }
 parity!(
+    Manager::new,
     messages_wait_for_idle_workers_and_never_type_over_drafts_,
     messages_wait_for_idle_workers_and_never_type_over_drafts
 );
@@ -458,6 +447,7 @@ async fn shared_directories_custom_agents_setup_and_splits(m: Manager) {
     }
 }
 parity!(
+    Manager::new,
     shared_directories_custom_agents_setup_and_splits_,
     shared_directories_custom_agents_setup_and_splits
 );

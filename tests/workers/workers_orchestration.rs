@@ -1,8 +1,7 @@
 //! Orchestration over workers: `wait_for idle` and `agent_status` follow a worker's
 //! state as the workers decide it, on tmux and the fake iTerm2, with fake agent CLIs.
 
-use crate::terminals::Which;
-use crate::workers::Manager;
+use crate::{terminals::Which, workers::Manager};
 use serde_json::json;
 
 async fn idle_after_a_turn(which: Which) {

@@ -6,18 +6,22 @@
 //! whole: the fake's answer carries the digest of what it received. The summary is
 //! printed; nothing is timed.
 
-use crate::workers;
+use crate::{
+    agents::{answer, Agents},
+    terminals::{Terminal, Which},
+    workers,
+};
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
-use crate::agents::{answer, Agents};
-use crate::terminals::{Terminal, Which};
-use cohort::engine::registry::WorkerRow;
-use cohort::engine::workers::messages::{After, WaitMode};
-use cohort::engine::workers::spawn::{SpawnLayout, SpawnRequest, WorkerSpec};
-use cohort::engine::workers::submit::prepare;
-use cohort::engine::workers::{AgentKind, LaunchSpec};
 use cohort::engine::Engine;
+use cohort_workers::{
+    messages::{After, WaitMode},
+    registry::WorkerRow,
+    spawn::{SpawnLayout, SpawnRequest, WorkerSpec},
+    submit::prepare,
+    AgentKind, LaunchSpec,
+};
 use futures_util::future::join_all;
 
 /// The largest prompt.
@@ -87,7 +91,11 @@ async fn feed(engine: &Engine, row: WorkerRow, prompts: Vec<String>) -> Tally {
         t.bytes += text.len();
         t.multiline += usize::from(text.contains('\n'));
         let expected = prepare(&text, false).unwrap();
-        let submitted = match engine.submit_prompt(&row, &text, false, false).await {
+        let submitted = match engine
+            .workers
+            .submit_prompt(&row, &text, false, false)
+            .await
+        {
             Ok(s) => s,
             Err(e) => {
                 t.lost
@@ -99,6 +107,7 @@ async fn feed(engine: &Engine, row: WorkerRow, prompts: Vec<String>) -> Tally {
         *t.proofs.entry(submitted.proof.to_string()).or_default() += 1;
         let after = HashMap::from([(row.id.clone(), After::Prompt(submitted.at_ms))]);
         let report = engine
+            .workers
             .wait_workers(
                 std::slice::from_ref(&row),
                 WaitMode::All,
@@ -156,6 +165,7 @@ async fn two_hundred_prompts(which: Which, total: usize, per_kind: usize) {
     }
     let count = specs.len();
     let spawned = engine
+        .workers
         .spawn_workers(SpawnRequest {
             workers: specs,
             // A window each: a composer holding a 20-line paste fits.

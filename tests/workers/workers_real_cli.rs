@@ -10,8 +10,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use crate::terminals::Which;
-use crate::workers::Manager;
+use crate::{terminals::Which, workers::Manager};
 use serde_json::{json, Value};
 
 /// The program on the PATH, if any.
@@ -36,6 +35,7 @@ async fn first_screen(program: &str) {
     let m = Manager::new(Which::Tmux).await;
     // A sign-in page never takes prompts: do not wait a minute for it.
     m.engine
+        .workers
         .configure_workers(|s| s.ready_timeout = Duration::from_secs(15));
     let repo = m.agents.repo(program);
     let home = m.agents.home();

@@ -9,8 +9,10 @@
 use std::process::Stdio;
 use std::time::Duration;
 
-use crate::agents::{answer, Agents};
-use crate::terminals::{Terminal, Which};
+use crate::{
+    agents::{answer, Agents},
+    terminals::{Terminal, Which},
+};
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
 use rmcp::{RoleClient, ServiceExt};

@@ -4,9 +4,10 @@
 //! an interrupt without `Stop`, a turn that fires no hook, background tasks, and a
 //! crash. Each verdict names the signal that decided it.
 
-use crate::terminals::Which;
-use crate::workers;
-use crate::workers::Manager;
+use crate::{
+    terminals::Which,
+    workers::{self, Manager},
+};
 use serde_json::{json, Value};
 
 const WORKERS: [&str; 3] = ["claude", "codex", "quiet"];

@@ -1,6 +1,6 @@
-//! iTerm2's API messages (package `iterm2`, proto2), generated at build time from
-//! cohort's schema of the part of iTerm2's API it uses, `backends/proto/iterm2.proto`,
-//! by prost-build with the protox compiler (see `backends/build.rs`).
+//! iTerm2's API messages (package `iterm2`, proto2), generated from cohort's schema of
+//! the part of iTerm2's API it uses, `backends/proto/iterm2.proto`, by prost-build
+//! with the protox compiler (`tools/protogen`), and checked in (`proto_generated.rs`).
 //!
 //! What proto2 means for the generated types:
 //!
@@ -19,4 +19,4 @@
 
 #![allow(missing_docs, clippy::all, rustdoc::all)]
 
-include!(concat!(env!("OUT_DIR"), "/iterm2.rs"));
+include!("proto_generated.rs");

@@ -60,6 +60,10 @@ impl std::fmt::Debug for ControlClient {
 
 const BACKEND: &str = "tmux";
 
+/// How long a command waits for tmux to take it and answer. tmux answers in
+/// milliseconds; this only ends the wait on a server that is stopped or wedged.
+pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(15);
+
 /// Longest command text kept in error messages.
 const MAX_CMD_IN_ERROR: usize = 120;
 
@@ -223,10 +227,26 @@ impl ControlClient {
     }
 
     /// [`Self::pipeline`]'s work: writes the lines, then waits for their replies.
+    ///
+    /// A tmux that does not answer (stopped, or wedged) is reported within
+    /// [`COMMAND_TIMEOUT`] instead of holding the caller for ever. A reply that comes
+    /// later still takes its place in the queue, so the replies that follow stay
+    /// matched to their commands; a write that cannot finish ends the connection,
+    /// since a half-written line would run as part of the next command.
     async fn write_and_wait<S: AsRef<str>>(&self, lines: &[S]) -> Result<Vec<Result<Reply>>> {
+        let deadline = tokio::time::Instant::now() + COMMAND_TIMEOUT;
+        let unanswered = |lines: &[S]| BackendError::Timeout {
+            what: format!(
+                "tmux to answer `{}`: is the tmux server stopped or overloaded?",
+                shorten(lines.first().map_or("", |l| l.as_ref()))
+            ),
+            after_ms: COMMAND_TIMEOUT.as_millis() as u64,
+        };
         let mut receivers = Vec::with_capacity(lines.len());
         {
-            let mut writer = self.writer.lock().await;
+            let mut writer = tokio::time::timeout_at(deadline, self.writer.lock())
+                .await
+                .map_err(|_| unanswered(lines))?;
             let mut buf = Vec::new();
             for line in lines {
                 let line = line.as_ref();
@@ -251,11 +271,15 @@ impl ControlClient {
                     receivers.push(rx);
                 }
             }
-            let written = async {
+            let written = tokio::time::timeout_at(deadline, async {
                 writer.write_all(&buf).await?;
                 writer.flush().await
-            }
+            })
             .await;
+            let Ok(written) = written else {
+                self.shutdown();
+                return Err(unanswered(lines));
+            };
             if let Err(e) = written {
                 // The reader will see EOF and fail the slots we registered.
                 return Err(BackendError::Disconnected {
@@ -266,13 +290,16 @@ impl ControlClient {
         }
         let mut out = Vec::with_capacity(receivers.len());
         for (rx, line) in receivers.into_iter().zip(lines) {
-            let reply = rx.await.map_err(|_| {
-                let reason = lock(&self.pending)
-                    .closed
-                    .clone()
-                    .unwrap_or_else(|| "tmux went away".into());
-                disconnected(&reason)
-            })?;
+            let reply = tokio::time::timeout_at(deadline, rx)
+                .await
+                .map_err(|_| unanswered(std::slice::from_ref(line)))?
+                .map_err(|_| {
+                    let reason = lock(&self.pending)
+                        .closed
+                        .clone()
+                        .unwrap_or_else(|| "tmux went away".into());
+                    disconnected(&reason)
+                })?;
             out.push(if reply.ok {
                 Ok(reply)
             } else {

@@ -141,8 +141,8 @@ pub fn iterm2_message(data: &[u8]) {
 /// planned when it decodes), the JSON-RPC message itself, key names, session names,
 /// the tripwire and input sanitising.
 pub fn tool_arguments(data: &[u8]) {
-    use cohort::engine::layout::{plan, SplitTree};
     use cohort::mcp::{KeyArgs, OpenArgs, ReadArgs, RunArgs, SendArgs, StatusArgs, TargetArgs};
+    use cohort_terminal::layout::{plan, SplitTree};
     let Some((&which, json)) = data.split_first() else {
         return;
     };
@@ -187,9 +187,9 @@ pub fn tool_arguments(data: &[u8]) {
         }
         _ => {
             let text = String::from_utf8_lossy(json);
-            let _ = cohort::engine::validate_name(&text);
-            let _ = cohort::engine::tripwire::check_command(&text);
-            let clean = cohort::engine::sanitize::sanitize_input(&text);
+            let _ = cohort_terminal::validate_name(&text);
+            let _ = cohort_terminal::tripwire::check_command(&text);
+            let clean = cohort_terminal::sanitize::sanitize_input(&text);
             assert!(
                 !clean.contains('\u{1b}'),
                 "an escape survived sanitising: {clean:?}"

@@ -164,7 +164,7 @@ pub(super) fn out(row: &WorkerRow, o: &Observation, verbose: bool) -> WorkerOut 
         state: a.state.name().into(),
         reason: a.reason.clone(),
         since_s: since(o),
-        agent: row.agent.clone(),
+        agent: row.agent.name().to_string(),
         branch: row.branch.clone(),
         team: row.team.clone(),
         ..WorkerOut::default()
@@ -172,7 +172,7 @@ pub(super) fn out(row: &WorkerRow, o: &Observation, verbose: bool) -> WorkerOut 
     if verbose {
         w.signal = Some(a.signal.name().into());
         w.worktree = Some(row.worktree.clone().unwrap_or_else(|| row.cwd.clone()));
-        w.session = o.pane.as_ref().map(crate::engine::sessions::session_name);
+        w.session = o.pane.as_ref().map(cohort_terminal::sessions::session_name);
         w.pane = o.pane.as_ref().map(|p| p.id.to_string());
         w.role = row.role.clone();
         w.colour = row.colour.clone();

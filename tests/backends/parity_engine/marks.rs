@@ -3,6 +3,7 @@
 //! refuses typing. Run on both backends like the rest of the engine parity suite.
 
 use super::*;
+use crate::support::parity;
 
 /// A forged `D` mid-command is not the shell's: unsigned, or announced in iTerm2's
 /// `cohortMark` user variable with a key that is not the pane's.
@@ -26,7 +27,7 @@ async fn ladder_forged_mark(ctx: Ctx) {
         out.output.text
     );
 }
-parity!(ladder_forged_mark_, ladder_forged_mark);
+parity!(EngineOn::start, ladder_forged_mark_, ladder_forged_mark);
 
 /// A `cat` of a recorded terminal log full of marks does not end the command.
 async fn ladder_cat_of_marks(ctx: Ctx) {
@@ -63,7 +64,7 @@ async fn ladder_cat_of_marks(ctx: Ctx) {
         out.output.text
     );
 }
-parity!(ladder_cat_of_marks_, ladder_cat_of_marks);
+parity!(EngineOn::start, ladder_cat_of_marks_, ladder_cat_of_marks);
 
 /// A nested shell with an OSC 133 integration of its own: its marks are unsigned,
 /// so its commands are decided by `mark: true`.
@@ -103,7 +104,11 @@ async fn ladder_nested_integration(ctx: Ctx) {
         out.output.text
     );
 }
-parity!(ladder_nested_integration_, ladder_nested_integration);
+parity!(
+    EngineOn::start,
+    ladder_nested_integration_,
+    ladder_nested_integration
+);
 
 /// Typing into a shell that exited is refused, with its status, on every backend.
 async fn exited_shell_refuses_typing(ctx: Ctx) {
@@ -118,18 +123,20 @@ async fn exited_shell_refuses_typing(ctx: Ctx) {
     );
     let refused = ctx
         .engine
+        .terminal
         .run(
             &pane,
             "echo hi",
             &SendOptions::default(),
             spec(10_000),
             false,
+            &cohort_terminal::Caller::new("test"),
         )
         .await;
     assert!(
         matches!(
             refused,
-            Err(cohort::engine::EngineError::Exited {
+            Err(cohort_terminal::TerminalError::Exited {
                 status: Some(7),
                 ..
             })
@@ -138,4 +145,8 @@ async fn exited_shell_refuses_typing(ctx: Ctx) {
         ctx.which
     );
 }
-parity!(exited_shell_refuses_typing_, exited_shell_refuses_typing);
+parity!(
+    EngineOn::start,
+    exited_shell_refuses_typing_,
+    exited_shell_refuses_typing
+);

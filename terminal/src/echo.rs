@@ -1,0 +1,354 @@
+//! Typed input is not output: which bytes of a pane's journal are the echo of a
+//! command line rather than what a program printed.
+//!
+//! A terminal echoes what is typed into it, so the journal holds command lines
+//! beside output. A watcher for `ERROR` must not fire on the echoed line
+//! `echo "ERROR …"`, and a wait for `MARK` must not end on the `sleep 1; echo MARK`
+//! that will print it. Two sources say where the echo is:
+//!
+//! - the shell's own marks: from a prompt's `A` to the command's `C` is the prompt
+//!   and the line the shell accepted ([`Echoes::from_marks`]); a prompt with no `C`
+//!   after it (an empty line, a line the shell refused) has only its first line taken
+//!   as the echo, so a refusal the shell prints below it stays output;
+//! - what cohort typed and where ([`TypedLog`]): for a program without marks (a REPL,
+//!   a remote shell, a shell without the integration) and for text typed into a
+//!   running command. From the journal position where typing began to the end of the
+//!   line Enter closed, a line is taken as echo only when its text *is* a typed line
+//!   (after at most a short prompt such as `... ` or `> `): a traceback a REPL prints
+//!   between the lines of a pasted block stays output.
+//!
+//! When in doubt a line is output: hiding a real line from a watcher is worse than
+//! matching an echo.
+
+use std::collections::VecDeque;
+use std::ops::Range;
+
+use cohort_backends::PromptMark;
+
+use crate::completion::plain_text;
+use crate::runtime::MarkAt;
+
+/// Typed records kept per pane.
+const KEPT: usize = 64;
+/// Characters of one record's text kept (its end: what was typed last).
+const TEXT_MAX: usize = 64 << 10;
+/// The longest prompt in front of an echoed line of a multi-line input (`... `,
+/// `> `, `In [3]: `).
+const PROMPT_MAX: usize = 12;
+
+/// Text cohort typed into a pane as one line (or one pasted block).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Typed {
+    /// Journal offset when typing began.
+    pub from: u64,
+    /// Journal offset when Enter (or a key dropping the line) ended it: `None`
+    /// while the line is still being typed.
+    pub ended: Option<u64>,
+    /// What was typed (its last 64 KiB).
+    pub text: String,
+}
+
+/// The text cohort typed into one pane, most recent last.
+#[derive(Clone, Debug, Default)]
+pub struct TypedLog {
+    records: VecDeque<Typed>,
+}
+
+impl TypedLog {
+    /// Notes `text` typed at journal offset `at`: it extends the line being typed,
+    /// or begins a new one.
+    pub fn typed(&mut self, at: u64, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        match self.records.back_mut() {
+            Some(open) if open.ended.is_none() => {
+                open.text.push_str(text);
+                if open.text.len() > TEXT_MAX {
+                    let cut = crate::runtime::char_ceil(&open.text, open.text.len() - TEXT_MAX);
+                    open.text.drain(..cut);
+                }
+            }
+            _ => {
+                let cut = crate::runtime::char_ceil(text, text.len().saturating_sub(TEXT_MAX));
+                self.records.push_back(Typed {
+                    from: at,
+                    ended: None,
+                    text: text[cut..].to_string(),
+                });
+                while self.records.len() > KEPT {
+                    self.records.pop_front();
+                }
+            }
+        }
+    }
+
+    /// Notes that the line being typed ended at journal offset `at` (Enter, or a key
+    /// that drops it): its echo ends with the line it is on.
+    pub fn ended(&mut self, at: u64) {
+        if let Some(open) = self.records.back_mut() {
+            if open.ended.is_none() {
+                open.ended = Some(at);
+            }
+        }
+    }
+
+    /// The records whose echo can reach `[from, to)`.
+    fn reaching(&self, from: u64, to: u64) -> impl Iterator<Item = &Typed> {
+        self.records
+            .iter()
+            .filter(move |t| t.from < to && t.ended.is_none_or(|e| e >= from))
+    }
+}
+
+/// Where the echo of typed input lies around a stretch of the journal.
+#[derive(Clone, Debug, Default)]
+pub struct Echoes {
+    /// Prompt and accepted line, by the shell's marks: all of it is input.
+    exact: Vec<Range<u64>>,
+    /// A prompt with no command after it: its first line is input.
+    first_lines: Vec<u64>,
+    /// What cohort typed: lines that are a typed line are input.
+    typed: Vec<Typed>,
+}
+
+impl Echoes {
+    /// The echoes that can reach `[from, to)`, from the pane's marks (oldest first)
+    /// and its typed log.
+    pub fn around(marks: &[MarkAt], typed: &TypedLog, from: u64, to: u64) -> Echoes {
+        let mut echoes = Echoes::from_marks(marks, from, to);
+        echoes.typed = typed.reaching(from, to).cloned().collect();
+        echoes
+    }
+
+    /// The echoes the shell's marks bound: each prompt (`A`) up to its command's
+    /// start (`C`); a prompt not followed by a `C` before the next mark, its first
+    /// line only; the last prompt, when nothing followed it yet, up to the end.
+    pub fn from_marks(marks: &[MarkAt], from: u64, to: u64) -> Echoes {
+        let mut echoes = Echoes::default();
+        // From the last prompt at or before `from` on.
+        let first = marks.partition_point(|m| m.offset <= from);
+        let start = marks[..first]
+            .iter()
+            .rposition(|m| m.mark == PromptMark::PromptStart)
+            .unwrap_or(first);
+        for (i, m) in marks.iter().enumerate().skip(start) {
+            if m.offset >= to {
+                break;
+            }
+            if m.mark != PromptMark::PromptStart {
+                continue;
+            }
+            match marks.get(i + 1) {
+                Some(next) if next.mark == PromptMark::CommandStart => {
+                    echoes.exact.push(m.offset..next.offset);
+                }
+                Some(_) => echoes.first_lines.push(m.offset),
+                // The prompt being edited now: its line so far is input, and a line
+                // the shell has not started yet (a continuation) is not known to be.
+                None => echoes.first_lines.push(m.offset),
+            }
+        }
+        echoes
+    }
+
+    /// Whether nothing is known to be echo.
+    pub fn is_empty(&self) -> bool {
+        self.exact.is_empty() && self.first_lines.is_empty() && self.typed.is_empty()
+    }
+
+    /// The output of one line: `line` holds its bytes (without the newline), which
+    /// begin at journal offset `start`; `text` is its plain text. The parts that are
+    /// echo are left out (all of it for a line that is only echo).
+    pub fn output_of(&self, line: &[u8], start: u64, text: &str) -> String {
+        let end = start + line.len() as u64;
+        let mut input: Vec<Range<u64>> = Vec::new();
+        for r in &self.exact {
+            if r.start < end.max(start + 1) && r.end > start {
+                input.push(r.start.max(start)..r.end.min(end));
+            }
+        }
+        for a in &self.first_lines {
+            if (start..=end).contains(a) {
+                input.push(*a..end);
+            }
+        }
+        for t in &self.typed {
+            // Lines from where typing began through the one Enter ended.
+            let covered = t.from <= end && t.ended.is_none_or(|e| start <= e);
+            if !covered {
+                continue;
+            }
+            let part = t.from.max(start)..end;
+            let seen = plain_text(&line[(part.start - start) as usize..]);
+            if is_echo(&seen, &t.text) {
+                input.push(part);
+            }
+        }
+        if input.is_empty() {
+            return text.to_string();
+        }
+        input.sort_by_key(|r| r.start);
+        let mut kept = Vec::with_capacity(line.len());
+        let mut at = start;
+        for r in input {
+            if r.start > at {
+                kept.extend_from_slice(&line[(at - start) as usize..(r.start - start) as usize]);
+            }
+            at = at.max(r.end);
+        }
+        if at < end {
+            kept.extend_from_slice(&line[(at - start) as usize..]);
+        }
+        let output = plain_text(&kept);
+        if output.trim().is_empty() {
+            String::new()
+        } else {
+            output
+        }
+    }
+}
+
+/// Whether `seen` (a line's text from where typing began) is the echo of `typed`:
+/// blank, one of its lines, one of them behind a short prompt, or a stretch of one
+/// (an echo arriving in pieces).
+fn is_echo(seen: &str, typed: &str) -> bool {
+    let seen = seen.trim();
+    if seen.is_empty() {
+        return true;
+    }
+    typed
+        .lines()
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .any(|t| {
+            if seen == t {
+                return true;
+            }
+            if let Some(prompt) = seen.strip_suffix(t) {
+                return prompt.chars().count() <= PROMPT_MAX
+                    && !prompt.chars().any(char::is_alphanumeric);
+            }
+            seen.chars().count() >= 8 && t.contains(seen)
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mark(offset: u64, mark: PromptMark) -> MarkAt {
+        MarkAt { offset, mark }
+    }
+
+    /// The output of each line of `journal` (a whole journal from offset 0).
+    fn outputs(journal: &str, echoes: &Echoes) -> Vec<String> {
+        let mut start = 0u64;
+        journal
+            .split('\n')
+            .map(|line| {
+                let out = echoes.output_of(line.as_bytes(), start, line);
+                start += line.len() as u64 + 1;
+                out
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_line_between_prompt_and_command_start_is_input() {
+        let journal = "$ echo \"ERROR here\"\nERROR here\n$ ";
+        let c = journal.find("\nERROR").unwrap() as u64 + 1;
+        let a2 = journal.len() as u64 - 2;
+        let marks = [
+            mark(0, PromptMark::PromptStart),
+            mark(c, PromptMark::CommandStart),
+            mark(
+                a2,
+                PromptMark::CommandFinished {
+                    exit_status: Some(0),
+                },
+            ),
+            mark(a2, PromptMark::PromptStart),
+        ];
+        let echoes = Echoes::from_marks(&marks, 0, journal.len() as u64);
+        assert_eq!(outputs(journal, &echoes), ["", "ERROR here", ""]);
+    }
+
+    #[test]
+    fn a_refused_line_keeps_what_the_shell_printed_below_it() {
+        let journal = "$ fi\nbash: syntax error near unexpected token `fi'\n$ ";
+        let a2 = journal.len() as u64 - 2;
+        let marks = [
+            mark(0, PromptMark::PromptStart),
+            mark(a2, PromptMark::PromptStart),
+        ];
+        let echoes = Echoes::from_marks(&marks, 0, journal.len() as u64);
+        assert_eq!(
+            outputs(journal, &echoes),
+            ["", "bash: syntax error near unexpected token `fi'", ""]
+        );
+    }
+
+    #[test]
+    fn typed_lines_are_input_and_what_a_repl_prints_between_them_is_output() {
+        let journal = ">>> x = 1\n>>> raise KeyError('mid')\nTraceback (most recent call last):\nKeyError: 'mid'\n... print('after')\nafter\n>>> ";
+        let mut log = TypedLog::default();
+        log.typed(4, "x = 1\nraise KeyError('mid')\nprint('after')");
+        log.ended(journal.find("after\n>>>").unwrap() as u64 - 2);
+        let echoes = Echoes::around(&[], &log, 0, journal.len() as u64);
+        assert_eq!(
+            outputs(journal, &echoes),
+            [
+                ">>> ",
+                "",
+                "Traceback (most recent call last):",
+                "KeyError: 'mid'",
+                "",
+                "after",
+                ">>> "
+            ]
+        );
+    }
+
+    #[test]
+    fn output_that_repeats_a_few_typed_characters_stays_output() {
+        let journal = ">>> print(1)\n1\n>>> ";
+        let mut log = TypedLog::default();
+        log.typed(4, "print(1)");
+        log.ended(12);
+        let echoes = Echoes::around(&[], &log, 0, journal.len() as u64);
+        assert_eq!(outputs(journal, &echoes), [">>> ", "1", ">>> "]);
+    }
+
+    #[test]
+    fn a_line_being_typed_is_input_until_it_ends() {
+        let journal = "> echo ERROR";
+        let mut log = TypedLog::default();
+        log.typed(2, "echo ");
+        log.typed(7, "ERROR");
+        let echoes = Echoes::around(&[], &log, 0, journal.len() as u64);
+        assert_eq!(outputs(journal, &echoes), ["> "]);
+        // Output after the line ended is output, even when it repeats it.
+        let journal = "> echo ERROR\necho ERROR";
+        log.ended(12);
+        let echoes = Echoes::around(&[], &log, 0, journal.len() as u64);
+        assert_eq!(outputs(journal, &echoes), ["> ", "echo ERROR"]);
+    }
+
+    #[test]
+    fn text_that_is_not_the_echo_stays_output() {
+        // Typed while a program was printing: its line is not what was typed.
+        let journal = "progress 50%\nprogress 100%\n";
+        let mut log = TypedLog::default();
+        log.typed(0, "yes");
+        log.ended(14);
+        let echoes = Echoes::around(&[], &log, 0, journal.len() as u64);
+        assert_eq!(
+            outputs(journal, &echoes),
+            ["progress 50%", "progress 100%", ""]
+        );
+        assert!(is_echo("  ", "anything"));
+        assert!(is_echo("... y = 2", "x = 1\ny = 2"));
+        assert!(!is_echo("Error: y = 2", "x = 1\ny = 2"));
+    }
+}

@@ -1,0 +1,157 @@
+//! What happens in cohort, as a stream anyone inside the process can follow: output
+//! arriving in a pane, commands starting and ending (by the pane's own shell's marks),
+//! sessions opening and closing, programs exiting, notifications left, locks taken and
+//! released, and whatever else a part of the engine publishes (a worker's state).
+//!
+//! Watchers, blocking waits, the event feed of the command line and a dashboard all
+//! follow [`Terminal::events`] instead of polling. Events carry positions, not bytes: a
+//! follower reads the output it wants from the pane's journal. The stream is a
+//! broadcast with a bounded backlog: a follower that falls behind is told how many
+//! events it missed (and can look at the panes again), the engine never waits for it.
+
+use cohort_backends::PaneId;
+use serde::{Deserialize, Serialize};
+use tokio::sync::broadcast;
+
+use crate::Terminal;
+
+/// Events kept for followers that have not read them yet.
+const BACKLOG: usize = 8192;
+
+/// Something that happened.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum EngineEvent {
+    /// Output arrived: the pane's journal grew from `from` to `to`.
+    Output {
+        /// The pane.
+        pane: PaneId,
+        /// Journal offset before.
+        from: u64,
+        /// Journal offset after.
+        to: u64,
+    },
+    /// The pane's shell started a command (its own, signed mark).
+    CommandStarted {
+        /// The pane.
+        pane: PaneId,
+        /// Journal offset of the start.
+        offset: u64,
+    },
+    /// The pane's shell reported a command's end.
+    CommandEnded {
+        /// The pane.
+        pane: PaneId,
+        /// Its exit status, when reported.
+        exit_status: Option<i32>,
+        /// Journal offset of the end.
+        offset: u64,
+    },
+    /// The pane's program exited.
+    PaneExited {
+        /// The pane.
+        pane: PaneId,
+        /// Its exit status, when known.
+        exit_status: Option<i32>,
+    },
+    /// A session was opened.
+    SessionOpened {
+        /// Its name.
+        session: String,
+        /// Its pane.
+        pane: PaneId,
+    },
+    /// A session was closed by cohort.
+    SessionClosed {
+        /// Its name.
+        session: String,
+        /// Its pane.
+        pane: PaneId,
+    },
+    /// A notification was left for someone.
+    Notification {
+        /// Who it is for.
+        to: String,
+        /// Who left it.
+        from: String,
+        /// Its kind (`access_request`, …).
+        kind: String,
+        /// The message.
+        message: String,
+    },
+    /// A session's lock was taken (`holder`) or released (`None`).
+    LockChanged {
+        /// The session's name.
+        session: String,
+        /// Who holds it now.
+        holder: Option<String>,
+    },
+    /// An agent's state changed (published by the part that tracks agents).
+    AgentState {
+        /// The agent.
+        agent: String,
+        /// Its state (`idle`, `busy`, `needs_approval`, …).
+        state: String,
+        /// Why, in words.
+        reason: String,
+    },
+}
+
+impl EngineEvent {
+    /// The pane the event is about, if any.
+    pub fn pane(&self) -> Option<&PaneId> {
+        match self {
+            EngineEvent::Output { pane, .. }
+            | EngineEvent::CommandStarted { pane, .. }
+            | EngineEvent::CommandEnded { pane, .. }
+            | EngineEvent::PaneExited { pane, .. }
+            | EngineEvent::SessionOpened { pane, .. }
+            | EngineEvent::SessionClosed { pane, .. } => Some(pane),
+            _ => None,
+        }
+    }
+}
+
+/// The sending side of the stream.
+#[derive(Clone, Debug)]
+pub struct EventBus {
+    sender: broadcast::Sender<EngineEvent>,
+}
+
+impl Default for EventBus {
+    fn default() -> Self {
+        EventBus {
+            sender: broadcast::channel(BACKLOG).0,
+        }
+    }
+}
+
+impl EventBus {
+    /// Publishes `event` to every follower (none listening is fine).
+    pub fn publish(&self, event: EngineEvent) {
+        let _ = self.sender.send(event);
+    }
+
+    /// Follows the stream from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<EngineEvent> {
+        self.sender.subscribe()
+    }
+}
+
+impl Terminal {
+    /// Follows what happens from now on (see [`EngineEvent`]).
+    pub fn events(&self) -> broadcast::Receiver<EngineEvent> {
+        self.bus.subscribe()
+    }
+
+    /// The bus itself, for parts that publish and follow from tasks of their own.
+    pub fn bus(&self) -> &EventBus {
+        &self.bus
+    }
+
+    /// Publishes an event on the engine's stream (for parts that track more than the
+    /// engine itself does, such as agents' states).
+    pub fn publish(&self, event: EngineEvent) {
+        self.bus.publish(event);
+    }
+}

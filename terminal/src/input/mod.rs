@@ -1,0 +1,655 @@
+//! The one way keystrokes reach a pane.
+//!
+//! Every key that cohort types — a `send`, a `run`, a `key`, a worker's prompt, the
+//! answer to a dialog, closing an agent, the dashboard's input, a watcher's action, a
+//! playbook's step — goes through an [`InputTurn`], which applies the rules once:
+//!
+//! 1. names: the caller's owner name is a valid name;
+//! 2. the session's lock: a locked session takes input only from its holder, on the
+//!    connection that took the lock ([`Caller`]);
+//! 3. the input lease: an `flock` per pane, so two cohort processes never interleave
+//!    their keystrokes (`lease`);
+//! 4. the pane's state, asked once: a pane whose program exited (or whose shell is on
+//!    its way out) takes nothing; copy mode is left only when the pane is in it;
+//! 5. sanitising: escape sequences and paste markers are removed from text unless the
+//!    caller asked for raw input;
+//! 6. the tripwire: when Enter submits a line to a shell ([`Purpose::Command`]), the
+//!    line is judged first — the text typed with it, and what earlier calls typed
+//!    without pressing Enter.
+//!
+//! Nothing else in cohort calls the backend's text, key or paste methods (the
+//! workspace's clippy configuration refuses it outside this module).
+
+// This module is the one caller of the backend's typing methods (clippy.toml).
+#![allow(clippy::disallowed_methods)]
+
+mod lease;
+mod settle;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use cohort_backends::{Key, KeyCode, PaneId, PaneState};
+use tokio::sync::watch;
+
+use crate::completion::{mark_suffix, Started};
+use crate::names::{self, NameKind};
+use crate::runtime::PaneRuntime;
+use crate::{sanitize, tripwire, Terminal, TerminalError};
+
+pub use lease::{lock, lock_or, lock_path, Lease};
+pub use settle::{is_interrupt, settle, settle_after_echo, until_command_ends};
+
+/// Who is calling: whose read cursor a read moves, and whose lock a keystroke may
+/// pass.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Caller {
+    /// The connection (an MCP session, a gRPC peer, the dashboard, a watcher, the
+    /// command line): reads of new output move its cursor, and a lock taken on it is
+    /// held there only.
+    pub connection: String,
+    /// The name it acts as (an agent); a locked session takes input only from its
+    /// holder.
+    pub owner: Option<String>,
+}
+
+impl Caller {
+    /// A caller on `connection`, acting as no one in particular.
+    pub fn new(connection: impl Into<String>) -> Caller {
+        Caller {
+            connection: connection.into(),
+            owner: None,
+        }
+    }
+
+    /// The same caller acting as `owner`.
+    pub fn as_owner(mut self, owner: Option<String>) -> Caller {
+        self.owner = owner;
+        self
+    }
+}
+
+/// What the keys are for, which decides whether the tripwire judges a line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Purpose {
+    /// A line for the shell or the program reading the terminal (a REPL, a nested
+    /// shell): what Enter submits is judged by the tripwire.
+    Command,
+    /// A prompt for an agent CLI's composer, or keys that answer its screen: the text
+    /// is read by the agent, not run by a shell, so the tripwire does not judge it.
+    Prompt,
+}
+
+/// How to send text.
+#[derive(Clone, Debug)]
+pub struct SendOptions {
+    /// Press Enter after the text.
+    pub enter: bool,
+    /// Send the text exactly as given (no sanitising).
+    pub raw: bool,
+    /// Pass the tripwire.
+    pub force: bool,
+    /// Append the exit-status sentinel (the mark layer) with this nonce.
+    pub mark: Option<String>,
+}
+
+impl Default for SendOptions {
+    fn default() -> Self {
+        SendOptions {
+            enter: true,
+            raw: false,
+            force: false,
+            mark: None,
+        }
+    }
+}
+
+/// What a send did.
+#[derive(Clone, Debug)]
+pub struct Sent {
+    /// Where the command's output starts (when Enter was pressed).
+    pub started: Option<Started>,
+    /// Bytes typed.
+    pub bytes: usize,
+    /// Whether it went in as a bracketed paste.
+    pub pasted: bool,
+}
+
+/// The most text one call types (1 MiB): more than any command line or answer, and
+/// enough for a pasted file.
+pub const TEXT_MAX: usize = 1 << 20;
+
+/// How long a caller waits for another process's keystrokes into the same pane.
+const LEASE_WAIT: Duration = Duration::from_secs(10);
+
+/// A pane's input, held: the rules are checked, the lease is taken, the pane's state
+/// is known. Keys go in through its methods; the lease goes when it drops.
+#[derive(Debug)]
+pub struct InputTurn {
+    terminal: Terminal,
+    pane: PaneId,
+    runtime: Arc<PaneRuntime>,
+    state: PaneState,
+    session: Option<String>,
+    purpose: Purpose,
+    raw: bool,
+    force: bool,
+    _lease: Lease,
+}
+
+impl Terminal {
+    /// Takes `pane`'s input for `caller`: checks the owner's name and the session's
+    /// lock, takes the pane's input lease (waiting up to 10 s for another process's
+    /// keystrokes), asks the pane's state once (refused when its program exited) and
+    /// leaves copy mode when the pane is in it.
+    pub async fn input(
+        &self,
+        pane: &PaneId,
+        caller: &Caller,
+        purpose: Purpose,
+    ) -> Result<InputTurn, TerminalError> {
+        names::check_opt(NameKind::Owner, caller.owner.as_deref())?;
+        let session = self.check_lock(pane, caller).await?;
+        let path = lock_path(&self.lock_dir, &self.server_key, pane.as_str());
+        let lease = lock(path, LEASE_WAIT)
+            .await
+            .map_err(|e| TerminalError::Busy {
+                pane: pane.clone(),
+                reason: e.to_string(),
+            })?;
+        let state = self.backend.pane_state(pane).await?;
+        let runtime = self.runtimes.get(pane);
+        // The shell's last mark said it is exiting: the pane closes in a moment, and
+        // what is typed now would be lost. A pane still alive well after that mark
+        // was not exiting (a program printed the mark): what the pane shows wins.
+        let exiting = {
+            let mut data = runtime.lock();
+            if !state.dead
+                && data
+                    .exiting
+                    .is_some_and(|(_, at)| at.elapsed() >= crate::runtime::EXIT_GRACE)
+            {
+                data.exiting = None;
+            }
+            data.exiting.map(|(status, _)| status)
+        };
+        if state.dead || exiting.is_some() {
+            return Err(TerminalError::Exited {
+                pane: pane.clone(),
+                status: state.exit_status.or(exiting.flatten()),
+            });
+        }
+        if state.copy_mode {
+            self.backend.cancel_copy_mode(pane).await?;
+        }
+        Ok(InputTurn {
+            terminal: self.clone(),
+            pane: pane.clone(),
+            runtime,
+            state,
+            session,
+            purpose,
+            raw: false,
+            force: false,
+            _lease: lease,
+        })
+    }
+
+    /// Refuses when `pane`'s session is locked by someone other than `caller`;
+    /// returns the session's persistent id when it is a cohort session.
+    async fn check_lock(
+        &self,
+        pane: &PaneId,
+        caller: &Caller,
+    ) -> Result<Option<String>, TerminalError> {
+        let (server, pane) = (self.server_key.clone(), pane.to_string());
+        let found = self
+            .db(move |r| match r.session_for_pane(&server, &pane)? {
+                Some(session) => Ok(Some((r.lock_of(&session.id)?, session.id))),
+                None => Ok(None),
+            })
+            .await?;
+        let token = Some(caller.connection.as_str());
+        match found {
+            Some((Some(lock), _))
+                if !caller
+                    .owner
+                    .as_deref()
+                    .is_some_and(|o| lock.held_by(o, token)) =>
+            {
+                Err(TerminalError::Locked(lock))
+            }
+            Some((_, id)) => Ok(Some(id)),
+            None => Ok(None),
+        }
+    }
+
+    /// Types `text` and presses Enter, as cohort itself (no owner).
+    pub async fn type_line(&self, pane: &PaneId, text: &str) -> Result<Sent, TerminalError> {
+        self.send(pane, text, &SendOptions::default(), &Caller::new("cohort"))
+            .await
+    }
+
+    /// The send path: text or bracketed paste, settling, Enter; every rule of
+    /// [`InputTurn`] on the way.
+    pub async fn send(
+        &self,
+        pane: &PaneId,
+        text: &str,
+        options: &SendOptions,
+        caller: &Caller,
+    ) -> Result<Sent, TerminalError> {
+        self.type_text(pane, text, options, caller, false).await
+    }
+
+    /// [`Terminal::send`]; with `fresh_line`, a shell at its prompt first has its input
+    /// line emptied (see [`clear_line_keys`]), so a command is not appended to keys
+    /// typed before it.
+    pub(crate) async fn type_text(
+        &self,
+        pane: &PaneId,
+        text: &str,
+        options: &SendOptions,
+        caller: &Caller,
+        fresh_line: bool,
+    ) -> Result<Sent, TerminalError> {
+        if text.len() > TEXT_MAX {
+            return Err(TerminalError::InvalidArgument(format!(
+                "the text is {} bytes; at most {} MiB is typed in one call: write long content to a file and run a command that reads it",
+                text.len(),
+                TEXT_MAX >> 20
+            )));
+        }
+        let mut text = if options.raw {
+            text.to_string()
+        } else {
+            sanitize::sanitize_input(text)
+        };
+        if options.enter {
+            // Enter ends the last line: a final newline of the text is that Enter, and
+            // the empty lines before it are the text's own (a REPL closes a block on one).
+            if text.ends_with('\n') {
+                text.pop();
+                if text.ends_with('\r') {
+                    text.pop();
+                }
+            }
+        }
+        if options.mark.is_some() && text.contains('\n') {
+            return Err(TerminalError::InvalidArgument(
+                "mark works with single-line commands: send the lines one at a time, or use until"
+                    .into(),
+            ));
+        }
+        let mut turn = self.input(pane, caller, Purpose::Command).await?;
+        turn.raw = true; // sanitised above, before the tripwire saw it
+        turn.force = options.force;
+        let cleared = fresh_line && turn.state.at_shell() && !turn.runtime.lock().command_running();
+        if options.enter {
+            // Judged before anything is typed: a refused line never reaches the pane.
+            let pending = if cleared {
+                String::new()
+            } else {
+                turn.pending_line()
+            };
+            turn.judge(&format!("{pending}{text}"))?;
+        }
+        if let Some(nonce) = &options.mark {
+            text.push_str(&mark_suffix(nonce));
+        }
+        if cleared {
+            let cooked = turn
+                .state
+                .foreground_pid
+                .and_then(cohort_backends::process::terminal_in_line_mode);
+            turn.keys(&clear_line_keys(cooked)).await?;
+            turn.set_pending_line(String::new());
+        }
+        if text.len() > 1024 {
+            // Text typed before the program reads the terminal sits in the kernel's line
+            // buffer, which keeps 4095 characters and drops the rest.
+            self.wait_reading(pane, Duration::from_secs(3)).await;
+        }
+        // Lines go as one paste, and so does a tab: typed, it would ask the shell to
+        // complete a word, and a different command would run.
+        let pasted = text.contains(['\n', '\t']);
+        let before_typing = turn.journal_len();
+        if pasted {
+            turn.paste(&text).await?;
+        } else {
+            turn.text(&text).await?;
+        }
+        let mut started = None;
+        if options.enter {
+            let state = turn.state.clone();
+            if !state.at_shell() || pasted {
+                // A program drawing what was typed (a REPL, a TUI, a paste) must
+                // finish before Enter, or a TUI takes Enter as a newline in its input.
+                // Full-screen programs and those that said they redraw in frames (agent
+                // TUIs, see `Terminal::redraws_in_frames`) get a longer quiet window
+                // than line-mode programs.
+                let heavy =
+                    state.alternate_screen || self.draws_in_frames(&state.foreground_command);
+                let quiet = if heavy {
+                    Duration::from_millis(100)
+                } else {
+                    Duration::from_millis(15)
+                };
+                settle_after_echo(
+                    &turn.runtime,
+                    before_typing,
+                    quiet,
+                    Duration::from_millis(1500),
+                )
+                .await;
+            }
+            let command = turn.runtime.record_command(
+                &text,
+                state.foreground_pid,
+                options.mark.clone(),
+                !state.at_shell(),
+            );
+            let at = Instant::now();
+            // The line was judged above, with the mark's suffix still off it.
+            turn.press_enter().await?;
+            started = Some(Started::after(&command, at));
+            // Bookkeeping after Enter, in the background, so it never delays the
+            // keystroke or the verdict.
+            if let Some(id) = turn.session.clone() {
+                let end = crate::runtime::char_floor(&text, 4096);
+                let (terminal, command) = (self.clone(), text[..end].to_string());
+                tokio::spawn(async move {
+                    let _ = terminal
+                        .db(move |r| r.set_last_command(&id, &command))
+                        .await;
+                });
+            }
+        }
+        Ok(Sent {
+            started,
+            bytes: text.len(),
+            pasted,
+        })
+    }
+
+    /// Says that these programs redraw their input in frames (an agent CLI's
+    /// composer): text typed into them is given a longer quiet window before Enter, or
+    /// Enter lands as a newline inside the input box.
+    pub fn redraws_in_frames(&self, programs: &[&str]) {
+        let mut framed = self
+            .framed_programs
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
+        framed.extend(programs.iter().map(|p| p.to_string()));
+    }
+
+    fn draws_in_frames(&self, program: &str) -> bool {
+        self.framed_programs
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(program)
+    }
+
+    /// Presses named keys for `caller`. An Enter among them submits the line the
+    /// shell holds, which the tripwire judges first unless `force`.
+    pub async fn keys(
+        &self,
+        pane: &PaneId,
+        keys: &[Key],
+        caller: &Caller,
+        force: bool,
+    ) -> Result<(), TerminalError> {
+        let mut turn = self.input(pane, caller, Purpose::Command).await?;
+        turn.force = force;
+        let running = turn.runtime.lock().command_running();
+        turn.keys(keys).await?;
+        if running && keys.iter().any(is_interrupt) {
+            // The command takes a moment to stop, and a key typed before it has (the
+            // next command's first letter) can still be read by it: hold the pane's
+            // input until the shell reports the end, briefly.
+            until_command_ends(&turn.runtime, Duration::from_millis(500)).await;
+        }
+        Ok(())
+    }
+}
+
+impl InputTurn {
+    /// The pane.
+    pub fn pane(&self) -> &PaneId {
+        &self.pane
+    }
+
+    /// The pane's state when the turn was taken.
+    pub fn state(&self) -> &PaneState {
+        &self.state
+    }
+
+    /// Sends text exactly as given, without sanitising it.
+    pub fn raw(mut self, raw: bool) -> Self {
+        self.raw = raw;
+        self
+    }
+
+    /// Lets Enter submit a line the tripwire would refuse.
+    pub fn force(mut self, force: bool) -> Self {
+        self.force = force;
+        self
+    }
+
+    /// How much output the pane has produced so far (a journal offset).
+    pub fn journal_len(&self) -> u64 {
+        self.runtime.lock().journal.len()
+    }
+
+    /// A receiver woken by every change of the pane (output, marks, exits).
+    pub fn changes(&self) -> watch::Receiver<u64> {
+        self.runtime.watch()
+    }
+
+    /// Waits until the pane has produced no output for `quiet` (at most `limit`).
+    pub async fn settle(&self, quiet: Duration, limit: Duration) {
+        settle(&self.runtime, quiet, limit).await;
+    }
+
+    /// Waits until the pane has echoed something after journal offset `before` and
+    /// then stayed quiet for `quiet`, at most `limit` in all.
+    pub async fn settle_after_echo(&self, before: u64, quiet: Duration, limit: Duration) {
+        settle_after_echo(&self.runtime, before, quiet, limit).await;
+    }
+
+    /// Types `text` as keystrokes (sanitised unless [`InputTurn::raw`]).
+    pub async fn text(&mut self, text: &str) -> Result<(), TerminalError> {
+        let text = self.clean(text);
+        if text.is_empty() {
+            return Ok(());
+        }
+        let at = self.journal_len();
+        self.terminal.backend.send_text(&self.pane, &text).await?;
+        self.typed(at, &text);
+        Ok(())
+    }
+
+    /// Pastes `text` as one bracketed paste (sanitised unless [`InputTurn::raw`]).
+    pub async fn paste(&mut self, text: &str) -> Result<(), TerminalError> {
+        let text = self.clean(text);
+        if text.is_empty() {
+            return Ok(());
+        }
+        let at = self.journal_len();
+        self.terminal.backend.paste(&self.pane, &text).await?;
+        self.typed(at, &text);
+        Ok(())
+    }
+
+    /// Presses `keys`. An Enter among them submits the line typed so far, which the
+    /// tripwire judges first (for [`Purpose::Command`], unless forced); keys that
+    /// drop the line (`C-c`, `C-u`) forget it.
+    pub async fn keys(&mut self, keys: &[Key]) -> Result<(), TerminalError> {
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let mut line = self.pending_line();
+        // What the keys do to the line, for its echo (see `crate::echo`): characters
+        // typed, and whether a key ended it.
+        let mut typed = String::new();
+        let mut ends = false;
+        for key in keys {
+            match line_effect(key) {
+                LineEffect::Submit => {
+                    self.judge(&line)?;
+                    line.clear();
+                    ends = true;
+                }
+                LineEffect::Drop => {
+                    line.clear();
+                    ends = true;
+                }
+                LineEffect::Erase => {
+                    line.pop();
+                }
+                LineEffect::Type(c) => {
+                    line.push(c);
+                    if !ends {
+                        typed.push(c);
+                    }
+                }
+                LineEffect::None => {}
+            }
+        }
+        let at = self.journal_len();
+        self.terminal.backend.send_keys(&self.pane, keys).await?;
+        self.set_pending_line(line);
+        let mut data = self.runtime.lock();
+        data.typed.typed(at, &typed);
+        if ends {
+            data.typed.ended(at);
+        }
+        Ok(())
+    }
+
+    /// Presses Enter on a line already judged (the send path judges the text before
+    /// typing it).
+    async fn press_enter(&mut self) -> Result<(), TerminalError> {
+        let at = self.journal_len();
+        self.terminal
+            .backend
+            .send_keys(&self.pane, &[Key::ENTER])
+            .await?;
+        let mut data = self.runtime.lock();
+        data.pending_line.clear();
+        data.typed.ended(at);
+        Ok(())
+    }
+
+    /// Refuses `line` when Enter would make a shell run what the tripwire stops.
+    fn judge(&self, line: &str) -> Result<(), TerminalError> {
+        if self.purpose == Purpose::Command && !self.force {
+            tripwire::check_command(line).map_err(TerminalError::Refused)?;
+        }
+        Ok(())
+    }
+
+    fn clean(&self, text: &str) -> String {
+        if self.raw {
+            text.to_string()
+        } else {
+            sanitize::sanitize_input(text)
+        }
+    }
+
+    /// What cohort typed into the pane since the last Enter (or line kill).
+    fn pending_line(&self) -> String {
+        self.runtime.lock().pending_line.clone()
+    }
+
+    fn set_pending_line(&self, line: String) {
+        self.runtime.lock().pending_line = line;
+    }
+
+    fn typed(&self, at: u64, text: &str) {
+        let mut data = self.runtime.lock();
+        data.typed.typed(at, text);
+        // A newline inside a paste submits the lines before it to a shell; the last
+        // line stays pending. Only the end is kept: the tripwire reads the line Enter
+        // will submit.
+        match text.rsplit_once('\n') {
+            Some((_, last)) => data.pending_line = last.to_string(),
+            None => data.pending_line.push_str(text),
+        }
+        if data.pending_line.len() > PENDING_MAX {
+            let cut = data.pending_line.len() - PENDING_MAX;
+            let cut = crate::runtime::char_ceil(&data.pending_line, cut);
+            data.pending_line.drain(..cut);
+        }
+    }
+}
+
+/// The most of a pending line kept for the tripwire (longer lines are judged on
+/// their last 64 KiB, where Enter will act).
+const PENDING_MAX: usize = 64 << 10;
+
+/// What a key does to the line a shell is editing.
+enum LineEffect {
+    /// Submits it (Enter, `C-m`, `C-j`).
+    Submit,
+    /// Drops it (`C-c`, `C-u`, `C-g`).
+    Drop,
+    /// Erases its last character.
+    Erase,
+    /// Types a character.
+    Type(char),
+    /// Moves or does something the line's text does not show.
+    None,
+}
+
+fn line_effect(key: &Key) -> LineEffect {
+    match key.code {
+        KeyCode::Enter => LineEffect::Submit,
+        KeyCode::Char(c) if key.ctrl => match c.to_ascii_lowercase() {
+            'm' | 'j' => LineEffect::Submit,
+            'c' | 'u' | 'g' => LineEffect::Drop,
+            'h' => LineEffect::Erase,
+            _ => LineEffect::None,
+        },
+        KeyCode::Backspace => LineEffect::Erase,
+        KeyCode::Char(c) if !key.alt => LineEffect::Type(c),
+        KeyCode::Space if !key.ctrl && !key.alt => LineEffect::Type(' '),
+        _ => LineEffect::None,
+    }
+}
+
+/// The keys that empty a shell's input line without ringing its bell. A line editor
+/// (the terminal in raw mode: readline, zle, fish) gets `C-a C-k`: readline rings the
+/// bell for `C-u` on an empty line (`unix-line-discard` at the start of the line),
+/// which a human attached to the session hears at every command, while moving to the
+/// start and killing to the end is silent on every editor. A shell reading in line
+/// mode (`cooked`: sh without an editor) gets `C-u`, the terminal's own line kill,
+/// where `C-a`/`C-k` would be typed as characters.
+fn clear_line_keys(cooked: Option<bool>) -> Vec<Key> {
+    let names: &[&str] = if cooked == Some(true) {
+        &["C-u"]
+    } else {
+        &["C-a", "C-k"]
+    };
+    names
+        .iter()
+        .map(|k| k.parse().expect("a known key"))
+        .collect()
+}
+
+/// Key names as a caller gave them (`Enter`, `C-c`), parsed; unknown names are
+/// refused, never typed as text.
+pub fn parse_keys(names: &[String]) -> Result<Vec<Key>, TerminalError> {
+    if names.is_empty() {
+        return Err(TerminalError::InvalidArgument(
+            "no keys given: pass e.g. [\"Enter\"] or [\"C-c\"]".into(),
+        ));
+    }
+    names
+        .iter()
+        .map(|k| {
+            k.parse::<Key>()
+                .map_err(|e| TerminalError::InvalidArgument(e.to_string()))
+        })
+        .collect()
+}

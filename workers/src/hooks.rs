@@ -1,0 +1,103 @@
+//! The agents' hooks wired to cohort: Claude Code's settings file and Codex's
+//! `notify` program and project hooks, each calling `cohort hook` with the event.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::worktree;
+
+/// Claude Code's settings file with cohort's hooks, for one launch.
+pub(crate) fn claude_settings(
+    program: &Path,
+    state_dir: &Path,
+    worker_id: &str,
+) -> serde_json::Value {
+    use cohort_backends::tmux::quote::sh;
+    let events = [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "PermissionRequest",
+        "Elicitation",
+        "ElicitationResult",
+        "Stop",
+        "StopFailure",
+        "SessionEnd",
+    ];
+    let mut hooks = serde_json::Map::new();
+    for e in events {
+        let command = format!(
+            "{} --state-dir {} hook --worker {} {e}",
+            sh(&program.to_string_lossy()),
+            sh(&state_dir.to_string_lossy()),
+            sh(worker_id)
+        );
+        hooks.insert(
+            e.into(),
+            json!([{"matcher": "", "hooks": [{"type": "command", "command": command, "timeout": 10}]}]),
+        );
+    }
+    json!({ "hooks": hooks })
+}
+
+/// Codex's project hooks file with cohort's hooks; the worker comes from the
+/// environment (`COHORT_WORKER_ID`), so workers sharing a directory share the file.
+/// Codex's `notify` program for a worker: `cohort hook --worker ID notify`, which
+/// Codex runs with the event's JSON as its last argument.
+pub(crate) fn codex_notify(program: &Path, state_dir: &Path, worker_id: &str) -> Vec<String> {
+    vec![
+        program.to_string_lossy().into_owned(),
+        "--state-dir".into(),
+        state_dir.to_string_lossy().into_owned(),
+        "hook".into(),
+        "--worker".into(),
+        worker_id.to_string(),
+        "notify".into(),
+    ]
+}
+
+pub(super) fn codex_hooks(program: &Path, state_dir: &Path) -> serde_json::Value {
+    use cohort_backends::tmux::quote::sh;
+    let mut hooks = serde_json::Map::new();
+    for e in [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "PermissionRequest",
+        "Stop",
+    ] {
+        let command = format!(
+            "{} --state-dir {} hook {e}",
+            sh(&program.to_string_lossy()),
+            sh(&state_dir.to_string_lossy())
+        );
+        hooks.insert(
+            e.into(),
+            json!([{"matcher": "", "hooks": [{"type": "command", "command": command, "timeout": 10}]}]),
+        );
+    }
+    json!({ "hooks": hooks, "cohort": "written by cohort for its workers" })
+}
+
+/// Writes Codex's hooks into `cwd/.codex/hooks.json` unless another file is there;
+/// true when cohort's hooks are in place.
+pub(crate) fn place_codex_hooks(cwd: &Path, program: &Path, state_dir: &Path) -> bool {
+    let file = cwd.join(".codex").join("hooks.json");
+    if let Ok(text) = std::fs::read_to_string(&file) {
+        return text.contains("written by cohort");
+    }
+    if std::fs::create_dir_all(cwd.join(".codex")).is_err() {
+        return false;
+    }
+    let text = serde_json::to_string_pretty(&codex_hooks(program, state_dir)).unwrap_or_default();
+    if std::fs::write(&file, text).is_err() {
+        return false;
+    }
+    if worktree::toplevel(cwd).is_some() {
+        let _ = worktree::exclude(cwd, "/.codex/hooks.json");
+    }
+    true
+}

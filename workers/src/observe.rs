@@ -1,0 +1,601 @@
+//! Gathering a worker's signals and deciding its state.
+//!
+//! A [`Tracker`] per worker keeps what was read so far: its event file (hooks and
+//! notifications), its transcript, the screen's class and since when, when its
+//! process was first seen gone. [`Workers::observe`] brings each up to date (reading
+//! only what is new; the screen only when the pane printed something or a second
+//! passed) and hands the lot to the pure [`state::assess`].
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use cohort_backends::PaneInfo;
+
+use crate::registry::WorkerTables;
+use crate::state::{
+    self, Assessment, Observed, ProcessFacts, Report, ReportKind, ScreenView, WorkerState,
+};
+use crate::Workers;
+use crate::{
+    agent::{claude_project_dir, AgentKind, LaunchSpec},
+    error::WorkerError,
+    events::{now_ms, EventTail, HookEvent, LineTail},
+    registry::WorkerRow,
+    screen::{self, ScreenClass, ScreenFacts},
+    transcript::{codex, Parser},
+};
+
+/// The most reports kept per worker (older ones no longer change a decision).
+const REPORTS_KEPT: usize = 512;
+
+/// What cohort has read of one worker's signals.
+#[derive(Debug)]
+pub struct Tracker {
+    events: EventTail,
+    reports: Vec<Report>,
+    transcript: Option<(PathBuf, LineTail, Parser)>,
+    transcript_reports: Vec<Report>,
+    last_scan_ms: i64,
+    screen: Option<(ScreenClass, i64)>,
+    facts: Option<ScreenFacts>,
+    screen_seen: (u64, i64),
+    dead_since_ms: Option<i64>,
+    pane: Option<PaneInfo>,
+    /// What the hooks told beyond the state.
+    pub hook: HookMemory,
+}
+
+/// Details the hooks reported, kept for `examine_worker`.
+#[derive(Clone, Debug, Default)]
+pub struct HookMemory {
+    /// The tool running now (between `PreToolUse` and its end).
+    pub tool: Option<String>,
+    /// The assistant's last message (`Stop`).
+    pub last_message: Option<String>,
+    /// Background tasks at the last `Stop`.
+    pub background: Vec<String>,
+    /// The agent's session id.
+    pub session_id: Option<String>,
+    /// Its transcript, as it reported it.
+    pub transcript_path: Option<String>,
+    /// Prompts it received: when, length, FNV-1a digest.
+    pub prompts: Vec<(i64, usize, String)>,
+    /// When the last event came.
+    pub last_event_ms: Option<i64>,
+}
+
+impl Tracker {
+    /// A tracker reading worker `id`'s event file from its start.
+    pub fn new(state_dir: &Path, id: &str) -> Tracker {
+        Tracker {
+            events: EventTail::new(state_dir, id),
+            reports: Vec::new(),
+            transcript: None,
+            transcript_reports: Vec::new(),
+            last_scan_ms: 0,
+            screen: None,
+            facts: None,
+            screen_seen: (u64::MAX, 0),
+            dead_since_ms: None,
+            pane: None,
+            hook: HookMemory::default(),
+        }
+    }
+
+    fn take_events(&mut self) {
+        for e in self.events.read_new() {
+            self.remember(&e);
+            if let Some(r) = e.report() {
+                self.reports.push(r);
+            }
+        }
+        trim(&mut self.reports);
+    }
+
+    fn remember(&mut self, e: &HookEvent) {
+        let m = &mut self.hook;
+        m.last_event_ms = Some(e.at_ms);
+        if e.session_id.is_some() {
+            m.session_id = e.session_id.clone();
+        }
+        if e.transcript_path.is_some() {
+            m.transcript_path = e.transcript_path.clone();
+        }
+        match e.event.as_str() {
+            "PreToolUse" => {
+                m.tool = e.tool.as_ref().map(|t| match &e.tool_input {
+                    Some(i) => format!("{t}({i})"),
+                    None => t.clone(),
+                })
+            }
+            "PostToolUse" | "PostToolUseFailure" | "Stop" | "StopFailure" | "UserPromptSubmit" => {
+                m.tool = None
+            }
+            _ => {}
+        }
+        if matches!(e.event.as_str(), "Stop" | "StopFailure" | "notify") && e.message.is_some() {
+            m.last_message = e.message.clone();
+        }
+        if e.event == "Stop" {
+            m.background = e.background.clone();
+        }
+        if let (Some(len), Some(fnv)) = (e.prompt_len, &e.prompt_fnv) {
+            m.prompts.push((e.at_ms, len, fnv.clone()));
+            if m.prompts.len() > 64 {
+                m.prompts.remove(0);
+            }
+        }
+    }
+
+    fn take_transcript(&mut self, path: Option<PathBuf>, kind: AgentKind) {
+        let Some(path) = path else { return };
+        if kind == AgentKind::Gemini {
+            return;
+        }
+        if self.transcript.as_ref().is_none_or(|(p, _, _)| *p != path) {
+            let Some(parser) = Parser::for_kind(kind) else {
+                return;
+            };
+            self.transcript = Some((path.clone(), LineTail::new(path), parser));
+            self.transcript_reports.clear();
+        }
+        if let Some((_, tail, parser)) = self.transcript.as_mut() {
+            for line in tail.read_new(32 << 20) {
+                for entry in parser.line(&line) {
+                    if let Some(r) = entry.report() {
+                        self.transcript_reports.push(r);
+                    }
+                }
+            }
+            trim(&mut self.transcript_reports);
+        }
+    }
+
+    /// The transcript being read, if one was found.
+    pub fn transcript_path(&self) -> Option<&Path> {
+        self.transcript.as_ref().map(|(p, _, _)| p.as_path())
+    }
+}
+
+fn trim(reports: &mut Vec<Report>) {
+    if reports.len() > REPORTS_KEPT {
+        reports.drain(..reports.len() - REPORTS_KEPT);
+    }
+}
+
+/// A worker's state and what it was decided from.
+#[derive(Clone, Debug)]
+pub struct Observation {
+    /// The decision.
+    pub assessment: Assessment,
+    /// The worker's pane, when it has one.
+    pub pane: Option<PaneInfo>,
+    /// What the screen shows.
+    pub screen: Option<ScreenFacts>,
+    /// What the hooks told.
+    pub hook: HookMemory,
+    /// The transcript file, when known.
+    pub transcript: Option<PathBuf>,
+    /// When anything last happened (a report or output), Unix ms.
+    pub last_activity_ms: Option<i64>,
+    /// How many reports were seen since launch.
+    pub reports: usize,
+    /// When the agent last reported a turn beginning (Unix ms).
+    pub turn_started_ms: Option<i64>,
+    /// When the agent last reported a turn ending (Unix ms).
+    pub turn_ended_ms: Option<i64>,
+}
+
+impl Observation {
+    /// Whether there is something to act on: the agent exited, or its screen shows
+    /// a composer or a dialog (not a frame mid-repaint, nor one cohort cannot read).
+    pub fn legible(&self) -> bool {
+        self.assessment.state == WorkerState::Exited
+            || self
+                .screen
+                .as_ref()
+                .is_some_and(|s| s.composer.is_some() || s.dialog.is_some())
+    }
+}
+
+/// The environment the agent runs with: its process's own (where the system shows
+/// it), else cohort's, with the launch's extra variables on top.
+pub(crate) fn agent_env(pid: Option<u32>, spec: &LaunchSpec) -> HashMap<String, String> {
+    let mut env: HashMap<String, String> = pid
+        .and_then(|p| std::fs::read(format!("/proc/{p}/environ")).ok())
+        .map(|bytes| {
+            bytes
+                .split(|b| *b == 0)
+                .filter_map(|kv| {
+                    let kv = String::from_utf8_lossy(kv);
+                    kv.split_once('=')
+                        .map(|(k, v)| (k.to_string(), v.to_string()))
+                })
+                .collect()
+        })
+        .unwrap_or_else(|| std::env::vars().collect());
+    for (k, v) in &spec.env {
+        env.insert(k.clone(), v.clone());
+    }
+    env
+}
+
+fn home_of(env: &HashMap<String, String>) -> PathBuf {
+    env.get("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/"))
+}
+
+/// Where Claude Code keeps its configuration and transcripts.
+pub(crate) fn claude_config_dir(env: &HashMap<String, String>) -> PathBuf {
+    env.get("CLAUDE_CONFIG_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| home_of(env).join(".claude"))
+}
+
+/// Codex's home.
+pub(crate) fn codex_home(env: &HashMap<String, String>) -> PathBuf {
+    env.get("CODEX_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| home_of(env).join(".codex"))
+}
+
+/// Claude Code's transcript for session `id` started in `cwd`.
+pub(crate) fn claude_transcript(env: &HashMap<String, String>, cwd: &Path, id: &str) -> PathBuf {
+    claude_config_dir(env)
+        .join("projects")
+        .join(claude_project_dir(cwd))
+        .join(format!("{id}.jsonl"))
+}
+
+/// The newest Codex rollout started in `cwd` since `since_ms`, not in `claimed`.
+pub(crate) fn find_rollout(
+    env: &HashMap<String, String>,
+    cwd: &str,
+    since_ms: i64,
+    claimed: &[String],
+) -> Option<(PathBuf, String)> {
+    codex::rollouts_since(&codex_home(env).join("sessions"), since_ms)
+        .into_iter()
+        .filter(|(p, _)| !claimed.iter().any(|c| Path::new(c) == p))
+        .find_map(|(p, _)| {
+            let (id, dir) = codex::rollout_meta(&p)?;
+            (same_dir(&dir, cwd)).then_some((p, id))
+        })
+}
+
+fn same_dir(a: &str, b: &str) -> bool {
+    let canon = |p: &str| std::fs::canonicalize(p).unwrap_or_else(|_| PathBuf::from(p));
+    a == b || canon(a) == canon(b)
+}
+
+impl Workers {
+    /// The pane of a worker's session, if it exists.
+    pub async fn worker_pane(&self, row: &WorkerRow) -> Result<Option<PaneInfo>, WorkerError> {
+        if row.session_id.is_empty() {
+            return Ok(None);
+        }
+        Ok(self
+            .terminal
+            .list()
+            .await?
+            .into_iter()
+            .find(|p| p.identity.as_ref().is_some_and(|i| i.id == row.session_id)))
+    }
+
+    /// The pane's screen read between frames: a TUI that writes a frame in several
+    /// pieces must not be seen half drawn (a cut-off hint would read as a draft, a
+    /// missing spinner as idle). Reads when the output has been still a moment, and
+    /// again when output arrived during the read. Returns the screen and the journal
+    /// length it shows.
+    pub(crate) async fn stable_screen(
+        &self,
+        pane: &cohort_backends::PaneId,
+    ) -> Option<(cohort_backends::Screen, u64)> {
+        const STILL: std::time::Duration = std::time::Duration::from_millis(15);
+        let runtime = self.terminal.pane_runtime(pane);
+        let mut last = None;
+        for _ in 0..12 {
+            let (len, quiet) = {
+                let data = runtime.lock();
+                (data.journal.len(), data.last_output.elapsed())
+            };
+            if quiet < STILL {
+                tokio::time::sleep(STILL - quiet).await;
+                continue;
+            }
+            let screen = self.terminal.backend().read_screen(pane).await.ok()?;
+            let after = runtime.lock().journal.len();
+            if after == len {
+                return Some((screen, len));
+            }
+            last = Some((screen, after));
+        }
+        match last {
+            Some(read) => Some(read),
+            None => {
+                let screen = self.terminal.backend().read_screen(pane).await.ok()?;
+                let len = runtime.lock().journal.len();
+                Some((screen, len))
+            }
+        }
+    }
+
+    /// Brings a worker's signals up to date and decides its state. `fresh_screen`
+    /// reads the screen even when the pane printed nothing since the last look.
+    pub async fn observe(
+        &self,
+        row: &WorkerRow,
+        fresh_screen: bool,
+    ) -> Result<Observation, WorkerError> {
+        let spec = row.spec.clone();
+        let kind = row.agent;
+        let tracker = self.hub.tracker(&row.id);
+        let mut t = tracker.lock().await;
+        t.take_events();
+        let now = now_ms();
+        // The pane: remembered while it answers, else looked up again.
+        let mut state = match &t.pane {
+            Some(p) => self.terminal.backend().pane_state(&p.id).await.ok(),
+            None => None,
+        };
+        if state.is_none() {
+            t.pane = self.worker_pane(row).await?;
+            state = match &t.pane {
+                Some(p) => self.terminal.backend().pane_state(&p.id).await.ok(),
+                None => None,
+            };
+        }
+        let pane = t.pane.clone();
+        let dead = state.as_ref().is_none_or(|s| s.dead);
+        if dead && t.dead_since_ms.is_none() {
+            t.dead_since_ms = Some(now);
+        }
+        let mut process = ProcessFacts {
+            dead,
+            exit_status: state.as_ref().and_then(|s| s.exit_status),
+            dead_since_ms: if dead { t.dead_since_ms } else { None },
+            ..ProcessFacts::default()
+        };
+        if !dead {
+            t.dead_since_ms = None;
+        }
+        // Output: when the pane last printed, from its journal.
+        let mut journal_len = 0;
+        if let Some(p) = &pane {
+            let runtime = self.terminal.pane_runtime(&p.id);
+            let data = runtime.lock();
+            journal_len = data.journal.len();
+            let ago = data.last_output.elapsed().as_millis() as i64;
+            process.last_output_ms = Some(now - ago);
+        }
+        if let (Some(s), true) = (&state, spec.in_shell) {
+            if !s.dead && s.at_shell() {
+                process.replaced_by = Some(s.foreground_command.clone());
+            }
+        }
+        // The screen, when it may have changed.
+        if let Some(p) = pane.as_ref().filter(|_| !dead) {
+            let (seen_len, seen_at) = t.screen_seen;
+            if fresh_screen || seen_len != journal_len || now - seen_at >= 1000 {
+                if let Some((s, journal_len)) = self.stable_screen(&p.id).await {
+                    let rows: Vec<String> =
+                        s.rows.iter().map(|r| r.trim_end().to_string()).collect();
+                    let facts = screen::read(kind, &rows, Some(usize::from(s.cursor.y)));
+                    let class = facts.class();
+                    if t.screen.as_ref().is_none_or(|(c, _)| *c != class) {
+                        t.screen = Some((class, now));
+                    }
+                    t.facts = Some(facts);
+                    t.screen_seen = (journal_len, now);
+                }
+            }
+        }
+        // The transcript: as reported, as recorded, or found.
+        let mut transcript = t
+            .hook
+            .transcript_path
+            .clone()
+            .or_else(|| row.transcript.clone())
+            .map(PathBuf::from);
+        if transcript.as_ref().is_none_or(|p| !p.exists()) && now - t.last_scan_ms >= 2000 {
+            t.last_scan_ms = now;
+            if let Some(found) = self.find_transcript(row, &spec, kind, state.as_ref()).await {
+                transcript = Some(found);
+            }
+        }
+        t.take_transcript(transcript.clone(), kind);
+        // Hooks run before the agent writes its transcript: events recorded while the
+        // transcript was read belong with what it showed.
+        t.take_events();
+        let launched = row.launched_ms;
+        let mut reports: Vec<Report> = t
+            .reports
+            .iter()
+            .chain(t.transcript_reports.iter())
+            .filter(|r| r.at_ms >= launched)
+            .cloned()
+            .collect();
+        reports.sort_by_key(|r| r.at_ms);
+        let bounds = self.hub.settings().bounds;
+        let screen_view = match (kind, &t.screen) {
+            (AgentKind::Custom, Some((ScreenClass::Waiting(d), since))) => Some(ScreenView {
+                class: ScreenClass::Waiting(d.clone()),
+                since_ms: *since,
+            }),
+            (AgentKind::Custom, _) => None,
+            (_, Some((class, since))) => Some(ScreenView {
+                class: class.clone(),
+                since_ms: *since,
+            }),
+            _ => None,
+        };
+        let assessment = state::assess(&Observed {
+            now_ms: now,
+            launched_ms: row.launched_ms,
+            input_ready: row.input_ready,
+            reports: &reports,
+            screen: screen_view,
+            process: process.clone(),
+            prompted_ms: row.last_prompt_ms,
+            queued: t
+                .facts
+                .as_ref()
+                .and_then(|f| f.composer.as_ref())
+                .is_some_and(|c| c.queued),
+            bounds,
+        });
+        let last_activity = reports
+            .last()
+            .map(|r| r.at_ms)
+            .into_iter()
+            .chain(process.last_output_ms)
+            .max();
+        let observation = Observation {
+            assessment,
+            pane,
+            screen: t.facts.clone(),
+            hook: t.hook.clone(),
+            transcript: t.transcript_path().map(Path::to_path_buf).or(transcript),
+            last_activity_ms: last_activity,
+            reports: reports.len(),
+            turn_started_ms: reports
+                .iter()
+                .rev()
+                .find(|r| matches!(r.kind, ReportKind::TurnStart))
+                .map(|r| r.at_ms),
+            turn_ended_ms: reports
+                .iter()
+                .rev()
+                .find(|r| matches!(r.kind, ReportKind::TurnEnd { .. }))
+                .map(|r| r.at_ms),
+        };
+        drop(t);
+        self.remember_state(row, &observation).await;
+        Ok(observation)
+    }
+
+    /// Writes a changed state (and a newly found transcript or session) to the
+    /// registry, so other processes and a later one see it.
+    async fn remember_state(&self, row: &WorkerRow, o: &Observation) {
+        let a = &o.assessment;
+        let transcript = o
+            .transcript
+            .as_ref()
+            .map(|p| p.to_string_lossy().into_owned());
+        let session = o.hook.session_id.clone();
+        let changed = row.state != a.state
+            || row.reason != a.reason
+            || (transcript.is_some() && row.transcript != transcript)
+            || (session.is_some() && row.agent_session.is_none());
+        if !changed {
+            return;
+        }
+        if row.state != a.state {
+            // Waits, watchers and the notifier follow agents' states.
+            self.report_agent_state(&row.name, a.state.name(), &a.reason);
+        }
+        let (id, state, reason, since) = (row.id.clone(), a.state, a.reason.clone(), a.since_ms);
+        let _ = self
+            .terminal
+            .db(move |r| {
+                r.update_worker(&id, |w| {
+                    w.state = state;
+                    w.reason = reason.clone();
+                    w.state_since_ms = since;
+                    if transcript.is_some() {
+                        w.transcript = transcript.clone();
+                    }
+                    if w.agent_session.is_none() {
+                        w.agent_session = session.clone();
+                    }
+                })
+            })
+            .await;
+    }
+
+    /// Looks for a worker's transcript where its CLI writes it.
+    async fn find_transcript(
+        &self,
+        row: &WorkerRow,
+        spec: &LaunchSpec,
+        kind: AgentKind,
+        state: Option<&cohort_backends::PaneState>,
+    ) -> Option<PathBuf> {
+        let pid = state.and_then(|s| s.foreground_pid.or(s.shell_pid));
+        let env = agent_env(pid, spec);
+        let cwd = PathBuf::from(&row.cwd);
+        match kind {
+            AgentKind::Claude => {
+                let id = row.agent_session.clone()?;
+                let path = claude_transcript(&env, &cwd, &id);
+                path.exists().then_some(path)
+            }
+            AgentKind::Codex => {
+                let claimed: Vec<String> = self
+                    .terminal
+                    .db(|r| r.workers())
+                    .await
+                    .ok()?
+                    .into_iter()
+                    .filter(|w| w.id != row.id)
+                    .filter_map(|w| w.transcript)
+                    .collect();
+                let (cwd_text, since) = (row.cwd.clone(), row.launched_ms - 5000);
+                let found = tokio::task::spawn_blocking(move || {
+                    find_rollout(&env, &cwd_text, since, &claimed)
+                })
+                .await
+                .ok()??;
+                let (path, thread) = found;
+                let id = row.id.clone();
+                let path_text = path.to_string_lossy().into_owned();
+                let _ = self
+                    .terminal
+                    .db(move |r| {
+                        r.update_worker(&id, |w| {
+                            w.transcript = Some(path_text.clone());
+                            w.agent_session = Some(thread.clone());
+                        })
+                    })
+                    .await;
+                Some(path)
+            }
+            AgentKind::Aider => {
+                let path = cwd.join(".aider.chat.history.md");
+                path.exists().then_some(path)
+            }
+            AgentKind::Gemini => {
+                let root = home_of(&env).join(".gemini").join("tmp");
+                let since = row.launched_ms - 5000;
+                tokio::task::spawn_blocking(move || newest_gemini_chat(&root, since))
+                    .await
+                    .ok()?
+            }
+            AgentKind::Custom => None,
+        }
+    }
+}
+
+/// The newest Gemini chat checkpoint modified since `since_ms`.
+fn newest_gemini_chat(root: &Path, since_ms: i64) -> Option<PathBuf> {
+    let mut best: Option<(i64, PathBuf)> = None;
+    for project in std::fs::read_dir(root).ok()?.flatten() {
+        let Ok(chats) = std::fs::read_dir(project.path().join("chats")) else {
+            continue;
+        };
+        for chat in chats.flatten() {
+            let modified = chat
+                .metadata()
+                .ok()
+                .and_then(|m| m.modified().ok())
+                .and_then(|m| m.duration_since(std::time::UNIX_EPOCH).ok())
+                .map(|d| d.as_millis() as i64)
+                .unwrap_or(0);
+            if modified >= since_ms && best.as_ref().is_none_or(|(t, _)| modified > *t) {
+                best = Some((modified, chat.path()));
+            }
+        }
+    }
+    best.map(|(_, p)| p)
+}

@@ -1,0 +1,556 @@
+//! Finding workers again after a crash, or from another cohort process, and taking
+//! them over; restarting a worker whose pane died, in its worktree, with its session.
+//!
+//! A worker is known three ways: its registry row, the identity stamped on its pane,
+//! and a manifest in its state directory (`worker.json`, a copy of the row, for when
+//! the registry itself was lost). Agent CLIs a human started in a pane of cohort's
+//! terminal are found too, by their process name, and can be adopted as workers
+//! (without hooks: their transcript and screen tell their state).
+
+use std::path::{Path, PathBuf};
+
+use cohort_backends::{Identity, PaneInfo};
+
+use crate::registry::WorkerTables;
+use crate::state::WorkerState;
+use crate::Workers;
+use crate::{
+    agent::{launch_line, AgentKind, LaunchSpec, LaunchWiring},
+    error::WorkerError,
+    events::{now_ms, worker_dir},
+    hub::alive,
+    observe::{agent_env, claude_config_dir, find_rollout, Observation},
+    registry::WorkerRow,
+    theme,
+};
+use cohort_terminal::{registry::SessionRecord, OpenOptions};
+
+/// How a found worker stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Standing {
+    /// Managed by this process.
+    Managed,
+    /// Managed by another cohort process that runs.
+    ManagedElsewhere,
+    /// Its managing process is gone: adopt it.
+    Orphaned,
+    /// Known only from its manifest (the registry lost it): adopt it.
+    Unregistered,
+    /// An agent CLI started by hand, not a worker: adopt it to make it one.
+    Unmanaged,
+}
+
+impl Standing {
+    /// The name used in results.
+    pub fn name(self) -> &'static str {
+        match self {
+            Standing::Managed => "managed",
+            Standing::ManagedElsewhere => "managed_elsewhere",
+            Standing::Orphaned => "orphaned",
+            Standing::Unregistered => "unregistered",
+            Standing::Unmanaged => "unmanaged",
+        }
+    }
+}
+
+/// A worker (or agent CLI) found.
+#[derive(Clone, Debug)]
+pub struct Found {
+    /// The worker's name, or the pane's session name.
+    pub name: String,
+    /// How it stands.
+    pub standing: Standing,
+    /// Which CLI.
+    pub agent: String,
+    /// Its row (a worker), or what cohort would record (an agent CLI).
+    pub row: Option<WorkerRow>,
+    /// Its pane, when it has one.
+    pub pane: Option<PaneInfo>,
+    /// The pid of the process managing it.
+    pub owner_pid: Option<i64>,
+    /// Its working directory.
+    pub cwd: Option<String>,
+    /// Its transcript, when found.
+    pub transcript: Option<String>,
+}
+
+/// What an adoption did.
+#[derive(Clone, Debug)]
+pub struct Adopted {
+    /// The worker as it is now.
+    pub row: WorkerRow,
+    /// Its state.
+    pub observation: Observation,
+    /// Its agent was started again (its pane had died).
+    pub restarted: bool,
+    /// Messages the dead manager was delivering, queued again.
+    pub requeued: usize,
+    /// Messages still held for it.
+    pub pending: usize,
+}
+
+fn manifest_path(state_dir: &Path, id: &str) -> PathBuf {
+    worker_dir(state_dir, id).join("worker.json")
+}
+
+/// The manifests under the state directory.
+fn manifests(state_dir: &Path) -> Vec<WorkerRow> {
+    let Ok(entries) = std::fs::read_dir(state_dir.join("workers")) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path().join("worker.json")).ok())
+        .filter_map(|t| serde_json::from_str(&t).ok())
+        .collect()
+}
+
+/// The newest Claude Code transcript of a project directory.
+fn newest_claude_transcript(config: &Path, cwd: &Path) -> Option<PathBuf> {
+    let dir = config
+        .join("projects")
+        .join(crate::agent::claude_project_dir(cwd));
+    std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .filter(|e| e.path().extension().is_some_and(|x| x == "jsonl"))
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .max_by_key(|(m, _)| *m)
+        .map(|(_, p)| p)
+}
+
+impl Workers {
+    /// Writes the worker's manifest (a copy of its row) into its state directory.
+    pub(crate) async fn save_manifest(&self, row: &WorkerRow) {
+        let path = manifest_path(&self.hub.state_dir, &row.id);
+        let text = serde_json::to_string_pretty(row).unwrap_or_default();
+        let _ = tokio::task::spawn_blocking(move || {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            std::fs::write(path, text)
+        })
+        .await;
+    }
+
+    /// Workers and agent CLIs found in the registry, on panes and on disk.
+    pub async fn discover_workers(&self) -> Result<Vec<Found>, WorkerError> {
+        let panes = self.terminal.list().await?;
+        let rows = self.worker_rows().await?;
+        let mut found = Vec::new();
+        let mut known: Vec<WorkerRow> = rows.clone();
+        let on_disk = {
+            let dir = self.hub.state_dir.clone();
+            tokio::task::spawn_blocking(move || manifests(&dir))
+                .await
+                .unwrap_or_default()
+        };
+        for m in on_disk {
+            if !rows.iter().any(|r| r.id == m.id) {
+                found.push(self.found(&m, &panes, Standing::Unregistered));
+                known.push(m);
+            }
+        }
+        for row in &rows {
+            let standing = if row.owner_tag == self.hub.tag {
+                Standing::Managed
+            } else if alive(row.owner_pid) && row.owner_pid != i64::from(std::process::id()) {
+                Standing::ManagedElsewhere
+            } else {
+                Standing::Orphaned
+            };
+            found.push(self.found(row, &panes, standing));
+        }
+        for pane in &panes {
+            let Some(kind) = AgentKind::of_program(&pane.command) else {
+                continue;
+            };
+            let is_worker = pane
+                .identity
+                .as_ref()
+                .is_some_and(|i| known.iter().any(|w| w.session_id == i.id));
+            if is_worker || pane.dead {
+                continue;
+            }
+            let state = self.terminal.backend().pane_state(&pane.id).await.ok();
+            let cwd = state.as_ref().and_then(|s| s.cwd.clone());
+            let transcript = match (&cwd, kind) {
+                (Some(cwd), AgentKind::Claude) => {
+                    let env = agent_env(
+                        state.as_ref().and_then(|s| s.foreground_pid),
+                        &LaunchSpec::default(),
+                    );
+                    newest_claude_transcript(&claude_config_dir(&env), Path::new(cwd))
+                }
+                _ => None,
+            };
+            found.push(Found {
+                name: pane
+                    .identity
+                    .as_ref()
+                    .map(|i| i.name.clone())
+                    .unwrap_or_else(|| pane.window_name.clone()),
+                standing: Standing::Unmanaged,
+                agent: kind.name().into(),
+                row: None,
+                pane: Some(pane.clone()),
+                owner_pid: None,
+                cwd,
+                transcript: transcript.map(|p| p.to_string_lossy().into_owned()),
+            });
+        }
+        Ok(found)
+    }
+
+    fn found(&self, row: &WorkerRow, panes: &[PaneInfo], standing: Standing) -> Found {
+        Found {
+            name: row.name.clone(),
+            standing,
+            agent: row.agent.name().to_string(),
+            row: Some(row.clone()),
+            pane: panes
+                .iter()
+                .find(|p| p.identity.as_ref().is_some_and(|i| i.id == row.session_id))
+                .cloned(),
+            owner_pid: Some(row.owner_pid),
+            cwd: Some(row.cwd.clone()),
+            transcript: row.transcript.clone(),
+        }
+    }
+
+    /// Takes over a worker (by name or id), or makes the agent CLI running in a pane
+    /// (by pane id or session name) a worker. A worker whose pane died is started
+    /// again in its directory with its session when `restart`. Another live
+    /// process's worker is taken only with `force`.
+    pub async fn adopt_worker(
+        &self,
+        target: &str,
+        name: Option<&str>,
+        restart: bool,
+        force: bool,
+    ) -> Result<Adopted, WorkerError> {
+        let rows = self.worker_rows().await?;
+        let row = match rows.iter().find(|w| w.name == target || w.id == target) {
+            Some(row) => row.clone(),
+            None => {
+                let on_disk = {
+                    let dir = self.hub.state_dir.clone();
+                    tokio::task::spawn_blocking(move || manifests(&dir))
+                        .await
+                        .unwrap_or_default()
+                };
+                match on_disk
+                    .into_iter()
+                    .find(|w| w.name == target || w.id == target)
+                {
+                    Some(m) => {
+                        let inserted = m.clone();
+                        self.terminal
+                            .db(move |r| r.insert_worker(&inserted))
+                            .await?;
+                        m
+                    }
+                    None => match self.worker_row(target).await {
+                        Ok(row) => row,
+                        Err(_) => return self.adopt_pane(target, name).await,
+                    },
+                }
+            }
+        };
+        if alive(row.owner_pid)
+            && row.owner_tag != self.hub.tag
+            && row.owner_pid != i64::from(std::process::id())
+            && !force
+        {
+            return Err(WorkerError::Invalid(format!(
+                "{} is managed by the cohort process {} that still runs: pass force: true to take it over",
+                row.name, row.owner_pid
+            )));
+        }
+        let (id, pid, tag) = (
+            row.id.clone(),
+            i64::from(std::process::id()),
+            self.hub.tag.clone(),
+        );
+        let (row, requeued) = self
+            .terminal
+            .db(move |r| {
+                let requeued = r.requeue_messages(&id)?;
+                let row = r.update_worker(&id, |w| {
+                    w.owner_pid = pid;
+                    w.owner_tag = tag.clone();
+                })?;
+                Ok((row, requeued))
+            })
+            .await?;
+        let row = row.ok_or_else(|| {
+            WorkerError::Invalid(format!("{target} vanished while being adopted"))
+        })?;
+        self.hub.forget(&row.id);
+        let mut observation = self.observe(&row, true).await?;
+        let mut row = row;
+        let mut restarted = false;
+        if observation.pane.is_none() || observation.assessment.state.name() == "exited" {
+            if restart {
+                row = self.relaunch(&row).await?;
+                restarted = true;
+                observation = self.observe(&row, true).await?;
+            }
+        } else if !row.input_ready {
+            row = self.await_ready(&row, true).await.unwrap_or(row);
+        }
+        let pending = {
+            let id = row.id.clone();
+            self.terminal
+                .db(move |r| r.pending_messages(&id))
+                .await?
+                .len()
+        };
+        if pending > 0 {
+            self.ensure_delivery(&row.id);
+        }
+        self.save_manifest(&row).await;
+        Ok(Adopted {
+            row,
+            observation,
+            restarted,
+            requeued,
+            pending,
+        })
+    }
+
+    /// Makes the agent CLI running in the pane `target` a worker.
+    async fn adopt_pane(&self, target: &str, name: Option<&str>) -> Result<Adopted, WorkerError> {
+        let pane = self.terminal.resolve(target).await?;
+        let kind = AgentKind::of_program(&pane.command).ok_or_else(|| {
+            WorkerError::Invalid(format!(
+                "no worker is named {target:?}, and no agent CLI runs in that pane ({} runs there): discover_workers lists what can be adopted",
+                pane.command
+            ))
+        })?;
+        let state = self.terminal.backend().pane_state(&pane.id).await?;
+        let cwd = state.cwd.clone().unwrap_or_else(|| ".".into());
+        let taken: Vec<String> = self
+            .worker_rows()
+            .await?
+            .into_iter()
+            .map(|w| w.name)
+            .collect();
+        let name = match (name, &pane.identity) {
+            (Some(n), _) => n.to_string(),
+            (None, Some(i)) => i.name.clone(),
+            (None, None) => theme::pick_names(None, 1, &taken)
+                .map_err(WorkerError::Invalid)?
+                .remove(0),
+        };
+        cohort_terminal::names::check(cohort_terminal::names::NameKind::Agent, &name)?;
+        // A pane without cohort's stamp gets one, so it is found again.
+        let identity = match pane.identity.clone() {
+            Some(i) => i,
+            None => {
+                let identity = Identity {
+                    id: uuid::Uuid::new_v4().to_string(),
+                    name: name.clone(),
+                    agent: Some(name.clone()),
+                    team: None,
+                    // Its shell was started without a key: its marks are unsigned.
+                    key: None,
+                };
+                self.terminal
+                    .backend()
+                    .stamp_identity(&pane.id, &identity)
+                    .await?;
+                let record = SessionRecord {
+                    id: identity.id.clone(),
+                    name: name.clone(),
+                    backend: self.terminal.backend().kind().name().into(),
+                    server: self.terminal.server_key().to_string(),
+                    pane: pane.id.to_string(),
+                    cwd: Some(cwd.clone()),
+                    created: now_ms() / 1000,
+                    last_command: None,
+                    tags: Vec::new(),
+                };
+                self.terminal.db(move |r| r.upsert_session(&record)).await?;
+                identity
+            }
+        };
+        let in_shell = state.shell_pid != state.foreground_pid;
+        let spec = LaunchSpec {
+            agent: kind,
+            in_shell,
+            ..LaunchSpec::default()
+        };
+        let env = agent_env(state.foreground_pid, &spec);
+        let (transcript, agent_session) = match kind {
+            AgentKind::Claude => {
+                let t = newest_claude_transcript(&claude_config_dir(&env), Path::new(&cwd));
+                let s = t
+                    .as_ref()
+                    .and_then(|p| p.file_stem())
+                    .map(|s| s.to_string_lossy().into_owned());
+                (t, s)
+            }
+            AgentKind::Codex => match find_rollout(&env, &cwd, 0, &[]) {
+                Some((p, id)) => (Some(p), Some(id)),
+                None => (None, None),
+            },
+            _ => (None, None),
+        };
+        let repo = crate::worktree::main_checkout(Path::new(&cwd));
+        let row = WorkerRow {
+            id: uuid::Uuid::new_v4().to_string(),
+            name: name.clone(),
+            session_id: identity.id.clone(),
+            server: self.terminal.server_key().to_string(),
+            agent: kind,
+            spec,
+            branch: crate::worktree::current_branch(Path::new(&cwd)),
+            worktree: repo
+                .as_ref()
+                .filter(|r| r.as_path() != Path::new(&cwd))
+                .map(|_| cwd.clone()),
+            repo: repo.map(|r| r.to_string_lossy().into_owned()),
+            cwd,
+            agent_session,
+            transcript: transcript.map(|p| p.to_string_lossy().into_owned()),
+            owner_pid: i64::from(std::process::id()),
+            owner_tag: self.hub.tag.clone(),
+            input_ready: true,
+            state: WorkerState::Idle,
+            ..WorkerRow::default()
+        };
+        let inserted = row.clone();
+        let (agent, session, team) = (name.clone(), identity.id.clone(), identity.team.clone());
+        self.terminal
+            .db(move |r| {
+                r.insert_worker(&inserted)?;
+                r.register_agent(
+                    &agent,
+                    Some(&session),
+                    None,
+                    &team.into_iter().collect::<Vec<_>>(),
+                )
+            })
+            .await?;
+        let observation = self.observe(&row, true).await?;
+        self.save_manifest(&row).await;
+        Ok(Adopted {
+            row,
+            observation,
+            restarted: false,
+            requeued: 0,
+            pending: 0,
+        })
+    }
+
+    /// Starts a worker's agent again in a new pane, in its directory, continuing its
+    /// session where its CLI can.
+    pub async fn relaunch(&self, row: &WorkerRow) -> Result<WorkerRow, WorkerError> {
+        let spec = row.spec.clone();
+        let kind = spec.agent;
+        if !Path::new(&row.cwd).is_dir() {
+            return Err(WorkerError::Invalid(format!(
+                "{}'s directory {} is gone: it cannot be restarted there (close it, and spawn a new worker)",
+                row.name, row.cwd
+            )));
+        }
+        let program = self.hub.program();
+        let state_dir = self.hub.state_dir.clone();
+        let mut wiring = LaunchWiring::default();
+        let mut agent_session = row.agent_session.clone();
+        let resumable = kind.resumes()
+            && row
+                .transcript
+                .as_deref()
+                .is_some_and(|t| Path::new(t).exists());
+        match kind {
+            AgentKind::Claude => {
+                let file = worker_dir(&state_dir, &row.id).join("settings.json");
+                let settings = crate::spawn::claude_settings(&program, &state_dir, &row.id);
+                let text = serde_json::to_string_pretty(&settings).unwrap_or_default();
+                std::fs::create_dir_all(worker_dir(&state_dir, &row.id))
+                    .and_then(|_| std::fs::write(&file, text))
+                    .map_err(|source| WorkerError::Io {
+                        what: "could not write",
+                        path: file.clone(),
+                        source,
+                    })?;
+                wiring.settings = Some(file.to_string_lossy().into_owned());
+                if resumable {
+                    wiring.resume = agent_session.clone();
+                } else {
+                    let fresh = uuid::Uuid::new_v4().to_string();
+                    wiring.session_id = Some(fresh.clone());
+                    agent_session = Some(fresh);
+                }
+            }
+            AgentKind::Codex => {
+                if resumable {
+                    wiring.resume = agent_session.clone();
+                }
+                wiring.notify = Some(crate::spawn::codex_notify(&program, &state_dir, &row.id));
+                wiring.bypass_hook_trust =
+                    crate::spawn::place_codex_hooks(Path::new(&row.cwd), &program, &state_dir);
+            }
+            AgentKind::Aider if resumable => wiring.resume = Some(String::new()),
+            _ => {}
+        }
+        let command = launch_line(&spec, &wiring).map_err(WorkerError::Invalid)?;
+        if let Some(old) = self.worker_pane(row).await? {
+            let _ = self.terminal.close(&old.id).await;
+        }
+        let _ = self.terminal.remove_agent(&row.name).await;
+        let mut env: Vec<(String, String)> = spec
+            .env
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        env.push(("COHORT_WORKER_ID".into(), row.id.clone()));
+        env.push(("COHORT_WORKER".into(), row.name.clone()));
+        let pane = self
+            .terminal
+            .open(OpenOptions {
+                name: row.name.clone(),
+                cwd: Some(row.cwd.clone()),
+                command: Some(command),
+                env,
+                agent: Some(row.name.clone()),
+                team: row.team.clone(),
+                window: None,
+            })
+            .await?;
+        let session_id = pane
+            .identity
+            .as_ref()
+            .map(|i| i.id.clone())
+            .unwrap_or_default();
+        let (id, launched) = (row.id.clone(), now_ms());
+        let transcript = if resumable {
+            row.transcript.clone()
+        } else {
+            None
+        };
+        let updated = self
+            .terminal
+            .db(move |r| {
+                r.update_worker(&id, |w| {
+                    w.session_id = session_id.clone();
+                    w.launched_ms = launched;
+                    w.input_ready = false;
+                    w.agent_session = agent_session.clone();
+                    w.transcript = transcript.clone();
+                    w.state = WorkerState::Spawning;
+                    w.reason = "restarted".into();
+                })
+            })
+            .await?
+            .ok_or_else(|| {
+                WorkerError::Invalid(format!("{} vanished while restarting", row.name))
+            })?;
+        self.hub.forget(&row.id);
+        let ready = self.await_ready(&updated, true).await?;
+        self.save_manifest(&ready).await;
+        Ok(ready)
+    }
+}

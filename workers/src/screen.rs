@@ -1,0 +1,519 @@
+//! What an agent's screen says: busy, a dialog waiting for an answer, the composer
+//! and what is in it. A pure reading of the rendered rows, per CLI, written against
+//! the strings the real CLIs draw (Claude Code's `❯` composer between two rules and
+//! its `esc to interrupt` footer; Codex's `›` composer and `Working (… esc to
+//! interrupt)` line; their permission dialogs).
+
+use crate::agent::AgentKind;
+
+/// A dialog that waits for a human (or the manager) to answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Dialog {
+    /// Permission to run a tool; the dialog's question.
+    Approval(String),
+    /// A question to the user.
+    Question,
+    /// Whether to trust the working directory (first start in a new folder).
+    Trust,
+    /// Codex: new hooks wait for review.
+    HookReview,
+    /// The CLI is not signed in: its first-run or sign-in page is up, which only a
+    /// human can get through.
+    SignIn,
+}
+
+impl Dialog {
+    /// The dialog in words.
+    pub fn describe(&self) -> String {
+        match self {
+            Dialog::Approval(q) => format!("an approval dialog ({q})"),
+            Dialog::Question => "a question for the user".into(),
+            Dialog::Trust => "a dialog asking whether to trust the working directory".into(),
+            Dialog::HookReview => "Codex's \"Hooks need review\" dialog".into(),
+            Dialog::SignIn => {
+                "its sign-in page: the CLI is not signed in here; a human signs it in once (attach to the worker), then it takes prompts".into()
+            }
+        }
+    }
+}
+
+/// The composer (prompt input) as drawn.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Composer {
+    /// Its text, lines joined with `\n`, prefixes removed (placeholders as drawn).
+    pub text: String,
+    /// Nothing typed (hint texts count as nothing).
+    pub empty: bool,
+    /// A collapsed paste (`[Pasted text #N…]`, `[Pasted Content N chars]`) is in it.
+    pub placeholder: bool,
+    /// The text ends with an empty line (an Enter taken as a newline).
+    pub trailing_blank: bool,
+    /// Messages typed while busy wait in a queue.
+    pub queued: bool,
+}
+
+/// Everything the screen tells.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ScreenFacts {
+    /// The busy indicator is showing.
+    pub busy: bool,
+    /// A dialog is up.
+    pub dialog: Option<Dialog>,
+    /// The composer, when it is drawn.
+    pub composer: Option<Composer>,
+}
+
+/// The screen in one word, as the state machine weighs it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ScreenClass {
+    /// Working.
+    Busy,
+    /// Waiting for an answer to a dialog.
+    Waiting(Dialog),
+    /// At its prompt, nothing running.
+    Idle,
+    /// Nothing recognised (a custom program, a screen mid-redraw).
+    Unknown,
+}
+
+impl ScreenFacts {
+    /// The screen in one word: a dialog first, then busy, then an idle composer.
+    pub fn class(&self) -> ScreenClass {
+        if let Some(d) = &self.dialog {
+            return ScreenClass::Waiting(d.clone());
+        }
+        if self.busy {
+            return ScreenClass::Busy;
+        }
+        if self.composer.is_some() {
+            return ScreenClass::Idle;
+        }
+        ScreenClass::Unknown
+    }
+
+    /// A draft someone typed is in the composer (cohort does not type over it).
+    pub fn draft(&self) -> Option<&str> {
+        self.composer
+            .as_ref()
+            .filter(|c| !c.empty)
+            .map(|c| c.text.as_str())
+    }
+}
+
+/// Reads `rows` (the rendered screen, trailing spaces trimmed) of `kind`'s TUI, with
+/// the cursor's row when known.
+pub fn read(kind: AgentKind, rows: &[String], cursor_row: Option<usize>) -> ScreenFacts {
+    if kind != AgentKind::Custom && SIGN_IN.iter().any(|needle| any(rows, needle)) {
+        // Its menu rows look like a composer; nothing typed there is a prompt.
+        return ScreenFacts {
+            dialog: Some(Dialog::SignIn),
+            ..ScreenFacts::default()
+        };
+    }
+    match kind {
+        AgentKind::Claude => claude(rows),
+        AgentKind::Codex => codex(rows, cursor_row),
+        AgentKind::Gemini => gemini(rows),
+        AgentKind::Aider => aider(rows),
+        AgentKind::Custom => ScreenFacts {
+            dialog: generic_dialog(rows),
+            ..ScreenFacts::default()
+        },
+    }
+}
+
+/// What the CLIs' first-run and sign-in pages say (Codex's "Welcome to Codex" menu,
+/// Claude Code's theme and login method pickers, Gemini's authentication choice).
+const SIGN_IN: &[&str] = &[
+    "Sign in with ChatGPT",
+    "Sign in with Device Code",
+    "Select login method",
+    "Choose the text style that looks best",
+    "How would you like to authenticate",
+];
+
+fn any(rows: &[String], needle: &str) -> bool {
+    rows.iter().any(|r| r.contains(needle))
+}
+
+/// Dialogs every CLI words alike.
+fn generic_dialog(rows: &[String]) -> Option<Dialog> {
+    if any(rows, "Do you trust the files in this folder")
+        || any(rows, "Yes, I trust this folder")
+        || any(rows, "Do you trust the contents of this directory")
+    {
+        return Some(Dialog::Trust);
+    }
+    rows.iter()
+        .map(|r| r.trim())
+        .find(|r| r.starts_with("Do you want to") && r.ends_with('?'))
+        .map(|q| Dialog::Approval(q.to_string()))
+}
+
+fn placeholder(text: &str) -> bool {
+    text.contains("[Pasted text #") || text.contains("[Pasted Content ")
+}
+
+/// A full-width horizontal rule.
+fn is_rule(row: &str) -> bool {
+    let n = row.chars().count();
+    n >= 20 && row.chars().all(|c| c == '─')
+}
+
+fn claude(rows: &[String]) -> ScreenFacts {
+    let dialog = generic_dialog(rows).or_else(|| {
+        (any(rows, "Enter to select") && rows.iter().any(|r| r.trim_start().starts_with("❯ 1.")))
+            .then_some(Dialog::Question)
+    });
+    let tail = &rows[rows.len().saturating_sub(10)..];
+    let busy = tail
+        .iter()
+        .any(|r| r.to_ascii_lowercase().contains("esc to interrupt"));
+    // The composer sits between the last two rules.
+    let rules: Vec<usize> = rows
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| is_rule(r))
+        .map(|(i, _)| i)
+        .collect();
+    let composer = match rules.as_slice() {
+        [.., top, bottom] if dialog.is_none() && bottom > top => {
+            let inner = &rows[top + 1..*bottom];
+            match inner.first() {
+                Some(first) if first.starts_with('❯') || first.starts_with('>') => {
+                    let mut lines = vec![first
+                        .trim_start_matches(['❯', '>'])
+                        .strip_prefix(' ')
+                        .unwrap_or(first.trim_start_matches(['❯', '>']))
+                        .to_string()];
+                    lines.extend(
+                        inner[1..]
+                            .iter()
+                            .map(|l| l.strip_prefix("  ").unwrap_or(l).to_string()),
+                    );
+                    let text = lines.join("\n");
+                    let queued = text.trim() == "Press up to edit queued messages";
+                    let hint = queued || text.trim_start().starts_with("Try \"");
+                    Some(Composer {
+                        empty: text.trim().is_empty() || hint,
+                        placeholder: placeholder(&text),
+                        trailing_blank: lines.len() > 1
+                            && lines.last().is_some_and(|l| l.trim().is_empty()),
+                        queued: queued || any(rows, "Press up to edit queued messages"),
+                        text: if hint { String::new() } else { text },
+                    })
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    };
+    ScreenFacts {
+        busy,
+        dialog,
+        composer,
+    }
+}
+
+/// The hints Codex shows in an empty composer (dimmed, which plain text loses).
+const CODEX_HINTS: &[&str] = &[
+    "Ask Codex to do anything",
+    "Explain this codebase",
+    "Summarize recent commits",
+    "Implement {feature}",
+    "Find and fix a bug in @filename",
+    "Write tests for @filename",
+    "Improve documentation in @filename",
+    "Run /review on my current changes",
+    "Use /skills to list available skills",
+];
+
+fn codex(rows: &[String], cursor_row: Option<usize>) -> ScreenFacts {
+    let dialog = if any(rows, "Hooks need review") {
+        Some(Dialog::HookReview)
+    } else if let Some(q) = rows
+        .iter()
+        .map(|r| r.trim())
+        .find(|r| r.starts_with("Would you like to") && r.ends_with('?'))
+    {
+        Some(Dialog::Approval(q.to_string()))
+    } else if rows
+        .iter()
+        .any(|r| r.trim_start().starts_with("Question 1/"))
+    {
+        Some(Dialog::Question)
+    } else {
+        generic_dialog(rows)
+    };
+    let busy = any(rows, "esc to interrupt)");
+    let start = rows
+        .iter()
+        .rposition(|r| r.starts_with("› ") || r.as_str() == "›");
+    let composer = match (start, &dialog) {
+        (Some(start), None) => {
+            let mut lines = vec![rows[start].strip_prefix("› ").unwrap_or("").to_string()];
+            for row in &rows[start + 1..] {
+                // Continuation lines are indented by two; a blank row ends the text
+                // unless the cursor sits on it (an Enter taken as a newline).
+                let blank = row.trim().is_empty();
+                let at = start + lines.len();
+                if blank && cursor_row != Some(at) {
+                    break;
+                }
+                if !blank && !row.starts_with("  ") {
+                    break;
+                }
+                lines.push(row.strip_prefix("  ").unwrap_or(row).to_string());
+                if cursor_row == Some(at) {
+                    break;
+                }
+            }
+            let text = lines.join("\n");
+            let hint = lines.len() == 1 && CODEX_HINTS.contains(&text.trim());
+            Some(Composer {
+                empty: text.trim().is_empty() || hint,
+                placeholder: placeholder(&text),
+                trailing_blank: lines.len() > 1
+                    && lines.last().is_some_and(|l| l.trim().is_empty()),
+                queued: any(rows, "Messages to be submitted after next tool call"),
+                text: if hint { String::new() } else { text },
+            })
+        }
+        // A composer taller than the pane: its `›` row scrolled off the top, and the
+        // cursor sits in the text that is left.
+        (None, None) => cursor_row.filter(|c| *c < rows.len()).and_then(|c| {
+            let kept: Vec<String> = rows[..=c]
+                .iter()
+                .map(|r| r.strip_prefix("  ").unwrap_or(r).to_string())
+                .collect();
+            let text = kept.join("\n").trim_start_matches('\n').to_string();
+            (!text.trim().is_empty()).then(|| Composer {
+                empty: false,
+                placeholder: placeholder(&text),
+                trailing_blank: rows[c].trim().is_empty(),
+                queued: any(rows, "Messages to be submitted after next tool call"),
+                text,
+            })
+        }),
+        _ => None,
+    };
+    ScreenFacts {
+        busy,
+        dialog,
+        composer,
+    }
+}
+
+fn gemini(rows: &[String]) -> ScreenFacts {
+    let dialog = generic_dialog(rows).or_else(|| {
+        rows.iter()
+            .map(|r| r.trim().trim_matches('│').trim())
+            .find(|r| r.starts_with("Allow execution") || r.starts_with("Apply this change"))
+            .map(|q| Dialog::Approval(q.to_string()))
+    });
+    let busy = any(rows, "esc to cancel");
+    let composer = rows
+        .iter()
+        .rev()
+        .map(|r| r.trim().trim_matches('│').trim())
+        .find(|r| r.starts_with('>'))
+        .map(|r| {
+            let text = r.trim_start_matches('>').trim().to_string();
+            let hint = text.starts_with("Type your message");
+            Composer {
+                empty: text.is_empty() || hint,
+                placeholder: placeholder(&text),
+                text: if hint { String::new() } else { text },
+                ..Composer::default()
+            }
+        });
+    ScreenFacts {
+        busy,
+        dialog,
+        composer,
+    }
+}
+
+fn aider(rows: &[String]) -> ScreenFacts {
+    let dialog = generic_dialog(rows).or_else(|| {
+        rows.iter()
+            .rev()
+            .take(4)
+            .find(|r| r.contains("(Y)es/(N)o"))
+            .map(|q| Dialog::Approval(q.trim().to_string()))
+    });
+    let last = rows.iter().rev().find(|r| !r.trim().is_empty());
+    let composer = last
+        .filter(|r| r.starts_with('>') || r.ends_with("> ") || r.ends_with('>'))
+        .map(|r| {
+            let text = r.rsplit_once('>').map_or("", |(_, t)| t).trim().to_string();
+            Composer {
+                empty: text.is_empty(),
+                text,
+                ..Composer::default()
+            }
+        });
+    ScreenFacts {
+        busy: false,
+        dialog,
+        composer,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(text: &str) -> Vec<String> {
+        text.lines().map(|l| l.trim_end().to_string()).collect()
+    }
+
+    const RULE: &str = "────────────────────────────────────────";
+
+    fn claude_frame(composer: &str, footer: &str, busy: bool) -> Vec<String> {
+        let mut s = String::from("╭─── Claude Code v2.1.197 ───\n│ opus · /w\n╰───\n\n");
+        if busy {
+            s.push_str("✶ Working… (3s)\n");
+        }
+        s.push_str(&format!("\n{RULE}\n{composer}\n{RULE}\n  {footer}\n"));
+        rows(&s)
+    }
+
+    #[test]
+    fn claude_idle_busy_draft_placeholder_and_newline() {
+        let idle = read(
+            AgentKind::Claude,
+            &claude_frame("❯", "? for shortcuts", false),
+            None,
+        );
+        assert_eq!(idle.class(), ScreenClass::Idle);
+        assert!(idle.composer.as_ref().unwrap().empty);
+        let busy = read(
+            AgentKind::Claude,
+            &claude_frame("❯", "esc to interrupt", true),
+            None,
+        );
+        assert_eq!(busy.class(), ScreenClass::Busy);
+        let draft = read(
+            AgentKind::Claude,
+            &claude_frame("❯ fix the\n  tests", "?", false),
+            None,
+        );
+        assert_eq!(draft.draft(), Some("fix the\ntests"));
+        let pasted = read(
+            AgentKind::Claude,
+            &claude_frame("❯ [Pasted text #1 +4 lines]\n", "?", false),
+            None,
+        );
+        let c = pasted.composer.unwrap();
+        assert!(c.placeholder && c.trailing_blank && !c.empty, "{c:?}");
+        let queued = read(
+            AgentKind::Claude,
+            &claude_frame(
+                "❯ Press up to edit queued messages",
+                "esc to interrupt",
+                true,
+            ),
+            None,
+        );
+        let c = queued.composer.unwrap();
+        assert!(c.empty && c.queued);
+    }
+
+    #[test]
+    fn claude_permission_dialog() {
+        let s = rows(&format!(
+            "hist\n\n{RULE}\n Bash command\n\n   touch approved.txt\n   Create approved.txt\n\n Do you want to proceed?\n ❯ 1. Yes\n   2. Yes, and don't ask again for this command\n   3. No\n\n Esc to cancel"
+        ));
+        let f = read(AgentKind::Claude, &s, None);
+        assert_eq!(
+            f.class(),
+            ScreenClass::Waiting(Dialog::Approval("Do you want to proceed?".into()))
+        );
+        assert!(f.composer.is_none());
+    }
+
+    #[test]
+    fn codex_states_and_hints() {
+        let idle = rows("\n  >_ OpenAI Codex (v0.169.0)\n     /w\n\n› Ask Codex to do anything\n\n  gpt-5 default · /w\n  ? for shortcuts");
+        let f = read(AgentKind::Codex, &idle, Some(4));
+        assert_eq!(f.class(), ScreenClass::Idle);
+        assert!(f.composer.unwrap().empty);
+        let busy = rows(
+            "• Working (3s • esc to interrupt)\n\n› \n\n  gpt-5 default · /w\n  ? for shortcuts",
+        );
+        assert_eq!(
+            read(AgentKind::Codex, &busy, None).class(),
+            ScreenClass::Busy
+        );
+        let tall = rows("tests fix\n  über CI\n  naïve\n\n  gpt-5 default · /w\n  ? for shortcuts");
+        let c = read(AgentKind::Codex, &tall, Some(2)).composer.unwrap();
+        assert!(!c.empty && !c.trailing_blank, "{c:?}");
+        let tall_newline = read(AgentKind::Codex, &tall, Some(3)).composer.unwrap();
+        assert!(tall_newline.trailing_blank, "{tall_newline:?}");
+        let newline = rows("› hello\n\n\n  gpt-5 default · /w\n  ? for shortcuts");
+        let c = read(AgentKind::Codex, &newline, Some(1)).composer.unwrap();
+        assert_eq!(c.text, "hello\n");
+        assert!(c.trailing_blank);
+        let plain = read(AgentKind::Codex, &newline, Some(0)).composer.unwrap();
+        assert_eq!(plain.text, "hello");
+        let approval = rows("  Would you like to run the following command?\n\n  $ touch approved.txt\n\n› 1. Yes, proceed (y)");
+        assert!(matches!(
+            read(AgentKind::Codex, &approval, None).class(),
+            ScreenClass::Waiting(Dialog::Approval(_))
+        ));
+        let review = rows("  Hooks need review\n  3 hooks are new or changed.\n› 1. Review hooks");
+        assert_eq!(
+            read(AgentKind::Codex, &review, None).class(),
+            ScreenClass::Waiting(Dialog::HookReview)
+        );
+        let queued = rows("• Working (1s • esc to interrupt)\n• Messages to be submitted after next tool call (press esc to interrupt and send immediately)\n  ↳ next\n\n› \n\n  m\n  ?");
+        let f = read(AgentKind::Codex, &queued, None);
+        assert!(f.busy && f.composer.unwrap().queued);
+    }
+
+    #[test]
+    fn sign_in_pages_are_dialogs_not_composers() {
+        // Codex 0.169 without an account, as tmux renders it.
+        let codex = rows("  Welcome to Codex, OpenAI's command-line coding agent\n\n  Choose how you want to use Codex.\n\n> 1. Sign in with ChatGPT\n     Usage included with Plus, Pro, Business, and Enterprise plans\n  2. Sign in with Device Code\n     Sign in from another device with a one-time code\n  3. Sign in another way\n     Use an API key or another provider\n\n  Press enter to continue");
+        for cursor in [None, Some(4), Some(12)] {
+            let f = read(AgentKind::Codex, &codex, cursor);
+            assert_eq!(
+                f.class(),
+                ScreenClass::Waiting(Dialog::SignIn),
+                "{cursor:?}"
+            );
+            assert!(f.composer.is_none() && f.draft().is_none());
+        }
+        let claude = rows(" Select login method:\n\n ❯ 1. Claude account with subscription\n   2. Anthropic Console account");
+        assert_eq!(
+            read(AgentKind::Claude, &claude, None).class(),
+            ScreenClass::Waiting(Dialog::SignIn)
+        );
+        // A custom program printing the words is not taken for a CLI's page.
+        assert_eq!(
+            read(AgentKind::Custom, &claude, None).class(),
+            ScreenClass::Unknown
+        );
+    }
+
+    #[test]
+    fn unknown_programs_and_trust_dialogs() {
+        let shell = rows("$ python3\n>>> ");
+        assert_eq!(
+            read(AgentKind::Custom, &shell, None).class(),
+            ScreenClass::Unknown
+        );
+        let trust =
+            rows(" Do you trust the files in this folder?\n ❯ 1. Yes, proceed\n   2. No, exit");
+        assert_eq!(
+            read(AgentKind::Claude, &trust, None).class(),
+            ScreenClass::Waiting(Dialog::Trust)
+        );
+        let aider = rows("Added x.py to the chat\n> ");
+        assert_eq!(
+            read(AgentKind::Aider, &aider, None).class(),
+            ScreenClass::Idle
+        );
+    }
+}
