@@ -52,9 +52,45 @@ pub struct Typed {
 #[derive(Clone, Debug, Default)]
 pub struct TypedLog {
     records: VecDeque<Typed>,
+    /// Records ever begun, so a checkpoint knows which ones came after it.
+    begun: u64,
+}
+
+/// Where a [`TypedLog`] stood before a keystroke was noted, to return to when the
+/// keystroke never reached the pane. Typing is noted *before* it is sent: the echo
+/// can come back, and be read, before the send returns.
+#[derive(Clone, Debug)]
+pub struct Checkpoint {
+    begun: u64,
+    /// The open record's text length and end at the checkpoint.
+    open: Option<(usize, Option<u64>)>,
 }
 
 impl TypedLog {
+    /// Where the log stands now.
+    pub fn checkpoint(&self) -> Checkpoint {
+        Checkpoint {
+            begun: self.begun,
+            open: self.records.back().map(|t| (t.text.len(), t.ended)),
+        }
+    }
+
+    /// Forgets what was noted since `checkpoint` (the keystrokes were not sent).
+    pub fn restore(&mut self, checkpoint: &Checkpoint) {
+        while self.begun > checkpoint.begun {
+            self.begun -= 1;
+            self.records.pop_back();
+        }
+        if let (Some(open), Some((len, ended))) = (self.records.back_mut(), checkpoint.open) {
+            // A record cut at its front since then keeps what it has: only its end can
+            // be told apart.
+            if open.text.len() > len && open.text.is_char_boundary(len) {
+                open.text.truncate(len);
+            }
+            open.ended = ended;
+        }
+    }
+
     /// Notes `text` typed at journal offset `at`: it extends the line being typed,
     /// or begins a new one.
     pub fn typed(&mut self, at: u64, text: &str) {
@@ -71,6 +107,7 @@ impl TypedLog {
             }
             _ => {
                 let cut = crate::runtime::char_ceil(text, text.len().saturating_sub(TEXT_MAX));
+                self.begun += 1;
                 self.records.push_back(Typed {
                     from: at,
                     ended: None,
@@ -287,6 +324,33 @@ mod tests {
             outputs(journal, &echoes),
             ["", "bash: syntax error near unexpected token `fi'", ""]
         );
+    }
+
+    #[test]
+    fn keystrokes_that_were_not_sent_are_forgotten() {
+        let mut log = TypedLog::default();
+        log.typed(0, "echo one");
+        let before = log.checkpoint();
+        // More of the same line, then Enter and a new line: none of it was sent.
+        log.typed(8, " two");
+        log.ended(8);
+        log.typed(9, "echo three");
+        log.restore(&before);
+        let records: Vec<_> = log.records.iter().cloned().collect();
+        assert_eq!(
+            records,
+            [Typed {
+                from: 0,
+                ended: None,
+                text: "echo one".into()
+            }]
+        );
+        // Noting goes on from where it was.
+        log.typed(8, "!");
+        assert_eq!(log.records.back().unwrap().text, "echo one!");
+        let empty = TypedLog::default().checkpoint();
+        log.restore(&empty);
+        assert!(log.records.is_empty());
     }
 
     #[test]

@@ -412,9 +412,6 @@ async fn fired_on(engine: &Engine, id: &str, last: &str) -> Vec<String> {
 }
 
 #[tokio::test]
-#[ignore = "races: the input path records what it typed after the keys are sent, so a \
-            terminal echo that arrives first is taken for output (issue 19); run with \
-            --ignored"]
 async fn watchers_and_waits_match_what_programs_print_not_the_echo_of_typed_lines() {
     let server = TestServer::new();
     let engine = engine(&server).await;

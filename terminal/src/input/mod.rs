@@ -33,8 +33,9 @@ use cohort_backends::{Key, KeyCode, PaneId, PaneState};
 use tokio::sync::watch;
 
 use crate::completion::{mark_suffix, Started};
+use crate::echo::Checkpoint;
 use crate::names::{self, NameKind};
-use crate::runtime::PaneRuntime;
+use crate::runtime::{PaneData, PaneRuntime};
 use crate::{sanitize, tripwire, Terminal, TerminalError};
 
 pub use lease::{lock, lock_or, lock_path, Lease};
@@ -303,7 +304,7 @@ impl Terminal {
                 .foreground_pid
                 .and_then(cohort_backends::process::terminal_in_line_mode);
             turn.keys(&clear_line_keys(cooked)).await?;
-            turn.set_pending_line(String::new());
+            turn.runtime.lock().pending_line.clear();
         }
         if text.len() > 1024 {
             // Text typed before the program reads the terminal sits in the kernel's line
@@ -463,10 +464,9 @@ impl InputTurn {
         if text.is_empty() {
             return Ok(());
         }
-        let at = self.journal_len();
-        self.terminal.backend.send_text(&self.pane, &text).await?;
-        self.typed(at, &text);
-        Ok(())
+        let undo = self.note_typed(&text);
+        let sent = self.terminal.backend.send_text(&self.pane, &text).await;
+        self.undo_unless_sent(sent, undo)
     }
 
     /// Pastes `text` as one bracketed paste (sanitised unless [`InputTurn::raw`]).
@@ -475,10 +475,9 @@ impl InputTurn {
         if text.is_empty() {
             return Ok(());
         }
-        let at = self.journal_len();
-        self.terminal.backend.paste(&self.pane, &text).await?;
-        self.typed(at, &text);
-        Ok(())
+        let undo = self.note_typed(&text);
+        let sent = self.terminal.backend.paste(&self.pane, &text).await;
+        self.undo_unless_sent(sent, undo)
     }
 
     /// Presses `keys`. An Enter among them submits the line typed so far, which the
@@ -516,29 +515,38 @@ impl InputTurn {
                 LineEffect::None => {}
             }
         }
-        let at = self.journal_len();
-        self.terminal.backend.send_keys(&self.pane, keys).await?;
-        self.set_pending_line(line);
-        let mut data = self.runtime.lock();
-        data.typed.typed(at, &typed);
-        if ends {
-            data.typed.ended(at);
-        }
-        Ok(())
+        let undo = {
+            let mut data = self.runtime.lock();
+            let undo = Undo::of(&data);
+            let at = data.journal.len();
+            data.typed.typed(at, &typed);
+            if ends {
+                data.typed.ended(at);
+            }
+            data.pending_line = line;
+            undo
+        };
+        let sent = self.terminal.backend.send_keys(&self.pane, keys).await;
+        self.undo_unless_sent(sent, undo)
     }
 
     /// Presses Enter on a line already judged (the send path judges the text before
     /// typing it).
     async fn press_enter(&mut self) -> Result<(), TerminalError> {
-        let at = self.journal_len();
-        self.terminal
+        let undo = {
+            let mut data = self.runtime.lock();
+            let undo = Undo::of(&data);
+            let at = data.journal.len();
+            data.pending_line.clear();
+            data.typed.ended(at);
+            undo
+        };
+        let sent = self
+            .terminal
             .backend
             .send_keys(&self.pane, &[Key::ENTER])
-            .await?;
-        let mut data = self.runtime.lock();
-        data.pending_line.clear();
-        data.typed.ended(at);
-        Ok(())
+            .await;
+        self.undo_unless_sent(sent, undo)
     }
 
     /// Refuses `line` when Enter would make a shell run what the tripwire stops.
@@ -562,12 +570,12 @@ impl InputTurn {
         self.runtime.lock().pending_line.clone()
     }
 
-    fn set_pending_line(&self, line: String) {
-        self.runtime.lock().pending_line = line;
-    }
-
-    fn typed(&self, at: u64, text: &str) {
+    /// Notes `text` as typed from the journal's current end, before it is sent: a
+    /// terminal can echo it, and a watcher read the echo, before the send returns.
+    fn note_typed(&self, text: &str) -> Undo {
         let mut data = self.runtime.lock();
+        let undo = Undo::of(&data);
+        let at = data.journal.len();
         data.typed.typed(at, text);
         // A newline inside a paste submits the lines before it to a shell; the last
         // line stays pending. Only the end is kept: the tripwire reads the line Enter
@@ -580,6 +588,37 @@ impl InputTurn {
             let cut = data.pending_line.len() - PENDING_MAX;
             let cut = crate::runtime::char_ceil(&data.pending_line, cut);
             data.pending_line.drain(..cut);
+        }
+        undo
+    }
+
+    /// Passes `sent` on; when the keystrokes did not reach the pane, first forgets
+    /// what was noted of them.
+    fn undo_unless_sent(
+        &self,
+        sent: cohort_backends::Result<()>,
+        undo: Undo,
+    ) -> Result<(), TerminalError> {
+        if sent.is_err() {
+            let mut data = self.runtime.lock();
+            data.typed.restore(&undo.typed);
+            data.pending_line = undo.pending_line;
+        }
+        Ok(sent?)
+    }
+}
+
+/// What noting a keystroke changed, to put back when it was not sent.
+struct Undo {
+    typed: Checkpoint,
+    pending_line: String,
+}
+
+impl Undo {
+    fn of(data: &PaneData) -> Undo {
+        Undo {
+            typed: data.typed.checkpoint(),
+            pending_line: data.pending_line.clone(),
         }
     }
 }
