@@ -88,6 +88,29 @@ pub fn reduce(command: &str, raw: &[u8], options: &Options) -> Reduced {
     large::reduce(command, raw, options).unwrap_or_else(|| run(command, raw, options, false, 0).0)
 }
 
+/// Every cleaned line of `src`, ended as the raw text ends (a trailing newline ends the
+/// last line), or `None` when cleaning changed nothing and the raw text says the same.
+fn whole_lines(src: &Src<'_>, raw_text: &str) -> Option<String> {
+    if src
+        .lines
+        .iter()
+        .all(|l| matches!(l, std::borrow::Cow::Borrowed(_)))
+    {
+        return None;
+    }
+    let mut text = String::with_capacity(raw_text.len());
+    for (i, line) in src.lines.iter().enumerate() {
+        if i > 0 {
+            text.push('\n');
+        }
+        text.push_str(line);
+    }
+    if raw_text.ends_with('\n') {
+        text.push('\n');
+    }
+    Some(text)
+}
+
 /// [`reduce`], and when `spans` is set, the raw line span each shown line stands for (for
 /// the invariant tests). Markers name raw lines counting the first as `line_base`.
 pub(crate) fn run(
@@ -156,15 +179,30 @@ pub(crate) fn run(
     let text = pipeline::render(&entries);
     let shown_tokens = estimate_tokens(&text);
     if shown_tokens > raw_tokens {
-        // Markers cost more than they saved: the raw text is the better answer.
+        // Markers cost more than they saved: every line is the better answer, as a
+        // terminal shows it (a line a carriage return rewrote reads as rewritten, as the
+        // reducers and the facts they keep read it), unless that is somehow longer.
+        let (text, tokens) = match whole_lines(&src, raw_text) {
+            Some(whole) => {
+                let tokens = estimate_tokens(&whole);
+                (whole, tokens)
+            }
+            None => (raw_text.to_owned(), raw_tokens),
+        };
+        let (text, tokens) = if tokens > raw_tokens {
+            (raw_text.to_owned(), raw_tokens)
+        } else {
+            (text, tokens)
+        };
+        let shown_lines = text.split_terminator('\n').count();
         return (
             Reduced {
-                text: raw_text.to_owned(),
+                text,
                 reducer: "raw".to_owned(),
                 raw_lines,
-                shown_lines: raw_lines,
+                shown_lines,
                 raw_tokens,
-                shown_tokens: raw_tokens,
+                shown_tokens: tokens,
                 hidden: Vec::new(),
                 notices: decoded.notices,
             },
