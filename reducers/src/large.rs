@@ -309,6 +309,32 @@ mod tests {
     }
 
     #[test]
+    fn fold_notes_in_the_tail_name_absolute_lines() {
+        // A log whose tail repeats one shape: the fold note there names the last one by
+        // its line in the whole output, not in the tail part.
+        let mut log = String::new();
+        let mut n = 0;
+        while log.len() <= super::WHOLE_LIMIT + super::TAIL {
+            n += 1;
+            log.push_str(&format!("{n:08} worker tick {n} heartbeat ok\n"));
+        }
+        let r = reduce("journalctl", log.as_bytes(), &Options::default());
+        let note = r
+            .text
+            .lines()
+            .rev()
+            .find(|l| l.contains("the last at line"))
+            .unwrap_or_else(|| panic!("no fold note in the tail:\n{}", r.text));
+        let named: usize = note
+            .rsplit("the last at line ")
+            .next()
+            .and_then(|s| s.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|s| s.parse().ok())
+            .unwrap_or_else(|| panic!("no line number in {note:?}"));
+        assert_eq!(named, n, "{note}");
+    }
+
+    #[test]
     fn line_numbers_of_the_tail_are_absolute() {
         let (log, _) = big_log();
         let r = reduce("make", log.as_bytes(), &Options::default());

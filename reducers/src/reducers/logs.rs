@@ -45,6 +45,8 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
             }
         };
         let (first, last) = (at[0], at[at.len() - 1]);
+        // Named as the raw output counts it: the tail of a large output starts far in.
+        let last_named = last + 1 + out.post.line_base;
         if i == first {
             // The first says how many there are; the last, the current state, is shown
             // where it stands.
@@ -59,12 +61,11 @@ pub(crate) fn reduce<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
                 String::new()
             };
             let text = if between == 0 {
-                format!("{line} [again at line {}]", last + 1)
+                format!("{line} [again at line {last_named}]")
             } else {
                 format!(
-                    "{line} [×{} with other numbers; {between} hidden between, the last at line {}{signal}]",
+                    "{line} [×{} with other numbers; {between} hidden between, the last at line {last_named}{signal}]",
                     at.len(),
-                    last + 1
                 )
             };
             out.rewrite(src, text, i, 1);
