@@ -13,6 +13,7 @@ use regex::Regex;
 use crate::cascade::cascade;
 use crate::Orchestrator;
 use cohort_terminal::{
+    filtered::FilteredWhat,
     names::{check_opt, NameKind},
     read::{ReadOptions, ReadWhat},
     sessions::session_name,
@@ -114,6 +115,25 @@ impl Orchestrator {
                     Ok(pane) => pane,
                     Err(e) => return Delivery::failed(&label, String::new(), e),
                 };
+                // A filter over output looks at what programs printed, with a cursor
+                // of its own (see `cohort_terminal::filtered`).
+                if let (Some(re), ManyRead::New | ManyRead::Tail) = (&filter, &how) {
+                    let what = match how {
+                        ManyRead::Tail => FilteredWhat::Tail,
+                        _ => FilteredWhat::New,
+                    };
+                    let read = engine
+                        .terminal
+                        .read_filtered(&pane.id, what, &caller, re, limit)
+                        .await;
+                    return Delivery {
+                        target: label,
+                        session: session_name(&pane),
+                        error: None,
+                        text: Some(read.text()),
+                        meta: Some(read.meta(re, what)),
+                    };
+                }
                 let read = match how {
                     ManyRead::Screen => engine.terminal.screen(&pane.id).await.map(|s| {
                         (

@@ -46,6 +46,7 @@ pub mod cursors;
 pub mod echo;
 mod error;
 pub mod events;
+pub mod filtered;
 pub mod hierarchy;
 pub mod holder;
 pub mod ids;

@@ -8,6 +8,7 @@ use crate::support::*;
 use cohort::engine::Engine;
 use cohort_backends::{PaneId, PaneInfo};
 use cohort_orchestration::{
+    many::ManyRead,
     playbook::{run::Runner, Playbook},
     waits::{Condition, Quorum},
     watch::{Action, Trigger, WatchEvent, WatchSpec},
@@ -499,6 +500,87 @@ async fn watchers_and_waits_match_what_programs_print_not_the_echo_of_typed_line
         2,
         "cat's echo and cat's line: {seen:?}"
     );
+}
+
+/// Reads `targets` (one session) with `how` and `filter` until `done` holds for
+/// the text gathered so far.
+async fn read_many_until(
+    engine: &Engine,
+    target: &str,
+    caller: &Caller,
+    filter: Option<&regex::Regex>,
+    done: impl Fn(&str) -> bool,
+) -> String {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let mut gathered = String::new();
+    loop {
+        let read = engine
+            .orchestrator
+            .read_many(&names(&[target]), ManyRead::New, caller, 100, filter)
+            .await
+            .unwrap();
+        let text = read[0].text.clone().unwrap_or_default();
+        if !text.is_empty() {
+            gathered.push_str(&text);
+            gathered.push('\n');
+        }
+        if done(&gathered) {
+            return gathered;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never read what was awaited: {gathered:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn filtered_reads_match_output_not_echo_and_leave_the_rest_unread() {
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let pane = shell(&engine, OpenOptions::named("filtered")).await;
+    let caller = Caller::new("reader");
+    let errors = regex::Regex::new("ERROR").unwrap();
+    type_line(&engine, &pane.id, ": ERROR typed only").await;
+    type_line(
+        &engine,
+        &pane.id,
+        "echo ERROR-$((40+2)); echo plain-$((1+1))",
+    )
+    .await;
+
+    // Only the line a program printed matches: neither typed line does.
+    let matched = read_many_until(&engine, "filtered", &caller, Some(&errors), |t| {
+        t.contains("ERROR-42")
+    })
+    .await;
+    assert_eq!(matched.trim_end(), "ERROR-42", "the filter matched an echo");
+    // Asked again, the filter has nothing new.
+    let again = engine
+        .orchestrator
+        .read_many(
+            &names(&["filtered"]),
+            ManyRead::New,
+            &caller,
+            100,
+            Some(&errors),
+        )
+        .await
+        .unwrap();
+    assert_eq!(again[0].text.as_deref(), Some(""), "{again:?}");
+    assert!(
+        again[0].meta.as_deref().unwrap_or("").contains("kept 0 of"),
+        "{again:?}"
+    );
+    // The lines the filter passed over are still new to a plain read.
+    let plain = read_many_until(&engine, "filtered", &caller, None, |t| {
+        t.contains("plain-2")
+    })
+    .await;
+    for line in ["ERROR typed only", "ERROR-42", "plain-2"] {
+        assert!(plain.contains(line), "{line:?} was marked read: {plain:?}");
+    }
 }
 
 #[tokio::test]
