@@ -13,6 +13,7 @@ use cohort_terminal::{
     events::EngineEvent,
     layout::{Child, Direction, SplitTree, MAX_PANES},
     registry::{AgentRecord, LockRecord, RegistryError, TeamRecord},
+    request::{ReadAnswer, ReadRequest, RunAnswer, RunRequest, WaitArgs},
     sessions::session_name,
     TerminalError,
 };
@@ -126,6 +127,66 @@ impl From<&PaneInfo> for proto::Done {
         proto::Done {
             session: session_name(p),
             pane: p.id.to_string(),
+        }
+    }
+}
+
+impl From<proto::Wait> for WaitArgs {
+    fn from(wait: proto::Wait) -> WaitArgs {
+        WaitArgs {
+            until: wait.until,
+            regex: wait.regex,
+            timeout_ms: wait.timeout_ms,
+            quiet_ms: wait.quiet_ms,
+        }
+    }
+}
+
+/// The run a request asks for (its `owner` goes to the caller).
+impl From<proto::RunRequest> for RunRequest {
+    fn from(args: proto::RunRequest) -> RunRequest {
+        RunRequest {
+            target: args.target,
+            command: args.command,
+            wait: args.wait.map(WaitArgs::from).unwrap_or_default(),
+            force: args.force,
+            mark: args.mark,
+            raw: args.raw,
+        }
+    }
+}
+
+impl From<proto::ReadRequest> for ReadRequest {
+    fn from(args: proto::ReadRequest) -> ReadRequest {
+        ReadRequest {
+            target: args.target,
+            mode: args.mode,
+            lines: args.lines,
+            tail: args.tail,
+            raw: args.raw,
+            wait: args.wait.map(WaitArgs::from),
+        }
+    }
+}
+
+impl From<RunAnswer> for proto::RunReply {
+    fn from(answer: RunAnswer) -> Self {
+        proto::RunReply {
+            session: answer.session,
+            output: answer.output.text,
+            meta: answer.output.meta,
+            verdict: Some(proto::Verdict::from(&answer.verdict)),
+        }
+    }
+}
+
+impl From<ReadAnswer> for proto::ReadReply {
+    fn from(answer: ReadAnswer) -> Self {
+        proto::ReadReply {
+            session: answer.session,
+            output: answer.output.text,
+            meta: answer.output.meta,
+            verdict: answer.verdict.as_ref().map(proto::Verdict::from),
         }
     }
 }

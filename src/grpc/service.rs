@@ -9,7 +9,7 @@ use cohort_terminal::{
     input::parse_keys,
     layout::SplitTree,
     ready::layout_tree,
-    run::{wait_spec, ReadMode},
+    request::{ReadRequest, RunRequest},
     sessions::session_name,
     Caller, LayoutPane, OpenOptions, SendOptions,
 };
@@ -122,36 +122,13 @@ impl Cohort for CohortService {
         let engine = self.engine().await?;
         let connection = self.connection(&request);
         let args = request.into_inner();
-        let wait = args.wait.unwrap_or_default();
-        let spec = wait_spec(
-            wait.until.as_deref(),
-            wait.regex,
-            wait.timeout_ms,
-            wait.quiet_ms,
-        )
-        .map_err(status)?;
-        let pane = engine
+        let caller = Self::caller(connection, args.owner.clone());
+        let answer = engine
             .terminal
-            .resolve(&args.target)
+            .run_request(&RunRequest::from(args), &caller)
             .await
             .map_err(status)?;
-        let send = SendOptions {
-            force: args.force,
-            mark: args.mark.then(|| short_id(12)),
-            ..SendOptions::default()
-        };
-        let caller = Self::caller(connection, args.owner);
-        let out = engine
-            .terminal
-            .run(&pane.id, &args.command, &send, spec, args.raw, &caller)
-            .await
-            .map_err(status)?;
-        Ok(Response::new(proto::RunReply {
-            session: session_name(&pane),
-            output: out.output.text,
-            meta: out.output.meta,
-            verdict: Some(proto::Verdict::from(&out.verdict)),
-        }))
+        Ok(Response::new(proto::RunReply::from(answer)))
     }
 
     async fn send(&self, request: Request<proto::SendRequest>) -> Reply<proto::Done> {
@@ -184,45 +161,13 @@ impl Cohort for CohortService {
 
     async fn read(&self, request: Request<proto::ReadRequest>) -> Reply<proto::ReadReply> {
         let engine = self.engine().await?;
-        let connection = self.connection(&request);
-        let args = request.into_inner();
-        let pane = engine
+        let caller = Self::caller(self.connection(&request), None);
+        let answer = engine
             .terminal
-            .resolve(&args.target)
+            .read_request(&ReadRequest::from(request.into_inner()), &caller)
             .await
             .map_err(status)?;
-        let mode = ReadMode::parse(args.mode.as_deref(), args.lines.as_deref(), args.tail)
-            .map_err(status)?;
-        let verdict = match args.wait {
-            Some(wait) => {
-                let spec = wait_spec(
-                    wait.until.as_deref(),
-                    wait.regex,
-                    wait.timeout_ms,
-                    wait.quiet_ms,
-                )
-                .map_err(status)?;
-                Some(engine.terminal.wait(&pane.id, spec).await.map_err(status)?)
-            }
-            None => None,
-        };
-        let out = engine
-            .terminal
-            .read_as(
-                &pane.id,
-                mode,
-                &Self::caller(connection, None),
-                args.raw,
-                verdict.as_ref(),
-            )
-            .await
-            .map_err(status)?;
-        Ok(Response::new(proto::ReadReply {
-            session: session_name(&pane),
-            output: out.text,
-            meta: out.meta,
-            verdict: verdict.as_ref().map(proto::Verdict::from),
-        }))
+        Ok(Response::new(proto::ReadReply::from(answer)))
     }
 
     async fn key(&self, request: Request<proto::KeyRequest>) -> Reply<proto::Done> {

@@ -1,9 +1,8 @@
 //! The *core* toolset: open, send, read, run, key, close, list, status.
 
 use cohort_terminal::{
-    ids::short_id,
     input::parse_keys,
-    run::{wait_spec, ReadMode},
+    request::{ReadRequest, RunRequest},
     sessions::session_name,
     OpenOptions, SendOptions,
 };
@@ -138,31 +137,12 @@ impl CohortServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<Json<RunResult>, String> {
         let engine = self.engine().await?;
-        let pane = engine.terminal.resolve(&args.target).await.map_err(err)?;
-        let spec = wait_spec(
-            args.until.as_deref(),
-            args.regex,
-            args.timeout_ms,
-            args.quiet_ms,
-        )
-        .map_err(err)?;
-        let send = SendOptions {
-            enter: true,
-            raw: false,
-            force: args.force,
-            mark: args.mark.then(|| short_id(12)),
-        };
         let caller = self.caller(args.owner.clone());
-        let run = engine
-            .terminal
-            .run(&pane.id, &args.command, &send, spec, args.raw, &caller);
-        let out = with_progress(run, &ctx).await?.map_err(err)?;
-        Ok(Json(RunResult {
-            session: session_name(&pane),
-            output: out.output.text,
-            meta: out.output.meta,
-            verdict: VerdictOut::from(&out.verdict),
-        }))
+        let request = RunRequest::from(args);
+        let answer = with_progress(engine.terminal.run_request(&request, &caller), &ctx)
+            .await?
+            .map_err(err)?;
+        Ok(Json(RunResult::from(answer)))
     }
 
     #[tool(
@@ -180,46 +160,14 @@ impl CohortServer {
         ctx: RequestContext<RoleServer>,
     ) -> Result<Json<ReadResult>, String> {
         let engine = self.engine().await?;
-        let pane = engine.terminal.resolve(&args.target).await.map_err(err)?;
-        let asked_to_wait =
-            args.until.is_some() || args.timeout_ms.is_some() || args.quiet_ms.is_some();
-        if asked_to_wait && !args.wait {
-            return Err("until, timeout_ms and quiet_ms apply to waiting: add wait: true".into());
-        }
-        let mode =
-            ReadMode::parse(args.mode.as_deref(), args.lines.as_deref(), args.tail).map_err(err)?;
-        let verdict = if args.wait {
-            let spec = wait_spec(
-                args.until.as_deref(),
-                args.regex,
-                args.timeout_ms,
-                args.quiet_ms,
-            )
-            .map_err(err)?;
-            let verdict = with_progress(engine.terminal.wait(&pane.id, spec), &ctx)
-                .await?
-                .map_err(err)?;
-            Some(verdict)
-        } else {
-            None
-        };
-        let out = engine
-            .terminal
-            .read_as(
-                &pane.id,
-                mode,
-                &self.caller(None),
-                args.raw,
-                verdict.as_ref(),
-            )
-            .await
-            .map_err(err)?;
-        Ok(Json(ReadResult {
-            session: session_name(&pane),
-            output: out.text,
-            meta: out.meta,
-            verdict: verdict.as_ref().map(VerdictOut::from),
-        }))
+        let request = ReadRequest::try_from(args)?;
+        let answer = with_progress(
+            engine.terminal.read_request(&request, &self.caller(None)),
+            &ctx,
+        )
+        .await?
+        .map_err(err)?;
+        Ok(Json(ReadResult::from(answer)))
     }
 
     #[tool(

@@ -1,6 +1,10 @@
 //! Shared argument and result types of the tools, and small helpers.
 
-use cohort_terminal::{sessions::session_name, TerminalError};
+use cohort_terminal::{
+    request::{ReadAnswer, ReadRequest, RunAnswer, RunRequest, WaitArgs},
+    sessions::session_name,
+    TerminalError,
+};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -189,6 +193,35 @@ pub struct RunResult {
     pub verdict: VerdictOut,
 }
 
+impl From<RunArgs> for RunRequest {
+    fn from(args: RunArgs) -> RunRequest {
+        RunRequest {
+            target: args.target,
+            command: args.command,
+            wait: WaitArgs {
+                until: args.until,
+                regex: args.regex,
+                timeout_ms: args.timeout_ms,
+                quiet_ms: args.quiet_ms,
+            },
+            force: args.force,
+            mark: args.mark,
+            raw: args.raw,
+        }
+    }
+}
+
+impl From<RunAnswer> for RunResult {
+    fn from(answer: RunAnswer) -> RunResult {
+        RunResult {
+            session: answer.session,
+            output: answer.output.text,
+            meta: answer.output.meta,
+            verdict: VerdictOut::from(&answer.verdict),
+        }
+    }
+}
+
 /// `read` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -241,6 +274,43 @@ pub struct ReadResult {
     /// With wait: whether the command is done, and who decided.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<VerdictOut>,
+}
+
+impl TryFrom<ReadArgs> for ReadRequest {
+    type Error = String;
+
+    /// The wait settings are flat here: they apply only with `wait: true`.
+    fn try_from(args: ReadArgs) -> Result<ReadRequest, String> {
+        let asked_to_wait =
+            args.until.is_some() || args.timeout_ms.is_some() || args.quiet_ms.is_some();
+        if asked_to_wait && !args.wait {
+            return Err("until, timeout_ms and quiet_ms apply to waiting: add wait: true".into());
+        }
+        Ok(ReadRequest {
+            target: args.target,
+            mode: args.mode,
+            lines: args.lines,
+            tail: args.tail,
+            raw: args.raw,
+            wait: args.wait.then_some(WaitArgs {
+                until: args.until,
+                regex: args.regex,
+                timeout_ms: args.timeout_ms,
+                quiet_ms: args.quiet_ms,
+            }),
+        })
+    }
+}
+
+impl From<ReadAnswer> for ReadResult {
+    fn from(answer: ReadAnswer) -> ReadResult {
+        ReadResult {
+            session: answer.session,
+            output: answer.output.text,
+            meta: answer.output.meta,
+            verdict: answer.verdict.as_ref().map(VerdictOut::from),
+        }
+    }
 }
 
 pub(crate) fn yes() -> bool {

@@ -62,6 +62,7 @@ pub mod read;
 pub mod ready;
 pub mod record;
 pub mod registry;
+pub mod request;
 pub mod run;
 pub mod runtime;
 pub mod sanitize;
