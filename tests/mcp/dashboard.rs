@@ -267,6 +267,8 @@ fn post(addr: &str, path: &str, origin: &str, body: Value) -> String {
     use std::io::{Read, Write};
     let body = body.to_string();
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    // A response that never ends fails the read instead of hanging it.
+    stream.set_read_timeout(Some(crate::support::WAIT)).unwrap();
     write!(
         stream,
         "POST /dashboard/{path} HTTP/1.1\r\nHost: {addr}\r\nOrigin: {origin}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
@@ -366,6 +368,8 @@ fn host_of(address: &str) -> String {
 fn get(addr: &str, path: &str, headers: &[(&str, &str)]) -> String {
     use std::io::{Read, Write};
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    // A response that never ends fails the read instead of hanging it.
+    stream.set_read_timeout(Some(crate::support::WAIT)).unwrap();
     let host = headers
         .iter()
         .find(|(k, _)| *k == "Host")

@@ -776,5 +776,5 @@ async fn python_grpcio_drives_the_api_from_the_proto() {
         .arg(generated.path())
         .arg(&addr)
         .env("COHORT_GRPC_TOKEN", "py-token");
-    python::run(check, Duration::from_secs(180)).await;
+    python::run(check, Duration::from_secs(150)).await;
 }

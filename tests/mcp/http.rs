@@ -82,6 +82,8 @@ async fn a_token_is_required_when_given_and_off_loopback() {
         .to_string();
     let post = |authorization: &str| {
         let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+        // A response that never ends fails the read instead of hanging it.
+        stream.set_read_timeout(Some(crate::support::WAIT)).unwrap();
         let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
         write!(
             stream,
@@ -134,6 +136,8 @@ async fn cross_origin_requests_from_browsers_are_refused() {
         .to_string();
     let post = |origin: Option<&str>| {
         let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+        // A response that never ends fails the read instead of hanging it.
+        stream.set_read_timeout(Some(crate::support::WAIT)).unwrap();
         let body = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"page","version":"1"}}}"#;
         let origin = origin
             .map(|o| format!("Origin: {o}\r\n"))

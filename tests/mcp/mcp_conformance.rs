@@ -23,5 +23,5 @@ async fn the_official_python_sdk_drives_cohort() {
         .env("SHELL", bash_path())
         .env("HOME", server.home())
         .env_remove("TMUX");
-    python::run(check, Duration::from_secs(180)).await;
+    python::run(check, Duration::from_secs(150)).await;
 }

@@ -91,8 +91,8 @@ fn text_of(r: &CallToolResult) -> String {
 
 impl Harness {
     async fn call(&self, name: &str, args: Value) -> CallToolResult {
-        self.client
-            .call_tool(params(name, args))
+        let what = format!("{name} {args}");
+        crate::support::answered(&what, self.client.call_tool(params(name, args)))
             .await
             .unwrap_or_else(|e| panic!("{name}: protocol error {e}"))
     }

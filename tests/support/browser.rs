@@ -7,11 +7,12 @@
 
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
+
+use crate::support::deadline::{Lines, STARTUP};
 use serde_json::{json, Value};
 use tokio_tungstenite::tungstenite::Message;
 
@@ -91,24 +92,25 @@ impl Browser {
             .stderr(Stdio::piped())
             .spawn()
             .expect("start Chromium");
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        let ws = loop {
-            line.clear();
-            if stderr.read_line(&mut line).unwrap_or(0) == 0 {
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let mut lines = Lines::read(stderr, &format!("Chromium ({program})"), None);
+        let listening = lines.until(
+            "`DevTools listening on URL`",
+            std::time::Instant::now() + STARTUP,
+            |line| {
+                line.trim()
+                    .strip_prefix("DevTools listening on ")
+                    .map(str::to_string)
+            },
+        );
+        let ws = match listening {
+            Ok(ws) => ws,
+            Err(why) => {
                 let _ = child.kill();
-                panic!("Chromium exited before it listened for DevTools");
-            }
-            if let Some(at) = line.trim().strip_prefix("DevTools listening on ") {
-                break at.to_string();
+                let _ = child.wait();
+                panic!("{why}");
             }
         };
-        std::thread::spawn(move || {
-            let mut sink = String::new();
-            while stderr.read_line(&mut sink).unwrap_or(0) > 0 {
-                sink.clear();
-            }
-        });
         let (socket, _) = tokio_tungstenite::connect_async(ws.as_str())
             .await
             .expect("connect to DevTools");

@@ -3,6 +3,8 @@
 
 #![allow(dead_code)]
 
+pub mod deadline;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
@@ -88,16 +90,19 @@ impl Drop for TestServer {
     /// state directory after it was removed), and removes its socket, which tmux
     /// leaves behind: a test run leaves nothing.
     fn drop(&mut self) {
+        // Bounded: a stopped or wedged server must not turn a failing test into a
+        // hung one while it unwinds.
         let tmux = |args: &[&str]| {
-            std::process::Command::new("tmux")
-                .arg("-L")
-                .arg(&self.socket)
-                .args(args)
-                .env_remove("TMUX")
-                .stderr(std::process::Stdio::null())
-                .output()
-                .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-                .unwrap_or_default()
+            deadline::output_within(
+                std::process::Command::new("tmux")
+                    .arg("-L")
+                    .arg(&self.socket)
+                    .args(args)
+                    .env_remove("TMUX")
+                    .stderr(std::process::Stdio::null()),
+                Duration::from_secs(5),
+            )
+            .unwrap_or_default()
         };
         let pids: Vec<u32> = tmux(&["list-panes", "-a", "-F", "#{pane_pid}"])
             .lines()
@@ -137,6 +142,17 @@ pub fn bash_path() -> &'static str {
 }
 
 pub const WAIT: Duration = Duration::from_secs(15);
+
+/// The longest a tool call may go unanswered: above every tool timeout the tests use.
+pub const CALL_LIMIT: Duration = Duration::from_secs(90);
+
+/// `work`'s result, or a failure naming `what` when it is not done within
+/// [`CALL_LIMIT`]: a server that stops answering fails the test that asked.
+pub async fn answered<T>(what: &str, work: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(CALL_LIMIT, work)
+        .await
+        .unwrap_or_else(|_| panic!("{what}: no answer within {CALL_LIMIT:?}"))
+}
 
 /// Waits for the first event for `pane` that `pick` accepts; panics on timeout.
 pub async fn wait_for<T>(

@@ -31,10 +31,13 @@ pub fn interpreter(imports: &str, requirements: &str) -> Option<String> {
 /// Runs the prepared check, prints what it printed, and fails the test unless it
 /// passed within `limit`.
 pub async fn run(mut check: tokio::process::Command, limit: Duration) {
+    // Killed when the limit passes (or the test fails), not left running.
+    check.kill_on_drop(true);
+    let what = format!("{:?}", check.as_std());
     let output = tokio::time::timeout(limit, check.output())
         .await
-        .expect("the conformance check finished in time")
-        .expect("run the conformance check");
+        .unwrap_or_else(|_| panic!("the conformance check {what} did not finish within {limit:?}"))
+        .unwrap_or_else(|e| panic!("the conformance check {what} could not run: {e}"));
     let stdout = String::from_utf8_lossy(&output.stdout);
     let stderr = String::from_utf8_lossy(&output.stderr);
     println!("{stdout}");

@@ -19,6 +19,7 @@ use rmcp::transport::{ConfigureCommandExt, StreamableHttpClientTransport, TokioC
 use rmcp::{RoleClient, ServiceExt};
 use serde_json::Value;
 
+use crate::support::deadline::{Lines, STARTUP};
 use crate::support::{bash_path, TestServer};
 
 /// How long any single call may take before the suite calls it a hang. Generous: a
@@ -130,7 +131,6 @@ impl Drop for HttpServer {
 
 /// Starts `cohort serve --http` on a free loopback port and waits for its address.
 pub fn http_server(server: &TestServer, label: &str) -> HttpServer {
-    use std::io::{BufRead, BufReader, Write};
     let log = log_path(server, label);
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_cohort"))
         .args(["serve", "--http", "127.0.0.1:0", "--toolsets", "all"])
@@ -152,30 +152,21 @@ pub fn http_server(server: &TestServer, label: &str) -> HttpServer {
         url: String::new(),
         pid,
     };
-    let mut stderr = BufReader::new(served.child.stderr.take().expect("stderr"));
-    let mut line = String::new();
-    loop {
-        line.clear();
-        let n = stderr
-            .read_line(&mut line)
-            .expect("read the server's stderr");
-        assert!(n > 0, "cohort serve exited before listening");
-        if let Some(url) = line.trim().strip_prefix("cohort: serving MCP at ") {
-            served.url = url.to_string();
-            // Keep draining into the log so the server never blocks on a full pipe.
-            std::thread::spawn(move || {
-                let mut file = std::fs::File::create(log).ok();
-                let mut rest = String::new();
-                while stderr.read_line(&mut rest).unwrap_or(0) > 0 {
-                    if let Some(f) = file.as_mut() {
-                        let _ = f.write_all(rest.as_bytes());
-                    }
-                    rest.clear();
-                }
-            });
-            return served;
-        }
-    }
+    let stderr = served.child.stderr.take().expect("stderr");
+    // Every line goes to the log, so the server never blocks on a full pipe.
+    let mut lines = Lines::read(stderr, "cohort serve --http", Some(log));
+    served.url = lines
+        .until(
+            "`cohort: serving MCP at URL`",
+            Instant::now() + STARTUP,
+            |line| {
+                line.trim()
+                    .strip_prefix("cohort: serving MCP at ")
+                    .map(str::to_string)
+            },
+        )
+        .unwrap_or_else(|why| panic!("{why}"));
+    served
 }
 
 /// A client of an HTTP server.

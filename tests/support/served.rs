@@ -3,15 +3,16 @@
 
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Read};
 use std::process::{Child, Command, Stdio};
+use std::time::Instant;
 
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::RunningService;
 use rmcp::RoleClient;
 use serde_json::Value;
 
-use crate::support::{bash_path, TestServer};
+use crate::support::deadline::{Lines, STARTUP};
+use crate::support::{answered, bash_path, TestServer};
 
 /// A running cohort server.
 pub struct Served {
@@ -60,26 +61,24 @@ pub fn start(server: &TestServer, args: &[&str], announces: usize, env: &[(&str,
         child,
         addresses: Vec::new(),
     };
-    let mut stderr = BufReader::new(served.child.stderr.take().unwrap());
-    let mut line = String::new();
+    let stderr = served.child.stderr.take().expect("stderr is piped");
+    let mut lines = Lines::read(stderr, &format!("cohort {}", args.join(" ")), None);
+    let deadline = Instant::now() + STARTUP;
     while served.addresses.len() < announces {
-        line.clear();
-        assert!(
-            stderr.read_line(&mut line).unwrap() > 0,
-            "the server exited before listening"
+        let what = format!(
+            "address {} of {announces} (`cohort: … at ADDRESS`)",
+            served.addresses.len() + 1
         );
-        if let Some((_, address)) = line
-            .trim()
-            .strip_prefix("cohort: ")
-            .and_then(|l| l.rsplit_once(" at "))
-        {
-            served.addresses.push(address.to_string());
-        }
+        let address = lines
+            .until(&what, deadline, |line| {
+                line.trim()
+                    .strip_prefix("cohort: ")
+                    .and_then(|l| l.rsplit_once(" at "))
+                    .map(|(_, address)| address.to_string())
+            })
+            .unwrap_or_else(|why| panic!("{why}"));
+        served.addresses.push(address);
     }
-    std::thread::spawn(move || {
-        let mut sink = String::new();
-        let _ = stderr.read_to_string(&mut sink);
-    });
     served
 }
 
@@ -93,13 +92,14 @@ pub fn serve_http(server: &TestServer, extra: &[&str]) -> (Served, String) {
     (served, url)
 }
 
-/// Calls `tool` with `args` and returns its structured result; fails on a tool error.
+/// Calls `tool` with `args` and returns its structured result; fails on a tool error
+/// and on no answer within [`CALL_LIMIT`](crate::support::CALL_LIMIT).
 pub async fn call(client: &RunningService<RoleClient, ()>, tool: &str, args: Value) -> Value {
-    let result = client
-        .call_tool(
-            CallToolRequestParams::new(tool.to_string())
-                .with_arguments(args.as_object().expect("arguments are an object").clone()),
-        )
+    let call = client.call_tool(
+        CallToolRequestParams::new(tool.to_string())
+            .with_arguments(args.as_object().expect("arguments are an object").clone()),
+    );
+    let result = answered(&format!("{tool} {args}"), call)
         .await
         .unwrap_or_else(|e| panic!("{tool}: {e}"));
     assert_ne!(result.is_error, Some(true), "{tool}: {result:?}");

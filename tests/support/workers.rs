@@ -84,11 +84,12 @@ impl Manager {
     }
 
     pub async fn call(&self, name: &str, args: Value) -> CallToolResult {
-        self.client
-            .call_tool(
-                CallToolRequestParams::new(name.to_string())
-                    .with_arguments(args.as_object().cloned().unwrap_or_default()),
-            )
+        let what = format!("{name} {args}");
+        let call = self.client.call_tool(
+            CallToolRequestParams::new(name.to_string())
+                .with_arguments(args.as_object().cloned().unwrap_or_default()),
+        );
+        crate::support::answered(&what, call)
             .await
             .unwrap_or_else(|e| panic!("{name}: protocol error {e}"))
     }
