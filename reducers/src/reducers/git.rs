@@ -1,5 +1,5 @@
-//! git status (hints dropped, files listed whole under their label, long lists cut to
-//! their first and last paths; short, porcelain and porcelain v2 forms listed by state),
+//! git status (hints dropped, every path kept whole, packed after its state on every
+//! line; short, porcelain and porcelain v2 forms listed by state),
 //! git log (medium format: one line per commit with every subject; other formats keep every
 //! line, with only columns that are the same on every commit line shown once) and git diff
 //! (headers, hunk headers and changed lines kept, context folded).
@@ -90,7 +90,7 @@ fn group_paths<'a>(out: &mut Out<'a>, src: &Src<'a>, entries: &[(usize, &str, &s
         } else {
             format!("  {kind}: ")
         };
-        super::write_list(out, src, first, &paths, &lead, "paths");
+        super::write_names(out, src, first, &paths, &lead);
         k = m;
     }
 }
@@ -215,14 +215,7 @@ fn flush_status_run<'a>(out: &mut Out<'a>, src: &Src<'a>, run: &mut Vec<StatusEn
             .iter()
             .map(|e| format!("{}{}", e.path, e.extra))
             .collect();
-        super::write_list(
-            out,
-            src,
-            first.raw,
-            &items,
-            &format!("{} ", first.code),
-            "paths",
-        );
+        super::write_names(out, src, first.raw, &items, &format!("{} ", first.code));
         k = m;
     }
     run.clear();

@@ -1,7 +1,8 @@
-//! ls / find / tree: entries whole, packed several to a line, long lists cut to their first
-//! and last entries with a marker that counts the rest and gives their range.
+//! ls / find / tree: entries whole, packed several to a line. A directory's entries are
+//! every one kept (the names are what was asked for); find's and tree's long lists are cut
+//! to their first and last entries with a marker that counts the rest and gives their range.
 
-use super::{re, write_list};
+use super::{re, write_list, write_names};
 use crate::doc::{Out, Post, Src};
 use crate::model::HiddenReason::{self, Noise};
 
@@ -13,9 +14,8 @@ re!(TOTAL, r"^total \d+[KMGTPE]?$");
 re!(DIR_HEADER, r"^\S.*:$");
 
 /// `ls`: long listings become names (directories end in `/`, links show their target,
-/// executables end in `*`), whole, several to a line, long runs cut to their first and last
-/// names; modes, owners, sizes and dates are left out, which the `total` line and a notice
-/// ([`LEFT_OUT`]) say.
+/// executables end in `*`), every one whole, several to a line; modes, owners, sizes and
+/// dates are left out, which the `total` line and a notice ([`LEFT_OUT`]) say.
 pub(crate) fn ls<'a>(src: &Src<'a>, post: Post) -> Option<Out<'a>> {
     let long = src.lines.iter().filter(|l| LONG_ROW.is_match(l)).count();
     let other = src
@@ -96,7 +96,7 @@ fn packed<'a>(src: &Src<'a>, post: Post) -> Out<'a> {
             j += 1;
         }
         out.notice(LEFT_OUT);
-        write_list(&mut out, src, i, &items, "", "entries");
+        write_names(&mut out, src, i, &items, "");
         i = j;
     }
     out

@@ -107,7 +107,7 @@ pub(crate) fn write_list<'a>(
         (n, 0)
     };
     let width = out.post.width.unwrap_or(LIST_WIDTH).min(LIST_WIDTH);
-    pack_into(out, src, first, &items[..head], lead, width);
+    pack_into(out, src, first, &items[..head], lead, false, width);
     if tail == 0 {
         return;
     }
@@ -123,17 +123,32 @@ pub(crate) fn write_list<'a>(
         .post
         .marker(hidden.len(), &format!("more {what}"), &hidden, 0);
     out.note(marker, hidden.start);
-    pack_into(out, src, hidden.end, &items[n - tail..], "  ", width);
+    pack_into(out, src, hidden.end, &items[n - tail..], "  ", false, width);
+}
+
+/// Writes names whose every one is a fact (a directory's entries, the paths a status
+/// reports): [`write_list`] without its cap, and with `lead` (a state such as
+/// `"  modified: "`) opening every packed line, so each name is read with its state.
+pub(crate) fn write_names<'a>(
+    out: &mut Out<'a>,
+    src: &Src<'a>,
+    first: usize,
+    items: &[String],
+    lead: &str,
+) {
+    let width = out.post.width.unwrap_or(LIST_WIDTH).min(LIST_WIDTH);
+    pack_into(out, src, first, items, lead, true, width);
 }
 
 /// Packs `items` (raw lines `first..`) into lines of at most `width` characters (an item
-/// longer than that alone on its line).
+/// longer than that alone on its line); `lead` opens the first line, or every line.
 fn pack_into<'a>(
     out: &mut Out<'a>,
     src: &Src<'a>,
     first: usize,
     items: &[String],
     lead: &str,
+    lead_every_line: bool,
     width: usize,
 ) {
     let mut line = String::new();
@@ -146,7 +161,11 @@ fn pack_into<'a>(
             count = 0;
         }
         if count == 0 {
-            line.push_str(if start == first { lead } else { "  " });
+            line.push_str(if start == first || lead_every_line {
+                lead
+            } else {
+                "  "
+            });
         } else {
             line.push_str("  ");
         }
