@@ -310,14 +310,15 @@ fn the_dashboard_command_keeps_to_loopback_or_asks_for_a_token() {
     drop(open);
 
     // Off loopback without a token: a refusal that says what to do.
-    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_cohort"))
-        .args(["dashboard", "--listen", "0.0.0.0:0"])
-        .env("COHORT_TMUX_SOCKET", &server.socket)
-        .env("COHORT_STATE_DIR", server.state_dir())
-        .env("HOME", server.home())
-        .env_remove("COHORT_HTTP_TOKEN")
-        .output()
-        .unwrap();
+    let refused = crate::support::deadline::refused(
+        std::process::Command::new(env!("CARGO_BIN_EXE_cohort"))
+            .args(["dashboard", "--listen", "0.0.0.0:0"])
+            .env("COHORT_TMUX_SOCKET", &server.socket)
+            .env("COHORT_STATE_DIR", server.state_dir())
+            .env("HOME", server.home())
+            .env_remove("COHORT_HTTP_TOKEN"),
+        crate::support::WAIT,
+    );
     assert!(!refused.status.success());
     let said = String::from_utf8_lossy(&refused.stderr);
     assert!(

@@ -310,7 +310,11 @@ async fn playbooks_waits_and_the_event_stream() {
     open(&mut c, "g-book").await;
     // The stream saw the session open (output events were not asked for).
     loop {
-        let event = events.message().await.unwrap().expect("the stream goes on");
+        let event = tokio::time::timeout(WAIT, events.message())
+            .await
+            .expect("no SessionOpened for g-book on the event stream in time")
+            .unwrap()
+            .expect("the stream goes on");
         match event.kind.unwrap() {
             Kind::SessionOpened(opened) if opened.session == "g-book" => break,
             Kind::Output(_) => panic!("output events were not asked for"),
@@ -393,7 +397,11 @@ async fn playbooks_waits_and_the_event_stream() {
     .await
     .unwrap();
     loop {
-        let event = events.message().await.unwrap().expect("the stream goes on");
+        let event = tokio::time::timeout(WAIT, events.message())
+            .await
+            .expect("no LockChanged for g-book on the event stream in time")
+            .unwrap()
+            .expect("the stream goes on");
         if let Some(Kind::LockChanged(lock)) = event.kind {
             assert_eq!(lock.session, "g-book");
             assert_eq!(lock.holder.as_deref(), Some("carol"));
@@ -678,13 +686,14 @@ async fn bad_input_is_refused_with_a_clear_message() {
 #[tokio::test]
 async fn a_token_is_required_off_loopback_and_checked_on_every_call() {
     let server = TestServer::new();
-    let out = Command::new(env!("CARGO_BIN_EXE_cohort"))
-        .args(["serve", "--grpc", "0.0.0.0:0"])
-        .env("COHORT_TMUX_SOCKET", &server.socket)
-        .env("COHORT_STATE_DIR", server.state_dir())
-        .env_remove("COHORT_HTTP_TOKEN")
-        .output()
-        .unwrap();
+    let out = crate::support::deadline::refused(
+        Command::new(env!("CARGO_BIN_EXE_cohort"))
+            .args(["serve", "--grpc", "0.0.0.0:0"])
+            .env("COHORT_TMUX_SOCKET", &server.socket)
+            .env("COHORT_STATE_DIR", server.state_dir())
+            .env_remove("COHORT_HTTP_TOKEN"),
+        crate::support::WAIT,
+    );
     assert!(!out.status.success());
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("without a bearer token"), "{said}");

@@ -59,13 +59,14 @@ async fn tools_answer_over_streamable_http() {
 async fn a_token_is_required_when_given_and_off_loopback() {
     let server = TestServer::new();
     // Off loopback without a token: refused before listening.
-    let out = Command::new(env!("CARGO_BIN_EXE_cohort"))
-        .args(["serve", "--http", "0.0.0.0:0", "--toolsets", "all"])
-        .env("COHORT_TMUX_SOCKET", &server.socket)
-        .env("COHORT_STATE_DIR", server.state_dir())
-        .env_remove("COHORT_HTTP_TOKEN")
-        .output()
-        .unwrap();
+    let out = crate::support::deadline::refused(
+        Command::new(env!("CARGO_BIN_EXE_cohort"))
+            .args(["serve", "--http", "0.0.0.0:0", "--toolsets", "all"])
+            .env("COHORT_TMUX_SOCKET", &server.socket)
+            .env("COHORT_STATE_DIR", server.state_dir())
+            .env_remove("COHORT_HTTP_TOKEN"),
+        crate::support::WAIT,
+    );
     assert!(!out.status.success());
     assert!(
         String::from_utf8_lossy(&out.stderr).contains("bearer token"),
