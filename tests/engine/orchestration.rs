@@ -884,16 +884,29 @@ async fn a_watcher_on_an_event_fires_on_a_failed_command_only() {
         .unwrap();
     type_line(&engine, &pane.id, "true").await;
     type_line(&engine, &pane.id, "sh -c 'exit 9'").await;
-    let notes = engine
-        .orchestrator
-        .notifications_for("lead", false, Some(WAIT))
-        .await
-        .unwrap();
-    let hits: Vec<&str> = notes
-        .iter()
-        .filter(|n| n.kind == "watch")
-        .map(|n| n.message.as_str())
-        .collect();
+    // The watcher's note, not the first note to come: cohort's own `command_failed`
+    // notice for every reader can arrive before it.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let (hits, notes) = loop {
+        let notes = engine
+            .orchestrator
+            .notifications_for("lead", true, None)
+            .await
+            .unwrap();
+        let hits: Vec<String> = notes
+            .iter()
+            .filter(|n| n.kind == "watch")
+            .map(|n| n.message.clone())
+            .collect();
+        if !hits.is_empty() {
+            break (hits, notes);
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the watcher never fired: {notes:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
     assert_eq!(hits.len(), 1, "{notes:?}");
     assert!(hits[0].contains("status 9"), "{}", hits[0]);
 }
