@@ -10,8 +10,7 @@
 use cohort_backends::PaneId;
 use regex::Regex;
 
-use crate::completion::plain_text;
-use crate::echo::Echoes;
+use crate::lines::{Line, LineFeed};
 use crate::Terminal;
 
 /// Lines of the journal's end a filtered tail looks through.
@@ -98,7 +97,7 @@ impl Terminal {
     ) -> FilteredRead {
         let runtime = self.runtimes.get(pane);
         let key = cursor_key(caller, filter);
-        let (from, bytes, echoes, first_line, dropped) = {
+        let (from, first_line, dropped) = {
             let mut data = runtime.lock();
             let len = data.journal.len();
             let from = match what {
@@ -113,30 +112,26 @@ impl Terminal {
             let floor = data.journal.floor();
             let dropped = from < floor && len > from;
             let from = from.max(floor);
-            let bytes = data.journal.read(from, len).unwrap_or_default();
-            let echoes = Echoes::around(&data.marks, &data.typed, from, len);
-            let first_line = data.journal.line_of(from);
-            (from, bytes, echoes, first_line, dropped)
+            (from, data.journal.line_of(from), dropped)
         };
-        let (read, resume) = scan(&bytes, from, first_line, &echoes, filter, what, limit);
+        // The follower's lines: complete ones only, each with its echo left out.
+        let mut feed = LineFeed::at(from);
+        let (lines, _being_written) = feed.feed(&runtime);
+        let (read, resume) = scan(&lines, first_line, feed.position(), filter, what, limit);
         if what == FilteredWhat::New {
-            let mut data = runtime.lock();
-            data.cursors.set(&key, resume);
-            drop(data);
+            runtime.lock().cursors.set(&key, resume);
         }
         FilteredRead { dropped, ..read }
     }
 }
 
-/// Looks through the complete lines of `bytes` (which begin at journal offset `from`,
-/// on line `first_line`, 0-based). Returns the read and where a read of new output
-/// resumes: after the last line looked at, or at the first match past the limit. A
-/// line still being written is left for the next read.
+/// Looks through `lines` (the first on line `first_line`, 0-based; `end` is where the
+/// next line starts). Returns the read and where a read of new output resumes: after
+/// the last line looked at, or at the first match past the limit.
 fn scan(
-    bytes: &[u8],
-    from: u64,
+    lines: &[Line],
     first_line: u64,
-    echoes: &Echoes,
+    end: u64,
     filter: &Regex,
     what: FilteredWhat,
     limit: usize,
@@ -149,34 +144,20 @@ fn scan(
         dropped: false,
     };
     let mut resume = None;
-    let mut start = 0usize;
-    let mut number = first_line;
-    for end in newlines(bytes) {
-        let line = &bytes[start..end];
-        let at = from + start as u64;
-        number += 1;
-        let text = plain_text(line);
-        let text = text.trim_end_matches(['\n', '\r']);
-        let output = if echoes.is_empty() {
-            text.to_string()
-        } else {
-            echoes.output_of(line, at, text)
-        };
-        if !output.trim().is_empty() && filter.is_match(&output) {
+    for (n, line) in (first_line + 1..).zip(lines) {
+        let output = line.matched(false);
+        if !output.trim().is_empty() && filter.is_match(output) {
             if read.lines.len() < limit || what == FilteredWhat::Tail {
-                read.lines.push(output);
-                read.numbers.push(number);
+                read.lines.push(output.to_string());
+                read.numbers.push(n);
             } else {
-                if resume.is_none() {
-                    resume = Some(at);
-                }
+                resume.get_or_insert(line.start);
                 read.more += 1;
             }
         }
         if resume.is_none() {
             read.examined += 1;
         }
-        start = end + 1;
     }
     if what == FilteredWhat::Tail && read.lines.len() > limit {
         let cut = read.lines.len() - limit;
@@ -184,32 +165,28 @@ fn scan(
         read.numbers.drain(..cut);
         read.more = cut;
     }
-    (read, resume.unwrap_or(from + start as u64))
-}
-
-/// The offsets of every newline in `bytes`.
-fn newlines(bytes: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    bytes
-        .iter()
-        .enumerate()
-        .filter_map(|(i, b)| (*b == b'\n').then_some(i))
+    (read, resume.unwrap_or(end))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// Lines of plain output (no echo) from journal offset 100, on line 10 on.
     fn scan_plain(text: &str, what: FilteredWhat, limit: usize) -> (FilteredRead, u64) {
         let re = Regex::new("ERROR").unwrap();
-        scan(
-            text.as_bytes(),
-            100,
-            9,
-            &Echoes::default(),
-            &re,
-            what,
-            limit,
-        )
+        let mut lines = Vec::new();
+        let mut start = 100;
+        for l in text.split_inclusive('\n').filter(|l| l.ends_with('\n')) {
+            let text = l.trim_end_matches('\n').to_string();
+            lines.push(Line {
+                start,
+                output: text.clone(),
+                text,
+            });
+            start += l.len() as u64;
+        }
+        scan(&lines, 9, start, &re, what, limit)
     }
 
     #[test]

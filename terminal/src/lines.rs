@@ -47,6 +47,12 @@ impl LineFeed {
         LineFeed { pos }
     }
 
+    /// Where the next complete line starts (after a [`LineFeed::feed`], the start of
+    /// the line still being written, if any).
+    pub fn position(&self) -> u64 {
+        self.pos
+    }
+
     /// A follower of what `runtime` writes from now on.
     pub fn from_now(runtime: &PaneRuntime) -> LineFeed {
         LineFeed::at(runtime.lock().journal.len())
