@@ -88,30 +88,11 @@ impl Lines {
 /// Runs `command` to its end, at most `limit`, and returns what it printed on
 /// stdout; `None` (after killing it) when it ran out of time or could not start.
 pub fn output_within(command: &mut Command, limit: Duration) -> Option<String> {
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .spawn()
-        .ok()?;
-    let stdout = child.stdout.take()?;
-    let reader = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = BufReader::new(stdout).read_to_string(&mut text);
-        text
-    });
-    let deadline = Instant::now() + limit;
-    loop {
-        match child.try_wait() {
-            Ok(Some(_)) => return reader.join().ok(),
-            Ok(None) if Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                eprintln!("{command:?} did not end within {limit:?}: killed");
-                return None;
-            }
+    match run_within(command, limit) {
+        Ok(output) => Some(String::from_utf8_lossy(&output.stdout).into_owned()),
+        Err(why) => {
+            eprintln!("{why}");
+            None
         }
     }
 }
@@ -120,12 +101,18 @@ pub fn output_within(command: &mut Command, limit: Duration) -> Option<String> {
 /// A command still running after `limit` (it did not refuse: it is serving) is killed
 /// and the test fails saying so.
 pub fn refused(command: &mut Command, limit: Duration) -> std::process::Output {
+    run_within(command, limit).unwrap_or_else(|why| panic!("did not refuse: {why}"))
+}
+
+/// Runs `command` to its end with its output captured, at most `limit`; past it,
+/// kills it and says so.
+fn run_within(command: &mut Command, limit: Duration) -> Result<std::process::Output, String> {
     let mut child = command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap_or_else(|e| panic!("{command:?} could not start: {e}"));
+        .map_err(|e| format!("{command:?} could not start: {e}"))?;
     let drain = |pipe: Option<Box<dyn Read + Send>>| {
         std::thread::spawn(move || {
             let mut bytes = Vec::new();
@@ -152,18 +139,18 @@ pub fn refused(command: &mut Command, limit: Duration) -> std::process::Output {
         match child.try_wait() {
             Ok(Some(status)) => break status,
             Ok(None) if Instant::now() < deadline => {
-                std::thread::sleep(Duration::from_millis(10));
+                std::thread::sleep(Duration::from_millis(5));
             }
             _ => {
                 let _ = child.kill();
                 let _ = child.wait();
-                panic!("{command:?} did not refuse: still running after {limit:?}");
+                return Err(format!("{command:?} still running after {limit:?}: killed"));
             }
         }
     };
-    std::process::Output {
+    Ok(std::process::Output {
         status,
         stdout: stdout.join().unwrap_or_default(),
         stderr: stderr.join().unwrap_or_default(),
-    }
+    })
 }
