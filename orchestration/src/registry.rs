@@ -164,9 +164,9 @@ pub trait OrchestrationTables {
         alive: impl Fn(i64, Option<&str>) -> bool,
     ) -> Result<Vec<WatchRow>, RegistryError>;
 
-    /// Counts a hit of a watcher; false when the watcher is gone (removed by
+    /// Counts `hits` hits of a watcher; false when the watcher is gone (removed by
     /// another process).
-    fn count_watch_hit(&self, id: &str) -> Result<bool, RegistryError>;
+    fn count_watch_hits(&self, id: &str, hits: u64) -> Result<bool, RegistryError>;
 
     // ----- agent states and command ends -----
     /// Records an agent's state.
@@ -314,12 +314,13 @@ impl OrchestrationTables for Registry {
         })
     }
 
-    fn count_watch_hit(&self, id: &str) -> Result<bool, RegistryError> {
+    fn count_watch_hits(&self, id: &str, hits: u64) -> Result<bool, RegistryError> {
+        let hits = i64::try_from(hits).unwrap_or(i64::MAX);
         self.write(|tx| {
             Ok(tx
                 .execute(
-                    "UPDATE orch_watches SET hits = hits + 1 WHERE id = ?1",
-                    [id],
+                    "UPDATE orch_watches SET hits = hits + ?2 WHERE id = ?1",
+                    params![id, hits],
                 )
                 .map_err(sql(self.path()))?
                 > 0)

@@ -9,5 +9,6 @@ mod reliability;
 mod support;
 
 mod reliability_faults;
+mod reliability_floods;
 mod reliability_input;
 mod reliability_load;

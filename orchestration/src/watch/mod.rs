@@ -12,6 +12,12 @@
 //! server is gone, the next server to start takes it over, so watchers survive a
 //! restart. A running watcher follows the event stream: a line is matched the
 //! moment its output arrives (see the `watch` benchmark), nothing polls.
+//!
+//! Hits are paced ([`pace`]): one action at a time per watcher, a bounded queue
+//! and rate, floods folded into counted notifications, and a watcher that keeps
+//! setting itself off through its own action is stopped.
+
+pub mod pace;
 
 use cohort_terminal::{
     colours::AppearanceChange,
@@ -23,10 +29,13 @@ use cohort_terminal::{
     Caller, SendOptions, TerminalError,
 };
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::time::Instant;
 
 use cohort_backends::{Appearance, PaneId};
 use serde::{Deserialize, Serialize};
-use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::{broadcast::error::RecvError, mpsc};
+
+use pace::{Next, Pace};
 
 use crate::registry::OrchestrationTables;
 use crate::Orchestrator;
@@ -202,11 +211,42 @@ struct Feed {
 }
 
 /// One hit.
+#[derive(Debug)]
 struct Hit {
     session: String,
+    /// The pane it came from (none for an agent's state).
+    pane: Option<PaneId>,
     line: Option<String>,
     context: Vec<String>,
     what: String,
+}
+
+/// A watcher's pace, with the spec its firings act on (kept after a `once` watcher
+/// leaves the active set, so its one hit still fires).
+struct Paced {
+    spec: WatchSpec,
+    pace: Pace<Hit, PaneId>,
+}
+
+/// A firing's end, reported to the watch loop: the watcher and the panes its action
+/// typed into.
+type Finished = (String, Vec<PaneId>);
+
+/// Reports a firing's end when dropped, so that even a firing whose task dies frees
+/// its watcher's pace.
+struct FiringDone {
+    id: String,
+    typed_into: Vec<PaneId>,
+    report: mpsc::UnboundedSender<Finished>,
+}
+
+impl Drop for FiringDone {
+    fn drop(&mut self) {
+        let _ = self.report.send((
+            std::mem::take(&mut self.id),
+            std::mem::take(&mut self.typed_into),
+        ));
+    }
 }
 
 impl Orchestrator {
@@ -364,12 +404,30 @@ impl Orchestrator {
         let mut events = self.terminal.events();
         let mut active: HashMap<String, Active> = HashMap::new();
         let mut feeds: HashMap<PaneId, Feed> = HashMap::new();
+        let mut paces: HashMap<String, Paced> = HashMap::new();
+        let (report, mut finished) = mpsc::unbounded_channel::<Finished>();
         self.reload(&mut active, &mut feeds).await?;
         loop {
+            let due = paces.values().filter_map(|p| p.pace.due()).min();
             let event = tokio::select! {
                 _ = stop.cancelled() => return Ok(()),
                 _ = self.hub.watch_changes.notified() => {
                     self.reload(&mut active, &mut feeds).await?;
+                    paces.retain(|id, p| active.contains_key(id) || p.spec.once || p.pace.firing());
+                    continue;
+                }
+                Some((id, typed_into)) = finished.recv() => {
+                    if let Some(paced) = paces.get_mut(&id) {
+                        paced.pace.finished(typed_into, Instant::now());
+                    }
+                    self.release(&id, &mut paces, &mut active, &report).await;
+                    continue;
+                }
+                _ = sleep_until(due) => {
+                    let ids: Vec<String> = paces.keys().cloned().collect();
+                    for id in ids {
+                        self.release(&id, &mut paces, &mut active, &report).await;
+                    }
                     continue;
                 }
                 e = events.recv() => e,
@@ -383,6 +441,8 @@ impl Orchestrator {
                 Err(RecvError::Closed) => return Ok(()),
             };
             let hits = self.hits(&event, &mut active, &mut feeds).await;
+            let now = Instant::now();
+            let mut offered: Vec<String> = Vec::new();
             for (id, hit) in hits {
                 let Some(watch) = active.get_mut(&id) else {
                     continue;
@@ -390,8 +450,21 @@ impl Orchestrator {
                 if watch.spec.once {
                     watch.done = true;
                 }
-                let (engine, spec) = (self.clone(), watch.spec.clone());
-                tokio::spawn(async move { engine.fire(spec, hit).await });
+                let pane = hit.pane.clone();
+                paces
+                    .entry(id.clone())
+                    .or_insert_with(|| Paced {
+                        spec: watch.spec.clone(),
+                        pace: Pace::new(now),
+                    })
+                    .pace
+                    .offer(hit, pane, now);
+                if !offered.contains(&id) {
+                    offered.push(id);
+                }
+            }
+            for id in offered {
+                self.release(&id, &mut paces, &mut active, &report).await;
             }
             active.retain(|_, w| !w.done);
             if matches!(
@@ -408,6 +481,72 @@ impl Orchestrator {
                     watch.agents = agents;
                 }
             }
+        }
+    }
+
+    /// Fires watcher `id`'s next hit if its pace allows, or stops a watcher that
+    /// keeps setting itself off.
+    async fn release(
+        &self,
+        id: &str,
+        paces: &mut HashMap<String, Paced>,
+        active: &mut HashMap<String, Active>,
+        report: &mpsc::UnboundedSender<Finished>,
+    ) {
+        let Some(paced) = paces.get_mut(id) else {
+            return;
+        };
+        match paced.pace.next(Instant::now()) {
+            Next::Wait => {
+                let gone =
+                    !active.contains_key(id) && !paced.pace.firing() && paced.pace.waiting() == 0;
+                if gone {
+                    paces.remove(id);
+                }
+            }
+            Next::Fire { hit, folded } => {
+                let (engine, spec) = (self.clone(), paced.spec.clone());
+                let done = FiringDone {
+                    id: id.to_string(),
+                    typed_into: Vec::new(),
+                    report: report.clone(),
+                };
+                tokio::spawn(async move { engine.fire(spec, hit, folded, done).await });
+            }
+            Next::Stop { in_a_row, dropped } => {
+                let spec = paced.spec.clone();
+                paces.remove(id);
+                active.remove(id);
+                self.stop_looping(&spec, in_a_row, dropped).await;
+            }
+        }
+    }
+
+    /// Removes a watcher whose own action kept setting it off, and says so.
+    async fn stop_looping(&self, spec: &WatchSpec, in_a_row: u32, dropped: u64) {
+        let action = match &spec.action {
+            Some(Action::Send { target, .. }) => format!("typing into {target}"),
+            Some(Action::Step { step }) => format!("running {}", step.label(0)),
+            Some(Action::Appearance { .. }) | None => "its action".into(),
+        };
+        let dropped = match dropped {
+            1 => "1 hit was".to_string(),
+            n => format!("{n} hits were"),
+        };
+        let message = format!(
+            "watch {id} on {target}: stopped: {action} set it off again {in_a_row} times in a row, \
+             a loop; {dropped} not acted on. Change its pattern or its action \
+             (a pattern the action's own output does not print) and add it again.",
+            id = spec.id,
+            target = names::shown(&spec.target),
+        );
+        tracing::warn!(target: "cohort::watch", "{message}");
+        if let Err(e) = self.remove_watch(&spec.id).await {
+            tracing::warn!(target: "cohort::watch", "watch {}: it could not be removed: {e}", spec.id);
+        }
+        let from = format!("watch {}", spec.id);
+        if let Err(e) = self.leave(&from, &spec.notify, "watch", &message).await {
+            tracing::warn!(target: "cohort::watch", "watch {}: the notification was not left: {e}", spec.id);
         }
     }
 
@@ -552,6 +691,7 @@ impl Orchestrator {
                             id,
                             Hit {
                                 session: session.clone(),
+                                pane: Some(pane.clone()),
                                 line: Some(line.text),
                                 context,
                                 what: "pattern".into(),
@@ -615,6 +755,7 @@ impl Orchestrator {
                             w.spec.id.clone(),
                             Hit {
                                 session: agent.clone(),
+                                pane: None,
                                 line: None,
                                 context: Vec::new(),
                                 what: format!("{agent} is {state}: {reason}"),
@@ -639,14 +780,16 @@ impl Orchestrator {
             .map_or_else(|| pane.to_string(), |s| s.name);
         Hit {
             session,
+            pane: Some(pane.clone()),
             line: None,
             context: Vec::new(),
             what: what.to_string(),
         }
     }
 
-    /// Acts on a hit, then leaves its notification and counts it.
-    async fn fire(&self, spec: WatchSpec, hit: Hit) {
+    /// Acts on a hit, then leaves one notification for it and the `folded` hits after
+    /// it, and counts them all; `done` reports the end to the watch loop.
+    async fn fire(&self, spec: WatchSpec, hit: Hit, folded: u64, mut done: FiringDone) {
         let acted = match &spec.action {
             None => None,
             Some(action) => Some(self.act(&spec, action).await),
@@ -656,12 +799,25 @@ impl Orchestrator {
             Some(line) => message.push_str(line),
             None => message.push_str(&hit.what),
         }
+        if folded > 0 {
+            let lines = if hit.line.is_some() {
+                " (their lines are in the session's output)"
+            } else {
+                ""
+            };
+            message.push_str(&format!(
+                "\n+{folded} more hits after it, counted here rather than notified one by one{lines}"
+            ));
+        }
         if !hit.context.is_empty() {
             message.push_str("\nbefore it:\n");
             message.push_str(&hit.context.join("\n"));
         }
-        match &acted {
-            Some(Ok(done)) => message.push_str(&format!("\naction: {done}")),
+        match acted {
+            Some(Ok((said, typed_into))) => {
+                message.push_str(&format!("\naction: {said}"));
+                done.typed_into = typed_into;
+            }
             Some(Err(e)) => message.push_str(&format!("\naction failed: {e}")),
             None => {}
         }
@@ -672,7 +828,11 @@ impl Orchestrator {
         // Counted before the notification is left, so whoever reads the notification
         // sees the hit in the watcher's count.
         let id = spec.id.clone();
-        let counted = self.terminal.db(move |r| r.count_watch_hit(&id)).await;
+        let hits = 1 + folded;
+        let counted = self
+            .terminal
+            .db(move |r| r.count_watch_hits(&id, hits))
+            .await;
         let from = format!("watch {}", spec.id);
         if let Err(e) = self.leave(&from, &spec.notify, "watch", &message).await {
             tracing::warn!(target: "cohort::watch", "watch {}: the notification was not left: {e}", spec.id);
@@ -688,10 +848,16 @@ impl Orchestrator {
                 tracing::warn!(target: "cohort::watch", "watch {}: its hit was not counted: {e}", spec.id)
             }
         }
+        drop(done);
     }
 
-    /// Carries out a watcher's action; what it did, in words.
-    async fn act(&self, spec: &WatchSpec, action: &Action) -> Result<String, TerminalError> {
+    /// Carries out a watcher's action: what it did, in words, and the panes it typed
+    /// into.
+    async fn act(
+        &self,
+        spec: &WatchSpec,
+        action: &Action,
+    ) -> Result<(String, Vec<PaneId>), TerminalError> {
         let send = SendOptions::default();
         let caller = Caller::new(format!("watch-{}", spec.id)).as_owner(spec.owner.clone());
         match action {
@@ -708,21 +874,31 @@ impl Orchestrator {
                 self.terminal
                     .send(&pane.id, text, &options, &caller)
                     .await?;
-                Ok(format!("typed into {target}"))
+                Ok((format!("typed into {target}"), vec![pane.id]))
             }
             Action::Step { step } => {
                 let runner = Runner { send, caller };
                 let results = self.run_step(step, &runner).await;
+                let mut typed_into = Vec::new();
+                for item in &step.items {
+                    if let Ok(reached) = self.terminal.expand_targets(&item.targets).await {
+                        typed_into.extend(
+                            reached
+                                .into_iter()
+                                .filter_map(|(_, p)| p.ok())
+                                .map(|p| p.id),
+                        );
+                    }
+                }
                 let failed: Vec<String> = results
                     .iter()
                     .filter(|r| !r.ok)
                     .map(|r| format!("{}: {}", r.target, r.summary))
                     .collect();
                 if failed.is_empty() {
-                    Ok(format!(
-                        "ran {} ({} targets ok)",
-                        step.label(0),
-                        results.len()
+                    Ok((
+                        format!("ran {} ({} targets ok)", step.label(0), results.len()),
+                        typed_into,
                     ))
                 } else {
                     Err(TerminalError::InvalidArgument(format!(
@@ -740,9 +916,20 @@ impl Orchestrator {
                 let done = self.terminal.set_appearance_many(targets, &change).await?;
                 match done.iter().find_map(|d| d.error.clone()) {
                     Some(e) => Err(TerminalError::InvalidArgument(e)),
-                    None => Ok(format!("appearance set on {} sessions", done.len())),
+                    None => Ok((
+                        format!("appearance set on {} sessions", done.len()),
+                        Vec::new(),
+                    )),
                 }
             }
         }
+    }
+}
+
+/// Sleeps until `due`, or for ever when nothing is due.
+async fn sleep_until(due: Option<Instant>) {
+    match due {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
     }
 }

@@ -1,0 +1,290 @@
+//! Floods: watchers on output that matches thousands of times a second, and a watcher
+//! whose own action sets it off. The server must stay answering, keep its memory,
+//! threads and descriptors bounded, count every hit and stop the loop. Prints the
+//! figures (`-- --nocapture`).
+//!
+//! The flood's length is `COHORT_FLOOD_SECONDS` (default 5) rounds of 10,000 lines.
+
+use std::time::{Duration, Instant};
+
+use crate::{reliability::*, support::*};
+use cohort_orchestration::watch::pace::{BURST, INTERVAL, LOOP_LIMIT};
+use serde_json::{json, Value};
+
+/// A server process's resident memory (KiB), threads and open descriptors.
+#[derive(Clone, Copy, Debug, Default)]
+struct Usage {
+    rss_kib: u64,
+    threads: u64,
+    fds: u64,
+}
+
+impl Usage {
+    fn of(pid: u32) -> Usage {
+        let threads = std::fs::read_to_string(format!("/proc/{pid}/status"))
+            .ok()
+            .and_then(|s| {
+                s.lines()
+                    .find_map(|l| l.strip_prefix("Threads:"))
+                    .and_then(|v| v.trim().parse().ok())
+            })
+            .unwrap_or(0);
+        let fds = std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .map(|d| d.count() as u64)
+            .unwrap_or(0);
+        Usage {
+            rss_kib: memory_kib(pid).map_or(0, |(rss, _)| rss),
+            threads,
+            fds,
+        }
+    }
+
+    fn max(self, other: Usage) -> Usage {
+        Usage {
+            rss_kib: self.rss_kib.max(other.rss_kib),
+            threads: self.threads.max(other.threads),
+            fds: self.fds.max(other.fds),
+        }
+    }
+}
+
+impl std::fmt::Display for Usage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "RSS {:.1} MiB, {} threads, {} descriptors",
+            self.rss_kib as f64 / 1024.0,
+            self.threads,
+            self.fds
+        )
+    }
+}
+
+/// The watch notifications `owner` has had from watcher `id`.
+async fn notes_from(client: &Client, owner: &str, id: &str) -> Vec<String> {
+    let notes = call(
+        client,
+        "notifications",
+        json!({"owner": owner, "all": true}),
+    )
+    .await
+    .ok("notifications");
+    notes["notifications"]
+        .as_array()
+        .map(|all| {
+            all.iter()
+                .filter(|n| n["from"] == format!("watch {id}").as_str())
+                .filter_map(|n| n["message"].as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Hits a notification stands for: itself and the `+N more hits` folded into it.
+fn hits_in(message: &str) -> u64 {
+    let folded = message
+        .lines()
+        .find_map(|l| l.strip_prefix('+'))
+        .and_then(|rest| rest.split_once(" more hits"))
+        .and_then(|(n, _)| n.parse::<u64>().ok())
+        .unwrap_or(0);
+    1 + folded
+}
+
+/// The watcher `id` as `list_watches` shows it (Null once it is gone).
+async fn listed_watch(client: &Client, id: &str) -> Value {
+    let listed = call(client, "list_watches", json!({}))
+        .await
+        .ok("list_watches");
+    listed["watches"]
+        .as_array()
+        .and_then(|all| all.iter().find(|w| w["id"] == id).cloned())
+        .unwrap_or(Value::Null)
+}
+
+/// Polls the watcher until `done` holds for it, or `bound` passes; the last view.
+async fn watch_until(
+    client: &Client,
+    id: &str,
+    bound: Duration,
+    done: impl Fn(&Value) -> bool,
+) -> Value {
+    let deadline = Instant::now() + bound;
+    loop {
+        let watch = listed_watch(client, id).await;
+        if done(&watch) || Instant::now() >= deadline {
+            return watch;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watcher_under_a_flood_stays_bounded_and_counts_every_hit() {
+    let rounds = env_usize("COHORT_FLOOD_SECONDS", 5);
+    let lines = rounds as u64 * 10_000;
+    let server = TestServer::new();
+    let mcp = mcp_child(&server, "flood", |_| {}).await;
+    let client = mcp.client.peer().clone();
+    for name in ["flood", "sink"] {
+        call(&client, "open", json!({"name": name}))
+            .await
+            .ok("open");
+    }
+    run_ok(&client, "sink", "true").await;
+    let watch = call(
+        &client,
+        "watch",
+        json!({"target": "flood", "pattern": "HIT", "notify": "lead",
+               "send_to": "sink", "send_text": ": acted"}),
+    )
+    .await
+    .ok("watch");
+    let id = watch["watches"][0]["id"]
+        .as_str()
+        .expect("an id")
+        .to_string();
+    let before = Usage::of(mcp.pid);
+
+    // While it floods, the server answers `list`, and its usage is sampled.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sampler = {
+        let (client, stop, pid) = (client.clone(), stop.clone(), mcp.pid);
+        tokio::spawn(async move {
+            let mut peak = Usage::of(pid);
+            let mut latencies = Vec::new();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let asked = Instant::now();
+                call(&client, "list", json!({}))
+                    .await
+                    .ok("list during the flood");
+                latencies.push(asked.elapsed());
+                peak = peak.max(Usage::of(pid));
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            (peak, latencies)
+        })
+    };
+    let started = Instant::now();
+    let ran = call_within(
+        &client,
+        "run",
+        json!({"target": "flood", "timeout_ms": 300_000,
+               "command": format!("for i in $(seq {rounds}); do seq -f 'HIT %g' 10000; sleep 1; done")}),
+        Duration::from_secs(320),
+    )
+    .await
+    .ok("the flood");
+    let flooded = started.elapsed();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (peak, mut latencies) = sampler.await.expect("the sampler");
+    assert_eq!(ran["verdict"]["complete"], true, "{ran}");
+
+    // Every hit is counted: the queue drains within a few intervals.
+    let counted = watch_until(&client, &id, Duration::from_secs(60), |w| {
+        w["hits"].as_u64() == Some(lines)
+    })
+    .await;
+    let drained = started.elapsed();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let after = Usage::of(mcp.pid);
+    let notes = notes_from(&client, "lead", &id).await;
+    let noted: u64 = notes.iter().map(|m| hits_in(m)).sum();
+    let acted = notes
+        .iter()
+        .filter(|m| m.contains("action: typed into sink"))
+        .count();
+    let p50 = percentile(&mut latencies, 50.0);
+    let max = latencies.last().copied().unwrap_or_default();
+    eprintln!(
+        "watcher flood: {lines} matching lines in {flooded:.1?} (all counted after {drained:.1?}); \
+         {} notifications ({acted} actions) stand for {noted} hits",
+        notes.len()
+    );
+    eprintln!(
+        "  list during the flood: {} calls, p50 {p50:.1?}, max {max:.1?}",
+        latencies.len()
+    );
+    eprintln!("  before: {before}");
+    eprintln!("  peak:   {peak}");
+    eprintln!("  after:  {after}");
+
+    assert_eq!(
+        counted["hits"].as_u64(),
+        Some(lines),
+        "hits counted: {counted}"
+    );
+    assert_eq!(noted, lines, "the notifications account for every hit");
+    let allowed = u64::from(BURST) + drained.as_secs() / INTERVAL.as_secs() + 2;
+    assert!(
+        (notes.len() as u64) <= allowed,
+        "{} notifications for a {drained:?} flood; at most {allowed}",
+        notes.len()
+    );
+    assert_eq!(acted, notes.len(), "one action per notification: {notes:?}");
+    // Bounds that a task, thread or descriptor per hit would break at once.
+    assert!(
+        peak.threads <= before.threads + 32,
+        "threads grew from {before} to {peak}"
+    );
+    assert!(
+        after.fds <= before.fds + 8,
+        "descriptors grew from {before} to {after}"
+    );
+    assert!(
+        after.rss_kib <= before.rss_kib + 64 * 1024,
+        "memory grew from {before} to {after}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watcher_that_sets_itself_off_is_stopped() {
+    let server = TestServer::new();
+    let mcp = mcp_child(&server, "self-loop", |_| {}).await;
+    let client = mcp.client.peer().clone();
+    call(&client, "open", json!({"name": "echoes"}))
+        .await
+        .ok("open");
+    run_ok(&client, "echoes", "true").await;
+    // Each hit types a command whose output matches again.
+    let watch = call(
+        &client,
+        "watch",
+        json!({"target": "echoes", "pattern": "PING", "notify": "lead",
+               "send_to": "echoes", "send_text": "echo PING"}),
+    )
+    .await
+    .ok("watch");
+    let id = watch["watches"][0]["id"]
+        .as_str()
+        .expect("an id")
+        .to_string();
+    call(
+        &client,
+        "send",
+        json!({"target": "echoes", "text": "echo PING"}),
+    )
+    .await
+    .ok("the first PING");
+
+    let gone = watch_until(&client, &id, Duration::from_secs(60), Value::is_null).await;
+    assert!(gone.is_null(), "the looping watcher is still there: {gone}");
+    let notes = notes_from(&client, "lead", &id).await;
+    let acted = notes
+        .iter()
+        .filter(|m| m.contains("action: typed into echoes"))
+        .count();
+    let stopped: Vec<&String> = notes.iter().filter(|m| m.contains("stopped")).collect();
+    eprintln!("self-triggering watcher: {acted} actions, then {stopped:?}");
+    assert_eq!(stopped.len(), 1, "{notes:#?}");
+    assert!(stopped[0].contains("a loop"), "{}", stopped[0]);
+    assert_eq!(acted as u32, LOOP_LIMIT, "{notes:#?}");
+    // It stays stopped: the pane goes quiet.
+    let quiet = call(
+        &client,
+        "wait_for",
+        json!({"targets": ["echoes"], "condition": "quiet", "quiet_ms": 500, "timeout_ms": 20000}),
+    )
+    .await;
+    eprintln!("after the stop: {}", quiet.short());
+}
