@@ -41,6 +41,10 @@ pub struct ServeArgs {
     /// Let the dashboard's page type into sessions (it is read-only without).
     #[arg(long)]
     pub dashboard_input: bool,
+    /// MCP sessions alive at once over HTTP; past it, the least recently used is
+    /// closed (its client gets a 404 saying to initialize again).
+    #[arg(long, value_name = "N", default_value_t = crate::mcp::SESSIONS_MAX)]
+    pub max_sessions: usize,
     /// Toolsets to offer: core, layout, team, workers (comma-separated), or all. The
     /// default, core, is what a single agent needs, in a short tool list.
     #[arg(
@@ -80,6 +84,7 @@ pub async fn run(config: &Config, args: ServeArgs) -> Result<(), String> {
             token: token.clone(),
             allowed_origins: args.allow_origin,
             dashboard_input: args.dashboard_input,
+            max_sessions: args.max_sessions,
         };
         let app = crate::mcp::http_app(engine.clone(), &toolsets, addr, options, ct.child_token())
             .map_err(|e| e.to_string())?;

@@ -6,11 +6,14 @@
 
 use std::net::SocketAddr;
 
+use axum::response::IntoResponse;
+
+use super::sessions::{CappedSessions, SESSIONS_MAX, SESSION_GONE};
 use super::{CohortServer, Toolset};
 use crate::{engine::slot::EngineSlot, guard::Guard};
 
 /// How to serve HTTP.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct HttpOptions {
     /// Bearer token required on every request.
     pub token: Option<String>,
@@ -18,6 +21,19 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// Whether the dashboard's page may type into sessions.
     pub dashboard_input: bool,
+    /// MCP sessions alive at once (see [`CappedSessions`]).
+    pub max_sessions: usize,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            token: None,
+            allowed_origins: Vec::new(),
+            dashboard_input: false,
+            max_sessions: SESSIONS_MAX,
+        }
+    }
 }
 
 /// The HTTP application: MCP at `/mcp` behind its guard, the dashboard at
@@ -29,7 +45,6 @@ pub fn http_app(
     options: HttpOptions,
     ct: tokio_util::sync::CancellationToken,
 ) -> Result<axum::Router, Box<dyn std::error::Error + Send + Sync>> {
-    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
     };
@@ -42,10 +57,11 @@ pub fn http_app(
         // The token is the protection; the default allow-list only admits loopback names.
         http_config = http_config.disable_allowed_hosts();
     }
-    let slot = engine.clone();
+    // Tools and schemas are built once; each session gets its own connection.
+    let template = CohortServer::with_slot(engine.clone(), &toolsets);
     let service = StreamableHttpService::new(
-        move || Ok(CohortServer::with_slot(slot.clone(), &toolsets)),
-        LocalSessionManager::default().into(),
+        move || Ok(template.for_new_connection()),
+        std::sync::Arc::new(CappedSessions::new(options.max_sessions)),
         http_config,
     );
     let guard = Guard {
@@ -59,9 +75,19 @@ pub fn http_app(
         .layer(axum::middleware::from_fn(
             move |req: axum::extract::Request, next: axum::middleware::Next| {
                 let checked = guard.check(req.headers(), None);
+                let named_a_session = req.headers().contains_key("mcp-session-id");
                 async move {
                     match checked {
-                        Ok(_) => next.run(req).await,
+                        Ok(_) => {
+                            let response = next.run(req).await;
+                            if named_a_session
+                                && response.status() == axum::http::StatusCode::NOT_FOUND
+                            {
+                                return (axum::http::StatusCode::NOT_FOUND, SESSION_GONE)
+                                    .into_response();
+                            }
+                            response
+                        }
                         Err(refusal) => *refusal,
                     }
                 }

@@ -31,6 +31,7 @@ mod reply;
 mod reports;
 mod resources;
 pub mod roles;
+mod sessions;
 mod spans;
 mod team;
 pub mod transport;
@@ -55,6 +56,7 @@ use crate::{
 
 pub use http::{http_app, HttpOptions};
 pub use orchestration::PlaybookResult;
+pub use sessions::SESSIONS_MAX;
 pub use types::*;
 
 /// A group of tools a host can enable.
@@ -212,6 +214,22 @@ impl CohortServer {
     /// A server over an engine that may still be starting.
     pub fn with_slot(engine: EngineSlot, toolsets: &[Toolset]) -> Self {
         Self::with_role(engine, toolsets, None)
+    }
+
+    /// A server for a new connection, sharing this one's engine, tools and role: its
+    /// own cursor, locks and subscriptions, and the tool router (names, schemas) not
+    /// built again.
+    pub fn for_new_connection(&self) -> Self {
+        let connection: Arc<str> = format!("mcp-{}", uuid::Uuid::new_v4().simple()).into();
+        CohortServer {
+            _end: Arc::new(ConnectionEnd {
+                connection: connection.clone(),
+                engine: self.engine.clone(),
+            }),
+            connection,
+            subscriptions: Default::default(),
+            ..self.clone()
+        }
     }
 
     /// A server that enforces `role`: it lists only the tools the role allows and

@@ -3,7 +3,10 @@
 //! threads and descriptors bounded, count every hit and stop the loop. Prints the
 //! figures (`-- --nocapture`).
 //!
-//! The flood's length is `COHORT_FLOOD_SECONDS` (default 5) rounds of 10,000 lines.
+//! Also: thousands of HTTP MCP sessions opened and never deleted.
+//!
+//! The flood's length is `COHORT_FLOOD_SECONDS` (default 5) rounds of 10,000 lines;
+//! the number of sessions `COHORT_FLOOD_SESSIONS` (default 2,000).
 
 use std::time::{Duration, Instant};
 
@@ -287,4 +290,113 @@ async fn a_watcher_that_sets_itself_off_is_stopped() {
     )
     .await;
     eprintln!("after the stop: {}", quiet.short());
+}
+
+/// One HTTP request to `addr` (host:port), answered in full: the status line, the
+/// headers and the body (an event stream the server ends once it has answered).
+fn http_post(addr: &str, session: Option<&str>, body: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).expect("connect");
+    stream.set_read_timeout(Some(WAIT)).expect("a read timeout");
+    let session = session.map_or(String::new(), |id| {
+        format!("Mcp-Session-Id: {id}\r\nMcp-Protocol-Version: 2025-06-18\r\n")
+    });
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\n{session}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .expect("send");
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    response
+}
+
+/// The session id an `initialize` answer gave.
+fn session_of(response: &str) -> Option<String> {
+    response.lines().find_map(|l| {
+        let (name, value) = l.split_once(':')?;
+        name.eq_ignore_ascii_case("mcp-session-id")
+            .then(|| value.trim().to_string())
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thousands_of_http_sessions_never_deleted_keep_the_server_bounded() {
+    const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"flood","version":"0"}}}"#;
+    const PING: &str = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+    let count = env_usize("COHORT_FLOOD_SESSIONS", 2_000);
+    let server = TestServer::new();
+    let http = http_server(&server, "sessions");
+    let addr = http
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_string();
+    // The server is warm (its engine started, one client served) before the count.
+    let client = http_client(&http.url).await;
+    call(client.peer(), "list", json!({})).await.ok("list");
+    let before = Usage::of(http.pid);
+
+    let started = Instant::now();
+    let mut first = None;
+    let mut last = None;
+    let mut peak = before;
+    for n in 0..count {
+        let addr = addr.clone();
+        let answer = tokio::task::spawn_blocking(move || http_post(&addr, None, INITIALIZE))
+            .await
+            .expect("the request");
+        let id = session_of(&answer)
+            .unwrap_or_else(|| panic!("initialize {n} got no session: {answer}"));
+        first.get_or_insert(id.clone());
+        last = Some(id);
+        if n % 100 == 0 {
+            peak = peak.max(Usage::of(http.pid));
+        }
+    }
+    let opened = started.elapsed();
+    let after = Usage::of(http.pid);
+    let peak = peak.max(after);
+    // The server still answers its first client, and the newest session.
+    let asked = Instant::now();
+    call(client.peer(), "list", json!({}))
+        .await
+        .ok("list after the sessions");
+    let answered = asked.elapsed();
+    let (first, last) = (first.expect("a first"), last.expect("a last"));
+    let (a, f) = (addr.clone(), first.clone());
+    let gone = tokio::task::spawn_blocking(move || http_post(&a, Some(&f), PING))
+        .await
+        .expect("ping the first");
+    let (a, l) = (addr.clone(), last.clone());
+    let alive = tokio::task::spawn_blocking(move || http_post(&a, Some(&l), PING))
+        .await
+        .expect("ping the last");
+    eprintln!("{count} HTTP sessions opened in {opened:.1?}, none deleted; list then answered in {answered:.1?}");
+    eprintln!("  before: {before}");
+    eprintln!("  peak:   {peak}");
+    eprintln!("  after:  {after}");
+
+    assert!(
+        alive.starts_with("HTTP/1.1 200"),
+        "the newest session: {alive}"
+    );
+    assert!(
+        gone.starts_with("HTTP/1.1 404"),
+        "the first session: {gone}"
+    );
+    assert!(
+        gone.contains("initialize request"),
+        "a closed session's client is told what to do: {gone}"
+    );
+    // A megabyte per session would be two gigabytes here.
+    assert!(
+        after.rss_kib <= before.rss_kib + 256 * 1024,
+        "memory grew from {before} to {after}"
+    );
+    assert!(
+        after.fds <= before.fds + 16,
+        "descriptors grew from {before} to {after}"
+    );
 }

@@ -131,9 +131,15 @@ impl Drop for HttpServer {
 
 /// Starts `cohort serve --http` on a free loopback port and waits for its address.
 pub fn http_server(server: &TestServer, label: &str) -> HttpServer {
+    http_server_with(server, label, &[])
+}
+
+/// [`http_server`] with `extra` arguments.
+pub fn http_server_with(server: &TestServer, label: &str, extra: &[&str]) -> HttpServer {
     let log = log_path(server, label);
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_cohort"))
         .args(["serve", "--http", "127.0.0.1:0", "--toolsets", "all"])
+        .args(extra)
         .env("COHORT_TMUX_SOCKET", &server.socket)
         .env("COHORT_STATE_DIR", server.state_dir())
         .env("SHELL", bash_path())
