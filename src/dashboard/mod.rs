@@ -10,6 +10,13 @@
 //! read-only unless started with the flag that lets it type (`--allow-input`), and
 //! then it types through the engine's send path, so locks and the tripwire hold.
 //! The page and its script are part of the binary; nothing is fetched from elsewhere.
+//!
+//! Input is taken only from the dashboard's own page: the request's `Origin` must be
+//! exactly the dashboard's (scheme, host and port: another page on loopback is another
+//! origin) or one the operator allowed, and it must carry the page key that only the
+//! page's own HTML holds (a page elsewhere cannot read it). The pages may not be
+//! framed (`frame-ancestors 'none'`), send no referrer, and a token given in the
+//! address is moved into a cookie and out of the address at once.
 
 pub mod ansi;
 pub mod hub;
@@ -58,7 +65,14 @@ struct Dashboard {
     engine: EngineSlot,
     hub: tokio::sync::OnceCell<Arc<Hub>>,
     input: bool,
+    /// The key the page's HTML carries and its input requests send back.
+    page_key: String,
+    /// Origins besides the dashboard's own that may type.
+    allowed_origins: Vec<String>,
 }
+
+/// The header the page's input requests carry its page key in.
+const PAGE_KEY_HEADER: &str = "x-cohort-page";
 
 impl Dashboard {
     async fn hub(&self) -> Result<&Arc<Hub>, Response> {
@@ -80,6 +94,8 @@ pub fn router(engine: EngineSlot, options: DashboardOptions) -> axum::Router {
         engine,
         hub: tokio::sync::OnceCell::new(),
         input: options.input,
+        page_key: uuid::Uuid::new_v4().simple().to_string(),
+        allowed_origins: options.allowed_origins.clone(),
     });
     let guard = Guard {
         token: options.token.filter(|t| !t.is_empty()),
@@ -92,7 +108,10 @@ pub fn router(engine: EngineSlot, options: DashboardOptions) -> axum::Router {
             "/dashboard",
             get(|| async { axum::response::Redirect::permanent("/dashboard/") }),
         )
-        .route("/dashboard/", get(index))
+        .route(
+            "/dashboard/",
+            get(|State(dash): State<Arc<Dashboard>>| async move { index(&dash) }),
+        )
         .route(
             "/dashboard/app.js",
             get(|| asset("text/javascript; charset=utf-8", SCRIPT)),
@@ -110,12 +129,17 @@ pub fn router(engine: EngineSlot, options: DashboardOptions) -> axum::Router {
             move |req: Request, next: Next| {
                 let checked = guard.check(req.headers(), req.uri().query());
                 async move {
-                    match checked {
+                    let mut response = match checked {
                         Ok(Pass::Query) => {
                             // Keep the token for the page's own requests (the event
-                            // stream cannot send a header).
+                            // stream cannot send a header), and take it out of the
+                            // address: a page load goes to the same page without it.
                             let token = token_in(req.uri().query());
-                            let mut response = next.run(req).await;
+                            let mut response = if req.method() == axum::http::Method::GET {
+                                axum::response::Redirect::to(req.uri().path()).into_response()
+                            } else {
+                                next.run(req).await
+                            };
                             if let Ok(cookie) =
                                 format!("{TOKEN_COOKIE}={token}; Path=/; HttpOnly; SameSite=Strict")
                                     .parse()
@@ -126,7 +150,17 @@ pub fn router(engine: EngineSlot, options: DashboardOptions) -> axum::Router {
                         }
                         Ok(_) => next.run(req).await,
                         Err(refusal) => *refusal,
-                    }
+                    };
+                    let headers = response.headers_mut();
+                    headers.insert(
+                        header::X_FRAME_OPTIONS,
+                        header::HeaderValue::from_static("DENY"),
+                    );
+                    headers.insert(
+                        header::REFERRER_POLICY,
+                        header::HeaderValue::from_static("no-referrer"),
+                    );
+                    response
                 }
             },
         ))
@@ -143,23 +177,80 @@ fn token_in(query: Option<&str>) -> String {
         .unwrap_or_default()
 }
 
-async fn index() -> Response {
-    asset("text/html; charset=utf-8", INDEX).await
+/// The page, carrying its page key.
+fn index(dash: &Dashboard) -> Response {
+    let page = INDEX.replacen(
+        "<meta charset=\"utf-8\">",
+        &format!(
+            "<meta charset=\"utf-8\">\n<meta name=\"cohort-page\" content=\"{}\">",
+            dash.page_key
+        ),
+        1,
+    );
+    page_response("text/html; charset=utf-8", page)
 }
 
 async fn asset(kind: &'static str, body: &'static str) -> Response {
+    page_response(kind, body)
+}
+
+/// A page or asset, with the policies that keep it from being framed or loading
+/// anything from elsewhere.
+fn page_response(kind: &'static str, body: impl IntoResponse) -> Response {
     (
         [
             (header::CONTENT_TYPE, kind),
             (header::CACHE_CONTROL, "no-cache"),
             (
                 header::CONTENT_SECURITY_POLICY,
-                "default-src 'self'; style-src 'self' 'unsafe-inline'",
+                "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'",
             ),
         ],
         body,
     )
         .into_response()
+}
+
+/// Why a request to type is not from the dashboard's own page, if it is not.
+fn not_from_the_page(dash: &Dashboard, headers: &axum::http::HeaderMap) -> Option<String> {
+    let text = |name: header::HeaderName| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let (origin, host) = (text(header::ORIGIN), text(header::HOST));
+    let own = format!("http://{host}");
+    let origin_ok = !origin.is_empty()
+        && !host.is_empty()
+        && (origin.eq_ignore_ascii_case(&own)
+            || dash
+                .allowed_origins
+                .iter()
+                .any(|a| a.trim_end_matches('/').eq_ignore_ascii_case(&origin)));
+    if !origin_ok {
+        let shown: String = origin.chars().take(100).collect();
+        let from = if shown.is_empty() {
+            "a request without an Origin".to_string()
+        } else {
+            format!("a request from {shown}")
+        };
+        return Some(format!(
+            "{from} may not type: input is taken only from the dashboard's own page ({own})"
+        ));
+    }
+    let key = headers
+        .get(PAGE_KEY_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    if !crate::guard::constant_time_eq(key.as_bytes(), dash.page_key.as_bytes()) {
+        return Some(
+            "input needs the page key of the dashboard's page: reload the page and type again"
+                .to_string(),
+        );
+    }
+    None
 }
 
 async fn view_now(State(dash): State<Arc<Dashboard>>) -> Response {
@@ -234,23 +325,40 @@ struct SendBody {
     keys: Vec<String>,
 }
 
-async fn send(State(dash): State<Arc<Dashboard>>, body: Bytes) -> Response {
-    typed(dash, body, false).await
+async fn send(
+    State(dash): State<Arc<Dashboard>>,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> Response {
+    typed(dash, &headers, body, false).await
 }
 
-async fn keys(State(dash): State<Arc<Dashboard>>, body: Bytes) -> Response {
-    typed(dash, body, true).await
+async fn keys(
+    State(dash): State<Arc<Dashboard>>,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> Response {
+    typed(dash, &headers, body, true).await
 }
 
 /// Text or keys from the page, through the engine's send path (locks and the
-/// tripwire apply); refused unless the dashboard was started to allow it.
-async fn typed(dash: Arc<Dashboard>, body: Bytes, keys: bool) -> Response {
+/// tripwire apply); refused unless the dashboard was started to allow it and the
+/// request comes from its own page.
+async fn typed(
+    dash: Arc<Dashboard>,
+    headers: &axum::http::HeaderMap,
+    body: Bytes,
+    keys: bool,
+) -> Response {
     if !dash.input {
         return (
             StatusCode::FORBIDDEN,
             "the dashboard is read-only: start it with --allow-input to type from the page",
         )
             .into_response();
+    }
+    if let Some(refusal) = not_from_the_page(&dash, headers) {
+        return (StatusCode::FORBIDDEN, refusal).into_response();
     }
     let body: SendBody = match serde_json::from_slice(&body) {
         Ok(body) => body,

@@ -220,8 +220,16 @@ async fn typing_from_the_page_is_allowed_only_behind_the_flag_and_respects_locks
         .unwrap()
         .to_string();
     let own = format!("http://{addr}");
-    let typed = post(
-        &addr,
+    let page = get(&addr, "/dashboard/", &[]);
+    let key = page
+        .split("name=\"cohort-page\" content=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("no page key in {page}"))
+        .to_string();
+    let from_page =
+        |path: &str, origin: &str, body: Value| post(&addr, path, origin, Some(&key), body);
+    let typed = from_page(
         "api/send",
         &own,
         json!({"pane": "shell", "text": "echo from-the-page", "enter": true}),
@@ -243,27 +251,45 @@ async fn typing_from_the_page_is_allowed_only_behind_the_flag_and_respects_locks
         json!({"target": "shell", "owner": "someone"}),
     )
     .await;
-    let refused = post(
-        &addr,
+    let refused = from_page(
         "api/send",
         &own,
         json!({"pane": "shell", "text": "echo no", "enter": true}),
     );
     assert!(refused.starts_with("HTTP/1.1 409"), "{refused}");
     assert!(refused.contains("someone"), "{refused}");
-    // Another site's page may not post, even with the flag.
-    let foreign = post(
+    // Another site's page may not post, even with the flag; nor may a page on
+    // another loopback port (another origin), nor the own origin without the key
+    // that only the page's HTML holds.
+    let (_, port) = addr.rsplit_once(':').unwrap();
+    let other_port = format!("http://127.0.0.1:{}", port.parse::<u16>().unwrap() ^ 1);
+    for origin in ["https://evil.example", "http://localhost:3000", &other_port] {
+        let foreign = from_page(
+            "api/keys",
+            origin,
+            json!({"pane": "shell", "keys": ["Enter"]}),
+        );
+        assert!(foreign.starts_with("HTTP/1.1 403"), "{origin}: {foreign}");
+        assert!(
+            foreign.contains("own page") || foreign.contains("cross-origin request refused"),
+            "{foreign}"
+        );
+    }
+    let keyless = post(
         &addr,
         "api/send",
-        "https://evil.example",
+        &own,
+        None,
         json!({"pane": "shell", "text": "x"}),
     );
-    assert!(foreign.starts_with("HTTP/1.1 403"), "{foreign}");
+    assert!(keyless.starts_with("HTTP/1.1 403"), "{keyless}");
+    assert!(keyless.contains("page key"), "{keyless}");
     client.cancel().await.unwrap();
 }
 
-/// A POST from a page at `origin` to the dashboard at `addr`; the raw response.
-fn post(addr: &str, path: &str, origin: &str, body: Value) -> String {
+/// A POST from a page at `origin` to the dashboard at `addr`, with the page key
+/// `key`; the raw response.
+fn post(addr: &str, path: &str, origin: &str, key: Option<&str>, body: Value) -> String {
     use std::io::{Read, Write};
     let body = body.to_string();
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
@@ -271,7 +297,8 @@ fn post(addr: &str, path: &str, origin: &str, body: Value) -> String {
     stream.set_read_timeout(Some(crate::support::WAIT)).unwrap();
     write!(
         stream,
-        "POST /dashboard/{path} HTTP/1.1\r\nHost: {addr}\r\nOrigin: {origin}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "POST /dashboard/{path} HTTP/1.1\r\nHost: {addr}\r\nOrigin: {origin}\r\n{}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        key.map_or(String::new(), |k| format!("X-Cohort-Page: {k}\r\n")),
         body.len()
     )
     .unwrap();
@@ -342,8 +369,15 @@ fn the_dashboard_command_keeps_to_loopback_or_asks_for_a_token() {
     assert!(bare.starts_with("HTTP/1.1 401"), "{bare}");
     let wrong = get(&addr, "/dashboard/?token=guess", &[]);
     assert!(wrong.starts_with("HTTP/1.1 401"), "{wrong}");
+    // The token is moved into a cookie and out of the address at once.
     let first = get(&addr, "/dashboard/?token=s3cret", &[]);
-    assert!(first.starts_with("HTTP/1.1 200"), "{first}");
+    assert!(first.starts_with("HTTP/1.1 303"), "{first}");
+    assert!(
+        first
+            .lines()
+            .any(|l| l.eq_ignore_ascii_case("location: /dashboard/")),
+        "{first}"
+    );
     let cookie = first
         .lines()
         .find_map(|l| l.strip_prefix("set-cookie: "))
@@ -353,6 +387,16 @@ fn the_dashboard_command_keeps_to_loopback_or_asks_for_a_token() {
     let again = get(&addr, "/dashboard/api/view", &[("Cookie", &cookie)]);
     assert!(again.starts_with("HTTP/1.1 200"), "{again}");
     assert!(again.contains("\"teams\""), "{again}");
+    // The page may not be framed and sends no referrer.
+    let page = get(&addr, "/dashboard/", &[("Cookie", &cookie)]).to_ascii_lowercase();
+    assert!(page.starts_with("http/1.1 200"), "{page}");
+    for policy in [
+        "frame-ancestors 'none'",
+        "x-frame-options: deny",
+        "referrer-policy: no-referrer",
+    ] {
+        assert!(page.contains(policy), "{policy} missing: {page}");
+    }
 }
 
 /// `host:port` of an announced `http://host:port/…` address.

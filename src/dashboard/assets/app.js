@@ -124,7 +124,10 @@
 
   async function post(path, body) {
     $("zoom-error").textContent = "";
-    const r = await fetch(path, { method: "POST", headers: { "Content-Type": "application/json" },
+    const key = document.querySelector('meta[name="cohort-page"]');
+    const r = await fetch(path, { method: "POST",
+                                  headers: { "Content-Type": "application/json",
+                                             "X-Cohort-Page": key ? key.content : "" },
                                   body: JSON.stringify(body) });
     if (!r.ok) $("zoom-error").textContent = await r.text();
   }
