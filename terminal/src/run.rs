@@ -84,8 +84,14 @@ impl Terminal {
             })
         })??;
         let started = sent.started.expect("enter was pressed");
-        let verdict =
+        let mut verdict =
             completion::wait(&runtime, self.backend.as_ref(), pane, &started, &spec).await;
+        if sent.pasted && sent.into_program {
+            // A REPL runs a block line by line as it arrives: what it printed between
+            // the lines (a traceback, a loop's output) came before Enter. The reply
+            // holds the whole exchange, from the first typed line on.
+            verdict.output.start = verdict.output.start.min(sent.typed_from);
+        }
         let options = ReadOptions {
             what: ReadWhat::Bytes(verdict.output.clone()),
             raw,

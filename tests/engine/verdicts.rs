@@ -207,6 +207,63 @@ async fn a_block_typed_into_a_repl_closes_on_its_empty_line() {
 }
 
 #[tokio::test]
+async fn a_block_typed_into_a_repl_answers_with_everything_it_printed() {
+    let server = TestServer::new();
+    let (engine, pane) = shell_session(&server).await;
+    let out = run(&engine, &pane, "python3 -q", until(">>> ")).await;
+    assert_eq!(out.verdict.layer, Layer::Until, "{:?}", out.verdict);
+
+    // The REPL runs each line as it comes: the traceback of the second line is
+    // printed before the last line is typed, and is part of the answer.
+    let out = run(
+        &engine,
+        &pane,
+        "x = 1\nraise KeyError('mid')\ny = 2\nprint('after', y)",
+        until(">>> "),
+    )
+    .await;
+    let text = &out.output.text;
+    assert!(out.verdict.complete, "{:?} {text:?}", out.verdict);
+    for printed in ["KeyError: 'mid'", "Traceback", "after 2"] {
+        assert!(text.contains(printed), "{printed:?} lost: {text:?}");
+    }
+    let order = |needle: &str| text.find(needle).unwrap_or(usize::MAX);
+    assert!(order("KeyError: 'mid'") < order("after 2"), "{text:?}");
+
+    // A loop's own output, and a block that ends on its indented line with a single
+    // newline: submitted with the empty line Python needs to close it.
+    let out = run(
+        &engine,
+        &pane,
+        "for i in range(3):\n    print('loop', i)\n",
+        until(">>> "),
+    )
+    .await;
+    let text = &out.output.text;
+    assert_eq!(
+        (out.verdict.complete, out.verdict.layer),
+        (true, Layer::Until),
+        "the block stayed open: {:?} {text:?}",
+        out.verdict
+    );
+    for i in 0..3 {
+        assert!(text.contains(&format!("loop {i}")), "{text:?}");
+    }
+
+    // An IndentationError between lines is kept too.
+    let out = run(
+        &engine,
+        &pane,
+        "z = 3\n  w = 4\nprint('z is', z)",
+        until(">>> "),
+    )
+    .await;
+    let text = &out.output.text;
+    assert!(text.contains("IndentationError"), "{text:?}");
+    assert!(text.contains("z is 3"), "{text:?}");
+}
+
+#[tokio::test]
 async fn hints_name_what_is_in_the_foreground() {
     let server = TestServer::new();
     let (engine, pane) = shell_session(&server).await;

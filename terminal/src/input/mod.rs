@@ -114,6 +114,11 @@ pub struct Sent {
     pub bytes: usize,
     /// Whether it went in as a bracketed paste.
     pub pasted: bool,
+    /// Where the journal stood when typing began: a block of lines typed into a
+    /// program (a REPL runs each line as it comes) has its output from here on.
+    pub typed_from: u64,
+    /// Typed into a program other than the pane's shell at its prompt.
+    pub into_program: bool,
 }
 
 /// The most text one call types (1 MiB): more than any command line or answer, and
@@ -285,6 +290,12 @@ impl Terminal {
         let mut turn = self.input(pane, caller, Purpose::Command).await?;
         turn.raw = true; // sanitised above, before the tripwire saw it
         turn.force = options.force;
+        let into_program = !turn.state.at_shell();
+        if options.enter && into_program && ends_inside_a_block(&text) {
+            // A REPL keeps an indented block open until an empty line: submit it as
+            // the REPL needs, or it waits at `...` for ever.
+            text.push('\n');
+        }
         let cleared = fresh_line && turn.state.at_shell() && !turn.runtime.lock().command_running();
         if options.enter {
             // Judged before anything is typed: a refused line never reaches the pane.
@@ -370,6 +381,8 @@ impl Terminal {
             started,
             bytes: text.len(),
             pasted,
+            typed_from: before_typing,
+            into_program,
         })
     }
 
@@ -691,4 +704,32 @@ pub fn parse_keys(names: &[String]) -> Result<Vec<Key>, TerminalError> {
                 .map_err(|e| TerminalError::InvalidArgument(e.to_string()))
         })
         .collect()
+}
+
+/// Whether `text`, a block of several lines, ends on an indented line: the body of a
+/// compound statement (`for …:` then `    print(i)`) that a REPL closes only on an
+/// empty line.
+fn ends_inside_a_block(text: &str) -> bool {
+    match text.rsplit_once('\n') {
+        Some((_, last)) => last.starts_with([' ', '\t']) && !last.trim().is_empty(),
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ends_inside_a_block;
+
+    #[test]
+    fn a_block_ending_on_an_indented_line_is_still_open() {
+        assert!(ends_inside_a_block("for i in range(3):\n    print(i)"));
+        assert!(ends_inside_a_block("if x:\n\tpass"));
+        assert!(!ends_inside_a_block("for i in range(3):\n    print(i)\n"));
+        assert!(!ends_inside_a_block("x = 1\nprint(x)"));
+        assert!(
+            !ends_inside_a_block("    print(i)"),
+            "one line is not a block"
+        );
+        assert!(!ends_inside_a_block("x = 1\n   "));
+    }
 }
