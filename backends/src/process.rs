@@ -168,19 +168,36 @@ fn holds_socket(pid: u32) -> bool {
 /// (`ICANON`), as shells leave it for the programs they run; `false` for raw mode, which
 /// programs set to read keys; `None` when `pid` has no terminal or it cannot be opened.
 pub fn terminal_in_line_mode(pid: u32) -> Option<bool> {
+    terminal_mode(pid).map(|mode| mode.line)
+}
+
+/// The mode of the terminal of `pid` (see [`TtyMode`]); `None` when `pid` has no
+/// terminal or it cannot be opened.
+pub fn terminal_mode(pid: u32) -> Option<TtyMode> {
     if !proc_reader() {
         return None;
     }
     let tty = (0..3)
         .filter_map(|fd| std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok())
         .find(|p| is_terminal_path(p))?;
-    tty_in_line_mode(&tty)
+    tty_mode(&tty)
 }
 
-/// Whether the terminal device at `tty` (`/dev/pts/3`) is in line mode (`ICANON`):
-/// `tcgetattr`, which any POSIX system answers for a terminal it can open, whoever's
-/// controlling terminal it is. `None` when it cannot be opened.
-pub fn tty_in_line_mode(tty: &std::path::Path) -> Option<bool> {
+/// What a terminal's local modes say about who reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TtyMode {
+    /// Line mode (`ICANON`): the kernel gathers whole lines, as shells leave it for
+    /// the programs they run. Off: a program reads keys.
+    pub line: bool,
+    /// The kernel echoes what is typed (`ECHO`). A line editor (readline, zle, fish's)
+    /// turns it off and draws the line itself, so keys read with echo on are not a
+    /// shell's prompt but a program (or a builtin: `read -n1`) asking for a key.
+    pub echo: bool,
+}
+
+/// The mode of the terminal device at `tty` (`/dev/pts/3`): `tcgetattr`, which any
+/// POSIX system answers for a terminal it can open. `None` when it cannot be opened.
+pub fn tty_mode(tty: &std::path::Path) -> Option<TtyMode> {
     use std::os::unix::io::AsRawFd;
     let file = open_tty(tty)?;
     // SAFETY: `termios` is plain data that `tcgetattr` fills in; the descriptor is open
@@ -189,7 +206,17 @@ pub fn tty_in_line_mode(tty: &std::path::Path) -> Option<bool> {
     if unsafe { libc::tcgetattr(file.as_raw_fd(), &mut termios) } != 0 {
         return None;
     }
-    Some(termios.c_lflag & libc::ICANON != 0)
+    Some(TtyMode {
+        line: termios.c_lflag & libc::ICANON != 0,
+        echo: termios.c_lflag & libc::ECHO != 0,
+    })
+}
+
+/// Whether the terminal device at `tty` (`/dev/pts/3`) is in line mode (`ICANON`):
+/// `tcgetattr`, which any POSIX system answers for a terminal it can open, whoever's
+/// controlling terminal it is. `None` when it cannot be opened.
+pub fn tty_in_line_mode(tty: &std::path::Path) -> Option<bool> {
+    tty_mode(tty).map(|mode| mode.line)
 }
 
 /// How many bytes typed into the terminal device at `tty` no program has read yet

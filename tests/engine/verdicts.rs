@@ -317,6 +317,55 @@ async fn hints_name_what_is_in_the_foreground() {
 }
 
 #[tokio::test]
+async fn a_shell_without_marks_reading_inside_a_command_is_waiting_not_done() {
+    let server = TestServer::new();
+    let (engine, pane) = shell_session(&server).await;
+    // A shell without the integration: no marks, only what the kernel tells.
+    let out = run(&engine, &pane, "exec bash --norc", spec(10_000)).await;
+    assert!(out.verdict.complete, "{:?}", out.verdict);
+    let key = |k: &'static str| {
+        let engine = &engine;
+        let pane = &pane;
+        async move {
+            engine
+                .terminal
+                .keys(
+                    pane,
+                    &[k.parse().unwrap()],
+                    &cohort_terminal::Caller::new("test"),
+                    false,
+                )
+                .await
+                .unwrap();
+        }
+    };
+
+    // `read -n1` reads a key with the kernel's echo on; bash's own prompt edits its
+    // line with echo off. And `read` of a line is line mode, which bash's prompt never is.
+    for (command, answer) in [
+        ("read -n1 k; echo got-$k", "y"),
+        ("read line; echo got-$line", "y"),
+    ] {
+        let out = run(&engine, &pane, command, spec(10_000)).await;
+        assert_eq!(
+            (out.verdict.complete, out.verdict.layer),
+            (false, Layer::Nested),
+            "{command}: {:?}",
+            out.verdict
+        );
+        let hint = out.verdict.hint.clone().unwrap_or_default();
+        assert!(hint.contains("waiting for input"), "{command}: {hint}");
+        key(answer).await;
+        if command.starts_with("read line") {
+            key("Enter").await;
+        }
+        let out = run(&engine, &pane, "echo next-$((1+1))", spec(10_000)).await;
+        assert!(out.verdict.complete, "{command}: {:?}", out.verdict);
+        assert!(out.output.text.contains("next-2"), "{:?}", out.output.text);
+    }
+}
+
+#[tokio::test]
 async fn a_session_running_a_program_reports_the_program() {
     let server = TestServer::new();
     let backend = server.backend().await;

@@ -50,6 +50,10 @@ pub struct Facts {
     pub leader_waiting: Option<bool>,
     /// The leader's terminal is in line (canonical) mode.
     pub leader_line_mode: Option<bool>,
+    /// The kernel echoes what is typed on the leader's terminal (see
+    /// [`cohort_backends::process::TtyMode`]).
+    #[serde(default)]
+    pub leader_echo: Option<bool>,
     /// A member of the foreground group (not a shell) waiting for terminal input.
     pub member_waiting: Option<String>,
     /// The leader's command line (to tell a shell that replaced itself, `exec bash`).
@@ -90,6 +94,21 @@ impl Facts {
     /// wrapper `sh` running its own builtins is not "back".
     pub fn shell_reading(&self) -> bool {
         self.foreground_is_shell() && self.leader_waiting != Some(false)
+    }
+
+    /// A shell in the foreground that reads the terminal, but not with its line
+    /// editor: a builtin inside a command (`read -n1`, `read line`, `select`) waits
+    /// for an answer. A shell at its prompt edits the line itself, with the kernel's
+    /// line mode and echo off; keys read with echo on, or a line read in line mode by
+    /// a shell that has a line editor (bash, zsh, fish), are a question. (`read -s
+    /// -n1` sets the same mode as the editor and cannot be told from it.)
+    pub fn shell_builtin_reading(&self) -> bool {
+        let (Some(line), Some(echo)) = (self.leader_line_mode, self.leader_echo) else {
+            return false;
+        };
+        let shell = self.leader_name.as_deref().unwrap_or(&self.shell_command);
+        let edits_its_line = matches!(shell.trim_start_matches('-'), "bash" | "zsh" | "fish");
+        self.shell_reading() && ((!line && echo) || (line && edits_its_line))
     }
 
     /// Whether the screen shows a continuation prompt at the cursor (`None`: the
@@ -134,12 +153,14 @@ pub async fn gather(backend: &dyn TerminalBackend, pane: &PaneId, need: Need) ->
         facts.leader_waiting = process::waiting_for_input(pid);
         // The terminal's mode, from the kernel's view of the process or, on any POSIX
         // system, from the pane's terminal device.
-        facts.leader_line_mode = process::terminal_in_line_mode(pid).or_else(|| {
+        let mode = process::terminal_mode(pid).or_else(|| {
             state
                 .tty
                 .as_deref()
-                .and_then(|tty| process::tty_in_line_mode(std::path::Path::new(tty)))
+                .and_then(|tty| process::tty_mode(std::path::Path::new(tty)))
         });
+        facts.leader_line_mode = mode.map(|mode| mode.line);
+        facts.leader_echo = mode.map(|mode| mode.echo);
         facts.leader_args = process::command_line(pid);
         facts.input_pending = state
             .tty

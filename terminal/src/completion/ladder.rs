@@ -436,6 +436,19 @@ impl Ladder {
             }
         }
         if shell_back && (lost_hook || refused || unreported || !(snap.announced && same_group)) {
+            if waits && facts.shell_builtin_reading() {
+                // Not back at its prompt: the shell reads the terminal without its line
+                // editor, so a builtin of a command (`read -n1`) waits for an answer.
+                let until = now + QUIESCENCE_GRACE;
+                self.settling = Some(Settling {
+                    end: snap.end,
+                    complete: false,
+                    layer: Layer::Nested,
+                    hint: Some(hints::SHELL_READS.into()),
+                    until,
+                });
+                return Some(Decision::Sleep(until));
+            }
             // With shell integration the D mark is the answer; allow it a moment.
             if !has_integration || now >= quiet_at + self.spec.quiet * 2 {
                 // The shell may have printed its last output a moment ago and the
