@@ -130,6 +130,32 @@ pub const SPAWN_MAX: usize = 16;
 /// How long a setup script may run.
 const SETUP_LIMIT: Duration = Duration::from_secs(600);
 
+/// Polls of its start signal after which a worker's pane gives up: 100 fast ones
+/// (two seconds, in which the panes of a spawn usually all open), then five a
+/// second for two minutes.
+const GATE_POLLS: u32 = 100 + 5 * 120;
+
+/// The status a worker's pane exits with when its start signal never came.
+pub const GATE_GAVE_UP: i32 = 75;
+
+/// The pane's command: wait for the start signal at `gate`, then `launch`; after
+/// `polls` polls without it (the server that spawned the worker is gone), say so
+/// and exit with [`GATE_GAVE_UP`] rather than wait for ever.
+fn gated_launch(gate: &Path, launch: &str, polls: u32) -> String {
+    let gate = cohort_backends::tmux::quote::sh(&gate.to_string_lossy());
+    let why = cohort_backends::tmux::quote::sh(
+        "cohort: this worker's start signal never came (the cohort server that spawned \
+         it stopped), so its agent was not started. Close this pane, or spawn the worker again.",
+    );
+    format!(
+        "__cohort_polls=0; until [ -e {gate} ]; do \
+         __cohort_polls=$((__cohort_polls+1)); \
+         if [ \"$__cohort_polls\" -gt {polls} ]; then printf '%s\\n' {why} >&2; exit {GATE_GAVE_UP}; fi; \
+         if [ \"$__cohort_polls\" -le 100 ]; then sleep 0.02; else sleep 0.2; fi; \
+         done; {launch}"
+    )
+}
+
 /// A name as a path and branch component.
 pub fn slug(name: &str) -> String {
     let s: String = name
@@ -427,10 +453,10 @@ impl Workers {
         let gate = worker_dir(&state_dir, &id).join("go");
         std::fs::create_dir_all(worker_dir(&state_dir, &id))
             .map_err(io("could not create", &gate))?;
-        let command = format!(
-            "until [ -e {} ]; do sleep 0.02; done; {}",
-            cohort_backends::tmux::quote::sh(&gate.to_string_lossy()),
-            launch_line(&spec.launch, &wiring).map_err(WorkerError::Invalid)?
+        let command = gated_launch(
+            &gate,
+            &launch_line(&spec.launch, &wiring).map_err(WorkerError::Invalid)?,
+            GATE_POLLS,
         );
         let mut env: Vec<(String, String)> = spec
             .launch
@@ -778,6 +804,28 @@ fn prepare_directory(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_pane_whose_start_signal_never_comes_gives_up_and_says_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let gate = dir.path().join("go");
+        let run = |polls| {
+            std::process::Command::new("/bin/sh")
+                .arg("-c")
+                .arg(super::gated_launch(&gate, "echo launched", polls))
+                .output()
+                .unwrap()
+        };
+        let out = run(3);
+        assert_eq!(out.status.code(), Some(super::GATE_GAVE_UP));
+        assert!(out.stdout.is_empty(), "{out:?}");
+        let said = String::from_utf8_lossy(&out.stderr);
+        assert!(said.contains("start signal never came"), "{said}");
+        std::fs::write(&gate, b"").unwrap();
+        let out = run(3);
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "launched\n");
+    }
+
     use super::*;
 
     #[test]

@@ -409,14 +409,10 @@ pub fn assess(o: &Observed<'_>) -> Assessment {
             o.process.dead_since_ms.unwrap_or(o.now_ms),
         );
     }
-    if let Some((at, reason, source)) = session_end {
-        return decided(
-            WorkerState::Exited,
-            format!("the session ended ({reason})"),
-            source,
-            at,
-        );
-    }
+    // A reported end while the agent's process still runs is not an exit: `/clear`
+    // ends one session and starts the next in the same process, and a report can be
+    // forged by any program that runs `cohort hook`. Only the process going (above)
+    // ends the worker; the report then says why.
     let screen = o.screen.as_ref();
     // A dialog on the screen means the agent waits, whatever was reported.
     if let Some(ScreenView {
@@ -785,8 +781,21 @@ mod tests {
             },
             Signal::Hook,
         ));
+        // Reported while the process still runs: not an exit (a `/clear`, or a
+        // report any program could have made).
         let a = assess(&observed(&r, None, 610));
-        assert_eq!((a.state, a.signal), (WorkerState::Exited, Signal::Hook));
+        assert_ne!(a.state, WorkerState::Exited, "{a:?}");
+        // With the process gone, the report's words say why.
+        let mut o = observed(&r, None, 700);
+        o.process = ProcessFacts {
+            dead: true,
+            exit_status: Some(0),
+            dead_since_ms: Some(650),
+            ..ProcessFacts::default()
+        };
+        let a = assess(&o);
+        assert_eq!((a.state, a.signal), (WorkerState::Exited, Signal::Process));
+        assert!(a.reason.contains("prompt_input_exit"), "{}", a.reason);
     }
 
     #[test]
