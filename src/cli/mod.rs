@@ -147,7 +147,7 @@ pub enum PlaybookCommand {
 
 /// The role a server enforces: the agent's, the one named, or none; custom roles
 /// are loaded into the registry first.
-fn server_role(
+pub(crate) fn server_role(
     config: &Config,
     agent: Option<&str>,
     role: Option<&str>,
@@ -253,7 +253,7 @@ pub async fn run(cli: Cli) -> ExitCode {
             crate::mcp::Toolset::parse_list(&toolsets),
             server_role(&config, agent.as_deref(), role.as_deref(), roles.as_deref()),
         ) {
-            (Ok(sets), Ok(role)) => crate::mcp::serve_stdio(&config, &sets, role)
+            (Ok(sets), Ok(role)) => crate::mcp::serve_stdio(&config, &sets, role, agent)
                 .await
                 .map_err(|e| e.to_string()),
             (Err(e), _) | (_, Err(e)) => Err(e),

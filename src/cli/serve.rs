@@ -54,6 +54,17 @@ pub struct ServeArgs {
         value_name = "LIST"
     )]
     pub toolsets: String,
+    /// Serve this registered agent over HTTP: only the tools its role allows, and
+    /// every name it acts as bound to it.
+    #[arg(long, value_name = "NAME", conflicts_with = "role")]
+    pub agent: Option<String>,
+    /// Serve HTTP with this role: readonly, monitor, tester, builder, devops,
+    /// orchestrator, or a custom one.
+    #[arg(long, value_name = "ROLE")]
+    pub role: Option<String>,
+    /// Custom roles (TOML), loaded into the registry.
+    #[arg(long, value_name = "FILE")]
+    pub roles: Option<std::path::PathBuf>,
 }
 
 /// Serves what the arguments ask for until Ctrl-C.
@@ -69,6 +80,20 @@ pub async fn run(config: &Config, args: ServeArgs) -> Result<(), String> {
     for addr in http.iter().chain(args.grpc.iter()) {
         crate::guard::require_token(*addr, token.as_deref())?;
     }
+    let restricted = args.agent.is_some() || args.role.is_some();
+    if restricted && args.grpc.is_some() {
+        return Err(
+            "roles apply to MCP over HTTP; the gRPC API has none, so it is not served with \
+             --role or --agent: serve gRPC from a separate `cohort serve --grpc` without a role"
+                .into(),
+        );
+    }
+    let role = super::server_role(
+        config,
+        args.agent.as_deref(),
+        args.role.as_deref(),
+        args.roles.as_deref(),
+    )?;
     let engine = EngineSlot::starting(config.clone());
     let ct = tokio_util::sync::CancellationToken::new();
     let stop = ct.clone();
@@ -85,6 +110,8 @@ pub async fn run(config: &Config, args: ServeArgs) -> Result<(), String> {
             allowed_origins: args.allow_origin,
             dashboard_input: args.dashboard_input,
             max_sessions: args.max_sessions,
+            role,
+            agent: args.agent,
         };
         let app = crate::mcp::http_app(engine.clone(), &toolsets, addr, options, ct.child_token())
             .map_err(|e| e.to_string())?;

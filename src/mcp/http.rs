@@ -23,6 +23,10 @@ pub struct HttpOptions {
     pub dashboard_input: bool,
     /// MCP sessions alive at once (see [`CappedSessions`]).
     pub max_sessions: usize,
+    /// The role every session is restricted to.
+    pub role: Option<cohort_orchestration::roles::Role>,
+    /// The agent every session serves (see [`CohortServer::serving_agent`]).
+    pub agent: Option<String>,
 }
 
 impl Default for HttpOptions {
@@ -32,6 +36,8 @@ impl Default for HttpOptions {
             allowed_origins: Vec::new(),
             dashboard_input: false,
             max_sessions: SESSIONS_MAX,
+            role: None,
+            agent: None,
         }
     }
 }
@@ -58,7 +64,8 @@ pub fn http_app(
         http_config = http_config.disable_allowed_hosts();
     }
     // Tools and schemas are built once; each session gets its own connection.
-    let template = CohortServer::with_slot(engine.clone(), &toolsets);
+    let template = CohortServer::with_role(engine.clone(), &toolsets, options.role)
+        .serving_agent(options.agent);
     let service = StreamableHttpService::new(
         move || Ok(template.for_new_connection()),
         std::sync::Arc::new(CappedSessions::new(options.max_sessions)),

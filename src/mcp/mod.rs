@@ -161,6 +161,9 @@ pub struct CohortServer {
     role: Option<Arc<cohort_orchestration::roles::Role>>,
     /// Tools the role does not allow (not listed).
     hidden: Arc<Vec<String>>,
+    /// The agent a restricted server serves: the owner of its locks and watchers,
+    /// the sender of its notifications and the only reader of its own.
+    agent: Option<Arc<str>>,
     /// This connection's resource subscriptions.
     subscriptions: Arc<push::Subscriptions>,
     /// Releases this connection's locks when its last handle goes.
@@ -265,7 +268,38 @@ impl CohortServer {
             connection,
             role,
             hidden: Arc::new(hidden),
+            agent: None,
             subscriptions: Default::default(),
+        }
+    }
+
+    /// The same server, serving `agent`: with a role, every name a caller gives for
+    /// itself (a lock's owner, a notification's sender or reader, a watcher's
+    /// owner) is bound to it (see [`CohortServer::own_name`]).
+    pub fn serving_agent(mut self, agent: Option<String>) -> Self {
+        self.agent = agent.map(Arc::from);
+        self
+    }
+
+    /// The name a caller acts as, given `given` for `what`. A server without a role
+    /// takes the caller's word. A restricted server binds it: to the agent it serves
+    /// (a different name is refused), and with no agent to none at all, since a role
+    /// that could name anyone could read anyone's messages.
+    fn own_name(&self, given: &str, what: &str) -> Result<String, String> {
+        let Some(role) = &self.role else {
+            return Ok(given.to_string());
+        };
+        match &self.agent {
+            Some(agent) if given.is_empty() || given == &**agent => Ok(agent.to_string()),
+            Some(agent) => Err(format!(
+                "this server serves the agent {agent:?}: {what} is {agent:?}, not {:?}",
+                cohort_terminal::names::shown(given)
+            )),
+            None => Err(format!(
+                "a server with the role {:?} and no agent has no name of its own for {what}: \
+                 start it with --agent NAME (the agent's registered role applies)",
+                role.name
+            )),
         }
     }
 
@@ -287,8 +321,13 @@ impl CohortServer {
         &self.connection
     }
 
-    /// This connection as the terminal's caller, acting as `owner`.
+    /// This connection as the terminal's caller, acting as `owner`; a restricted
+    /// server serving an agent always acts as that agent.
     fn caller(&self, owner: Option<String>) -> cohort_terminal::Caller {
+        let owner = match (&self.role, &self.agent) {
+            (Some(_), Some(agent)) => Some(agent.to_string()),
+            _ => owner,
+        };
         cohort_terminal::Caller::new(self.connection()).as_owner(owner)
     }
 }
@@ -337,10 +376,12 @@ pub async fn serve_stdio(
     config: &Config,
     toolsets: &[Toolset],
     role: Option<cohort_orchestration::roles::Role>,
+    agent: Option<String>,
 ) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let engine = EngineSlot::starting(config.clone());
     let (stdin, stdout) = rmcp::transport::stdio();
     let service = CohortServer::with_role(engine, toolsets, role)
+        .serving_agent(agent)
         .serve(transport::LineTransport::new(stdin, stdout))
         .await?;
     service.waiting().await?;

@@ -602,7 +602,11 @@ impl CohortServer {
                 notify: args.notify.unwrap_or_else(|| "*".into()),
                 context: args.context.unwrap_or(3),
                 once: args.once,
-                owner: args.owner,
+                // A restricted server's watchers are its agent's (or no one's).
+                owner: match &self.role {
+                    Some(_) => self.agent.as_deref().map(str::to_string),
+                    None => args.owner,
+                },
             })
             .await
             .map_err(err)?;
@@ -632,6 +636,26 @@ impl CohortServer {
         Parameters(args): Parameters<UnwatchArgs>,
     ) -> Result<Json<Ack>, String> {
         let engine = self.engine().await?;
+        if self.role.is_some() {
+            // A restricted server removes only the watchers its agent made.
+            let me = self.agent.as_deref();
+            let listed = engine.orchestrator.watches().await.map_err(err)?;
+            if let Some(other) = listed
+                .iter()
+                .find(|w| w.spec.id == args.id && w.spec.owner.as_deref() != me)
+            {
+                return Err(format!(
+                    "watcher {} was made by {}; this server removes only the watchers {} made",
+                    args.id,
+                    other
+                        .spec
+                        .owner
+                        .as_deref()
+                        .unwrap_or("a server serving no agent"),
+                    me.unwrap_or("a server serving no agent"),
+                ));
+            }
+        }
         let removed = engine
             .orchestrator
             .remove_watch(&args.id)
@@ -686,11 +710,12 @@ impl CohortServer {
         )
     )]
     async fn notify(&self, Parameters(args): Parameters<NotifyArgs>) -> Result<Json<Ack>, String> {
+        let from = self.own_name(&args.from, "the sender")?;
         let engine = self.engine().await?;
         let left = engine
             .orchestrator
             .notify(
-                &args.from,
+                &from,
                 &args.to,
                 args.kind.as_deref().unwrap_or("info"),
                 &args.message,

@@ -18,8 +18,9 @@ use cohort_orchestration::{
     watch::Action,
 };
 
-/// The permission a tool needs. Tools not named here need the permission their
-/// annotations suggest: read-only ones `read`, the rest `orchestrate`.
+/// The permission a tool needs, by what it does. Tools not named here need the
+/// permission their annotations suggest: destructive ones `close`, read-only ones
+/// `read`, the rest `orchestrate`.
 pub fn permission_of(tool: &rmcp::model::Tool) -> Permission {
     use Permission::{
         Appearance, Close, Lock, Notify, Open, Orchestrate, Read, Run, Team, Type, Watch,
@@ -37,7 +38,19 @@ pub fn permission_of(tool: &rmcp::model::Tool) -> Permission {
         | "tag" => Team,
         "lock" | "unlock" => Lock,
         "playbook" => Orchestrate,
-        "close" => Close,
+        "close" | "close_workers" => Close,
+        "list_workers" | "examine_worker" | "read_worker_logs" | "list_worktrees"
+        | "discover_workers" | "check_idle_workers" | "wait_idle_workers" => Read,
+        "message_workers" => Type,
+        "spawn_workers" | "adopt_worker" => Open,
+        "annotate_worker" => Team,
+        _ if tool
+            .annotations
+            .as_ref()
+            .is_some_and(|a| a.destructive_hint == Some(true)) =>
+        {
+            Close
+        }
         _ if tool
             .annotations
             .as_ref()

@@ -393,11 +393,12 @@ impl CohortServer {
         &self,
         Parameters(args): Parameters<RequestAccessArgs>,
     ) -> Result<Json<LockResult>, String> {
+        let requester = self.own_name(&args.requester, "the requester")?;
         let engine = self.engine().await?;
         let pane = engine.terminal.resolve(&args.target).await.map_err(err)?;
         let answer = engine
             .orchestrator
-            .request_access(&pane.id, &args.requester, args.reason.as_deref())
+            .request_access(&pane.id, &requester, args.reason.as_deref())
             .await
             .map_err(err)?;
         Ok(Json(match answer.holder {
@@ -433,6 +434,7 @@ impl CohortServer {
         Parameters(args): Parameters<NotificationsArgs>,
         ctx: rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> Result<Json<NotificationsResult>, String> {
+        let owner = self.own_name(&args.owner, "the reader of notifications")?;
         let engine = self.engine().await?;
         let wait = args.wait.then(|| {
             std::time::Duration::from_millis(args.timeout_ms.unwrap_or(60_000).clamp(1, 3_600_000))
@@ -441,7 +443,7 @@ impl CohortServer {
         let records = super::orchestration::with_updates(
             engine
                 .orchestrator
-                .notifications_for(&args.owner, args.all, wait),
+                .notifications_for(&owner, args.all, wait),
             rx,
             &ctx,
             "cancelled by the client",

@@ -55,6 +55,39 @@ async fn tools_answer_over_streamable_http() {
     client.cancel().await.unwrap();
 }
 
+/// A role given to `cohort serve` restricts every HTTP session; the gRPC API, which
+/// has no roles, is not served with one.
+#[tokio::test]
+async fn a_role_restricts_every_http_session() {
+    let server = TestServer::new();
+    let served = serve(&server, &["--role", "readonly"]);
+    let transport = StreamableHttpClientTransport::from_uri(served.url.clone());
+    let client = ().serve(transport).await.expect("initialize over HTTP");
+    let tools = client.list_all_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "list"));
+    assert!(!tools.iter().any(|t| t.name == "run"), "{tools:?}");
+    let args = serde_json::json!({"target": "x", "command": "true"});
+    let refused = client
+        .call_tool(
+            CallToolRequestParams::new("run").with_arguments(args.as_object().unwrap().clone()),
+        )
+        .await
+        .unwrap();
+    assert_eq!(refused.is_error, Some(true), "{refused:?}");
+    client.cancel().await.unwrap();
+
+    let out = crate::support::deadline::refused(
+        Command::new(env!("CARGO_BIN_EXE_cohort"))
+            .args(["serve", "--grpc", "127.0.0.1:0", "--role", "readonly"])
+            .env("COHORT_TMUX_SOCKET", &server.socket)
+            .env("COHORT_STATE_DIR", server.state_dir()),
+        crate::support::WAIT,
+    );
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("gRPC") && said.contains("role"), "{said}");
+}
+
 #[tokio::test]
 async fn a_token_is_required_when_given_and_off_loopback() {
     let server = TestServer::new();

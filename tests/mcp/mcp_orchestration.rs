@@ -54,12 +54,21 @@ struct Harness {
 }
 
 async fn harness(role: Option<&str>) -> Harness {
+    let role = role.map(|r| cohort_orchestration::roles::Role::builtin(r).unwrap());
+    harness_as(role, None).await
+}
+
+/// A harness whose server has `role` and serves `agent`.
+async fn harness_as(
+    role: Option<cohort_orchestration::roles::Role>,
+    agent: Option<&str>,
+) -> Harness {
     let server = TestServer::new();
     let backend = server.backend().await;
     let engine =
         Engine::with_backend(Arc::new(backend), server.state_dir(), &server.socket).unwrap();
-    let role = role.map(|r| cohort_orchestration::roles::Role::builtin(r).unwrap());
-    let mcp = CohortServer::with_role(EngineSlot::ready(engine.clone()), &Toolset::ALL, role);
+    let mcp = CohortServer::with_role(EngineSlot::ready(engine.clone()), &Toolset::ALL, role)
+        .serving_agent(agent.map(str::to_string));
     let (a, b) = tokio::io::duplex(1 << 20);
     tokio::spawn(async move {
         if let Ok(running) = mcp.serve(a).await {
@@ -379,6 +388,113 @@ async fn a_readonly_server_lists_read_tools_only_and_refuses_run() {
         .error("run", json!({"target": "x", "command": "true"}))
         .await;
     assert!(e.contains("readonly") && e.contains("run"), "{e}");
+}
+
+#[tokio::test]
+async fn a_restricted_server_reads_sends_and_removes_only_as_its_agent() {
+    use cohort_orchestration::roles::Role;
+    let h = harness_as(Role::builtin("monitor"), Some("ada")).await;
+    h.engine
+        .terminal
+        .open(cohort_terminal::OpenOptions::named("s"))
+        .await
+        .unwrap();
+    let orchestrator = &h.engine.orchestrator;
+    orchestrator
+        .notify("lead", "bob", "info", "for bob only")
+        .await
+        .unwrap();
+    // Another agent's notifications are not this server's to read (or mark read).
+    let e = h.error("notifications", json!({"owner": "bob"})).await;
+    assert!(e.contains("\"ada\""), "{e}");
+    let bob = orchestrator
+        .notifications_for("bob", false, None)
+        .await
+        .unwrap();
+    assert_eq!(bob.len(), 1, "bob's note is still unread: {bob:?}");
+    h.ok("notifications", json!({"owner": "ada"})).await;
+    // It speaks as its agent only.
+    let e = h
+        .error(
+            "notify",
+            json!({"from": "bob", "to": "lead", "message": "forged"}),
+        )
+        .await;
+    assert!(e.contains("sender"), "{e}");
+    h.ok(
+        "notify",
+        json!({"from": "ada", "to": "lead", "message": "hi"}),
+    )
+    .await;
+    // It removes the watchers its agent made, not another's.
+    let theirs = orchestrator
+        .add_watch(cohort_orchestration::watch::WatchSpec {
+            id: String::new(),
+            target: "s".into(),
+            trigger: cohort_orchestration::watch::Trigger::Pattern {
+                pattern: "x".into(),
+                regex: false,
+                input: false,
+            },
+            action: None,
+            notify: "bob".into(),
+            context: 0,
+            once: false,
+            owner: Some("bob".into()),
+        })
+        .await
+        .unwrap();
+    let e = h.error("unwatch", json!({"id": theirs.id})).await;
+    assert!(e.contains("made by bob"), "{e}");
+    let mine = h
+        .ok(
+            "watch",
+            json!({"target": "s", "pattern": "y", "owner": "bob"}),
+        )
+        .await;
+    let mine = mine["watches"][0]["id"].as_str().unwrap().to_string();
+    let listed = orchestrator.watches().await.unwrap();
+    let made = listed.iter().find(|w| w.spec.id == mine).unwrap();
+    assert_eq!(
+        made.spec.owner.as_deref(),
+        Some("ada"),
+        "bound to its agent"
+    );
+    h.ok("unwatch", json!({"id": mine})).await;
+
+    // A role with no agent has no name to read anyone's notifications as.
+    let h = harness_as(Role::builtin("readonly"), None).await;
+    let e = h.error("notifications", json!({"owner": "bob"})).await;
+    assert!(e.contains("--agent"), "{e}");
+}
+
+#[tokio::test]
+async fn tools_need_the_permission_their_effect_needs() {
+    use cohort_orchestration::roles::{Permission, Role};
+    // Everything but destructive choices: closing workers is one.
+    let role = Role {
+        name: "planner".into(),
+        description: String::new(),
+        permissions: [Permission::Read, Permission::Orchestrate]
+            .into_iter()
+            .collect(),
+        tools: Default::default(),
+        deny: Default::default(),
+        destructive: false,
+    };
+    let h = harness_as(Some(role), Some("plan")).await;
+    let e = h.error("close_workers", json!({"workers": ["w1"]})).await;
+    assert!(e.contains("\"close\" permission"), "{e}");
+    let names: Vec<String> = h
+        .client
+        .list_all_tools()
+        .await
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert!(!names.iter().any(|n| n == "close_workers"), "{names:?}");
+    assert!(names.iter().any(|n| n == "list_workers"), "{names:?}");
 }
 
 #[tokio::test]
