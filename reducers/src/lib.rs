@@ -53,6 +53,7 @@ pub mod command;
 mod decode;
 mod doc;
 mod large;
+mod machine;
 mod model;
 mod options;
 mod pipeline;
@@ -146,13 +147,31 @@ pub(crate) fn run(
             all(raw_lines),
         );
     }
+    let rule = options.user_rules.as_ref().and_then(|r| r.find(command));
+    let machine = rule.is_none() && !options.exact && machine::readable(command, raw_text);
+    if machine && raw_text.len() <= options.machine_max {
+        // A format asked for to be parsed: every byte as written.
+        let raw_lines = Src::new(raw_text, decoded.binary).len();
+        return (
+            Reduced {
+                text: raw_text.to_owned(),
+                reducer: "machine".to_owned(),
+                raw_lines,
+                shown_lines: raw_text.split_terminator('\n').count(),
+                raw_tokens,
+                shown_tokens: raw_tokens,
+                hidden: Vec::new(),
+                notices: decoded.notices,
+            },
+            all(raw_lines),
+        );
+    }
     let src = Src::new(raw_text, decoded.binary);
     let raw_lines = src.len();
     let post = Post {
         line_base: options.line_base + line_base,
         ..Post::from_options(options)
     };
-    let rule = options.user_rules.as_ref().and_then(|r| r.find(command));
     let (reducer, mut out) = match rule {
         _ if options.exact => {
             let post = Post {
@@ -174,7 +193,13 @@ pub(crate) fn run(
         }
     };
     // What the reducer left out of the lines it shows; moot if the raw text is returned.
-    let left_out = std::mem::take(&mut out.notices);
+    let mut left_out = std::mem::take(&mut out.notices);
+    if machine {
+        left_out.push(format!(
+            "machine-readable output over {} KiB is reduced like any other: read it with raw: true for every byte",
+            options.machine_max >> 10
+        ));
+    }
     let (entries, hidden) = pipeline::finish(out, &src.signal);
     let text = pipeline::render(&entries);
     let shown_tokens = estimate_tokens(&text);

@@ -32,6 +32,10 @@ pub struct Options {
     /// read from the middle of a longer output numbers its lines as that output does, so
     /// `… 40 lines hidden (1201-1240)` is the range to read back. Default 0.
     pub line_base: usize,
+    /// Machine-readable output (`--porcelain`, `-z`, JSON) of at most this many bytes
+    /// is returned byte for byte; larger output is reduced. 0 reduces it always.
+    /// Default 32 KiB.
+    pub machine_max: usize,
 }
 
 impl Default for Options {
@@ -46,6 +50,7 @@ impl Default for Options {
             user_rules: None,
             exact: false,
             line_base: 0,
+            machine_max: crate::machine::MACHINE_MAX,
         }
     }
 }

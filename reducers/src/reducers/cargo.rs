@@ -208,11 +208,16 @@ mod tests {
             r#"{"$message_type":"diagnostic","message":"For more information about this error, try `rustc --explain E0425`.","code":null,"level":"failure-note","spans":[],"children":[],"rendered":"..."}"#,
             "\n",
         );
-        let r = reduce(
-            "rustc --error-format=json main.rs",
-            raw.as_bytes(),
-            &Options::default(),
-        );
+        // Asked for as JSON, it comes back byte for byte...
+        let command = "rustc --error-format=json main.rs";
+        let r = reduce(command, raw.as_bytes(), &Options::default());
+        assert_eq!((r.text.as_str(), r.reducer.as_str()), (raw, "machine"));
+        // ...and read one line each once it is too large to return whole.
+        let large = Options {
+            machine_max: 0,
+            ..Options::default()
+        };
+        let r = reduce(command, raw.as_bytes(), &large);
         assert_eq!(
             r.text,
             "main.rs:2:13: error[E0425]: cannot find value `x` in this scope"

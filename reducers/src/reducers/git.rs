@@ -608,8 +608,16 @@ mod tests {
     #[test]
     fn porcelain_v2_drops_object_names_keeps_renames_and_mode_changes() {
         let raw = "# branch.head main\n1 .M N... 100644 100644 100755 aaaaaaa aaaaaaa run.sh\n2 R. N... 100644 100644 100644 bbbbbbb bbbbbbb R100 new.py\told.py\nu UU N... 100644 100644 100644 100644 c1c1c1c c2c2c2c c3c3c3c both.py\n? tmp/\n";
+        let command = "git status --porcelain=v2 --branch";
+        // Asked for to be parsed, it comes back byte for byte...
+        assert_eq!(text(command, raw), raw);
+        // ...and reduced only once it is too large to return whole.
+        let large = Options {
+            machine_max: 0,
+            ..Options::default()
+        };
         assert_eq!(
-            text("git status --porcelain=v2 --branch", raw),
+            reduce(command, raw.as_bytes(), &large).text,
             "# branch.head main\n(porcelain v2: object names left out, modes shown only where they change)\n.M run.sh [modes 100644 100644 100755]\nR. new.py <- old.py (R100)\nUU both.py\n? tmp/"
         );
     }
