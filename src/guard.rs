@@ -110,7 +110,10 @@ impl Guard {
         Err(Box::new(
             (
                 StatusCode::UNAUTHORIZED,
-                [(header::WWW_AUTHENTICATE, "Bearer")],
+                [
+                    (header::WWW_AUTHENTICATE, "Bearer"),
+                    (header::CONNECTION, "close"),
+                ],
                 if self.browser {
                     "missing or wrong token: open the page with ?token=YOUR_TOKEN once"
                 } else {
@@ -144,8 +147,10 @@ pub fn bearer_matches(authorization: Option<&str>, token: &str) -> bool {
         })
 }
 
+/// A refusal; the connection is closed after it, so a client without the right to
+/// call holds no connection open.
 fn refuse(status: StatusCode, message: String) -> Box<axum::response::Response> {
-    Box::new((status, message).into_response())
+    Box::new((status, [(header::CONNECTION, "close")], message).into_response())
 }
 
 /// Whether a browser page at `origin` may call: a loopback page (`http://localhost:…`,

@@ -27,6 +27,7 @@
 pub mod bounded;
 pub mod cli;
 pub mod config;
+pub mod connections;
 pub mod dashboard;
 pub mod engine;
 pub mod grpc;

@@ -8,6 +8,7 @@ use clap::Args;
 
 use crate::{
     config::Config,
+    connections::{Connections, CONNECTIONS_MAX},
     engine::slot::EngineSlot,
     mcp::{HttpOptions, Toolset},
 };
@@ -65,6 +66,10 @@ pub struct ServeArgs {
     /// Custom roles (TOML), loaded into the registry.
     #[arg(long, value_name = "FILE")]
     pub roles: Option<std::path::PathBuf>,
+    /// Close a connection after this many seconds without a byte either way (event
+    /// streams and long calls send keep-alives, so they stay).
+    #[arg(long, value_name = "SECONDS", default_value_t = crate::connections::IDLE.as_secs())]
+    pub idle_timeout: u64,
 }
 
 /// Serves what the arguments ask for until Ctrl-C.
@@ -94,6 +99,7 @@ pub async fn run(config: &Config, args: ServeArgs) -> Result<(), String> {
         args.role.as_deref(),
         args.roles.as_deref(),
     )?;
+    let idle = std::time::Duration::from_secs(args.idle_timeout.max(1));
     let engine = EngineSlot::starting(config.clone());
     let ct = tokio_util::sync::CancellationToken::new();
     let stop = ct.clone();
@@ -120,6 +126,7 @@ pub async fn run(config: &Config, args: ServeArgs) -> Result<(), String> {
         eprintln!("cohort: serving MCP at http://{at}/mcp");
         eprintln!("cohort: dashboard at http://{at}/dashboard/");
         let stop = ct.clone();
+        let listener = Connections::new(listener, CONNECTIONS_MAX, idle);
         axum::serve(listener, app)
             .with_graceful_shutdown(async move { stop.cancelled().await })
             .await
@@ -133,6 +140,7 @@ pub async fn run(config: &Config, args: ServeArgs) -> Result<(), String> {
         let at = listener.local_addr().map_err(|e| e.to_string())?;
         eprintln!("cohort: serving gRPC (proto/cohort.proto) at {at}");
         let stop = ct.clone();
+        let listener = Connections::new(listener, CONNECTIONS_MAX, idle);
         crate::grpc::serve(engine.clone(), listener, token.clone(), async move {
             stop.cancelled().await
         })

@@ -437,6 +437,11 @@ pub async fn serve(
         "cohort: dashboard at http://{}/dashboard/",
         listener.local_addr()?
     );
+    let listener = crate::connections::Connections::new(
+        listener,
+        crate::connections::CONNECTIONS_MAX,
+        crate::connections::IDLE,
+    );
     axum::serve(listener, app)
         .with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;

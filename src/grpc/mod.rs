@@ -19,7 +19,6 @@ mod service;
 use std::future::Future;
 
 use tokio_util::sync::CancellationToken;
-use tonic::transport::server::TcpIncoming;
 use tonic::{Request, Status};
 
 use crate::engine::slot::EngineSlot;
@@ -31,7 +30,7 @@ pub use service::CohortService;
 /// unauthenticated; without one, `listener` must be on loopback.
 pub async fn serve(
     engine: EngineSlot,
-    listener: tokio::net::TcpListener,
+    listener: crate::connections::Connections,
     token: Option<String>,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), String> {
@@ -50,9 +49,17 @@ pub async fn serve(
         // Event streams run until their client goes: end them, so the server can.
         stop.cancel();
     };
+    // Pings keep a quiet stream (an event stream with nothing to say) from counting as
+    // idle; a connection that answers none is closed by its idle time.
+    let incoming = futures_util::stream::unfold(listener, |mut listener| async move {
+        let (connection, _) = listener.next().await;
+        Some((Ok::<_, std::io::Error>(connection), listener))
+    });
     tonic::transport::Server::builder()
+        .http2_keepalive_interval(Some(std::time::Duration::from_secs(20)))
+        .http2_keepalive_timeout(Some(std::time::Duration::from_secs(20)))
         .add_service(service)
-        .serve_with_incoming_shutdown(TcpIncoming::from(listener), shutdown)
+        .serve_with_incoming_shutdown(incoming, shutdown)
         .await
         .map_err(|e| format!("serving gRPC on {addr}: {e}"))
 }

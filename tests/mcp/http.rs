@@ -131,6 +131,29 @@ async fn a_token_is_required_when_given_and_off_loopback() {
     };
     let response = post("");
     assert!(response.starts_with("HTTP/1.1 401"), "{response}");
+    // Refused, and the connection is closed with the answer, even one the client
+    // asked to keep open.
+    {
+        let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+        stream.set_read_timeout(Some(crate::support::WAIT)).unwrap();
+        let body = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        write!(
+            stream,
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: keep-alive\r\n\r\n{body}",
+            body.len()
+        )
+        .unwrap();
+        let mut kept = String::new();
+        // The server ends the connection: the read ends rather than times out.
+        stream
+            .read_to_string(&mut kept)
+            .expect("the connection was closed");
+        assert!(kept.starts_with("HTTP/1.1 401"), "{kept}");
+        assert!(
+            kept.to_ascii_lowercase().contains("connection: close"),
+            "{kept}"
+        );
+    }
     assert!(
         response
             .to_ascii_lowercase()

@@ -400,3 +400,80 @@ async fn thousands_of_http_sessions_never_deleted_keep_the_server_bounded() {
         "descriptors grew from {before} to {after}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_connections_are_bounded_and_closed() {
+    use std::io::Read;
+    let server = TestServer::new();
+    let http = http_server_with(&server, "idle", &["--idle-timeout", "2"]);
+    let addr = http
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_string();
+    let client = http_client(&http.url).await;
+    call(client.peer(), "list", json!({})).await.ok("list");
+    let before = Usage::of(http.pid);
+
+    // 300 connections that never send a byte: past the ceiling (256) they are closed
+    // at once, and the rest once idle.
+    let opened = Instant::now();
+    let mut idle: Vec<std::net::TcpStream> = (0..300)
+        .map(|_| std::net::TcpStream::connect(&addr).expect("connect"))
+        .collect();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let peak = Usage::of(http.pid);
+    let closed_at_once = idle
+        .iter_mut()
+        .map(|s| {
+            s.set_nonblocking(true).unwrap();
+            let mut b = [0u8; 1];
+            matches!(s.read(&mut b), Ok(0))
+        })
+        .filter(|closed| *closed)
+        .count();
+    let still_open = |s: &mut std::net::TcpStream| {
+        let mut b = [0u8; 1];
+        matches!(s.read(&mut b), Err(ref e) if e.kind() == std::io::ErrorKind::WouldBlock)
+    };
+    let all_closed = {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let open = idle.iter_mut().map(still_open).filter(|open| *open).count();
+            if open == 0 {
+                break Some(opened.elapsed());
+            }
+            if Instant::now() > deadline {
+                break None;
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+    };
+    let asked = Instant::now();
+    call(client.peer(), "list", json!({}))
+        .await
+        .ok("list after the idle connections");
+    let answered = asked.elapsed();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let after = Usage::of(http.pid);
+    eprintln!(
+        "300 idle connections: {closed_at_once} closed at once, all closed after {all_closed:?}; list then answered in {answered:.1?}"
+    );
+    eprintln!("  before: {before}");
+    eprintln!("  peak:   {peak}");
+    eprintln!("  after:  {after}");
+    assert!(
+        closed_at_once >= 300 - 256,
+        "{closed_at_once} closed at once"
+    );
+    assert!(all_closed.is_some(), "idle connections stayed open");
+    assert!(
+        peak.fds <= before.fds + 256 + 8,
+        "descriptors grew from {before} to {peak}"
+    );
+    assert!(
+        after.fds <= before.fds + 8,
+        "descriptors grew from {before} to {after}"
+    );
+    drop(idle);
+}
