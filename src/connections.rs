@@ -28,13 +28,26 @@ pub const CONNECTIONS_MAX: usize = 256;
 /// How long a connection may stay without a byte either way (default).
 pub const IDLE: Duration = Duration::from_secs(60);
 
+/// What is done when a connection closes, with its peer's address.
+pub type OnClose = Arc<dyn Fn(SocketAddr) + Send + Sync>;
+
 /// A listener that bounds its connections (see the module docs).
-#[derive(Debug)]
 pub struct Connections {
     listener: TcpListener,
     permits: Arc<Semaphore>,
     max: usize,
     idle: Duration,
+    on_close: Option<OnClose>,
+}
+
+impl std::fmt::Debug for Connections {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connections")
+            .field("listener", &self.listener)
+            .field("max", &self.max)
+            .field("idle", &self.idle)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Connections {
@@ -46,7 +59,16 @@ impl Connections {
             permits: Arc::new(Semaphore::new(max)),
             max,
             idle,
+            on_close: None,
         }
+    }
+
+    /// Calls `on_close` with the peer's address when a connection closes (a client
+    /// gone, or closed for being idle): what the connection held is let go then, not
+    /// when the process ends.
+    pub fn on_close(mut self, on_close: OnClose) -> Self {
+        self.on_close = Some(on_close);
+        self
     }
 
     /// The address it listens on.
@@ -68,7 +90,11 @@ impl Connections {
                 }
             };
             match self.permits.clone().try_acquire_owned() {
-                Ok(permit) => return (Bounded::new(stream, permit, self.idle), addr),
+                Ok(permit) => {
+                    let mut bounded = Bounded::new(stream, permit, self.idle);
+                    bounded.on_close = self.on_close.clone().map(|f| (f, addr));
+                    return (bounded, addr);
+                }
                 Err(_) => {
                     tracing::warn!(
                         target: "cohort::net",
@@ -96,12 +122,29 @@ impl axum::serve::Listener for Connections {
 }
 
 /// One connection: its place under the ceiling, and its idle deadline.
-#[derive(Debug)]
 pub struct Bounded {
     stream: TcpStream,
     _permit: OwnedSemaphorePermit,
     idle: Duration,
     deadline: Pin<Box<Sleep>>,
+    on_close: Option<(OnClose, SocketAddr)>,
+}
+
+impl std::fmt::Debug for Bounded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bounded")
+            .field("stream", &self.stream)
+            .field("idle", &self.idle)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Bounded {
+    fn drop(&mut self) {
+        if let Some((on_close, addr)) = self.on_close.take() {
+            on_close(addr);
+        }
+    }
 }
 
 impl Bounded {
@@ -111,6 +154,7 @@ impl Bounded {
             _permit: permit,
             idle,
             deadline: Box::pin(tokio::time::sleep(idle)),
+            on_close: None,
         }
     }
 

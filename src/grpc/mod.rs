@@ -40,10 +40,26 @@ pub async fn serve(
     let token = token.filter(|t| !t.is_empty());
     crate::guard::require_token(addr, token.as_deref())?;
     let stop = CancellationToken::new();
-    let service = proto::cohort_server::CohortServer::with_interceptor(
-        CohortService::new(engine, stop.clone()),
-        move |request: Request<()>| authorize(request, token.as_deref()),
-    );
+    let cohort = CohortService::new(engine.clone(), stop.clone());
+    // A client that goes lets go of its locks then, as an MCP connection does.
+    let named = cohort.clone();
+    let listener = listener.on_close(std::sync::Arc::new(move |peer| {
+        let (Some(engine), Ok(runtime)) =
+            (engine.started(), tokio::runtime::Handle::try_current())
+        else {
+            return;
+        };
+        let connection = named.connection_at(peer);
+        runtime.spawn(async move {
+            if let Err(e) = engine.terminal.release_connection(&connection).await {
+                tracing::warn!(target: "cohort::grpc", "the locks of {connection} were not released: {e}");
+            }
+        });
+    }));
+    let service =
+        proto::cohort_server::CohortServer::with_interceptor(cohort, move |request: Request<()>| {
+            authorize(request, token.as_deref())
+        });
     let shutdown = async move {
         shutdown.await;
         // Event streams run until their client goes: end them, so the server can.

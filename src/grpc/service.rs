@@ -60,9 +60,14 @@ impl CohortService {
     /// bound to (one per client connection, as for MCP).
     fn connection<T>(&self, request: &Request<T>) -> String {
         match request.remote_addr() {
-            Some(addr) => format!("grpc-{}-{addr}", self.id),
+            Some(addr) => self.connection_at(addr),
             None => format!("grpc-{}", self.id),
         }
+    }
+
+    /// The name of the connection from `peer`.
+    pub fn connection_at(&self, peer: std::net::SocketAddr) -> String {
+        format!("grpc-{}-{peer}", self.id)
     }
 
     /// The caller's connection acting as `owner`, as the terminal's caller.

@@ -297,6 +297,50 @@ async fn layouts_agents_teams_broadcasts_and_locks() {
     assert!(locks.into_inner().locks.is_empty());
 }
 
+/// A lock is bound to the connection that took it: when that client goes, so does
+/// the lock, while the server keeps running.
+#[tokio::test]
+async fn a_lock_ends_with_the_grpc_connection_that_took_it() {
+    let server = TestServer::new();
+    let (_served, addr) = serve_grpc(&server, &[]);
+    let mut a = client(&addr).await;
+    open(&mut a, "g-lease").await;
+    let held = a
+        .lock(proto::LockRequest {
+            target: "g-lease".into(),
+            owner: "alice".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(held.locked, "{held:?}");
+    let mut b = client(&addr).await;
+    let send = || proto::SendRequest {
+        target: "g-lease".into(),
+        text: "echo from-bob".into(),
+        owner: Some("bob".into()),
+        ..Default::default()
+    };
+    expect_refusal(b.send(send()).await, Code::PermissionDenied, "alice");
+    drop(a);
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        match b.send(send()).await {
+            Ok(_) => break,
+            Err(status) if status.code() == Code::PermissionDenied => {
+                assert!(
+                    tokio::time::Instant::now() < deadline,
+                    "the lock outlived its connection: {status:?}"
+                );
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(status) => panic!("{status:?}"),
+        }
+    }
+    let locks = b.list_locks(proto::ListLocksRequest {}).await.unwrap();
+    assert!(locks.into_inner().locks.is_empty());
+}
+
 #[tokio::test]
 async fn playbooks_waits_and_the_event_stream() {
     let server = TestServer::new();
