@@ -316,12 +316,27 @@ impl Orchestrator {
             }
         }
         let done = total > 0 && finished(done_count);
+        let waited = start.elapsed();
+        let timed_out = waited >= timeout;
         let results: Vec<Met> = watched
             .into_iter()
             .map(|mut w| {
                 if !w.result.met {
-                    w.result.what =
-                        format!("not {} after {} ms", condition.name(), timeout.as_millis());
+                    // The wait ended when enough targets met it (`any`), or at its
+                    // timeout: say which, with the time it really lasted.
+                    w.result.what = if timed_out {
+                        format!(
+                            "not {} within the timeout ({} ms)",
+                            condition.name(),
+                            waited.as_millis()
+                        )
+                    } else {
+                        format!(
+                            "not {} yet: the wait ended after {} ms, when the others met it",
+                            condition.name(),
+                            waited.as_millis()
+                        )
+                    };
                 }
                 w.result
             })

@@ -46,8 +46,9 @@ pub struct ServeArgs {
     /// closed (its client gets a 404 saying to initialize again).
     #[arg(long, value_name = "N", default_value_t = crate::mcp::SESSIONS_MAX)]
     pub max_sessions: usize,
-    /// Toolsets to offer: core, layout, team, workers (comma-separated), or all. The
-    /// default, core, is what a single agent needs, in a short tool list.
+    /// Toolsets to offer: core, layout, team, workers, orchestration
+    /// (comma-separated), or all. The default, core, is what a single agent needs, in
+    /// a short tool list.
     #[arg(
         long,
         env = "COHORT_TOOLSETS",

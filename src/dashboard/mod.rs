@@ -47,6 +47,7 @@ use cohort_terminal::{Caller, SendOptions};
 const INDEX: &str = include_str!("assets/index.html");
 const SCRIPT: &str = include_str!("assets/app.js");
 const STYLE: &str = include_str!("assets/app.css");
+const ICON: &str = include_str!("assets/favicon.svg");
 
 /// How the dashboard is served.
 #[derive(Clone, Debug, Default)]
@@ -120,6 +121,12 @@ pub fn router(engine: EngineSlot, options: DashboardOptions) -> axum::Router {
             "/dashboard/app.css",
             get(|| asset("text/css; charset=utf-8", STYLE)),
         )
+        .route(
+            "/dashboard/favicon.svg",
+            get(|| asset("image/svg+xml", ICON)),
+        )
+        // Browsers ask the root for an icon whatever the page names.
+        .route("/favicon.ico", get(|| asset("image/svg+xml", ICON)))
         .route("/dashboard/api/view", get(view_now))
         .route("/dashboard/events", get(events))
         .route("/dashboard/api/send", post(send))

@@ -32,8 +32,18 @@ impl CohortServer {
     async fn list(&self, Parameters(_): Parameters<NoArgs>) -> Result<Json<ListResult>, String> {
         let engine = self.engine().await?;
         let panes = engine.terminal.list().await.map_err(err)?;
+        let mut tags = engine.terminal.tags().await.map_err(err)?;
         Ok(Json(ListResult {
-            sessions: panes.iter().map(SessionSummary::from).collect(),
+            sessions: panes
+                .iter()
+                .map(|pane| {
+                    let mut session = SessionSummary::from(pane);
+                    if let Some(id) = &session.id {
+                        session.tags = tags.remove(id).unwrap_or_default();
+                    }
+                    session
+                })
+                .collect(),
         }))
     }
 

@@ -25,6 +25,9 @@ pub struct SessionSummary {
     pub exited: bool,
     /// Agent owning the session, if any.
     pub agent: Option<String>,
+    /// Its tags (`tag:NAME` targets every session with one).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
 }
 
 impl From<&PaneInfo> for SessionSummary {
@@ -36,6 +39,7 @@ impl From<&PaneInfo> for SessionSummary {
             command: p.command.clone(),
             exited: p.dead,
             agent: p.identity.as_ref().and_then(|i| i.agent.clone()),
+            tags: Vec::new(),
         }
     }
 }

@@ -146,4 +146,16 @@ impl Terminal {
         self.db(move |r| r.tag(&id, &add, &remove)).await?;
         Ok(self.session_of(pane).await?.tags)
     }
+
+    /// Every tagged session's tags, by session id (`tag:NAME` targets them all).
+    pub async fn tags(
+        &self,
+    ) -> Result<std::collections::HashMap<String, Vec<String>>, TerminalError> {
+        let records = self.db(|r| r.sessions()).await?;
+        Ok(records
+            .into_iter()
+            .filter(|s| !s.tags.is_empty())
+            .map(|s| (s.id, s.tags))
+            .collect())
+    }
 }

@@ -99,6 +99,11 @@ pub fn check(kind: NameKind, name: &str) -> Result<(), TerminalError> {
             "names starting with '_' or '%' are reserved (for cohort and for pane ids)",
         ));
     }
+    if target && name.starts_with(crate::targets::TAG_PREFIX) {
+        return Err(invalid(
+            "names starting with 'tag:' are reserved: `tag:NAME` targets every session with that tag",
+        ));
+    }
     Ok(())
 }
 

@@ -1,7 +1,7 @@
 //! Targets: which session a caller means by a session name, persistent id, agent
-//! name or pane id, and, for calls that reach many sessions, by a team; either may
-//! also be a path through the team tree (`team/agent`, `org/web`, see
-//! [`crate::hierarchy`]).
+//! name or pane id, and, for calls that reach many sessions, by a team or a tag
+//! (`tag:frontend`: every session tagged so); either may also be a path through the
+//! team tree (`team/agent`, `org/web`, see [`crate::hierarchy`]).
 
 use cohort_backends::PaneInfo;
 
@@ -12,6 +12,9 @@ use crate::{
 
 /// A target as given to a many-target call, and its session or why it names none.
 pub type ExpandedTarget = (String, Result<PaneInfo, TerminalError>);
+
+/// The prefix of a target naming every session with a tag: `tag:frontend`.
+pub const TAG_PREFIX: &str = "tag:";
 
 /// What happened at one target of a many-session call.
 #[derive(Clone, Debug)]
@@ -179,6 +182,7 @@ impl Terminal {
         let teams = self.teams().await?;
         let mut out: Vec<ExpandedTarget> = Vec::new();
         let mut listed = false;
+        let mut records = None;
         let push = |label: String, pane: &PaneInfo, out: &mut Vec<ExpandedTarget>| {
             if !out
                 .iter()
@@ -188,6 +192,29 @@ impl Terminal {
             }
         };
         for target in targets {
+            if let Some(tag) = target.strip_prefix(TAG_PREFIX) {
+                let records = match &records {
+                    Some(records) => records,
+                    None => records.insert(self.db(|r| r.sessions()).await?),
+                };
+                let mut reached = false;
+                for record in records.iter().filter(|s| s.tags.iter().any(|t| t == tag)) {
+                    if let Some(pane) = resolve_target(&panes, &record.name) {
+                        push(record.name.clone(), pane, &mut out);
+                        reached = true;
+                    }
+                }
+                if !reached {
+                    out.push((
+                        target.clone(),
+                        Err(TerminalError::InvalidArgument(format!(
+                            "no open session has the tag {:?} (`tag` adds one; `list` shows them)",
+                            crate::names::shown(tag)
+                        ))),
+                    ));
+                }
+                continue;
+            }
             if let Some(pane) = resolve_target(&panes, target) {
                 push(target.clone(), pane, &mut out);
                 continue;

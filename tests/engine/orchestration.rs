@@ -170,9 +170,32 @@ async fn wait_for_all_times_out_naming_who_did_not_meet_it() {
         .collect();
     assert_eq!(by, vec![("ta", true), ("tb", false)]);
     assert!(
-        outcome.results[1].what.contains("not pattern"),
+        outcome.results[1]
+            .what
+            .contains("not pattern within the timeout"),
         "{outcome:?}"
     );
+    // With `any`, the wait ends when one meets it: the other has not met it *yet*,
+    // and the time given is the wait's own.
+    type_line(&engine, &a.id, "sleep 0.3; printf 'be%s\\n' ta").await;
+    let outcome = engine
+        .orchestrator
+        .wait_for(
+            &names(&["ta", "tb"]),
+            &Condition::Pattern {
+                until: Until::new("beta", false).unwrap(),
+                input: false,
+            },
+            Quorum::Any,
+            Duration::from_millis(20_000),
+            |_, _, _| {},
+        )
+        .await
+        .unwrap();
+    assert!(outcome.done, "{outcome:?}");
+    let other = &outcome.results[1].what;
+    assert!(other.contains("not pattern yet"), "{outcome:?}");
+    assert!(!other.contains("20000"), "{outcome:?}");
     // A name that reaches nothing could only time out: the wait is refused at once,
     // naming it.
     let refused = engine

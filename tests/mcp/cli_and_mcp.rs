@@ -622,3 +622,22 @@ fn requests_too_deep_or_too_big_are_answered() {
     drop(stdin);
     let _ = child.wait();
 }
+
+/// Every command that takes toolsets names every one of them in its help.
+#[test]
+fn help_names_every_toolset_wherever_toolsets_are_taken() {
+    for command in ["mcp", "serve"] {
+        let help = crate::support::deadline::output_within(
+            Command::new(env!("CARGO_BIN_EXE_cohort")).args([command, "--help"]),
+            WAIT,
+        )
+        .unwrap_or_else(|| panic!("cohort {command} --help did not answer"));
+        for set in cohort::mcp::Toolset::ALL {
+            assert!(
+                help.contains(set.name()),
+                "cohort {command} --help lacks {}: {help}",
+                set.name()
+            );
+        }
+    }
+}

@@ -319,7 +319,7 @@ fn the_dashboard_command_keeps_to_loopback_or_asks_for_a_token() {
     assert!(page.starts_with("HTTP/1.1 200"), "{page}");
     assert!(page.contains("<title>cohort</title>"), "{page}");
     // Nothing is fetched from elsewhere: every asset the page names is served here.
-    for asset in ["app.js", "app.css"] {
+    for asset in ["app.js", "app.css", "favicon.svg"] {
         assert!(page.contains(asset), "{asset} not named in the page");
         let served = get(&addr, &format!("/dashboard/{asset}"), &[]);
         assert!(served.starts_with("HTTP/1.1 200"), "{asset}: {served}");
@@ -328,6 +328,8 @@ fn the_dashboard_command_keeps_to_loopback_or_asks_for_a_token() {
         !page.contains("https://") && !page.contains("src=\"http"),
         "{page}"
     );
+    let icon = get(&addr, "/favicon.ico", &[]);
+    assert!(icon.starts_with("HTTP/1.1 200"), "{icon}");
     // A name that is not loopback (DNS rebinding) is refused.
     let rebound = get(&addr, "/dashboard/", &[("Host", "evil.example")]);
     assert!(!rebound.starts_with("HTTP/1.1 200"), "{rebound}");

@@ -472,6 +472,53 @@ async fn a_lock_refuses_a_second_owner() {
 }
 
 #[tokio::test]
+async fn tags_are_listed_and_tag_targets_reach_every_tagged_session() {
+    let h = harness(&Toolset::ALL).await;
+    for name in ["web-1", "web-2", "db"] {
+        h.ok("open", json!({"name": name})).await;
+    }
+    for name in ["web-1", "web-2"] {
+        h.ok("tag", json!({"target": name, "add": ["frontend"]}))
+            .await;
+    }
+    let listed = h.ok("list", json!({})).await;
+    let tags_of = |name: &str| {
+        listed["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .unwrap()["tags"]
+            .clone()
+    };
+    assert_eq!(tags_of("web-1"), json!(["frontend"]), "{listed}");
+    assert_eq!(tags_of("db"), Value::Null, "{listed}");
+    let wrote = h
+        .ok(
+            "write_many",
+            json!({"targets": ["tag:frontend"], "text": "echo tagged"}),
+        )
+        .await;
+    let mut reached: Vec<&str> = wrote["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["session"].as_str().unwrap())
+        .collect();
+    reached.sort();
+    assert_eq!(reached, ["web-1", "web-2"], "{wrote}");
+    let none = h
+        .error(
+            "write_many",
+            json!({"targets": ["tag:backend"], "text": "echo nobody"}),
+        )
+        .await;
+    assert!(none.contains("no open session has the tag"), "{none}");
+    let e = h.error("open", json!({"name": "tag:x"})).await;
+    assert!(e.contains("reserved"), "{e}");
+}
+
+#[tokio::test]
 async fn layouts_split_and_appearance() {
     let h = harness(&Toolset::ALL).await;
     let made = h
