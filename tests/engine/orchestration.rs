@@ -899,14 +899,23 @@ async fn a_watcher_on_an_event_fires_on_a_failed_command_only() {
             },
             action: None,
             notify: "lead".into(),
-            context: 0,
+            context: 2,
             once: true,
             owner: None,
         })
         .await
         .unwrap();
     type_line(&engine, &pane.id, "true").await;
-    type_line(&engine, &pane.id, "sh -c 'exit 9'").await;
+    engine
+        .terminal
+        .send(
+            &pane.id,
+            "printf 'step %s\\n' one two 'failed: disk full'; sh -c 'exit 9'",
+            &SendOptions::default(),
+            &Caller::new("test"),
+        )
+        .await
+        .unwrap();
     // The watcher's note, not the first note to come: cohort's own `command_failed`
     // notice for every reader can arrive before it.
     let deadline = tokio::time::Instant::now() + WAIT;
@@ -931,5 +940,13 @@ async fn a_watcher_on_an_event_fires_on_a_failed_command_only() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     };
     assert_eq!(hits.len(), 1, "{notes:?}");
-    assert!(hits[0].contains("status 9"), "{}", hits[0]);
+    // Like a pattern hit, it says what ran and what it printed last.
+    let hit = &hits[0];
+    assert!(hit.contains("status 9"), "{hit}");
+    assert!(hit.contains("`printf 'step %s"), "the command: {hit}");
+    assert!(
+        hit.contains("step two") && hit.contains("step failed: disk full"),
+        "its last lines: {hit}"
+    );
+    assert!(!hit.contains("step one"), "two lines of context: {hit}");
 }

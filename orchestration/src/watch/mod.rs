@@ -701,13 +701,12 @@ impl Orchestrator {
                 }
             }
             EngineEvent::CommandEnded {
-                pane, exit_status, ..
+                pane,
+                exit_status,
+                offset,
             } => {
                 let failed = exit_status.is_some_and(|s| s != 0);
-                let what = match exit_status {
-                    Some(s) => format!("a command ended with status {s}"),
-                    None => "a command ended".into(),
-                };
+                let mut what_and_lines: Option<(String, Vec<String>)> = None;
                 for w in active.values().filter(|w| w.panes.contains(pane)) {
                     let hit = matches!(
                         w.spec.trigger,
@@ -722,7 +721,15 @@ impl Orchestrator {
                             }
                         ));
                     if hit {
-                        out.push((w.spec.id.clone(), self.event_hit(pane, &what).await));
+                        if what_and_lines.is_none() {
+                            what_and_lines =
+                                Some(self.command_end(pane, *exit_status, *offset).await);
+                        }
+                        let (what, lines) = what_and_lines.clone().unwrap_or_default();
+                        let mut hit = self.event_hit(pane, &what).await;
+                        let keep = lines.len().saturating_sub(w.spec.context);
+                        hit.context = lines[keep..].to_vec();
+                        out.push((w.spec.id.clone(), hit));
                     }
                 }
             }
@@ -767,6 +774,68 @@ impl Orchestrator {
             _ => {}
         }
         out
+    }
+
+    /// What a command's end in `pane` at journal `offset` says: the command (when
+    /// cohort typed it) with its status, and the last lines it printed (at most
+    /// [`CONTEXT_MAX`]).
+    async fn command_end(
+        &self,
+        pane: &PaneId,
+        exit_status: Option<i32>,
+        offset: u64,
+    ) -> (String, Vec<String>) {
+        // The command typed here before this end (recorded before its Enter), else the
+        // last one the registry knows (typed by another process).
+        let typed_here = {
+            let runtime = self.terminal.pane_runtime(pane);
+            let data = runtime.lock();
+            data.commands
+                .iter()
+                .rev()
+                .find(|c| c.offset < offset)
+                .map(|c| c.text.clone())
+        };
+        let command = match typed_here {
+            Some(text) => Some(text),
+            None => self
+                .terminal
+                .session_record(pane)
+                .await
+                .ok()
+                .flatten()
+                .and_then(|s| s.last_command),
+        }
+        .map(|c| {
+            let first: String = c
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .chars()
+                .take(200)
+                .collect();
+            first
+        });
+        let what = match (command, exit_status) {
+            (Some(c), Some(s)) => format!("`{c}` ended with status {s}"),
+            (Some(c), None) => format!("`{c}` ended"),
+            (None, Some(s)) => format!("a command ended with status {s}"),
+            (None, None) => "a command ended".into(),
+        };
+        let options = cohort_terminal::read::ReadOptions {
+            what: cohort_terminal::read::ReadWhat::Bytes(offset.saturating_sub(16 << 10)..offset),
+            raw: true,
+            ..cohort_terminal::read::ReadOptions::default()
+        };
+        let read = self.terminal.read(pane, &options).await;
+        let lines: Vec<String> = read
+            .text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(str::to_string)
+            .collect();
+        let keep = lines.len().saturating_sub(CONTEXT_MAX);
+        (what, lines[keep..].to_vec())
     }
 
     /// A hit for an event in `pane`.
