@@ -346,6 +346,7 @@ impl CohortServer {
             .map_err(err)?;
         Ok(Json(LockResult {
             locked: true,
+            yours: true,
             message: lock_taken(&lock),
             holder: Some(LockOut::from(lock)),
         }))
@@ -374,6 +375,7 @@ impl CohortServer {
             .map_err(err)?;
         Ok(Json(LockResult {
             locked: false,
+            yours: false,
             holder: None,
             message: lock_released(&session_name(&pane), released),
         }))
@@ -404,11 +406,13 @@ impl CohortServer {
         Ok(Json(match answer.holder {
             None => LockResult {
                 locked: false,
+                yours: false,
                 holder: None,
                 message: format!("{} is not locked: go ahead", answer.session),
             },
             Some(holder) => LockResult {
-                locked: false,
+                locked: true,
+                yours: holder.owner == requester,
                 message: format!(
                     "asked {} (they hold the lock, taken {}); it is still theirs: wait for their unlock",
                     holder.owner,

@@ -444,8 +444,12 @@ async fn a_lock_refuses_a_second_owner() {
         .ok("notifications", json!({"owner": "alice", "all": true}))
         .await;
     assert_eq!(all["notifications"].as_array().unwrap().len(), 1);
-    // The requester does not hold it; the message says since when, for people.
-    assert_eq!(asked["locked"], false);
+    // The session is locked, not by the requester; the message says since when, for
+    // people.
+    assert_eq!(
+        (&asked["locked"], &asked["yours"]),
+        (&json!(true), &json!(false))
+    );
     let message = asked["message"].as_str().unwrap();
     assert!(message.contains("s ago"), "{message}");
     assert!(h

@@ -281,8 +281,10 @@ pub(super) fn ago(since: i64) -> String {
 /// `lock` result.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct LockResult {
-    /// Whether you hold the lock now.
+    /// Whether the session is locked now (by you or by someone else: see `yours`).
     pub locked: bool,
+    /// Whether the lock is yours.
+    pub yours: bool,
     /// The holder.
     pub holder: Option<LockOut>,
     /// What happened.
