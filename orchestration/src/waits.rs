@@ -159,6 +159,9 @@ struct Watched {
     agent: Option<String>,
     feed: Option<LineFeed>,
     result: Met,
+    /// A command was seen running during the wait (an end met before any was is
+    /// the previous command's).
+    saw_running: bool,
 }
 
 /// Whether a command is running in the pane: the shell announced a start and not
@@ -237,6 +240,7 @@ impl Orchestrator {
                 pane: pane.id.clone(),
                 agent,
                 feed,
+                saw_running: false,
                 result: Met {
                     target: label,
                     session,
@@ -384,13 +388,19 @@ impl Orchestrator {
             Condition::Exit => {
                 let data = runtime.lock();
                 if running(&data) {
+                    w.saw_running = true;
                     return Ok(None);
                 }
                 let status = last_status(&data);
                 w.result.exit_status = status;
-                Ok(Some(match status {
+                let ended = match status {
                     Some(s) => format!("exit {s}"),
                     None => "ended (no status reported)".into(),
+                };
+                Ok(Some(if w.saw_running {
+                    ended
+                } else {
+                    format!("nothing was running: the previous command's {ended}, before the wait began")
                 }))
             }
             Condition::Pattern { until, input } => {

@@ -100,6 +100,25 @@ async fn wait_for_exit_answers_each_target_with_its_status() {
     );
     assert_eq!(heard.len(), 2, "progress per target: {heard:?}");
     assert_eq!(heard[1].1, 2);
+    assert_eq!(outcome.results[0].what, "exit 3", "{outcome:?}");
+    // Waited on again with nothing running, the status is the previous command's,
+    // and the answer says so.
+    let again = engine
+        .orchestrator
+        .wait_for(
+            &names(&["wa"]),
+            &Condition::Exit,
+            Quorum::All,
+            WAIT,
+            |_, _, _| {},
+        )
+        .await
+        .unwrap();
+    assert_eq!(again.results[0].exit_status, Some(3), "{again:?}");
+    assert!(
+        again.results[0].what.contains("previous command's exit 3"),
+        "{again:?}"
+    );
 }
 
 #[tokio::test]
