@@ -9,14 +9,17 @@
 //!   back (how polling tools decide),
 //! - and the end-to-end time of `run("echo x")`.
 //!
-//! Prints medians, p90s and ratios; asserts nothing.
+//! Then the round trips to tmux each `run`, `send` and `key` makes (the floor is one
+//! for the keys; the output comes as an event).
+//!
+//! Prints medians, p90s, ratios and counts; asserts nothing.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use cohort::engine::Engine;
 use cohort_backends::tmux::config::{Socket, TmuxConfig};
-use cohort_backends::tmux::TmuxBackend;
+use cohort_backends::tmux::{control::round_trips, TmuxBackend};
 use cohort_terminal::{
     completion::{Layer, WaitSpec},
     read::{ReadOptions, ReadWhat},
@@ -182,8 +185,10 @@ async fn run() {
     }
 
     let mut echo = Vec::new();
+    let mut echo_trips = Vec::new();
     for _ in 0..SAMPLES {
         let start = Instant::now();
+        let trips = round_trips();
         let out = engine
             .terminal
             .run(
@@ -197,7 +202,28 @@ async fn run() {
             .await
             .unwrap();
         echo.push(start.elapsed().as_secs_f64() * 1000.0);
+        echo_trips.push((round_trips() - trips) as f64);
         assert_eq!(out.output.text.trim(), "x");
+    }
+    let caller = cohort_terminal::Caller::new("test");
+    let mut send_trips = Vec::new();
+    let mut key_trips = Vec::new();
+    for _ in 0..SAMPLES {
+        let trips = round_trips();
+        engine
+            .terminal
+            .send(&shell, "true", &SendOptions::default(), &caller)
+            .await
+            .unwrap();
+        send_trips.push((round_trips() - trips) as f64);
+        engine.terminal.wait(&shell, spec.clone()).await.unwrap();
+        let trips = round_trips();
+        engine
+            .terminal
+            .keys(&shell, &["C-l".parse().unwrap()], &caller, false)
+            .await
+            .unwrap();
+        key_trips.push((round_trips() - trips) as f64);
     }
     let _ = engine
         .terminal
@@ -220,6 +246,18 @@ async fn run() {
         "exit layer is {:.0}x ahead of 250 ms polling (median vs median)",
         median(&mut poll_lag) / median(&mut exit_lag).max(0.001)
     );
+    println!("Round trips to tmux per call (median, p90 of {SAMPLES})");
+    for (name, v) in [
+        ("run(\"echo x\")", &mut echo_trips),
+        ("send(\"true\")", &mut send_trips),
+        ("key(C-l)", &mut key_trips),
+    ] {
+        println!(
+            "{name:<44} {:>10.0} {:>10.0}",
+            median(v),
+            percentile(v, 0.9)
+        );
+    }
     println!(
         "journal memory in use: {} KiB",
         engine.terminal.stats().journal_memory / 1024

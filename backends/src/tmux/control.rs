@@ -60,6 +60,16 @@ impl std::fmt::Debug for ControlClient {
 
 const BACKEND: &str = "tmux";
 
+/// Round trips to tmux over control mode in this process: each write of one or more
+/// command lines that waits for their answers counts once.
+static ROUND_TRIPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Round trips to tmux this process made so far (every control connection, every
+/// backend): what a benchmark reads around one operation to count its round trips.
+pub fn round_trips() -> u64 {
+    ROUND_TRIPS.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// How long a command waits for tmux to take it and answer. tmux answers in
 /// milliseconds; this only ends the wait on a server that is stopped or wedged.
 pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(15);
@@ -234,6 +244,7 @@ impl ControlClient {
     /// matched to their commands; a write that cannot finish ends the connection,
     /// since a half-written line would run as part of the next command.
     async fn write_and_wait<S: AsRef<str>>(&self, lines: &[S]) -> Result<Vec<Result<Reply>>> {
+        ROUND_TRIPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let deadline = tokio::time::Instant::now() + COMMAND_TIMEOUT;
         let unanswered = |lines: &[S]| BackendError::Timeout {
             what: format!(
