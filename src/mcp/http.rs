@@ -21,7 +21,7 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// Whether the dashboard's page may type into sessions.
     pub dashboard_input: bool,
-    /// MCP sessions alive at once (see [`CappedSessions`]).
+    /// MCP sessions alive at once; past it, the least recently used is closed.
     pub max_sessions: usize,
     /// The role every session is restricted to.
     pub role: Option<cohort_orchestration::roles::Role>,

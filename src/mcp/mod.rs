@@ -275,7 +275,7 @@ impl CohortServer {
 
     /// The same server, serving `agent`: with a role, every name a caller gives for
     /// itself (a lock's owner, a notification's sender or reader, a watcher's
-    /// owner) is bound to it (see [`CohortServer::own_name`]).
+    /// owner) is bound to it, and any other name is refused.
     pub fn serving_agent(mut self, agent: Option<String>) -> Self {
         self.agent = agent.map(Arc::from);
         self
