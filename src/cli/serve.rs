@@ -100,6 +100,18 @@ pub async fn run(config: &Config, args: ServeArgs) -> Result<(), String> {
         args.role.as_deref(),
         args.roles.as_deref(),
     )?;
+    if let Some(role) = &role {
+        // The page types through the send path; a role that may not type would have
+        // a back door there.
+        let types = role.allows("send", cohort_orchestration::roles::Permission::Type);
+        if args.dashboard_input && !types {
+            return Err(format!(
+                "--dashboard-input lets the page type, which the role {:?} does not allow: \
+                 leave it out, or serve with a role that may type",
+                role.name
+            ));
+        }
+    }
     let idle = std::time::Duration::from_secs(args.idle_timeout.max(1));
     let engine = EngineSlot::starting(config.clone());
     let ct = tokio_util::sync::CancellationToken::new();

@@ -86,6 +86,18 @@ async fn a_role_restricts_every_http_session() {
     assert!(!out.status.success());
     let said = String::from_utf8_lossy(&out.stderr);
     assert!(said.contains("gRPC") && said.contains("role"), "{said}");
+    // Nor may the dashboard's page type for a role that may not.
+    let out = crate::support::deadline::refused(
+        Command::new(env!("CARGO_BIN_EXE_cohort"))
+            .args(["serve", "--http", "127.0.0.1:0", "--role", "readonly"])
+            .arg("--dashboard-input")
+            .env("COHORT_TMUX_SOCKET", &server.socket)
+            .env("COHORT_STATE_DIR", server.state_dir()),
+        crate::support::WAIT,
+    );
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("--dashboard-input"), "{said}");
 }
 
 #[tokio::test]
