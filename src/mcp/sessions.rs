@@ -55,6 +55,9 @@ impl CappedSessions {
     /// Forgets sessions rmcp no longer has, then closes the least recently used
     /// until there is room for one more.
     async fn make_room(&self) -> Result<(), <LocalSessionManager as SessionManager>::Error> {
+        if self.lock_used().len() < self.max {
+            return Ok(());
+        }
         let known: Vec<SessionId> = self.lock_used().keys().cloned().collect();
         for id in known {
             if !self.inner.has_session(&id).await? {

@@ -63,6 +63,15 @@ impl std::fmt::Display for Usage {
     }
 }
 
+/// Adds a watcher through the `watch` tool; its id.
+async fn add_watch(client: &Client, args: Value) -> String {
+    let watch = call(client, "watch", args).await.ok("watch");
+    watch["watches"][0]["id"]
+        .as_str()
+        .expect("an id")
+        .to_string()
+}
+
 /// The watch notifications `owner` has had from watcher `id`.
 async fn notes_from(client: &Client, owner: &str, id: &str) -> Vec<String> {
     let notes = call(
@@ -135,18 +144,12 @@ async fn a_watcher_under_a_flood_stays_bounded_and_counts_every_hit() {
             .ok("open");
     }
     run_ok(&client, "sink", "true").await;
-    let watch = call(
+    let id = add_watch(
         &client,
-        "watch",
         json!({"target": "flood", "pattern": "HIT", "notify": "lead",
                "send_to": "sink", "send_text": ": acted"}),
     )
-    .await
-    .ok("watch");
-    let id = watch["watches"][0]["id"]
-        .as_str()
-        .expect("an id")
-        .to_string();
+    .await;
     let before = Usage::of(mcp.pid);
 
     // While it floods, the server answers `list`, and its usage is sampled.
@@ -250,18 +253,12 @@ async fn a_watcher_that_sets_itself_off_is_stopped() {
         .ok("open");
     run_ok(&client, "echoes", "true").await;
     // Each hit types a command whose output matches again.
-    let watch = call(
+    let id = add_watch(
         &client,
-        "watch",
         json!({"target": "echoes", "pattern": "PING", "notify": "lead",
                "send_to": "echoes", "send_text": "echo PING"}),
     )
-    .await
-    .ok("watch");
-    let id = watch["watches"][0]["id"]
-        .as_str()
-        .expect("an id")
-        .to_string();
+    .await;
     call(
         &client,
         "send",

@@ -390,15 +390,7 @@ impl Ladder {
             {
                 // The same facts hold for a moment after the command ended, until its
                 // `D` arrives: the verdict stands only if nothing comes.
-                let until = now + QUIESCENCE_GRACE;
-                self.settling = Some(Settling {
-                    end: snap.end,
-                    complete: false,
-                    layer: Layer::Nested,
-                    hint: Some(hints::SHELL_READS.into()),
-                    until,
-                });
-                return Some(Decision::Sleep(until));
+                return Some(self.settle_on_shell_reading(snap.end, now));
             } else {
                 return None;
             }
@@ -439,15 +431,7 @@ impl Ladder {
             if waits && facts.shell_builtin_reading() {
                 // Not back at its prompt: the shell reads the terminal without its line
                 // editor, so a builtin of a command (`read -n1`) waits for an answer.
-                let until = now + QUIESCENCE_GRACE;
-                self.settling = Some(Settling {
-                    end: snap.end,
-                    complete: false,
-                    layer: Layer::Nested,
-                    hint: Some(hints::SHELL_READS.into()),
-                    until,
-                });
-                return Some(Decision::Sleep(until));
+                return Some(self.settle_on_shell_reading(snap.end, now));
             }
             // With shell integration the D mark is the answer; allow it a moment.
             if !has_integration || now >= quiet_at + self.spec.quiet * 2 {
@@ -553,6 +537,20 @@ impl Ladder {
             // status reported is not the command's.
             None => (Layer::Exit, None, range),
         }
+    }
+
+    /// Waits a grace period on "the shell is waiting for input inside the command":
+    /// the verdict stands only if no output (a late `D`) comes before it ends.
+    fn settle_on_shell_reading(&mut self, end: u64, now: Duration) -> Decision {
+        let until = now + QUIESCENCE_GRACE;
+        self.settling = Some(Settling {
+            end,
+            complete: false,
+            layer: Layer::Nested,
+            hint: Some(hints::SHELL_READS.into()),
+            until,
+        });
+        Decision::Sleep(until)
     }
 
     /// What the pane shows now, as the ladder reads it.
