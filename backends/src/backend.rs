@@ -82,6 +82,13 @@ pub trait TerminalBackend: Send + Sync + 'static {
     /// one after a restart) can find it with [`TerminalBackend::list_panes`].
     async fn stamp_identity(&self, pane: &PaneId, identity: &Identity) -> Result<()>;
 
+    /// Moves the mark anchor stamped on the pane ([`Identity::anchor`]) to `anchor`, the
+    /// last token verified, so that a server adopting the pane later takes no token
+    /// that was already spent. A no-op for a backend without one-time marks.
+    async fn stamp_mark_anchor(&self, _pane: &PaneId, _anchor: &str) -> Result<()> {
+        Ok(())
+    }
+
     /// Sets the pane's title (what `#{pane_title}` or the tab shows).
     async fn set_title(&self, pane: &PaneId, title: &str) -> Result<()>;
 

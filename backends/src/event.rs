@@ -40,15 +40,16 @@ impl PromptMark {
 
 /// What a prompt mark carried besides its kind.
 ///
-/// cohort's shell integration signs every mark it sends with the pane's key
-/// (`ESC ] 133 ; D ; 0 ; cohort=<key> BEL`), a secret the shell keeps in an unexported
-/// variable: a program that prints a mark (`printf '\033]133;D;0\007'`, `cat` of a
-/// recorded terminal log, a remote host's own shell integration) cannot sign it, so
-/// its marks can be told from the shell's. A mark the shell sends on its way out (its
+/// cohort's shell integration signs every mark it sends
+/// (`ESC ] 133 ; D ; 0 ; cohort=<token> BEL`) with a one-time token the shell keeps in
+/// an unexported variable (see [`crate::pad`]; on iTerm2, with the pane's key): a
+/// program that prints a mark (`printf '\033]133;D;0\007'`, `cat` of a recorded
+/// terminal log, a remote host's own shell integration) cannot sign it, so its marks
+/// can be told from the shell's. A mark the shell sends on its way out (its
 /// exit trap) says so, and what is typed after it would be lost.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MarkParams {
-    /// The `cohort=<key>` signature, when the mark has one.
+    /// The `cohort=<token>` signature, when the mark has one.
     pub key: Option<String>,
     /// Sent as the shell exits.
     pub exiting: bool,

@@ -40,6 +40,7 @@ pub mod iterm2;
 pub mod keys;
 pub mod layout;
 mod link;
+pub mod pad;
 pub mod process;
 pub mod shell;
 pub mod stream;

@@ -33,11 +33,14 @@
 //! line), except in the plain `sh` fallback, which reports the last status at every
 //! prompt.
 //!
-//! Every mark is signed with the pane's key, which the shell reads from
-//! `COHORT_MARK_KEY` at start and then removes from its environment, keeping it in an
-//! unexported variable: programs the shell runs do not inherit it, so a mark one of
-//! them prints (a `printf`, a recorded terminal log, a remote host's own integration)
-//! is unsigned and is not taken for the shell's (see [`crate::MarkParams`]).
+//! Every mark is signed with a one-time token (`cohort=<token>`, see [`crate::pad`]).
+//! Before anything else runs, the shell reads its tokens from the file named in
+//! `COHORT_MARK_PAD`, deletes the file and removes the variable, keeping the tokens in
+//! an unexported variable and taking the next one for each mark as it prints it: no
+//! program the shell runs can sign a mark, and a mark one of them prints (a `printf`,
+//! a recorded terminal log, a replayed capture, a remote host's own integration) is
+//! not taken for the shell's (see [`crate::MarkParams`]). Without a pad (a backend that
+//! signs marks its own way) the marks carry an empty signature.
 //!
 //! A terminal that does not hand a mark's parameters on to cohort has its own
 //! wrapper around these files report the marks a second way: the `C`, `D` and exiting
@@ -120,6 +123,17 @@ const BASH_RC: &str = r#"# cohort shell integration for bash. Starts like a logi
 # and ~/.profile, which usually load ~/.bashrc; with none of them, ~/.bashrc.
 # Then adds OSC 133 prompt marks so cohort knows when a command ends and its exit
 # status. Nothing here prints visible text.
+
+# The one-time tokens that sign this shell's marks, one per mark, read before
+# anything else runs from a file deleted at once: no program gets them.
+__cohort_pad=()
+__cohort_i=0
+if [ -n "${COHORT_MARK_PAD-}" ]; then
+    [ -r "$COHORT_MARK_PAD" ] && IFS=' ' read -r -a __cohort_pad < "$COHORT_MARK_PAD"
+    command rm -f -- "$COHORT_MARK_PAD"
+fi
+unset COHORT_MARK_PAD
+
 __cohort_start_path=$PATH
 if [ -r /etc/profile ]; then . /etc/profile; fi
 if [ -r "$HOME/.bash_profile" ]; then . "$HOME/.bash_profile"
@@ -130,17 +144,13 @@ fi
 __cohort_keep_path "$__cohort_start_path"
 unset __cohort_start_path
 
-# The pane's key signs every mark; programs this shell runs do not inherit it.
-__cohort_key=${COHORT_MARK_KEY-}
-unset COHORT_MARK_KEY
-
 __cohort_prompt() {
     local __cohort_status=$?
     if [ -n "${__cohort_ran-}" ] || [ -n "${__cohort_no_ps0-}" ]; then
-        printf '%s\033]133;D;%s;cohort=%s\007%s' "${__cohort_before_D-}" "$__cohort_status" "$__cohort_key" "${__cohort_after-}"
+        printf '%s\033]133;D;%s;cohort=%s\007%s' "${__cohort_before_D-}" "$__cohort_status" "${__cohort_pad[__cohort_i++]-}" "${__cohort_after-}"
     fi
     __cohort_ran=
-    printf '\033]133;A;cohort=%s\007' "$__cohort_key"
+    printf '\033]133;A;cohort=%s\007' "${__cohort_pad[__cohort_i++]-}"
     __cohort_first
     return $__cohort_status
 }
@@ -172,8 +182,9 @@ __cohort_first() {
 
 if [ "${BASH_VERSINFO[0]}" -gt 4 ] || { [ "${BASH_VERSINFO[0]}" -eq 4 ] && [ "${BASH_VERSINFO[1]}" -ge 4 ]; }; then
     # PS0 is expanded when a command is about to run (never for an empty line). The
-    # array subscript assigns the flag without printing anything.
-    PS0='${__cohort_unset[__cohort_ran=1]}${__cohort_before_C-}\033]133;C;cohort='"$__cohort_key"'\007${__cohort_after-}'"${PS0-}"
+    # array subscript assigns the flag without printing anything; the next token is
+    # taken as it is expanded.
+    PS0='${__cohort_unset[__cohort_ran=1]}${__cohort_before_C-}\033]133;C;cohort=${__cohort_pad[__cohort_i++]-}\007${__cohort_after-}'"${PS0-}"
 else
     __cohort_no_ps0=1
 fi
@@ -183,7 +194,7 @@ fi
 # EXIT trap of your own still runs.
 __cohort_exit() {
     local __cohort_status=$?
-    printf '%s\033]133;D;%s;cohort=%s;exit\007%s' "${__cohort_before_exit-}" "$__cohort_status" "$__cohort_key" "${__cohort_after-}"
+    printf '%s\033]133;D;%s;cohort=%s;exit\007%s' "${__cohort_before_exit-}" "$__cohort_status" "${__cohort_pad[__cohort_i++]-}" "${__cohort_after-}"
     sleep 0.1
     return $__cohort_status
 }
@@ -202,6 +213,17 @@ fi
 
 const ZSH_ENV: &str = r#"# cohort shell integration for zsh: restores your ZDOTDIR and loads your
 # .zshenv; zsh then reads your .zprofile/.zshrc/.zlogin as usual.
+
+# The one-time tokens that sign this shell's marks, one per mark, read before
+# anything else runs from a file deleted at once: no program gets them.
+typeset -ga __cohort_pad
+typeset -gi __cohort_i=0
+if [[ -n "${COHORT_MARK_PAD-}" ]]; then
+    [[ -r "$COHORT_MARK_PAD" ]] && __cohort_pad=(${=$(<"$COHORT_MARK_PAD")})
+    command rm -f -- "$COHORT_MARK_PAD"
+fi
+unset COHORT_MARK_PAD
+
 __cohort_start_path=$PATH
 if [[ -n "${COHORT_USER_ZDOTDIR-}" && "$COHORT_USER_ZDOTDIR" != "$HOME" ]]; then
     ZDOTDIR="$COHORT_USER_ZDOTDIR"
@@ -210,9 +232,6 @@ else
 fi
 unset COHORT_USER_ZDOTDIR
 [[ -f "${ZDOTDIR:-$HOME}/.zshenv" ]] && source "${ZDOTDIR:-$HOME}/.zshenv"
-# The pane's key signs every mark; programs this shell runs do not inherit it.
-typeset -g __cohort_key=${COHORT_MARK_KEY-}
-unset COHORT_MARK_KEY
 if [[ -o interactive ]]; then
     __cohort_ran=
     __cohort_precmd() {
@@ -222,17 +241,17 @@ if [[ -o interactive ]]; then
             unset __cohort_start_path
         fi
         if [[ -n "$__cohort_ran" ]]; then
-            printf '%s\033]133;D;%s;cohort=%s\007%s' "${__cohort_before_D-}" "$__cohort_status" "$__cohort_key" "${__cohort_after-}"
+            printf '%s\033]133;D;%s;cohort=%s\007%s' "${__cohort_before_D-}" "$__cohort_status" "${__cohort_pad[++__cohort_i]-}" "${__cohort_after-}"
         fi
         __cohort_ran=
-        printf '\033]133;A;cohort=%s\007' "$__cohort_key"
+        printf '\033]133;A;cohort=%s\007' "${__cohort_pad[++__cohort_i]-}"
     }
     __cohort_preexec() {
         __cohort_ran=1
-        printf '%s\033]133;C;cohort=%s\007%s' "${__cohort_before_C-}" "$__cohort_key" "${__cohort_after-}"
+        printf '%s\033]133;C;cohort=%s\007%s' "${__cohort_before_C-}" "${__cohort_pad[++__cohort_i]-}" "${__cohort_after-}"
     }
     __cohort_zshexit() {
-        printf '%s\033]133;D;%s;cohort=%s;exit\007%s' "${__cohort_before_exit-}" "$?" "$__cohort_key" "${__cohort_after-}"
+        printf '%s\033]133;D;%s;cohort=%s;exit\007%s' "${__cohort_before_exit-}" "$?" "${__cohort_pad[++__cohort_i]-}" "${__cohort_after-}"
         sleep 0.1
     }
     autoload -Uz add-zsh-hook
@@ -243,20 +262,32 @@ fi
 "#;
 
 const FISH_RC: &str = r#"# cohort shell integration for fish (run after your config.fish).
-# The pane's key signs every mark; programs this shell runs do not inherit it.
-set -g __cohort_key "$COHORT_MARK_KEY"
-set -e COHORT_MARK_KEY
+# The one-time tokens that sign this shell's marks, one per mark, read from a file
+# deleted at once: no program gets them.
+set -g __cohort_pad
+set -g __cohort_i 0
+if set -q COHORT_MARK_PAD
+    test -r "$COHORT_MARK_PAD"; and read -g -a __cohort_pad < "$COHORT_MARK_PAD"
+    command rm -f -- "$COHORT_MARK_PAD"
+    set -e COHORT_MARK_PAD
+end
+function __cohort_sig
+    set -g __cohort_i (math $__cohort_i + 1)
+    printf %s $__cohort_pad[$__cohort_i]
+end
 function __cohort_prompt --on-event fish_prompt
-    printf '\e]133;A;cohort=%s\a' $__cohort_key
+    printf '\e]133;A;cohort=%s\a' (__cohort_sig)
 end
 function __cohort_preexec --on-event fish_preexec
-    printf '%s\e]133;C;cohort=%s\a%s' "$__cohort_before_C" $__cohort_key "$__cohort_after"
+    printf '%s\e]133;C;cohort=%s\a%s' "$__cohort_before_C" (__cohort_sig) "$__cohort_after"
 end
 function __cohort_postexec --on-event fish_postexec
-    printf '%s\e]133;D;%s;cohort=%s\a%s' "$__cohort_before_D" $status $__cohort_key "$__cohort_after"
+    set -l __cohort_status $status
+    printf '%s\e]133;D;%s;cohort=%s\a%s' "$__cohort_before_D" $__cohort_status (__cohort_sig) "$__cohort_after"
 end
 function __cohort_exit --on-event fish_exit
-    printf '%s\e]133;D;%s;cohort=%s;exit\a%s' "$__cohort_before_exit" $status $__cohort_key "$__cohort_after"
+    set -l __cohort_status $status
+    printf '%s\e]133;D;%s;cohort=%s;exit\a%s' "$__cohort_before_exit" $__cohort_status (__cohort_sig) "$__cohort_after"
     sleep 0.1
 end
 "#;
@@ -264,6 +295,24 @@ end
 const SH_RC: &str = r#"# cohort shell integration for POSIX sh: the prompt reports the last exit status.
 # Starts like a login shell: /etc/profile and ~/.profile, then the ENV file, yours
 # from before or the one your profile names.
+
+# The one-time tokens that sign this shell's marks, one per mark, read before
+# anything else runs from a file deleted at once: no program gets them. sh has no
+# arrays: token N is in __cohort_tokN, taken with shell arithmetic.
+__cohort_i=0
+if [ -n "${COHORT_MARK_PAD-}" ]; then
+    __cohort_n=0
+    if [ -r "$COHORT_MARK_PAD" ]; then
+        for __cohort_v in $(cat "$COHORT_MARK_PAD"); do
+            __cohort_n=$((__cohort_n + 1))
+            eval "__cohort_tok$__cohort_n=\$__cohort_v"
+        done
+    fi
+    rm -f -- "$COHORT_MARK_PAD"
+    unset __cohort_n __cohort_v
+fi
+unset COHORT_MARK_PAD
+
 ENV=${COHORT_USER_ENV-}
 unset COHORT_USER_ENV
 __cohort_start_path=$PATH
@@ -272,11 +321,8 @@ if [ -r "$HOME/.profile" ]; then . "$HOME/.profile"; fi
 if [ -n "${ENV-}" ] && [ -r "$ENV" ]; then . "$ENV"; fi
 __cohort_keep_path "$__cohort_start_path"
 unset __cohort_start_path
-# The pane's key signs every mark; programs this shell runs do not inherit it.
-__cohort_key=${COHORT_MARK_KEY-}
-unset COHORT_MARK_KEY
-trap '__cohort_status=$?; printf "%s\033]133;D;%s;cohort=%s;exit\007%s" "${__cohort_before_exit-}" "$__cohort_status" "$__cohort_key" "${__cohort_after-}"; sleep 0.1' EXIT
-PS1="\${__cohort_before_D-}$(printf '\033]133;D;')\$?;cohort=$__cohort_key$(printf '\007')\${__cohort_after-}$(printf '\033]133;A;')cohort=$__cohort_key$(printf '\007')${PS1:-\$ }"
+trap '__cohort_status=$?; printf "%s\033]133;D;%s;cohort=%s;exit\007%s" "${__cohort_before_exit-}" "$__cohort_status" "$((__cohort_tok$((__cohort_i+=1))))" "${__cohort_after-}"; sleep 0.1' EXIT
+PS1="\${__cohort_before_D-}$(printf '\033]133;D;')\$?;cohort=\$((__cohort_tok\$((__cohort_i+=1))))$(printf '\007')\${__cohort_after-}$(printf '\033]133;A;')cohort=\$((__cohort_tok\$((__cohort_i+=1))))$(printf '\007')${PS1:-\$ }"
 "#;
 
 /// The installed integration files.
@@ -358,8 +404,8 @@ pub fn launch_command(shell: &Path, files: &Path) -> String {
 }
 
 /// A `/bin/sh` command line that runs `command` and then reports its exit status as
-/// an OSC 133 `D` mark signed with the pane's key (`COHORT_MARK_KEY`, which the
-/// command does not inherit), so one-shot commands finish with the same event as
+/// an OSC 133 `D` mark signed with the one token of its pad (read from the file named
+/// in `COHORT_MARK_PAD` and deleted before the command starts), so one-shot commands finish with the same event as
 /// shell commands. Job control is on, so the command runs in a process group of its
 /// own that holds the terminal: the terminal's foreground is the command, not the
 /// wrapper. It lingers 0.1 s after the mark: tmux 3.3a drops a dying pane's last
@@ -374,7 +420,7 @@ pub fn command_with_exit_mark(command: &str) -> String {
 /// `__cohort_after` there (see the module docs).
 pub fn command_with_exit_mark_after(command: &str, setup: &str) -> String {
     format!(
-        "__cohort_key=${{COHORT_MARK_KEY-}}; unset COHORT_MARK_KEY; {setup} set -m; /bin/sh -c {}; __cohort_status=$?; printf '%s\\033]133;D;%s;cohort=%s;exit\\007%s' \"${{__cohort_before_exit-}}\" \"$__cohort_status\" \"$__cohort_key\" \"${{__cohort_after-}}\"; sleep 0.1; exit \"$__cohort_status\"",
+        "__cohort_tok=; if [ -n \"${{COHORT_MARK_PAD-}}\" ]; then read -r __cohort_tok < \"$COHORT_MARK_PAD\" 2>/dev/null; rm -f -- \"$COHORT_MARK_PAD\"; fi; unset COHORT_MARK_PAD; {setup} set -m; /bin/sh -c {}; __cohort_status=$?; printf '%s\\033]133;D;%s;cohort=%s;exit\\007%s' \"${{__cohort_before_exit-}}\" \"$__cohort_status\" \"$__cohort_tok\" \"${{__cohort_after-}}\"; sleep 0.1; exit \"$__cohort_status\"",
         quote::sh(command)
     )
 }

@@ -89,6 +89,10 @@ pub struct Capabilities {
     /// ([`crate::MarkParams::key`]), so marks a program prints can be told from them.
     #[serde(default)]
     pub signed_marks: bool,
+    /// The pane's shell signs each mark with a one-time token ([`crate::pad`]) handed to
+    /// it through [`SpawnOptions::marks`], rather than with a key in its environment.
+    #[serde(default)]
+    pub one_time_marks: bool,
     /// A split honours [`SplitOptions::size`]; without it the new pane takes the
     /// terminal's default share and the size is ignored.
     #[serde(default)]
@@ -128,6 +132,11 @@ pub struct Identity {
     /// [`crate::MarkParams`]); `None` for panes made before marks were signed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
+    /// The public anchor of the one-time tokens the pane's shell signs its marks with
+    /// (see [`crate::pad`]), as `<token>:<left>`; `None` for panes whose marks are
+    /// signed with a key or not at all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anchor: Option<String>,
 }
 
 /// How a new window/tab is started.
@@ -146,6 +155,10 @@ pub struct SpawnOptions {
     pub size: Option<Size>,
     /// Identity to stamp on the new pane.
     pub identity: Option<Identity>,
+    /// The one-time tokens the new pane's shell signs its marks with, when the backend
+    /// hands them over ([`Capabilities::one_time_marks`]); the identity carries their
+    /// anchor.
+    pub marks: Option<crate::pad::MarkChain>,
 }
 
 /// Which way a split goes.

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use cohort_backends::{BackendEvent, EventStream, MarkParams, PaneId, PromptMark};
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 
 use crate::{
     cursors::Cursors,
@@ -62,6 +62,17 @@ pub enum MarkKey {
     Unknown,
     /// The shell signs its marks with this key: every other mark is a program's.
     Keyed(String),
+    /// The shell signs each mark with a one-time token of a hash chain (see
+    /// [`cohort_backends::pad`]); a mark verifies when its token is the next link down
+    /// from `anchor`, which then moves to it. `adopted`: the anchor was read back from
+    /// the pane, where it may lag behind the tokens another server saw, so the first
+    /// mark may be anywhere further down the chain.
+    Chain {
+        /// The last token verified (the chain's end at first).
+        anchor: cohort_backends::pad::Anchor,
+        /// The anchor was read back from the pane.
+        adopted: bool,
+    },
     /// The pane's marks are not signed (a pane made before marks were signed, or a
     /// backend that cannot tell): every mark is taken.
     Unsigned,
@@ -115,10 +126,14 @@ impl PaneData {
     /// Takes a mark that arrived now, when it is the shell's own; returns where it
     /// was kept, or `None` when it was a program's.
     fn take_mark(&mut self, mark: PromptMark, params: MarkParams) -> Option<u64> {
-        let own = match (&self.mark_key, &params.key) {
+        let own = match (&mut self.mark_key, &params.key) {
             (MarkKey::Unsigned, _) => true,
             (MarkKey::Keyed(key), Some(signed)) => key == signed,
             (MarkKey::Keyed(_), None) => false,
+            (MarkKey::Chain { anchor, adopted }, Some(token)) => {
+                verify_token(anchor, adopted, token)
+            }
+            (MarkKey::Chain { .. }, None) => false,
             (MarkKey::Unknown, Some(_)) => true,
             (MarkKey::Unknown, None) => false,
         };
@@ -147,20 +162,28 @@ impl PaneData {
 
     /// Learns which marks are the shell's: marks kept provisionally under another
     /// key are dropped.
-    pub fn set_mark_key(&mut self, key: MarkKey) {
-        if let MarkKey::Keyed(own) = &key {
-            let wrong: Vec<u64> = self
+    pub fn set_mark_key(&mut self, mut key: MarkKey) {
+        let wrong: Vec<u64> = match &mut key {
+            MarkKey::Keyed(own) => self
                 .provisional
                 .iter()
                 .filter(|(_, k)| k != own)
                 .map(|(offset, _)| *offset)
-                .collect();
-            if !wrong.is_empty() {
-                self.foreign_marks += wrong.len() as u64;
-                let mut dropped = wrong.into_iter().peekable();
-                self.marks
-                    .retain(|m| dropped.next_if_eq(&m.offset).is_none());
-            }
+                .collect(),
+            // In the order they came: each token moves the anchor for the next.
+            MarkKey::Chain { anchor, adopted } => self
+                .provisional
+                .iter()
+                .filter(|(_, token)| !verify_token(anchor, adopted, token))
+                .map(|(offset, _)| *offset)
+                .collect(),
+            MarkKey::Unknown | MarkKey::Unsigned => Vec::new(),
+        };
+        if !wrong.is_empty() {
+            self.foreign_marks += wrong.len() as u64;
+            let mut dropped = wrong.into_iter().peekable();
+            self.marks
+                .retain(|m| dropped.next_if_eq(&m.offset).is_none());
         }
         self.provisional.clear();
         self.mark_key = key;
@@ -174,6 +197,25 @@ impl PaneData {
             .find(|m| m.mark == PromptMark::CommandStart || m.mark.finished().is_some())
             .is_some_and(|m| m.mark == PromptMark::CommandStart)
     }
+}
+
+/// Whether `token` is the next one-time token of a pane's chain (see
+/// [`MarkKey::Chain`]); an adopted anchor lets the first token be anywhere down the
+/// chain.
+fn verify_token(
+    anchor: &mut cohort_backends::pad::Anchor,
+    adopted: &mut bool,
+    token: &str,
+) -> bool {
+    let window = match adopted {
+        true => anchor.left(),
+        false => cohort_backends::pad::WINDOW,
+    };
+    let verified = anchor.verify(token, window);
+    if verified {
+        *adopted = false;
+    }
+    verified
 }
 
 /// A pane's state plus the channel waiters sleep on.
@@ -342,6 +384,9 @@ pub struct Runtimes {
     restarts: std::sync::atomic::AtomicU64,
     /// Where what happens in panes is published.
     bus: EventBus,
+    /// Where each mark anchor that moved goes to be stamped on its pane (see
+    /// [`persist_anchors`]).
+    anchors: Mutex<Option<mpsc::UnboundedSender<(PaneId, cohort_backends::pad::Anchor)>>>,
 }
 
 impl Runtimes {
@@ -355,6 +400,7 @@ impl Runtimes {
             signed_marks: true.into(),
             restarts: Default::default(),
             bus: EventBus::default(),
+            anchors: Mutex::new(None),
         }
     }
 
@@ -464,8 +510,22 @@ impl Runtimes {
             }
             BackendEvent::Prompt { pane, mark, params } => {
                 let rt = self.get(&pane);
-                let kept = rt.lock().take_mark(mark, params);
+                let (kept, anchor) = {
+                    let mut data = rt.lock();
+                    let kept = data.take_mark(mark, params);
+                    let anchor = match &data.mark_key {
+                        MarkKey::Chain { anchor, .. } if kept.is_some() => Some(*anchor),
+                        _ => None,
+                    };
+                    (kept, anchor)
+                };
                 rt.bump();
+                if let Some(anchor) = anchor {
+                    if let Some(anchors) = &*self.anchors.lock().unwrap_or_else(|e| e.into_inner())
+                    {
+                        let _ = anchors.send((pane.clone(), anchor));
+                    }
+                }
                 match (kept, mark) {
                     (Some(offset), PromptMark::CommandStart) => {
                         self.bus
@@ -524,6 +584,27 @@ impl Runtimes {
             BackendEvent::LayoutChanged { .. } | BackendEvent::WindowClosed { .. } => {}
         }
     }
+}
+
+/// Stamps each pane's mark anchor as it moves, the latest per pane when several wait,
+/// until the runtimes are gone: a server that adopts the pane later starts from there
+/// and takes no token this one saw spent.
+pub fn persist_anchors(runtimes: &Runtimes, backend: Arc<dyn cohort_backends::TerminalBackend>) {
+    let (sender, mut moved) = mpsc::unbounded_channel();
+    *runtimes.anchors.lock().unwrap_or_else(|e| e.into_inner()) = Some(sender);
+    tokio::spawn(async move {
+        while let Some((pane, anchor)) = moved.recv().await {
+            let mut latest = HashMap::from([(pane, anchor)]);
+            while let Ok((pane, anchor)) = moved.try_recv() {
+                latest.insert(pane, anchor);
+            }
+            for (pane, anchor) in latest {
+                if let Err(e) = backend.stamp_mark_anchor(&pane, &anchor.to_string()).await {
+                    tracing::debug!(target: "cohort::engine", pane = %pane, error = %e, "mark anchor not stamped");
+                }
+            }
+        }
+    });
 }
 
 /// Feeds backend events into the runtimes until the stream ends.

@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+use cohort_backends::pad::MarkChain;
 use cohort_backends::{Identity, PaneId, PaneInfo, SpawnOptions};
 
 use crate::{
@@ -119,7 +120,7 @@ impl Terminal {
     pub async fn adopt(&self) -> Result<Vec<PaneInfo>, TerminalError> {
         let panes = self.backend.list_panes().await?;
         for pane in &panes {
-            learn_mark_key(&self.runtimes.get(&pane.id), pane.identity.as_ref());
+            learn_mark_key(&self.runtimes.get(&pane.id), pane.identity.as_ref(), false);
         }
         let known = self.db(|r| r.sessions()).await?;
         for pane in &panes {
@@ -184,7 +185,7 @@ impl Terminal {
         let panes = self.backend.list_panes().await?;
         // Panes another process made: their shells' marks are told by their keys.
         for pane in &panes {
-            learn_mark_key(&self.runtimes.get(&pane.id), pane.identity.as_ref());
+            learn_mark_key(&self.runtimes.get(&pane.id), pane.identity.as_ref(), false);
         }
         Ok(panes)
     }
@@ -249,14 +250,28 @@ impl Terminal {
         options: OpenOptions,
         live: &[PaneInfo],
     ) -> Result<PaneInfo, TerminalError> {
-        let signed = self.backend.capabilities().signed_marks;
+        let capabilities = self.backend.capabilities();
+        // What the pane's shell signs its prompt marks with: a one-time token per mark
+        // where the backend hands them over, else a key.
+        let marks = match capabilities.one_time_marks {
+            true => {
+                // A one-shot command's wrapper signs one mark: its exit.
+                let len = match options.command {
+                    Some(_) => 1,
+                    None => cohort_backends::pad::SHELL_PAD_LEN,
+                };
+                Some(MarkChain::new(len)?)
+            }
+            false => None,
+        };
         let identity = Identity {
             id: uuid::Uuid::new_v4().to_string(),
             name: options.name.clone(),
             agent: options.agent.clone(),
             team: options.team.clone(),
-            // The key the pane's shell signs its prompt marks with.
-            key: signed.then(|| uuid::Uuid::new_v4().simple().to_string()),
+            key: (capabilities.signed_marks && marks.is_none())
+                .then(|| uuid::Uuid::new_v4().simple().to_string()),
+            anchor: marks.as_ref().map(|m| m.anchor().to_string()),
         };
         // Pagers off unless the caller set them.
         let mut env: Vec<(String, String)> = PAGERS_OFF
@@ -269,9 +284,6 @@ impl Terminal {
         env.push(("COHORT_SESSION_ID".into(), identity.id.clone()));
         if let Some(agent) = &options.agent {
             env.push(("COHORT_AGENT".into(), agent.clone()));
-        }
-        if let Some(key) = &identity.key {
-            env.push(("COHORT_MARK_KEY".into(), key.clone()));
         }
         // Claim the name across processes before the pane exists.
         let live: Vec<String> = live
@@ -295,6 +307,7 @@ impl Terminal {
             command: options.command.as_deref().map(foreground_command),
             size: None,
             identity: Some(identity.clone()),
+            marks,
         };
         let made = match split {
             None => self.backend.spawn(spawn).await,
@@ -319,7 +332,7 @@ impl Terminal {
                 return Err(e.into());
             }
         };
-        learn_mark_key(&self.runtimes.get(&pane.id), Some(&identity));
+        learn_mark_key(&self.runtimes.get(&pane.id), Some(&identity), true);
         let row = SessionRecord {
             id: identity.id.clone(),
             name: options.name,
@@ -595,14 +608,37 @@ impl Terminal {
 }
 
 /// Tells a pane's runtime which marks are its shell's, from the identity stamped on the
-/// pane: signed with its key, or (a pane made before marks were signed) all of them.
-pub(crate) fn learn_mark_key(runtime: &crate::runtime::PaneRuntime, identity: Option<&Identity>) {
+/// pane: signed with the one-time tokens of its anchor, signed with its key, or (a pane
+/// made before marks were signed) all of them. `made_here`: the anchor is the one this
+/// process drew for the pane, not one read back from it (see [`MarkKey::Chain`]).
+pub(crate) fn learn_mark_key(
+    runtime: &crate::runtime::PaneRuntime,
+    identity: Option<&Identity>,
+    made_here: bool,
+) {
     use crate::runtime::MarkKey;
     let mut data = runtime.lock();
     if data.mark_key != MarkKey::Unknown {
         return;
     }
     let key = match identity {
+        Some(Identity {
+            anchor: Some(anchor),
+            ..
+        }) => match anchor.parse() {
+            Ok(anchor) => MarkKey::Chain {
+                anchor,
+                adopted: !made_here,
+            },
+            Err(e) => {
+                // A stamp that is not ours: no mark verifies, none is taken.
+                tracing::warn!(target: "cohort::engine", pane = %runtime.pane, error = %e, "the pane's mark anchor is unreadable: its marks are not taken");
+                MarkKey::Chain {
+                    anchor: cohort_backends::pad::Anchor::spent(),
+                    adopted: false,
+                }
+            }
+        },
         Some(Identity { key: Some(key), .. }) => MarkKey::Keyed(key.clone()),
         Some(_) => MarkKey::Unsigned,
         None => return,

@@ -333,6 +333,7 @@ async fn strings_reach_iterm2_literally() {
         agent: Some(evil.clone()),
         team: Some(evil.clone()),
         key: None,
+        anchor: None,
     };
     let pane = backend
         .spawn(SpawnOptions {

@@ -399,6 +399,7 @@ async fn identity_after_restart(mut ctx: Ctx) {
         agent: Some("claude".into()),
         team: None,
         key: None,
+        anchor: None,
     };
     let pane = ctx
         .backend

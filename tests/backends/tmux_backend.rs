@@ -292,6 +292,7 @@ async fn a_pane_is_found_again_by_its_stamped_identity() {
         agent: Some("alice".into()),
         team: Some("backend".into()),
         key: None,
+        anchor: None,
     };
     let pane = {
         let backend = server.backend().await;

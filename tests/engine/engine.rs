@@ -795,20 +795,10 @@ async fn typing_into_a_session_whose_program_exited_is_refused() {
 #[tokio::test]
 async fn a_wrong_exit_mark_does_not_lock_a_live_shell() {
     let (_server, engine, pane) = shell_session("forged-exit").await;
-    // A program prints the shell's "exiting" mark, signed with the pane's key as a
-    // program that learned the key would: the shell itself goes on.
-    let key = engine
-        .terminal
-        .backend()
-        .list_panes()
-        .await
-        .unwrap()
-        .into_iter()
-        .find(|p| p.id == pane)
-        .and_then(|p| p.identity)
-        .and_then(|i| i.key)
-        .expect("the pane's mark key");
-    let forge = format!("printf '\\033]133;D;0;cohort=%s;exit\\007' {key}; echo forged");
+    // The typed line has the shell's own powers: it prints the shell's "exiting"
+    // mark with the shell's next token, and the shell itself goes on.
+    let token = "\"${__cohort_pad[__cohort_i++]}\"";
+    let forge = format!("printf '\\033]133;D;0;cohort=%s;exit\\007' {token}; echo forged");
     // (Its verdict may rest on the forged mark: the signature is the pane's.)
     run(&engine, &pane, &forge, spec(10_000)).await;
     // The pane is alive and its shell at its prompt: the next commands run.
@@ -834,7 +824,7 @@ async fn a_wrong_exit_mark_does_not_lock_a_live_shell() {
     }
     // Printed while a command runs, the mark holds the pane's input only until the
     // pane shows it alive.
-    let forge = format!("printf '\\033]133;D;0;cohort=%s;exit\\007' {key}; sleep 3");
+    let forge = format!("printf '\\033]133;D;0;cohort=%s;exit\\007' {token}; sleep 3");
     engine
         .terminal
         .send(&pane, &forge, &SendOptions::default(), &Caller::new("test"))
@@ -1459,6 +1449,153 @@ fn walk(dir: &std::path::Path) -> u64 {
                 .sum()
         })
         .unwrap_or(0)
+}
+
+/// No child process and no replay signs a mark: a program in the pane that gathers
+/// every value it can reach (the shell's initial environment in `/proc` and `ps`,
+/// cohort's tmux options, a pad file named there) and signs marks with each, then
+/// replays a raw capture of the pane's own earlier marks, leaves its command running
+/// until the shell reports its real end.
+#[tokio::test]
+async fn no_child_process_and_no_replay_forges_a_verdict() {
+    let (server, engine, pane) = shell_session("forge-suite").await;
+    let capture = server.home().join("raw-capture");
+    // The pane's raw output, signed marks and all, for a few commands.
+    let piped = format!(
+        "tmux pipe-pane -o -t \"$TMUX_PANE\" 'cat >> {}'",
+        capture.display()
+    );
+    run(&engine, &pane, &piped, spec(10_000)).await;
+    for command in ["echo one", "false", "echo three"] {
+        run(&engine, &pane, command, spec(10_000)).await;
+    }
+    run(
+        &engine,
+        &pane,
+        "tmux pipe-pane -t \"$TMUX_PANE\"",
+        spec(10_000),
+    )
+    .await;
+    let raw = std::fs::read(&capture).unwrap();
+    assert!(
+        String::from_utf8_lossy(&raw).matches(";cohort=").count() >= 6,
+        "the capture holds no signed marks to replay: {:?}",
+        String::from_utf8_lossy(&raw)
+    );
+
+    let forger = server.home().join("forger.sh");
+    std::fs::write(
+        &forger,
+        r#"values=""
+add() { values="$values $(printf '%s' "$1" | tr ':\n' '  ')"; }
+add "$(tr '\0' '\n' < /proc/$PPID/environ | sed -n 's/^COHORT[A-Z_]*=//p')"
+add "$(ps eww -o args= -p $PPID | tr ' ' '\n' | sed -n 's/^COHORT[A-Z_]*=//p')"
+add "$(tmux show-options -p -t "$TMUX_PANE" | sed -n 's/^@cohort_[a-z]* //p')"
+add "$(printenv PS0 PS1 PROMPT_COMMAND)"
+for v in $values; do [ -f "$v" ] && add "$(cat "$v")"; done
+for v in $values; do
+    printf '\033]133;C;cohort=%s\007\033]133;D;0;cohort=%s\007\033]133;A;cohort=%s\007' "$v" "$v" "$v"
+    printf '\033]133;D;0;cohort=%s;exit\007' "$v"
+done
+echo "forger tried $(echo $values | wc -w) values"
+"#,
+    )
+    .unwrap();
+    let command = format!(
+        "sh {}; cat {}; sleep 1; echo after-the-forgery; (exit 3)",
+        forger.display(),
+        capture.display()
+    );
+    let out = run(&engine, &pane, &command, spec(15_000)).await;
+    let tried: u32 = out
+        .output
+        .text
+        .split("forger tried ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("the forger did not run: {}", out.output.text));
+    assert!(
+        tried >= 2,
+        "the forger found nothing to try: {}",
+        out.output.text
+    );
+    assert_eq!(
+        (out.verdict.layer, out.verdict.exit_status),
+        (Layer::Exit, Some(3)),
+        "a forged verdict: {:?}\n{}",
+        out.verdict,
+        out.output.text
+    );
+    assert!(
+        out.output.text.contains("after-the-forgery"),
+        "{}",
+        out.output.text
+    );
+    // The shell's own marks still verify after the attempt.
+    let out = run(&engine, &pane, "echo still-$((6*7))", spec(10_000)).await;
+    assert_eq!(
+        (out.verdict.layer, out.verdict.exit_status),
+        (Layer::Exit, Some(0)),
+        "{:?}",
+        out.verdict
+    );
+}
+
+/// A server that adopts a pane after another one left takes no token the first one
+/// saw spent: a raw capture of the pane's earlier marks, replayed by a command the
+/// first server started, does not end that command under the second.
+#[tokio::test]
+async fn a_server_that_adopts_a_pane_takes_no_spent_token() {
+    let server = TestServer::new();
+    let first = engine(&server).await;
+    let pane = shell(&first, "adopted").await;
+    let capture = server.home().join("raw-capture");
+    let piped = format!(
+        "tmux pipe-pane -o -t \"$TMUX_PANE\" 'cat >> {}'",
+        capture.display()
+    );
+    run(&first, &pane, &piped, spec(10_000)).await;
+    for command in ["echo one", "false"] {
+        run(&first, &pane, command, spec(10_000)).await;
+    }
+    run(
+        &first,
+        &pane,
+        "tmux pipe-pane -t \"$TMUX_PANE\"",
+        spec(10_000),
+    )
+    .await;
+    let replay = format!(
+        "sleep 2; cat {}; sleep 1; echo after-the-replay; (exit 3)",
+        capture.display()
+    );
+    first
+        .terminal
+        .send(
+            &pane,
+            &replay,
+            &SendOptions::default(),
+            &Caller::new("test"),
+        )
+        .await
+        .unwrap();
+    // The command has started, its mark seen and stamped, when the first server goes.
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    drop(first);
+
+    let second = engine(&server).await;
+    second.terminal.adopt().await.unwrap();
+    let verdict = second.terminal.wait(&pane, spec(15_000)).await.unwrap();
+    assert_eq!(
+        (verdict.layer, verdict.exit_status),
+        (Layer::Exit, Some(3)),
+        "a replayed mark ended the command: {verdict:?}"
+    );
+    assert!(
+        verdict.elapsed >= Duration::from_millis(1500),
+        "{verdict:?}"
+    );
 }
 
 /// Prompt marks a program prints are not the shell's: a forged `D` mid-command, a

@@ -9,8 +9,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::support::*;
+use cohort_backends::pad::MarkChain;
 use cohort_backends::tmux::TmuxBackend;
-use cohort_backends::{Key, SpawnOptions, TerminalBackend};
+use cohort_backends::{BackendEvent, Key, SpawnOptions, TerminalBackend};
 
 fn find(shell: &str) -> Option<PathBuf> {
     ["/bin", "/usr/bin", "/usr/local/bin"]
@@ -46,6 +47,8 @@ async fn check_shell(shell: &str, profile: &str, write_user_files: impl FnOnce(&
     config.shell = Some(path.clone());
     let backend = TmuxBackend::connect(config).await.unwrap();
     let mut events = backend.subscribe();
+    let mut marks = backend.subscribe();
+    let chain = MarkChain::new(64).unwrap();
     let search_path = format!(
         "{}:{}",
         start_bin.display(),
@@ -65,11 +68,19 @@ async fn check_shell(shell: &str, profile: &str, write_user_files: impl FnOnce(&
         .spawn(SpawnOptions {
             name: shell.into(),
             env,
+            marks: Some(chain.clone()),
             ..Default::default()
         })
         .await
         .unwrap();
     wait_prompt(&mut events, &pane.id).await;
+    let pads = server.state_dir().join("pads");
+    assert_eq!(
+        std::fs::read_dir(&pads).map(|d| d.count()).unwrap_or(0),
+        0,
+        "{shell}: the pad file is left in {}",
+        pads.display()
+    );
 
     backend
         .send_text(
@@ -136,12 +147,49 @@ async fn check_shell(shell: &str, profile: &str, write_user_files: impl FnOnce(&
     );
     wait_prompt(&mut events, &pane.id).await;
 
+    // Nothing of the pad reaches a program the shell runs.
+    backend
+        .send_text(&pane.id, "env | grep -c COHORT_MARK")
+        .await
+        .unwrap();
+    backend.send_keys(&pane.id, &[Key::ENTER]).await.unwrap();
+    assert_eq!(
+        wait_exit(&mut events, &pane.id).await,
+        Some(1),
+        "{shell}: a COHORT_MARK variable is in the environment"
+    );
+    wait_prompt(&mut events, &pane.id).await;
+
     let screen = backend.read_screen(&pane.id).await.unwrap();
     let text = screen.rows.join("\n");
     assert!(
         !text.contains("133;") && !text.contains("cohort"),
         "{shell}: visible integration output:\n{text}"
     );
+
+    // Every mark the shell printed carries the next token of its chain, once.
+    let mut anchor = chain.anchor();
+    let mut seen = 0;
+    while let Ok(event) = marks.try_recv() {
+        let BackendEvent::Prompt {
+            pane: p,
+            mark,
+            params,
+        } = event
+        else {
+            continue;
+        };
+        if p != pane.id {
+            continue;
+        }
+        let token = params.key.clone().unwrap_or_default();
+        assert!(
+            anchor.verify(&token, 1),
+            "{shell}: mark {seen} ({mark:?}) carries {token:?}, not the next token"
+        );
+        seen += 1;
+    }
+    assert!(seen >= 12, "{shell}: only {seen} marks");
     true
 }
 

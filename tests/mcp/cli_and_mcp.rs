@@ -60,6 +60,7 @@ async fn a_second_process_finds_panes_by_their_stamped_identity() {
                 agent: None,
                 team: None,
                 key: None,
+                anchor: None,
             }),
             ..Default::default()
         })

@@ -355,6 +355,7 @@ impl Workers {
                     team: None,
                     // Its shell was started without a key: its marks are unsigned.
                     key: None,
+                    anchor: None,
                 };
                 self.terminal
                     .backend()

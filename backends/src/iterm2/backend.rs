@@ -45,6 +45,8 @@ impl TerminalBackend for Iterm2Backend {
             // The shell also reports each mark signed, through a user variable
             // iTerm2 reports the changes of (see `marks`).
             signed_marks: self.inner.signed_marks.load(Ordering::Relaxed),
+            // The signed values ride in the shell's environment (see `marks`).
+            one_time_marks: false,
             // SplitPane has no size; the split is sized after with SetTabLayout.
             split_sizes: true,
         }
@@ -266,6 +268,7 @@ impl TerminalBackend for Iterm2Backend {
                         agent: vars[2].clone().filter(|s| !s.is_empty()),
                         team: vars[3].clone().filter(|s| !s.is_empty()),
                         key: vars[4].clone().filter(|s| !s.is_empty()),
+                        anchor: None,
                     });
                 if identity.is_some() && !lock(&self.inner.tracks).contains_key(id.as_str()) {
                     adopt.push(id.clone());

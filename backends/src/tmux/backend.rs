@@ -22,6 +22,7 @@ impl TerminalBackend for TmuxBackend {
             focus: true,
             foreground_process: true,
             signed_marks: true,
+            one_time_marks: true,
             split_sizes: true,
         }
     }
@@ -77,20 +78,20 @@ impl TerminalBackend for TmuxBackend {
                 "a window needs a name".into(),
             ));
         }
-        let args = self.spawn_args(&options)?;
-        let line = format!(
-            "new-window -d -P -F {} -t {} -n {}{args}",
-            quote::single("#{pane_id}"),
-            self.window_target(),
-            quote::arg(&quote::format_literal(&options.name)),
-        );
         let Size { cols, rows } = options.size.unwrap_or(self.inner.config.default_size);
         if !(2..=10_000).contains(&cols) || !(2..=10_000).contains(&rows) {
             return Err(BackendError::InvalidArgument(format!(
                 "window size {cols}x{rows} is out of range: use 2 to 10000 columns and rows"
             )));
         }
-        let reply = self.cmd(&line).await?;
+        let (args, pad) = self.spawn_args(&options)?;
+        let line = format!(
+            "new-window -d -P -F {} -t {} -n {}{args}",
+            quote::single("#{pane_id}"),
+            self.window_target(),
+            quote::arg(&quote::format_literal(&options.name)),
+        );
+        let reply = self.cmd(&line).await.inspect_err(|_| forget_pad(pad))?;
         let pane = PaneId(reply.text().trim().to_string());
         check_pane_id(&pane)?;
         // Pins the window's size (window-size manual for this window only).
@@ -126,12 +127,15 @@ impl TerminalBackend for TmuxBackend {
             }
             Some(SplitSize::Cells(n)) => format!(" -l {n}"),
         };
-        let args = self.spawn_args(&options.spawn)?;
+        let (args, pad) = self.spawn_args(&options.spawn)?;
         let line = format!(
             "split-window -d {direction}{size} -P -F {} -t {pane}{args}",
             quote::single("#{pane_id}")
         );
-        let reply = self.pane_cmd(pane, &line).await?;
+        let reply = self
+            .pane_cmd(pane, &line)
+            .await
+            .inspect_err(|_| forget_pad(pad))?;
         let new_pane = PaneId(reply.text().trim().to_string());
         check_pane_id(&new_pane)?;
         if let Some(identity) = &options.spawn.identity {
@@ -391,8 +395,17 @@ impl TerminalBackend for TmuxBackend {
             set("agent", &identity.agent),
             set("team", &identity.team),
             set("key", &identity.key),
+            set("anchor", &identity.anchor),
         ];
         self.pane_pipeline(pane, &lines).await.map(|_| ())
+    }
+
+    async fn stamp_mark_anchor(&self, pane: &PaneId, anchor: &str) -> Result<()> {
+        let line = format!(
+            "set-option -p -t {pane} @cohort_anchor {}",
+            quote::arg(anchor)
+        );
+        self.pane_cmd(pane, &line).await.map(|_| ())
     }
 
     async fn set_title(&self, pane: &PaneId, title: &str) -> Result<()> {
@@ -443,5 +456,12 @@ impl TerminalBackend for TmuxBackend {
         )
         .await
         .map(|_| ())
+    }
+}
+
+/// Deletes the pad written for a pane that was not made: no shell will read it.
+fn forget_pad(pad: Option<std::path::PathBuf>) {
+    if let Some(pad) = pad {
+        let _ = std::fs::remove_file(pad);
     }
 }

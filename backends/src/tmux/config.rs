@@ -111,6 +111,11 @@ impl TmuxConfig {
         self.state_dir.join("shell")
     }
 
+    /// Where the pads of new panes' shells wait to be read (see [`crate::pad`]).
+    pub fn pad_dir(&self) -> PathBuf {
+        self.state_dir.join("pads")
+    }
+
     /// The generated tmux config. Written next to the state so a human can read what
     /// cohort sets; applied at server start (`-f`) and again on every connect.
     pub fn conf_text(&self, default_command: &str, terminal: &str) -> String {

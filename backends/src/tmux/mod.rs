@@ -424,7 +424,9 @@ impl TmuxBackend {
         Ok(())
     }
 
-    fn spawn_args(&self, options: &SpawnOptions) -> Result<String> {
+    /// The arguments of `new-window`/`split-window` for `options`, and the pad file
+    /// written for the new shell (to delete when the pane is not made).
+    fn spawn_args(&self, options: &SpawnOptions) -> Result<(String, Option<PathBuf>)> {
         self.ensure_files()?;
         let mut args = String::new();
         if let Some(cwd) = &options.cwd {
@@ -452,9 +454,21 @@ impl TmuxBackend {
             Some(command) => command_with_exit_mark(command),
             None => self.inner.shell_command.clone(),
         };
+        let pad = match &options.marks {
+            Some(marks) => {
+                // The shell reads its tokens from this file and deletes it before
+                // anything else runs; the environment holds only the path (see
+                // `crate::pad`).
+                let pad = marks.write_pad(&self.inner.config.pad_dir())?;
+                let entry = format!("{}={}", crate::pad::PAD_ENV, pad.to_string_lossy());
+                args.push_str(&format!(" -e {}", quote::arg(&entry)));
+                Some(pad)
+            }
+            None => None,
+        };
         args.push(' ');
         args.push_str(&quote::arg(&command));
-        Ok(args)
+        Ok((args, pad))
     }
 }
 
@@ -594,7 +608,7 @@ mod tests {
     fn pane_rows_parse() {
         let row = [
             "%3", "@2", "w", "t", "80", "24", "1", "bash", "0", "uuid", "name", "", "team", "42",
-            "",
+            "", "5:8192",
         ]
         .join("\u{1f}");
         let (info, pid) = parse_pane_row(&row).unwrap();
@@ -603,6 +617,8 @@ mod tests {
         let identity = info.identity.unwrap();
         assert_eq!(identity.agent, None);
         assert_eq!(identity.team.as_deref(), Some("team"));
+        assert_eq!(identity.key, None);
+        assert_eq!(identity.anchor.as_deref(), Some("5:8192"));
         assert!(parse_pane_row("%3").is_none());
     }
 

@@ -3,7 +3,7 @@
 use super::*;
 
 /// Fields of one pane row, parsed by [`parse_pane_row`].
-pub(super) const PANE_FIELDS: [&str; 15] = [
+pub(super) const PANE_FIELDS: [&str; 16] = [
     "#{pane_id}",
     "#{window_id}",
     "#{window_name}",
@@ -19,6 +19,7 @@ pub(super) const PANE_FIELDS: [&str; 15] = [
     "#{@cohort_team}",
     "#{pane_pid}",
     "#{@cohort_key}",
+    "#{@cohort_anchor}",
 ];
 
 pub(super) fn pane_format() -> String {
@@ -39,6 +40,7 @@ pub(super) fn parse_pane_row(line: &str) -> Option<(PaneInfo, Option<u32>)> {
         agent: non_empty(f[11]),
         team: non_empty(f[12]),
         key: non_empty(f[14]),
+        anchor: non_empty(f[15]),
     });
     let info = PaneInfo {
         id: PaneId(f[0].to_string()),
