@@ -1656,11 +1656,23 @@ async fn marks_a_program_prints_never_complete_a_command() {
         mark: Some("n3st".into()),
         ..SendOptions::default()
     };
+    // The sentinel's nonce is never on screen: a program that reads the screen and
+    // prints the sentinel with every word it finds there forges nothing.
+    let forger = server.home().join("sentinel-forger.sh");
+    std::fs::write(
+        &forger,
+        r#"tmux capture-pane -p -J -t "$TMUX_PANE" -S -100 | tr " '\t" '\n\n\n' | sort -u > "$0.words"
+for w in $(cat "$0.words"); do printf '\n__cohort_mark_%s:0__\n' "$w"; done
+echo "forger tried $(wc -l < "$0.words") words"
+"#,
+    )
+    .unwrap();
+    let command = format!("sh {}; sleep 1; (exit 5)", forger.display());
     let out = engine
         .terminal
         .run(
             &pane,
-            "sleep 1; (exit 5)",
+            &command,
             &marked,
             spec(15_000),
             false,
@@ -1668,16 +1680,30 @@ async fn marks_a_program_prints_never_complete_a_command() {
         )
         .await
         .unwrap();
+    assert!(
+        out.output.text.contains("forger tried"),
+        "{}",
+        out.output.text
+    );
     assert_eq!(
         (out.verdict.layer, out.verdict.exit_status),
         (Layer::Mark, Some(5)),
-        "{:?}",
-        out.verdict
+        "{:?}\n{}",
+        out.verdict,
+        out.output.text
     );
     assert!(
         out.verdict.elapsed >= Duration::from_secs(1),
         "{:?}",
         out.verdict
+    );
+    // Only the real sentinel, printed once the command ended, shows it.
+    let screen = engine.terminal.backend().read_screen(&pane).await.unwrap();
+    let screen = screen.rows.join("\n");
+    assert_eq!(
+        screen.matches("n3st").count(),
+        screen.matches("__cohort_mark_n3st:5__").count(),
+        "the nonce is on screen:\n{screen}"
     );
 }
 

@@ -257,6 +257,32 @@ pub fn mark_suffix(nonce: &str) -> String {
     format!("; printf '\\n__cohort_mark_%s:%s__\\n' {nonce} \"$?\"")
 }
 
+/// The shell variable a nonce handed over with echo off is read into (see
+/// [`handover_line`]).
+const HANDED_NONCE: &str = "__cohort_n";
+
+/// The line that has a shell read the sentinel's nonce with its terminal's echo off,
+/// so the nonce is never on screen, where a program could read it and print the
+/// sentinel itself. It prints `__cohort_ready_<id>__` once echo is off (the `%s`
+/// keeps that text out of the line's own echo); the nonce is typed after it, as a line
+/// of its own. A leading space keeps the line out of the shell's history.
+pub fn handover_line(id: &str) -> String {
+    format!(
+        " stty -echo; printf '\\n__cohort_ready_%s__\\n' {id}; IFS= read -r {HANDED_NONCE}; stty echo"
+    )
+}
+
+/// What the shell prints once it reads the handed-over nonce (see [`handover_line`]).
+pub fn handover_ready(id: &str) -> String {
+    format!("__cohort_ready_{id}__")
+}
+
+/// [`mark_suffix`] for a nonce handed over with [`handover_line`]: the line names the
+/// shell variable, not the nonce.
+pub fn handed_mark_suffix() -> String {
+    format!("; printf '\\n__cohort_mark_%s:%s__\\n' \"${HANDED_NONCE}\" \"$?\"")
+}
+
 pub(crate) fn mark_regex(nonce: &str) -> Regex {
     Regex::new(&format!(
         r"__cohort_mark_{}:(-?\d+)__",

@@ -32,13 +32,16 @@ use std::time::{Duration, Instant};
 use cohort_backends::{Key, KeyCode, PaneId, PaneState};
 use tokio::sync::watch;
 
-use crate::completion::{mark_suffix, Started};
+use crate::completion::{handed_mark_suffix, handover_line, handover_ready, mark_suffix, Started};
 use crate::echo::Checkpoint;
 use crate::names::{self, NameKind};
 use crate::runtime::{PaneData, PaneRuntime};
 use crate::{sanitize, tripwire, Terminal, TerminalError};
 
 pub use lease::{lock, lock_or, lock_path, Lease};
+
+/// How long a shell has to run the line that hands it a sentinel's nonce.
+const HANDOVER_WAIT: Duration = Duration::from_secs(10);
 pub use settle::{is_interrupt, settle, settle_after_echo, until_command_ends};
 
 /// Who is calling: whose read cursor a read moves, and whose lock a keystroke may
@@ -306,9 +309,6 @@ impl Terminal {
             };
             turn.judge(&format!("{pending}{text}"))?;
         }
-        if let Some(nonce) = &options.mark {
-            text.push_str(&mark_suffix(nonce));
-        }
         if cleared {
             let cooked = turn
                 .state
@@ -316,6 +316,16 @@ impl Terminal {
                 .and_then(cohort_backends::process::terminal_in_line_mode);
             turn.keys(&clear_line_keys(cooked)).await?;
             turn.runtime.lock().pending_line.clear();
+        }
+        match &options.mark {
+            // The shell that runs the line gets the nonce with echo off first: the
+            // line names it by variable, and it is never on screen.
+            Some(nonce) if options.enter => {
+                turn.hand_over_nonce(nonce).await?;
+                text.push_str(&handed_mark_suffix());
+            }
+            Some(nonce) => text.push_str(&mark_suffix(nonce)),
+            None => {}
         }
         if text.len() > 1024 {
             // Text typed before the program reads the terminal sits in the kernel's line
@@ -541,6 +551,40 @@ impl InputTurn {
         };
         let sent = self.terminal.backend.send_keys(&self.pane, keys).await;
         self.undo_unless_sent(sent, undo)
+    }
+
+    /// Hands the sentinel's nonce to the shell that will run the next line, with its
+    /// terminal's echo off (see [`handover_line`]): the shell runs the hand-over line,
+    /// says it is ready, and reads the nonce typed then, which is never echoed, so no
+    /// program can read it from the screen and print the sentinel itself. The nonce is
+    /// not noted as typed: it has no echo to tell from output.
+    async fn hand_over_nonce(&mut self, nonce: &str) -> Result<(), TerminalError> {
+        let id = uuid::Uuid::new_v4().simple().to_string()[..12].to_string();
+        let before = self.journal_len();
+        self.text(&handover_line(&id)).await?;
+        self.press_enter().await?;
+        if !settle::until_printed(&self.runtime, before, &handover_ready(&id), HANDOVER_WAIT).await
+        {
+            // Nothing must read the next line typed here as the nonce.
+            let interrupt = Key {
+                ctrl: true,
+                ..Key::plain(KeyCode::Char('c'))
+            };
+            let _ = self.keys(&[interrupt]).await;
+            return Err(TerminalError::InvalidArgument(format!(
+                "mark: the shell did not take the sentinel's nonce within {} s: the line that \
+                 hands it over (`stty -echo; … read …`) did not run, so the session is busy or \
+                 not at a POSIX shell's prompt; the line was interrupted with C-c. Wait for \
+                 the prompt, or run without mark (with until: the shell's prompt)",
+                HANDOVER_WAIT.as_secs()
+            )));
+        }
+        self.terminal.backend.send_text(&self.pane, nonce).await?;
+        self.terminal
+            .backend
+            .send_keys(&self.pane, &[Key::ENTER])
+            .await?;
+        Ok(())
     }
 
     /// Presses Enter on a line already judged (the send path judges the text before

@@ -8,6 +8,40 @@ use cohort_backends::{Key, KeyCode};
 
 use crate::runtime::PaneRuntime;
 
+/// Waits until `needle` is printed in the pane's output after `from` (in its first
+/// 64 KiB), at most `limit`; says whether it was.
+pub async fn until_printed(
+    runtime: &PaneRuntime,
+    from: u64,
+    needle: &str,
+    limit: Duration,
+) -> bool {
+    const LOOKED_AT: u64 = 64 << 10;
+    let deadline = Instant::now() + limit;
+    let mut changes = runtime.watch();
+    loop {
+        changes.borrow_and_update();
+        let printed = {
+            let mut data = runtime.lock();
+            let start = from.max(data.journal.floor());
+            let end = data.journal.len().min(start.saturating_add(LOOKED_AT));
+            data.journal
+                .read(start, end)
+                .is_ok_and(|bytes| crate::completion::plain_text(&bytes).contains(needle))
+        };
+        if printed {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        tokio::select! {
+            _ = changes.changed() => {}
+            _ = tokio::time::sleep_until(deadline.into()) => {}
+        }
+    }
+}
+
 /// Waits until the program has echoed something after `before` (what was typed) and
 /// then stayed quiet for `quiet`, at most `limit` in all.
 pub async fn settle_after_echo(
