@@ -103,6 +103,10 @@ def main():
     check("read with wait carries a verdict", read.HasField("verdict"), read)
 
     call("Send", pb.SendRequest(target="py-shell", text="sleep 60"))
+    # C-c pressed before the shell took the line would drop the line, not stop a
+    # command: the command is running once a short wait says it is not done.
+    running = call("Read", pb.ReadRequest(target="py-shell", wait=pb.Wait(timeout_ms=500)))
+    check("sleep 60 is still running", not running.verdict.complete, running.verdict)
     call("Key", pb.KeyRequest(target="py-shell", keys=["C-c"]))
     read = call("Read", pb.ReadRequest(target="py-shell", wait=pb.Wait()))
     check("C-c interrupts (status 130)", read.verdict.exit_status == 130, read.verdict)
