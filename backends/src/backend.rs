@@ -82,10 +82,17 @@ pub trait TerminalBackend: Send + Sync + 'static {
     /// one after a restart) can find it with [`TerminalBackend::list_panes`].
     async fn stamp_identity(&self, pane: &PaneId, identity: &Identity) -> Result<()>;
 
-    /// Moves the mark anchor stamped on the pane ([`Identity::anchor`]) to `anchor`, the
-    /// last token verified, so that a server adopting the pane later takes no token
-    /// that was already spent. A no-op for a backend without one-time marks.
-    async fn stamp_mark_anchor(&self, _pane: &PaneId, _anchor: &str) -> Result<()> {
+    /// Stamps what a server learned of the pane's marks, so that one adopting the pane
+    /// later starts from there: the mark anchor ([`Identity::anchor`]) moved to
+    /// `anchor`, the last token verified, so it takes no token already spent; and
+    /// that the shell announces command starts ([`Identity::announces_start`]). A no-op
+    /// for a backend that keeps neither.
+    async fn stamp_mark_state(
+        &self,
+        _pane: &PaneId,
+        _anchor: Option<&str>,
+        _announces_start: bool,
+    ) -> Result<()> {
         Ok(())
     }
 

@@ -137,6 +137,10 @@ pub struct Identity {
     /// signed with a key or not at all.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub anchor: Option<String>,
+    /// The pane's shell announces each command's start (`C` marks), as a server saw:
+    /// one that adopts the pane knows it before it sees a `C` itself.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub announces_start: bool,
 }
 
 /// How a new window/tab is started.

@@ -151,9 +151,7 @@ impl Terminal {
         let journal_dir = journal_root.join(std::process::id().to_string());
         let runtimes = Arc::new(Runtimes::new(journal_dir.clone()));
         runtimes.set_signed_marks(backend.capabilities().signed_marks);
-        if backend.capabilities().one_time_marks {
-            runtime::persist_anchors(&runtimes, backend.clone());
-        }
+        runtime::persist_mark_state(&runtimes, backend.clone());
         tokio::spawn(runtime::dispatch(runtimes.clone(), backend.subscribe()));
         let bus = runtimes.bus().clone();
         Ok(Terminal {

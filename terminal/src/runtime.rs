@@ -384,9 +384,9 @@ pub struct Runtimes {
     restarts: std::sync::atomic::AtomicU64,
     /// Where what happens in panes is published.
     bus: EventBus,
-    /// Where each mark anchor that moved goes to be stamped on its pane (see
-    /// [`persist_anchors`]).
-    anchors: Mutex<Option<mpsc::UnboundedSender<(PaneId, cohort_backends::pad::Anchor)>>>,
+    /// Where what marks teach about a pane goes to be stamped on it (see
+    /// [`persist_mark_state`]).
+    anchors: Mutex<Option<mpsc::UnboundedSender<(PaneId, MarkState)>>>,
 }
 
 impl Runtimes {
@@ -510,20 +510,23 @@ impl Runtimes {
             }
             BackendEvent::Prompt { pane, mark, params } => {
                 let rt = self.get(&pane);
-                let (kept, anchor) = {
+                let (kept, learned) = {
                     let mut data = rt.lock();
+                    let announced = data.announces_start;
                     let kept = data.take_mark(mark, params);
-                    let anchor = match &data.mark_key {
-                        MarkKey::Chain { anchor, .. } if kept.is_some() => Some(*anchor),
-                        _ => None,
+                    let learned = MarkState {
+                        anchor: match &data.mark_key {
+                            MarkKey::Chain { anchor, .. } if kept.is_some() => Some(*anchor),
+                            _ => None,
+                        },
+                        announces_start: data.announces_start && !announced,
                     };
-                    (kept, anchor)
+                    (kept, learned)
                 };
                 rt.bump();
-                if let Some(anchor) = anchor {
-                    if let Some(anchors) = &*self.anchors.lock().unwrap_or_else(|e| e.into_inner())
-                    {
-                        let _ = anchors.send((pane.clone(), anchor));
+                if learned.anchor.is_some() || learned.announces_start {
+                    if let Some(stamps) = &*self.anchors.lock().unwrap_or_else(|e| e.into_inner()) {
+                        let _ = stamps.send((pane.clone(), learned));
                     }
                 }
                 match (kept, mark) {
@@ -586,21 +589,41 @@ impl Runtimes {
     }
 }
 
-/// Stamps each pane's mark anchor as it moves, the latest per pane when several wait,
-/// until the runtimes are gone: a server that adopts the pane later starts from there
-/// and takes no token this one saw spent.
-pub fn persist_anchors(runtimes: &Runtimes, backend: Arc<dyn cohort_backends::TerminalBackend>) {
-    let (sender, mut moved) = mpsc::unbounded_channel();
+/// What a mark taught this process about its pane, to stamp on the pane.
+#[derive(Clone, Copy, Debug, Default)]
+struct MarkState {
+    /// The mark anchor moved here.
+    anchor: Option<cohort_backends::pad::Anchor>,
+    /// The shell was seen announcing a command's start.
+    announces_start: bool,
+}
+
+/// Stamps what marks teach about each pane as it comes (the latest anchor per pane
+/// when several wait), until the runtimes are gone: a server that adopts the pane
+/// later starts from there, takes no token this one saw spent, and knows its shell
+/// announces command starts before it sees one.
+pub fn persist_mark_state(runtimes: &Runtimes, backend: Arc<dyn cohort_backends::TerminalBackend>) {
+    let (sender, mut learned) = mpsc::unbounded_channel::<(PaneId, MarkState)>();
     *runtimes.anchors.lock().unwrap_or_else(|e| e.into_inner()) = Some(sender);
     tokio::spawn(async move {
-        while let Some((pane, anchor)) = moved.recv().await {
-            let mut latest = HashMap::from([(pane, anchor)]);
-            while let Ok((pane, anchor)) = moved.try_recv() {
-                latest.insert(pane, anchor);
+        while let Some(first) = learned.recv().await {
+            let mut latest: HashMap<PaneId, MarkState> = HashMap::new();
+            let mut take = |(pane, state): (PaneId, MarkState)| {
+                let kept = latest.entry(pane).or_default();
+                kept.anchor = state.anchor.or(kept.anchor);
+                kept.announces_start |= state.announces_start;
+            };
+            take(first);
+            while let Ok(next) = learned.try_recv() {
+                take(next);
             }
-            for (pane, anchor) in latest {
-                if let Err(e) = backend.stamp_mark_anchor(&pane, &anchor.to_string()).await {
-                    tracing::debug!(target: "cohort::engine", pane = %pane, error = %e, "mark anchor not stamped");
+            for (pane, state) in latest {
+                let anchor = state.anchor.map(|a| a.to_string());
+                if let Err(e) = backend
+                    .stamp_mark_state(&pane, anchor.as_deref(), state.announces_start)
+                    .await
+                {
+                    tracing::debug!(target: "cohort::engine", pane = %pane, error = %e, "mark state not stamped");
                 }
             }
         }

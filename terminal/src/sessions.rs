@@ -272,6 +272,7 @@ impl Terminal {
             key: (capabilities.signed_marks && marks.is_none())
                 .then(|| uuid::Uuid::new_v4().simple().to_string()),
             anchor: marks.as_ref().map(|m| m.anchor().to_string()),
+            announces_start: false,
         };
         // Pagers off unless the caller set them.
         let mut env: Vec<(String, String)> = PAGERS_OFF
@@ -618,6 +619,9 @@ pub(crate) fn learn_mark_key(
 ) {
     use crate::runtime::MarkKey;
     let mut data = runtime.lock();
+    if identity.is_some_and(|i| i.announces_start) {
+        data.announces_start = true;
+    }
     if data.mark_key != MarkKey::Unknown {
         return;
     }

@@ -334,6 +334,7 @@ async fn strings_reach_iterm2_literally() {
         team: Some(evil.clone()),
         key: None,
         anchor: None,
+        announces_start: false,
     };
     let pane = backend
         .spawn(SpawnOptions {

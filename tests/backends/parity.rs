@@ -400,6 +400,7 @@ async fn identity_after_restart(mut ctx: Ctx) {
         team: None,
         key: None,
         anchor: None,
+        announces_start: false,
     };
     let pane = ctx
         .backend

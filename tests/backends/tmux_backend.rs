@@ -293,6 +293,7 @@ async fn a_pane_is_found_again_by_its_stamped_identity() {
         team: Some("backend".into()),
         key: None,
         anchor: None,
+        announces_start: false,
     };
     let pane = {
         let backend = server.backend().await;

@@ -1598,6 +1598,46 @@ async fn a_server_that_adopts_a_pane_takes_no_spent_token() {
     );
 }
 
+/// A server that adopts a pane knows, as the one before it did, that its shell
+/// announces each command's start: a line typed while the shell itself still runs the
+/// command another server started (a loop of builtins: the shell is in the foreground)
+/// is answered for with its own end, not with that command's end arriving after Enter.
+#[tokio::test]
+async fn a_server_that_adopts_a_pane_answers_for_its_own_line() {
+    let server = TestServer::new();
+    let first = engine(&server).await;
+    let pane = shell(&first, "adopted-turn").await;
+    run(&first, &pane, "echo warm", spec(10_000)).await;
+    let busy = "sleep 0.5; i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done; \
+                echo first-done; test 4 = 5";
+    first
+        .terminal
+        .send(&pane, busy, &SendOptions::default(), &Caller::new("test"))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    drop(first);
+
+    let second = engine(&server).await;
+    second.terminal.adopt().await.unwrap();
+    // The shell runs the loop itself now.
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let out = run(&second, &pane, "echo second-$((1+1))", spec(20_000)).await;
+    assert_eq!(
+        (out.verdict.layer, out.verdict.exit_status),
+        (Layer::Exit, Some(0)),
+        "the other server's command's end was taken for this line's: {:?}\n{}",
+        out.verdict,
+        out.output.text
+    );
+    assert!(out.output.text.contains("second-2"), "{}", out.output.text);
+    assert!(
+        !out.output.text.contains("first-done"),
+        "{}",
+        out.output.text
+    );
+}
+
 /// Prompt marks a program prints are not the shell's: a forged `D` mid-command, a
 /// `cat` of a recorded terminal log full of marks, and a nested shell with an
 /// integration of its own all leave the command running until the pane's own shell
@@ -1705,6 +1745,42 @@ echo "forger tried $(wc -l < "$0.words") words"
         screen.matches("__cohort_mark_n3st:5__").count(),
         "the nonce is on screen:\n{screen}"
     );
+}
+
+/// Text typed while a command runs that is not reading the terminal is type-ahead:
+/// the shell runs it once that command ends, and the run answers with its own output
+/// and status, not the running command's, however long the shell takes to start it.
+#[tokio::test]
+async fn a_run_typed_ahead_of_a_running_command_answers_for_itself() {
+    let (_server, engine, pane) = shell_session("type-ahead").await;
+    // A shell slow to read its next line after each prompt (a heavy prompt hook).
+    run(
+        &engine,
+        &pane,
+        "PROMPT_COMMAND=\"${PROMPT_COMMAND:+$PROMPT_COMMAND;}sleep 0.4\"",
+        spec(10_000),
+    )
+    .await;
+    engine
+        .terminal
+        .send(
+            &pane,
+            "sleep 1; echo first-done; (exit 4)",
+            &SendOptions::default(),
+            &Caller::new("test"),
+        )
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let out = run(&engine, &pane, "echo second-$((1+1))", spec(15_000)).await;
+    assert_eq!(
+        (out.verdict.complete, out.verdict.exit_status),
+        (true, Some(0)),
+        "the running command's end was taken for this one's: {:?}\n{}",
+        out.verdict,
+        out.output.text
+    );
+    assert!(out.output.text.contains("second-2"), "{}", out.output.text);
 }
 
 /// `exit 7` reports the shell's status; what is typed next is refused (the shell is

@@ -61,6 +61,7 @@ async fn a_second_process_finds_panes_by_their_stamped_identity() {
                 team: None,
                 key: None,
                 anchor: None,
+                announces_start: false,
             }),
             ..Default::default()
         })

@@ -356,6 +356,7 @@ impl Workers {
                     // Its shell was started without a key: its marks are unsigned.
                     key: None,
                     anchor: None,
+                    announces_start: false,
                 };
                 self.terminal
                     .backend()

@@ -269,6 +269,7 @@ impl TerminalBackend for Iterm2Backend {
                         team: vars[3].clone().filter(|s| !s.is_empty()),
                         key: vars[4].clone().filter(|s| !s.is_empty()),
                         anchor: None,
+                        announces_start: false,
                     });
                 if identity.is_some() && !lock(&self.inner.tracks).contains_key(id.as_str()) {
                     adopt.push(id.clone());

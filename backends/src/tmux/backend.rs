@@ -400,12 +400,26 @@ impl TerminalBackend for TmuxBackend {
         self.pane_pipeline(pane, &lines).await.map(|_| ())
     }
 
-    async fn stamp_mark_anchor(&self, pane: &PaneId, anchor: &str) -> Result<()> {
-        let line = format!(
-            "set-option -p -t {pane} @cohort_anchor {}",
-            quote::arg(anchor)
-        );
-        self.pane_cmd(pane, &line).await.map(|_| ())
+    async fn stamp_mark_state(
+        &self,
+        pane: &PaneId,
+        anchor: Option<&str>,
+        announces_start: bool,
+    ) -> Result<()> {
+        let mut lines = Vec::new();
+        if let Some(anchor) = anchor {
+            lines.push(format!(
+                "set-option -p -t {pane} @cohort_anchor {}",
+                quote::arg(anchor)
+            ));
+        }
+        if announces_start {
+            lines.push(format!("set-option -p -t {pane} @cohort_announces 1"));
+        }
+        if lines.is_empty() {
+            return Ok(());
+        }
+        self.pane_pipeline(pane, &lines).await.map(|_| ())
     }
 
     async fn set_title(&self, pane: &PaneId, title: &str) -> Result<()> {

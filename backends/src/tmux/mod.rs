@@ -608,7 +608,7 @@ mod tests {
     fn pane_rows_parse() {
         let row = [
             "%3", "@2", "w", "t", "80", "24", "1", "bash", "0", "uuid", "name", "", "team", "42",
-            "", "5:8192",
+            "", "5:8192", "1",
         ]
         .join("\u{1f}");
         let (info, pid) = parse_pane_row(&row).unwrap();
@@ -619,6 +619,7 @@ mod tests {
         assert_eq!(identity.team.as_deref(), Some("team"));
         assert_eq!(identity.key, None);
         assert_eq!(identity.anchor.as_deref(), Some("5:8192"));
+        assert!(identity.announces_start);
         assert!(parse_pane_row("%3").is_none());
     }
 

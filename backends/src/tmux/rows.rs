@@ -3,7 +3,7 @@
 use super::*;
 
 /// Fields of one pane row, parsed by [`parse_pane_row`].
-pub(super) const PANE_FIELDS: [&str; 16] = [
+pub(super) const PANE_FIELDS: [&str; 17] = [
     "#{pane_id}",
     "#{window_id}",
     "#{window_name}",
@@ -20,6 +20,7 @@ pub(super) const PANE_FIELDS: [&str; 16] = [
     "#{pane_pid}",
     "#{@cohort_key}",
     "#{@cohort_anchor}",
+    "#{@cohort_announces}",
 ];
 
 pub(super) fn pane_format() -> String {
@@ -41,6 +42,7 @@ pub(super) fn parse_pane_row(line: &str) -> Option<(PaneInfo, Option<u32>)> {
         team: non_empty(f[12]),
         key: non_empty(f[14]),
         anchor: non_empty(f[15]),
+        announces_start: f[16] == "1",
     });
     let info = PaneInfo {
         id: PaneId(f[0].to_string()),

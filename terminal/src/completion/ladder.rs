@@ -575,6 +575,9 @@ impl Ladder {
         };
         let finish = match (view.announces_start(), start_mark) {
             (true, Some(c)) => finished(c.offset),
+            // A wait on whatever runs now, which started before this process saw it
+            // (another server typed it): its end is the next `D`.
+            (true, None) if self.started.typed.is_empty() => finished(0),
             (true, None) => None,
             // Not known to announce starts (this process has seen no `C` yet) and typed
             // while a command ran: the first `D` after Enter is that command's end
