@@ -68,6 +68,24 @@ async fn a_second_process_finds_panes_by_their_stamped_identity() {
         .await
         .unwrap();
 
+    // A one-shot command that has exited is listed by the command it was given, not
+    // by cohort's wrapper around it.
+    let exited = backend
+        .spawn(SpawnOptions {
+            name: "one-shot".into(),
+            command: Some("sh -c 'exit 3' # done\nsecond line".into()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    for _ in 0..200 {
+        let panes = backend.list_panes().await.unwrap();
+        if panes.iter().any(|p| p.id == exited.id && p.dead) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+
     let out = cohort(&server).arg("ls").output().unwrap();
     assert!(
         out.status.success(),
@@ -77,6 +95,15 @@ async fn a_second_process_finds_panes_by_their_stamped_identity() {
     let listing = String::from_utf8_lossy(&out.stdout);
     assert!(listing.contains("reviewer"), "{listing}");
     assert!(listing.contains(pane.id.as_str()), "{listing}");
+    let row = listing
+        .lines()
+        .find(|l| l.contains(exited.id.as_str()))
+        .unwrap_or_else(|| panic!("the exited command is not listed:\n{listing}"));
+    assert!(
+        row.contains("sh -c 'exit 3' # done second line") && row.contains("exited"),
+        "{listing}"
+    );
+    assert!(!listing.contains("__cohort"), "{listing}");
 
     let out = cohort(&server)
         .args(["attach", "--print", "reviewer"])

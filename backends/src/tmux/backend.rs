@@ -94,6 +94,7 @@ impl TerminalBackend for TmuxBackend {
         let reply = self.cmd(&line).await.inspect_err(|_| forget_pad(pad))?;
         let pane = PaneId(reply.text().trim().to_string());
         check_pane_id(&pane)?;
+        self.stamp_command(&pane, &options).await?;
         // Pins the window's size (window-size manual for this window only).
         self.pane_cmd(
             &pane,
@@ -138,6 +139,7 @@ impl TerminalBackend for TmuxBackend {
             .inspect_err(|_| forget_pad(pad))?;
         let new_pane = PaneId(reply.text().trim().to_string());
         check_pane_id(&new_pane)?;
+        self.stamp_command(&new_pane, &options.spawn).await?;
         if let Some(identity) = &options.spawn.identity {
             self.stamp_identity(&new_pane, identity).await?;
         }
@@ -477,5 +479,30 @@ impl TerminalBackend for TmuxBackend {
 fn forget_pad(pad: Option<std::path::PathBuf>) {
     if let Some(pad) = pad {
         let _ = std::fs::remove_file(pad);
+    }
+}
+
+impl TmuxBackend {
+    /// Stamps a one-shot command as it was given on its pane (`@cohort_command`), to show
+    /// once the pane is dead, where tmux would show the first word of cohort's wrapper.
+    async fn stamp_command(&self, pane: &PaneId, options: &SpawnOptions) -> Result<()> {
+        let Some(command) = &options.command else {
+            return Ok(());
+        };
+        // One line of plain text: pane rows are lines of fields split by a control
+        // character.
+        let mut shown: String = command
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .take(200)
+            .collect();
+        if command.chars().count() > 200 {
+            shown.push('…');
+        }
+        let line = format!(
+            "set-option -p -t {pane} @cohort_command {}",
+            quote::arg(&shown)
+        );
+        self.pane_cmd(pane, &line).await.map(|_| ())
     }
 }

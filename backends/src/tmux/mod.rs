@@ -607,8 +607,24 @@ mod tests {
     #[test]
     fn pane_rows_parse() {
         let row = [
-            "%3", "@2", "w", "t", "80", "24", "1", "bash", "0", "uuid", "name", "", "team", "42",
-            "", "5:8192", "1",
+            "%3",
+            "@2",
+            "w",
+            "t",
+            "80",
+            "24",
+            "1",
+            "bash",
+            "0",
+            "uuid",
+            "name",
+            "",
+            "team",
+            "42",
+            "",
+            "5:8192",
+            "1",
+            "make test",
         ]
         .join("\u{1f}");
         let (info, pid) = parse_pane_row(&row).unwrap();
@@ -620,6 +636,14 @@ mod tests {
         assert_eq!(identity.key, None);
         assert_eq!(identity.anchor.as_deref(), Some("5:8192"));
         assert!(identity.announces_start);
+        // Alive, the pane's command is its foreground program's.
+        assert_eq!(info.command, "bash");
+        let dead = row.replacen(
+            "\u{1f}bash\u{1f}0\u{1f}",
+            "\u{1f}__cohort_tok=;\u{1f}1\u{1f}",
+            1,
+        );
+        assert_eq!(parse_pane_row(&dead).unwrap().0.command, "make test");
         assert!(parse_pane_row("%3").is_none());
     }
 

@@ -3,7 +3,7 @@
 use super::*;
 
 /// Fields of one pane row, parsed by [`parse_pane_row`].
-pub(super) const PANE_FIELDS: [&str; 17] = [
+pub(super) const PANE_FIELDS: [&str; 18] = [
     "#{pane_id}",
     "#{window_id}",
     "#{window_name}",
@@ -21,6 +21,7 @@ pub(super) const PANE_FIELDS: [&str; 17] = [
     "#{@cohort_key}",
     "#{@cohort_anchor}",
     "#{@cohort_announces}",
+    "#{@cohort_command}",
 ];
 
 pub(super) fn pane_format() -> String {
@@ -54,7 +55,12 @@ pub(super) fn parse_pane_row(line: &str) -> Option<(PaneInfo, Option<u32>)> {
             rows: f[5].parse().ok()?,
         },
         active: f[6] == "1",
-        command: f[7].to_string(),
+        // A dead pane's command is tmux's first word of what started it (cohort's
+        // wrapper around the command): the command as it was given reads better.
+        command: match (f[8] == "1", f[17]) {
+            (true, given) if !given.is_empty() => given.to_string(),
+            _ => f[7].to_string(),
+        },
         dead: f[8] == "1",
         identity,
     };
