@@ -214,6 +214,9 @@ pub struct PaneInfo {
     pub command: String,
     /// Whether the pane's process has exited.
     pub dead: bool,
+    /// Its exit status, when it has exited and the backend knows it.
+    #[serde(default)]
+    pub exit_status: Option<i32>,
     /// Identity stamped on the pane, when it carries one.
     pub identity: Option<Identity>,
 }

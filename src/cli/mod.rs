@@ -317,14 +317,12 @@ async fn ls(config: &Config) -> Result<(), String> {
                 .as_ref()
                 .and_then(|i| i.agent.clone())
                 .unwrap_or_else(|| "-".into());
-            let state = if p.dead { "exited" } else { "running" };
-            [
-                name,
-                p.id.to_string(),
-                p.command.clone(),
-                state.to_string(),
-                agent,
-            ]
+            let state = match (p.dead, p.exit_status) {
+                (true, Some(status)) => format!("exited ({status})"),
+                (true, None) => "exited".to_string(),
+                (false, _) => "running".to_string(),
+            };
+            [name, p.id.to_string(), p.command.clone(), state, agent]
         })
         .collect();
     print!(

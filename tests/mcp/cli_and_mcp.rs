@@ -73,14 +73,19 @@ async fn a_second_process_finds_panes_by_their_stamped_identity() {
     let exited = backend
         .spawn(SpawnOptions {
             name: "one-shot".into(),
-            command: Some("sh -c 'exit 3' # done\nsecond line".into()),
+            command: Some("sh -c 'exit 3' # done\n# second line".into()),
             ..Default::default()
         })
         .await
         .unwrap();
     for _ in 0..200 {
         let panes = backend.list_panes().await.unwrap();
-        if panes.iter().any(|p| p.id == exited.id && p.dead) {
+        // tmux marks the pane dead when its terminal closes, and knows the status once
+        // the process is reaped, a moment later.
+        if panes
+            .iter()
+            .any(|p| p.id == exited.id && p.dead && p.exit_status.is_some())
+        {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(25)).await;
@@ -100,7 +105,7 @@ async fn a_second_process_finds_panes_by_their_stamped_identity() {
         .find(|l| l.contains(exited.id.as_str()))
         .unwrap_or_else(|| panic!("the exited command is not listed:\n{listing}"));
     assert!(
-        row.contains("sh -c 'exit 3' # done second line") && row.contains("exited"),
+        row.contains("sh -c 'exit 3' # done # second line") && row.contains("exited (3)"),
         "{listing}"
     );
     assert!(!listing.contains("__cohort"), "{listing}");

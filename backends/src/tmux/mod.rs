@@ -625,6 +625,7 @@ mod tests {
             "5:8192",
             "1",
             "make test",
+            "",
         ]
         .join("\u{1f}");
         let (info, pid) = parse_pane_row(&row).unwrap();
@@ -638,12 +639,16 @@ mod tests {
         assert!(identity.announces_start);
         // Alive, the pane's command is its foreground program's.
         assert_eq!(info.command, "bash");
+        assert_eq!(info.exit_status, None);
+        // Dead, it is the command as given, with its status.
         let dead = row.replacen(
             "\u{1f}bash\u{1f}0\u{1f}",
             "\u{1f}__cohort_tok=;\u{1f}1\u{1f}",
             1,
         );
-        assert_eq!(parse_pane_row(&dead).unwrap().0.command, "make test");
+        let (dead, _) = parse_pane_row(&format!("{dead}2")).unwrap();
+        assert_eq!(dead.command, "make test");
+        assert_eq!(dead.exit_status, Some(2));
         assert!(parse_pane_row("%3").is_none());
     }
 

@@ -3,7 +3,7 @@
 use super::*;
 
 /// Fields of one pane row, parsed by [`parse_pane_row`].
-pub(super) const PANE_FIELDS: [&str; 18] = [
+pub(super) const PANE_FIELDS: [&str; 19] = [
     "#{pane_id}",
     "#{window_id}",
     "#{window_name}",
@@ -22,6 +22,7 @@ pub(super) const PANE_FIELDS: [&str; 18] = [
     "#{@cohort_anchor}",
     "#{@cohort_announces}",
     "#{@cohort_command}",
+    "#{pane_dead_status}",
 ];
 
 pub(super) fn pane_format() -> String {
@@ -62,6 +63,7 @@ pub(super) fn parse_pane_row(line: &str) -> Option<(PaneInfo, Option<u32>)> {
             _ => f[7].to_string(),
         },
         dead: f[8] == "1",
+        exit_status: (f[8] == "1").then(|| f[18].parse().ok()).flatten(),
         identity,
     };
     Some((info, pid))
