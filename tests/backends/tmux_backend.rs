@@ -479,3 +479,71 @@ async fn reconnects_after_the_server_goes_away() {
         "no ServerRestarted event before the new pane's prompt"
     );
 }
+
+/// A team's pane is badged with the team and titled `Team :: agent`: its border names
+/// the team once; a title that does not begin with the badge follows it.
+#[tokio::test]
+async fn the_border_names_a_team_once() {
+    let server = TestServer::new();
+    let backend = server.backend().await;
+    let mut events = backend.subscribe();
+    let pane = ready_shell(&backend, &mut events, "bordered").await;
+    let border = |pane: &PaneId| {
+        let out = std::process::Command::new("tmux")
+            .args(["-L", &server.socket, "display-message", "-p", "-t"])
+            .arg(pane.as_str())
+            .arg("#{E:pane-border-format}")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let badged = cohort_backends::Appearance {
+        badge: Some("Team Leads".into()),
+        tab_color: Some("#33cc99".into()),
+        ..Default::default()
+    };
+    backend.set_appearance(&pane, &badged).await.unwrap();
+    backend
+        .set_title(&pane, "Team Leads :: alice")
+        .await
+        .unwrap();
+    let shown = border(&pane);
+    assert_eq!(shown.matches("Team Leads").count(), 1, "{shown}");
+    assert!(shown.contains("Team Leads :: alice"), "{shown}");
+    assert!(shown.contains("fg=#33cc99"), "{shown}");
+
+    backend.set_title(&pane, "build").await.unwrap();
+    let shown = border(&pane);
+    assert!(shown.contains("Team Leads#[default] build"), "{shown}");
+
+    // The window's status entry has the team's colour while its panes agree on it, and
+    // none once a pane of another team shares the window.
+    let status_style = || {
+        let out = std::process::Command::new("tmux")
+            .args(["-L", &server.socket, "show-options", "-w", "-v", "-t"])
+            .arg(pane.as_str())
+            .arg("window-status-style")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    assert_eq!(status_style(), "fg=#33cc99");
+    let other = backend
+        .split(
+            &pane,
+            SplitOptions {
+                direction: SplitDirection::Horizontal,
+                size: None,
+                spawn: shell("other-team"),
+            },
+        )
+        .await
+        .unwrap();
+    let purple = cohort_backends::Appearance {
+        tab_color: Some("#9933cc".into()),
+        ..Default::default()
+    };
+    backend.set_appearance(&other.id, &purple).await.unwrap();
+    assert_ne!(status_style(), "fg=#9933cc");
+    assert_ne!(status_style(), "fg=#33cc99");
+}

@@ -24,8 +24,17 @@ const BORDER_STYLE: &str = "#{?@cohort_tab_color,fg=#{@cohort_tab_color},default
 const ACTIVE_BORDER_STYLE: &str =
     "#{?@cohort_tab_color,fg=#{@cohort_tab_color}#,bold,#{?pane_in_mode,fg=yellow,fg=green}}";
 
-/// The border line: the badge in the tab colour, then the title.
-const BORDER_FORMAT: &str = "#{?@cohort_badge,#{?@cohort_tab_color,#[fg=#{@cohort_tab_color}#,bold],#[bold]}#{@cohort_badge}#[default] ,}#{pane_title}";
+/// The border line: the badge in the tab colour, then the title; a title that begins
+/// with the badge already (a team's pane titled `Team :: agent`, badged `Team`) is
+/// drawn in the tab colour instead, so the name is not written twice.
+const BORDER_FORMAT: &str = concat!(
+    "#{?@cohort_badge,",
+    "#{?@cohort_tab_color,#[fg=#{@cohort_tab_color}#,bold],#[bold]}",
+    "#{?#{m:#{@cohort_badge} *,#{pane_title}},",
+    "#{pane_title}#[default],",
+    "#{@cohort_badge}#[default] #{pane_title}},",
+    "#{pane_title}}"
+);
 
 /// Checks a colour for a tmux style: `#rrggbb` only.
 fn colour(value: &str) -> Option<&str> {

@@ -451,6 +451,30 @@ impl TerminalBackend for TmuxBackend {
         if !lines.is_empty() {
             self.pane_pipeline(pane, &lines).await?;
         }
+        if look.tab_color.is_some() {
+            // The window's entry in the status line takes a tab colour only while its
+            // panes agree on one: panes of several teams leave it plain.
+            let reply = self
+                .pane_cmd(
+                    pane,
+                    &format!(
+                        "list-panes -t {pane} -F {}",
+                        quote::single("#{@cohort_tab_color}")
+                    ),
+                )
+                .await?;
+            let colours: std::collections::BTreeSet<String> = reply
+                .lines
+                .iter()
+                .map(|l| String::from_utf8_lossy(l).trim().to_string())
+                .filter(|c| !c.is_empty())
+                .collect();
+            if colours.len() > 1 {
+                let unset = ["window-status-style", "window-status-current-style"]
+                    .map(|option| format!("set-option -w -u -t {pane} {option}"));
+                self.pane_pipeline(pane, &unset).await?;
+            }
+        }
         if let Some(title) = &look.title {
             self.set_title(pane, title).await?;
         }
