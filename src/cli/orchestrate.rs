@@ -177,13 +177,18 @@ pub async fn events(config: &Config, args: &EventsArgs) -> Result<(), String> {
         if !args.targets.is_empty() && !concerns(&event, &panes, &names) {
             continue;
         }
+        // Named as people name them: the session, beside the pane id.
+        let session = match event.pane() {
+            Some(pane) => Some(session_of(&engine, &mut sessions, pane).await),
+            None => None,
+        };
         let line = if args.json {
-            serde_json::to_string(&event).unwrap_or_default()
+            let mut value = serde_json::to_value(&event).unwrap_or_default();
+            if let (Some(session), Some(fields)) = (session, value.as_object_mut()) {
+                fields.insert("session".into(), session.into());
+            }
+            value.to_string()
         } else {
-            let session = match event.pane() {
-                Some(pane) => Some(session_of(&engine, &mut sessions, pane).await),
-                None => None,
-            };
             describe(&event, session.as_deref())
         };
         if writeln!(stdout, "{line}").is_err() {

@@ -211,3 +211,51 @@ fn the_readme_shows_the_playbook_that_is_tested() {
         "README.md's playbook example differs from fixtures/playbooks/two-teams.toml"
     );
 }
+
+#[tokio::test]
+async fn events_as_json_name_the_session() {
+    let server = TestServer::new();
+    let backend = server.backend().await;
+    let engine =
+        Engine::with_backend(Arc::new(backend), server.state_dir(), &server.socket).unwrap();
+    let pane = engine
+        .terminal
+        .open(OpenOptions::named("named-feed"))
+        .await
+        .unwrap();
+    assert!(engine.terminal.wait_ready(&pane.id, WAIT).await);
+    engine.terminal.wait_reading(&pane.id, WAIT).await;
+
+    let mut follower = tokio::process::Command::from(cohort(&server));
+    follower
+        .args(["events", "--follow", "--json", "named-feed"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = follower.spawn().unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
+    tokio::time::timeout(WAIT, stderr.next_line())
+        .await
+        .expect("the follower never started")
+        .unwrap();
+    engine
+        .terminal
+        .send(
+            &pane.id,
+            "sh -c 'exit 2'",
+            &SendOptions::default(),
+            &cohort_terminal::Caller::new("test"),
+        )
+        .await
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = tokio::time::timeout(WAIT, stdout.next_line())
+        .await
+        .expect("no event")
+        .unwrap()
+        .expect("the follower ended");
+    let event: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(event["event"], "command_ended", "{line}");
+    assert_eq!(event["session"], "named-feed", "{line}");
+    assert_eq!(event["pane"], pane.id.as_str(), "{line}");
+}
