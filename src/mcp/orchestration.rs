@@ -89,6 +89,9 @@ pub struct PlaybookResult {
     pub cancelled: bool,
     /// What the cascade sent.
     pub cascade: Vec<TargetOutcome>,
+    /// Why the cascade was not sent, when the playbook has one and it was not.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cascade_skipped: Option<String>,
     /// What the reads found.
     pub reads: Vec<TargetOutcome>,
     /// Why the layout, cascade or reads failed.
@@ -128,6 +131,7 @@ impl From<PlaybookReport> for PlaybookResult {
             stopped_at: r.stopped_at,
             cancelled: r.cancelled,
             cascade: r.cascade.into_iter().map(TargetOutcome::from).collect(),
+            cascade_skipped: r.cascade_skipped,
             reads: r.reads.into_iter().map(TargetOutcome::from).collect(),
             error: r.error,
         }

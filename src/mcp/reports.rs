@@ -67,6 +67,9 @@ impl PlaybookResult {
                 d.error.as_deref().unwrap_or("sent")
             ));
         }
+        if let Some(why) = &self.cascade_skipped {
+            out.push_str(&format!("  cascade: {why}\n"));
+        }
         for d in &self.reads {
             out.push_str(&format!("  read {}:\n", d.target));
             for line in d.text.as_deref().unwrap_or_default().lines() {

@@ -806,6 +806,30 @@ async fn a_playbook_over_two_teams_stops_at_its_failing_step() {
 }
 
 #[tokio::test]
+async fn a_playbook_that_stops_says_its_cascade_was_not_sent() {
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    shell(&engine, OpenOptions::named("lone")).await;
+    let book = Playbook::from_value(serde_json::json!({
+        "steps": [{"name": "fails", "targets": ["lone"], "command": "false"}],
+        "cascade": {"message": "ship it"},
+    }))
+    .unwrap();
+    let report = engine
+        .orchestrator
+        .run_playbook(
+            &book,
+            &Runner::new(Caller::new("test")),
+            &CancellationToken::new(),
+            |_| {},
+        )
+        .await;
+    assert!(report.cascade.is_empty(), "{report:#?}");
+    let why = report.cascade_skipped.as_deref().unwrap_or_default();
+    assert!(why.contains("stopped at step 1 (\"fails\")"), "{report:#?}");
+}
+
+#[tokio::test]
 async fn a_playbook_with_continue_on_error_runs_every_step() {
     let server = TestServer::new();
     let engine = engine(&server).await;

@@ -72,6 +72,8 @@ pub struct PlaybookReport {
     pub cancelled: bool,
     /// What the cascade sent.
     pub cascade: Vec<Delivery>,
+    /// Why the cascade was not sent, when the playbook has one and it was not.
+    pub cascade_skipped: Option<String>,
     /// What the reads found.
     pub reads: Vec<Delivery>,
     /// Why the layout, cascade or reads failed.

@@ -148,6 +148,12 @@ impl Orchestrator {
             });
         }
         let go_on = report.stopped_at.is_none() && !report.cancelled;
+        if book.cascade.is_some() && !go_on {
+            report.cascade_skipped = Some(match &report.stopped_at {
+                Some(step) => format!("not sent: the playbook stopped at {step}, which failed"),
+                None => "not sent: the playbook was cancelled".into(),
+            });
+        }
         if let (Some(c), true) = (&book.cascade, go_on) {
             match self
                 .broadcast(
