@@ -31,6 +31,8 @@ pub struct TeamView {
     pub name: String,
     /// Its parent team.
     pub parent: Option<String>,
+    /// Its colour (`#rrggbb`), the one its panes show in the terminal.
+    pub colour: Option<String>,
     /// Its sessions, by name.
     pub sessions: Vec<SessionView>,
     /// Its agents that have no open session.
@@ -48,6 +50,11 @@ pub struct SessionView {
     pub window: String,
     /// Foreground program.
     pub command: String,
+    /// Its title, when one was set (a program's, or `set_appearance`'s), not the
+    /// terminal's default.
+    pub title: Option<String>,
+    /// Its badge (`set_appearance`; a team's name on a team's pane).
+    pub badge: Option<String>,
     /// Whether its program exited.
     pub exited: bool,
     /// The agent working there.
@@ -149,6 +156,7 @@ pub async fn build(
                 TeamView {
                     name: t.name.clone(),
                     parent: t.parent.clone(),
+                    colour: None,
                     sessions: Vec::new(),
                     idle_agents: Vec::new(),
                 },
@@ -156,7 +164,12 @@ pub async fn build(
         })
         .collect();
     let mut seen_agents = std::collections::HashSet::new();
-    for pane in &panes {
+    // Badges live in the terminal: asked of every pane at once.
+    let backend = engine.terminal.backend();
+    let looks =
+        futures_util::future::join_all(panes.iter().map(|p| backend.appearance(&p.id))).await;
+    let host = host_name();
+    for (pane, look) in panes.iter().zip(looks) {
         let name = session_name(pane);
         let record = records.iter().find(|r| r.pane == pane.id.as_str());
         let agent = agents
@@ -187,6 +200,9 @@ pub async fn build(
             pane: pane.id.to_string(),
             window: pane.window_name.clone(),
             command: pane.command.clone(),
+            title: Some(pane.title.clone())
+                .filter(|t| !t.trim().is_empty() && Some(t.as_str()) != host.as_deref()),
+            badge: look.ok().and_then(|l| l.badge).filter(|b| !b.is_empty()),
             exited: pane.dead,
             agent: agent.map(agent_view),
             last_command: last
@@ -213,10 +229,20 @@ pub async fn build(
             .idle_agents
             .push(agent_view(agent));
     }
+    // A team with nothing of its own to show (only sub-teams, or nothing yet) draws
+    // no section: its sub-teams name it as their parent.
     let mut teams: Vec<TeamView> = grouped
         .into_values()
-        .filter(|t| !t.name.is_empty() || !t.sessions.is_empty() || !t.idle_agents.is_empty())
+        .filter(|t| !t.sessions.is_empty() || !t.idle_agents.is_empty())
         .collect();
+    for team in teams.iter_mut().filter(|t| !t.name.is_empty()) {
+        team.colour = engine
+            .terminal
+            .team_colour(&team.name)
+            .await
+            .ok()
+            .map(|c| c.hex);
+    }
     // Outside any team last.
     teams.sort_by_key(|t| t.name.is_empty());
     for team in &mut teams {
@@ -240,10 +266,23 @@ pub async fn build(
     })
 }
 
+/// This machine's name: the title tmux gives a pane nobody titled.
+fn host_name() -> Option<String> {
+    let mut buf = [0u8; 256];
+    // SAFETY: the buffer is valid for its length; gethostname writes at most that.
+    let done = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if done != 0 {
+        return None;
+    }
+    let end = buf.iter().position(|b| *b == 0).unwrap_or(buf.len());
+    Some(String::from_utf8_lossy(&buf[..end]).into_owned())
+}
+
 fn team_entry<'a>(grouped: &'a mut BTreeMap<String, TeamView>, team: &str) -> &'a mut TeamView {
     grouped.entry(team.to_string()).or_insert_with(|| TeamView {
         name: team.to_string(),
         parent: None,
+        colour: None,
         sessions: Vec::new(),
         idle_agents: Vec::new(),
     })

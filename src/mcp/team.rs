@@ -148,16 +148,15 @@ impl CohortServer {
         Parameters(_): Parameters<NoArgs>,
     ) -> Result<Json<TeamsResult>, String> {
         let engine = self.engine().await?;
-        Ok(Json(TeamsResult {
-            teams: engine
-                .terminal
-                .teams()
-                .await
-                .map_err(err)?
-                .into_iter()
-                .map(TeamOut::from)
-                .collect(),
-        }))
+        let mut teams = Vec::new();
+        for record in engine.terminal.teams().await.map_err(err)? {
+            let colour = engine.terminal.team_colour(&record.name).await.ok();
+            teams.push(TeamOut {
+                colour: colour.map(|c| c.hex),
+                ..TeamOut::from(record)
+            });
+        }
+        Ok(Json(TeamsResult { teams }))
     }
 
     #[tool(

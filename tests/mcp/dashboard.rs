@@ -92,6 +92,23 @@ async fn the_dashboard_shows_and_follows_the_sessions_in_chromium() {
             WAIT,
         )
         .await;
+    // Each team shows its colour (the one its panes have in the terminal), and each
+    // pane its badge and title.
+    let colour = browser
+        .eval("document.querySelector('section[data-team=\"build\"]').dataset.colour || ''")
+        .await;
+    let colour = colour.as_str().unwrap().to_string();
+    let shown = call(&client, "list_teams", json!({})).await.to_string();
+    assert!(
+        colour.starts_with('#') && shown.contains(&colour),
+        "{colour:?} is not the team's colour: {shown}"
+    );
+    let head = browser
+        .eval("document.querySelector('.card[data-session=\"planner\"] .card-head').innerHTML")
+        .await;
+    let head = head.as_str().unwrap();
+    assert!(head.contains("chip badge\">build<"), "{head}");
+    assert!(head.contains("build :: planner"), "{head}");
     // Screens keep their colours (bold green, yellow), and each card carries the
     // agent, the verdict, the lock and the unread notification.
     browser

@@ -35,6 +35,8 @@
     c.dataset.session = s.name;
     const head = el("div", "card-head");
     head.append(el("span", "name", s.name));
+    if (s.badge) head.append(chip(s.badge, "badge"));
+    if (s.title && s.title !== s.name) head.append(el("span", "title", s.title));
     if (s.agent) {
       head.append(chip("agent " + s.agent.name));
       if (s.agent.state) head.append(chip(s.agent.state, s.agent.state === "idle" ? "ok" : "run"));
@@ -78,6 +80,10 @@
     for (const t of view.teams) {
       const sec = el("section", "team");
       sec.dataset.team = t.name;
+      if (t.colour) {
+        sec.dataset.colour = t.colour;
+        sec.style.setProperty("--team", t.colour);
+      }
       const h = el("h2", "", t.name ? "Team " + t.name : "Outside teams");
       if (t.parent) h.append(el("span", "parent", " in " + t.parent));
       sec.append(h);

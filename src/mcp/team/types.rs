@@ -83,6 +83,9 @@ pub struct TeamOut {
     pub parent: Option<String>,
     /// Agents in it.
     pub members: Vec<String>,
+    /// Its colour (`#rrggbb`), shown on its panes and on the dashboard.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub colour: Option<String>,
 }
 
 impl From<TeamRecord> for TeamOut {
@@ -91,6 +94,7 @@ impl From<TeamRecord> for TeamOut {
             name: t.name,
             parent: t.parent,
             members: t.members,
+            colour: None,
         }
     }
 }
