@@ -830,6 +830,35 @@ async fn a_playbook_that_stops_says_its_cascade_was_not_sent() {
 }
 
 #[tokio::test]
+async fn a_playbook_reads_after_its_cascade_landed() {
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    let pane = shell(&engine, OpenOptions::named("desk")).await;
+    engine
+        .terminal
+        .register_agent("ada", &pane, None, &names(&["crew"]))
+        .await
+        .unwrap();
+    let book = Playbook::from_value(serde_json::json!({
+        "cascade": {"agents": {"ada": "sleep 0.05; echo cascade-$((6*7))-landed"}},
+        "reads": {"targets": ["desk"], "mode": "tail"},
+    }))
+    .unwrap();
+    let report = engine
+        .orchestrator
+        .run_playbook(
+            &book,
+            &Runner::new(Caller::new("test")),
+            &CancellationToken::new(),
+            |_| {},
+        )
+        .await;
+    assert!(report.ok, "{report:#?}");
+    let read = report.reads[0].text.as_deref().unwrap_or_default();
+    assert!(read.contains("cascade-42-landed"), "{report:#?}");
+}
+
+#[tokio::test]
 async fn a_playbook_with_continue_on_error_runs_every_step() {
     let server = TestServer::new();
     let engine = engine(&server).await;

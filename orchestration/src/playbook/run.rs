@@ -56,6 +56,11 @@ fn tail(text: &str) -> String {
     )
 }
 
+/// How long a session that took a cascade's message stays quiet before it is read.
+const CASCADE_QUIET: Duration = Duration::from_millis(150);
+/// The longest a playbook waits for its cascade's messages to land.
+const CASCADE_LANDING: Duration = Duration::from_secs(3);
+
 impl Orchestrator {
     /// Runs `book`. `progress` hears each step start and end; `cancel` ends it at
     /// once (what was typed keeps running).
@@ -169,6 +174,16 @@ impl Orchestrator {
                     if sent.iter().any(|d| d.error.is_some()) {
                         report.ok = false;
                     }
+                    // The messages land before anything reads those sessions: a read
+                    // right after would see them half typed.
+                    let landed = sent.iter().filter(|d| d.error.is_none()).map(|d| async {
+                        if let Ok(pane) = self.terminal.resolve(&d.session).await {
+                            self.terminal
+                                .settle(&pane.id, CASCADE_QUIET, CASCADE_LANDING)
+                                .await;
+                        }
+                    });
+                    join_all(landed).await;
                     report.cascade = sent;
                 }
                 Err(e) => {
