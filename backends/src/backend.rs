@@ -96,6 +96,13 @@ pub trait TerminalBackend: Send + Sync + 'static {
         Ok(())
     }
 
+    /// Stamps on the pane the file a recording of it goes to (`None` once it ends), so
+    /// every cohort process can say it is being recorded. A no-op for a backend that
+    /// keeps no such stamp.
+    async fn stamp_recording(&self, _pane: &PaneId, _path: Option<&str>) -> Result<()> {
+        Ok(())
+    }
+
     /// Sets the pane's title (what `#{pane_title}` or the tab shows).
     async fn set_title(&self, pane: &PaneId, title: &str) -> Result<()>;
 

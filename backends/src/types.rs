@@ -217,6 +217,9 @@ pub struct PaneInfo {
     /// Its exit status, when it has exited and the backend knows it.
     #[serde(default)]
     pub exit_status: Option<i32>,
+    /// The file a cohort process records it to, while one does.
+    #[serde(default)]
+    pub recording: Option<String>,
     /// Identity stamped on the pane, when it carries one.
     pub identity: Option<Identity>,
 }

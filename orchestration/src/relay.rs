@@ -51,6 +51,7 @@ pub fn relayed(event: &EngineEvent) -> bool {
         EngineEvent::Notification { .. }
             | EngineEvent::AgentState { .. }
             | EngineEvent::LockChanged { .. }
+            | EngineEvent::RecordingChanged { .. }
             | EngineEvent::SessionOpened { .. }
             | EngineEvent::SessionClosed { .. }
     )

@@ -215,11 +215,13 @@ pub async fn build(
             tags: record.map(|r| r.tags.clone()).unwrap_or_default(),
             cohort_attach: cohort_attach(engine, &name),
             attach: engine.terminal.attach_text(&pane.id),
+            // This process's recording, or one another process stamped on the pane.
             recording: engine
                 .terminal
                 .recording(&pane.id)
                 .filter(|r| r.recording)
-                .map(|r| r.path.display().to_string()),
+                .map(|r| r.path.display().to_string())
+                .or_else(|| pane.recording.clone()),
         };
         team_entry(&mut grouped, &team).sessions.push(view);
     }

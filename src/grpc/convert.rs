@@ -315,6 +315,8 @@ impl From<EngineEvent> for proto::Event {
             EngineEvent::LockChanged { session, holder } => {
                 Kind::LockChanged(proto::LockChanged { session, holder })
             }
+            // The gRPC API has no message for it yet: the event stream leaves it out.
+            EngineEvent::RecordingChanged { .. } => return proto::Event { kind: None },
             EngineEvent::AgentState {
                 agent,
                 state,

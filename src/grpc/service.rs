@@ -480,6 +480,7 @@ impl Cohort for CohortService {
                     };
                     let event = match next {
                         Ok(EngineEvent::Output { .. }) if !output => continue,
+                        Ok(EngineEvent::RecordingChanged { .. }) => continue,
                         Ok(event) => proto::Event::from(event),
                         Err(RecvError::Lagged(missed)) => proto::Event {
                             kind: Some(proto::event::Kind::Missed(missed)),

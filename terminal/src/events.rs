@@ -86,6 +86,15 @@ pub enum EngineEvent {
         /// Who holds it now.
         holder: Option<String>,
     },
+    /// A session's recording started (`path`, the file it goes to) or ended (`None`).
+    RecordingChanged {
+        /// The session's name.
+        session: String,
+        /// Its pane.
+        pane: PaneId,
+        /// The file, while it records.
+        path: Option<String>,
+    },
     /// An agent's state changed (published by the part that tracks agents).
     AgentState {
         /// The agent.
@@ -106,7 +115,8 @@ impl EngineEvent {
             | EngineEvent::CommandEnded { pane, .. }
             | EngineEvent::PaneExited { pane, .. }
             | EngineEvent::SessionOpened { pane, .. }
-            | EngineEvent::SessionClosed { pane, .. } => Some(pane),
+            | EngineEvent::SessionClosed { pane, .. }
+            | EngineEvent::RecordingChanged { pane, .. } => Some(pane),
             _ => None,
         }
     }

@@ -183,9 +183,24 @@ impl Terminal {
             position: start,
             input_marks: options.input_marks,
         };
+        // Every process, and every page, learns that the session is being recorded,
+        // and when it no longer is.
+        let shown = path.display().to_string();
+        let _ = self.backend.stamp_recording(pane, Some(&shown)).await;
+        let bus = self.runtimes.bus().clone();
+        let recorded = pane.clone();
+        let changed = move |path: Option<String>| EngineEvent::RecordingChanged {
+            session: session.name.clone(),
+            pane: recorded.clone(),
+            path,
+        };
+        bus.publish(changed(Some(shown)));
+        let (backend, recorded) = (self.backend.clone(), pane.clone());
         tokio::spawn(async move {
             let why = follower.run(events, stopped, &mut writer).await;
             writer.finish(&why);
+            let _ = backend.stamp_recording(&recorded, None).await;
+            bus.publish(changed(None));
             let _ = finished.send(true);
         });
         let snapshot = info.lock().unwrap_or_else(|e| e.into_inner()).clone();

@@ -174,6 +174,25 @@ async fn the_dashboard_shows_and_follows_the_sessions_in_chromium() {
         shown.saturating_sub(sent)
     );
 
+    // A recording made by another process shows on its card, and goes when it stops,
+    // without a reload.
+    let other = cohort::engine::Engine::with_backend(
+        std::sync::Arc::new(server.backend().await),
+        server.state_dir(),
+        &format!("-L {}", server.socket),
+    )
+    .unwrap();
+    let web = other.terminal.resolve("web").await.unwrap();
+    other
+        .terminal
+        .record(&web.id, cohort_terminal::record::RecordOptions::default())
+        .await
+        .unwrap();
+    let chip = "!!document.querySelector('.card[data-session=\"web\"] .chip.rec')";
+    browser.wait_until(chip, WAIT).await;
+    other.terminal.stop_recording(&web.id).await.unwrap();
+    browser.wait_until(&format!("!{chip}"), WAIT).await;
+
     // Clicking a pane opens it large with the line to attach.
     browser
         .eval("document.querySelector('.card[data-session=\"coder\"]').click(); true")

@@ -288,6 +288,7 @@ impl TerminalBackend for Iterm2Backend {
                     command: vars[5].clone().unwrap_or_default(),
                     dead: exited(probe.wait().await?)?,
                     exit_status: None,
+                    recording: None,
                     identity,
                 });
             }

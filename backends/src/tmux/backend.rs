@@ -424,6 +424,17 @@ impl TerminalBackend for TmuxBackend {
         self.pane_pipeline(pane, &lines).await.map(|_| ())
     }
 
+    async fn stamp_recording(&self, pane: &PaneId, path: Option<&str>) -> Result<()> {
+        let line = match path {
+            Some(path) => format!(
+                "set-option -p -t {pane} @cohort_recording {}",
+                quote::arg(&path.replace(|c: char| c.is_control(), " "))
+            ),
+            None => format!("set-option -p -u -t {pane} @cohort_recording"),
+        };
+        self.pane_cmd(pane, &line).await.map(|_| ())
+    }
+
     async fn set_title(&self, pane: &PaneId, title: &str) -> Result<()> {
         self.pane_cmd(
             pane,

@@ -626,6 +626,7 @@ mod tests {
             "1",
             "make test",
             "",
+            "",
         ]
         .join("\u{1f}");
         let (info, pid) = parse_pane_row(&row).unwrap();
@@ -646,7 +647,8 @@ mod tests {
             "\u{1f}__cohort_tok=;\u{1f}1\u{1f}",
             1,
         );
-        let (dead, _) = parse_pane_row(&format!("{dead}2")).unwrap();
+        let dead = dead.replacen("make test\u{1f}\u{1f}", "make test\u{1f}2\u{1f}", 1);
+        let (dead, _) = parse_pane_row(&dead).unwrap();
         assert_eq!(dead.command, "make test");
         assert_eq!(dead.exit_status, Some(2));
         assert!(parse_pane_row("%3").is_none());

@@ -3,7 +3,7 @@
 use super::*;
 
 /// Fields of one pane row, parsed by [`parse_pane_row`].
-pub(super) const PANE_FIELDS: [&str; 19] = [
+pub(super) const PANE_FIELDS: [&str; 20] = [
     "#{pane_id}",
     "#{window_id}",
     "#{window_name}",
@@ -23,6 +23,7 @@ pub(super) const PANE_FIELDS: [&str; 19] = [
     "#{@cohort_announces}",
     "#{@cohort_command}",
     "#{pane_dead_status}",
+    "#{@cohort_recording}",
 ];
 
 pub(super) fn pane_format() -> String {
@@ -64,6 +65,7 @@ pub(super) fn parse_pane_row(line: &str) -> Option<(PaneInfo, Option<u32>)> {
         },
         dead: f[8] == "1",
         exit_status: (f[8] == "1").then(|| f[18].parse().ok()).flatten(),
+        recording: non_empty(f[19]),
         identity,
     };
     Some((info, pid))
