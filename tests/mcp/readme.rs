@@ -53,39 +53,67 @@ fn the_install_snippets_are_what_cohort_init_gives() {
         .flat_map(|(_, body)| body.lines())
         .map(|l| l.split('#').next().unwrap_or_default().trim())
         .collect();
-    for line in ["cohort init", init::CLAUDE_ADD, init::CODEX_ADD] {
-        assert!(commands.contains(&line), "{line:?} not in {commands:?}");
+    let readme = init::Launch::default();
+    for line in [
+        "cohort init".to_string(),
+        readme.claude_add(),
+        readme.codex_add(),
+    ] {
+        assert!(
+            commands.contains(&line.as_str()),
+            "{line:?} not in {commands:?}"
+        );
     }
     let json: Vec<serde_json::Value> = blocks
         .iter()
         .filter(|(lang, _)| lang == "json")
         .map(|(_, body)| serde_json::from_str(body).expect("the JSON snippet parses"))
         .collect();
-    assert_eq!(json, vec![init::mcp_json()]);
+    assert_eq!(json, vec![readme.mcp_json()]);
     let toml: Vec<&str> = blocks
         .iter()
         .filter(|(lang, _)| lang == "toml")
         .map(|(_, body)| body.as_str())
         .collect();
-    assert_eq!(toml, vec![init::CODEX_TOML]);
+    assert_eq!(toml, vec![readme.codex_toml()]);
 
-    // What cohort init writes and prints.
+    // What cohort init writes and prints, run from a binary that is not on PATH: the
+    // hosts get its full path, and the options asked for.
     let dir = tempfile::tempdir().unwrap();
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_cohort"))
-        .args(["init", "--dir"])
+        .args([
+            "init",
+            "--toolsets",
+            "core,workers",
+            "--role",
+            "builder",
+            "--dir",
+        ])
         .arg(dir.path())
+        .env("PATH", "/usr/bin:/bin")
         .output()
         .unwrap();
     assert!(output.status.success(), "{output:?}");
+    let own = std::path::Path::new(env!("CARGO_BIN_EXE_cohort"))
+        .canonicalize()
+        .unwrap();
+    let launch = init::Launch {
+        command: own.display().to_string(),
+        args: ["mcp", "--toolsets", "core,workers", "--role", "builder"]
+            .map(String::from)
+            .to_vec(),
+    };
     let written: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.path().join(".mcp.json")).unwrap())
             .unwrap();
-    assert_eq!(written, init::mcp_json());
+    assert_eq!(written, launch.mcp_json());
     let printed = String::from_utf8_lossy(&output.stdout);
-    for line in [init::CLAUDE_ADD, init::CODEX_ADD] {
+    for line in [launch.claude_add(), launch.codex_add()] {
+        assert!(printed.contains(&line), "{line:?} not printed: {printed}");
+    }
+    for line in launch.codex_toml().lines() {
         assert!(printed.contains(line), "{line:?} not printed: {printed}");
     }
-    for line in init::CODEX_TOML.lines() {
-        assert!(printed.contains(line), "{line:?} not printed: {printed}");
-    }
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(said.contains("cohort is not on PATH"), "{said}");
 }
