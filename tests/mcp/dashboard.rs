@@ -108,7 +108,27 @@ async fn the_dashboard_shows_and_follows_the_sessions_in_chromium() {
         .await;
     let head = head.as_str().unwrap();
     assert!(head.contains("chip badge\">build<"), "{head}");
-    assert!(head.contains("build :: planner"), "{head}");
+    // Its title, "build :: planner", says nothing the badge and the name do not.
+    assert!(!head.contains("build :: planner"), "{head}");
+    call(
+        &client,
+        "set_appearance",
+        json!({"target": "planner", "title": "planning the release"}),
+    )
+    .await;
+    // (A title has no event of its own: the page shows it with the next change.)
+    call(
+        &client,
+        "run",
+        json!({"target": "planner", "command": "true"}),
+    )
+    .await;
+    browser
+        .wait_until(
+            "document.querySelector('.card[data-session=\"planner\"] .card-head .title')?.textContent === 'planning the release'",
+            WAIT,
+        )
+        .await;
     // Screens keep their colours (bold green, yellow), and each card carries the
     // agent, the verdict, the lock and the unread notification.
     browser

@@ -36,7 +36,11 @@
     const head = el("div", "card-head");
     head.append(el("span", "name", s.name));
     if (s.badge) head.append(chip(s.badge, "badge"));
-    if (s.title && s.title !== s.name) head.append(el("span", "title", s.title));
+    // A team's pane is titled "Team :: agent": the badge and the name say that already.
+    const said = [s.name, s.agent && s.agent.name].filter(Boolean);
+    const rest = s.title && s.badge && s.title.startsWith(s.badge + " :: ")
+      ? s.title.slice(s.badge.length + 4) : s.title;
+    if (s.title && !said.includes(rest)) head.append(el("span", "title", s.title));
     if (s.agent) {
       head.append(chip("agent " + s.agent.name));
       if (s.agent.state) head.append(chip(s.agent.state, s.agent.state === "idle" ? "ok" : "run"));
