@@ -386,7 +386,7 @@ pub struct Runtimes {
     bus: EventBus,
     /// Where what marks teach about a pane goes to be stamped on it (see
     /// [`persist_mark_state`]).
-    anchors: Mutex<Option<mpsc::UnboundedSender<(PaneId, MarkState)>>>,
+    stamps: Mutex<Option<mpsc::UnboundedSender<(PaneId, MarkState)>>>,
 }
 
 impl Runtimes {
@@ -400,7 +400,7 @@ impl Runtimes {
             signed_marks: true.into(),
             restarts: Default::default(),
             bus: EventBus::default(),
-            anchors: Mutex::new(None),
+            stamps: Mutex::new(None),
         }
     }
 
@@ -525,7 +525,7 @@ impl Runtimes {
                 };
                 rt.bump();
                 if learned.anchor.is_some() || learned.announces_start {
-                    if let Some(stamps) = &*self.anchors.lock().unwrap_or_else(|e| e.into_inner()) {
+                    if let Some(stamps) = &*self.stamps.lock().unwrap_or_else(|e| e.into_inner()) {
                         let _ = stamps.send((pane.clone(), learned));
                     }
                 }
@@ -604,7 +604,7 @@ struct MarkState {
 /// announces command starts before it sees one.
 pub fn persist_mark_state(runtimes: &Runtimes, backend: Arc<dyn cohort_backends::TerminalBackend>) {
     let (sender, mut learned) = mpsc::unbounded_channel::<(PaneId, MarkState)>();
-    *runtimes.anchors.lock().unwrap_or_else(|e| e.into_inner()) = Some(sender);
+    *runtimes.stamps.lock().unwrap_or_else(|e| e.into_inner()) = Some(sender);
     tokio::spawn(async move {
         while let Some(first) = learned.recv().await {
             let mut latest: HashMap<PaneId, MarkState> = HashMap::new();

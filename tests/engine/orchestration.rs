@@ -9,8 +9,8 @@ use cohort::engine::Engine;
 use cohort_backends::{PaneId, PaneInfo};
 use cohort_orchestration::{
     many::ManyRead,
-    playbook::{run::Runner, Playbook},
-    waits::{Condition, Quorum},
+    playbook::{run::Runner, Playbook, PlaybookReport},
+    waits::{Condition, Quorum, WaitOutcome},
     watch::{Action, Trigger, WatchEvent, WatchSpec},
 };
 use cohort_terminal::{completion::Until, Caller, OpenOptions, SendOptions};
@@ -159,6 +159,30 @@ async fn wait_for_pattern_gives_the_line_and_any_ends_at_the_first() {
     );
 }
 
+/// Waits until `targets` print `text` (with `quorum`), at most `timeout_ms`.
+async fn wait_for_text(
+    engine: &Engine,
+    targets: &[&str],
+    text: &str,
+    quorum: Quorum,
+    timeout_ms: u64,
+) -> WaitOutcome {
+    engine
+        .orchestrator
+        .wait_for(
+            &names(targets),
+            &Condition::Pattern {
+                until: Until::new(text, false).unwrap(),
+                input: false,
+            },
+            quorum,
+            Duration::from_millis(timeout_ms),
+            |_, _, _| {},
+        )
+        .await
+        .unwrap()
+}
+
 #[tokio::test]
 async fn wait_for_all_times_out_naming_who_did_not_meet_it() {
     let server = TestServer::new();
@@ -167,20 +191,7 @@ async fn wait_for_all_times_out_naming_who_did_not_meet_it() {
     shell(&engine, OpenOptions::named("tb")).await;
     // Printed a while after the wait starts following new output.
     type_line(&engine, &a.id, "sleep 1; printf 'al%s\\n' pha").await;
-    let outcome = engine
-        .orchestrator
-        .wait_for(
-            &names(&["ta", "tb"]),
-            &Condition::Pattern {
-                until: Until::new("alpha", false).unwrap(),
-                input: false,
-            },
-            Quorum::All,
-            Duration::from_millis(5000),
-            |_, _, _| {},
-        )
-        .await
-        .unwrap();
+    let outcome = wait_for_text(&engine, &["ta", "tb"], "alpha", Quorum::All, 5000).await;
     assert!(!outcome.done, "{outcome:?}");
     let by: Vec<(&str, bool)> = outcome
         .results
@@ -197,20 +208,7 @@ async fn wait_for_all_times_out_naming_who_did_not_meet_it() {
     // With `any`, the wait ends when one meets it: the other has not met it *yet*,
     // and the time given is the wait's own.
     type_line(&engine, &a.id, "sleep 0.3; printf 'be%s\\n' ta").await;
-    let outcome = engine
-        .orchestrator
-        .wait_for(
-            &names(&["ta", "tb"]),
-            &Condition::Pattern {
-                until: Until::new("beta", false).unwrap(),
-                input: false,
-            },
-            Quorum::Any,
-            Duration::from_millis(20_000),
-            |_, _, _| {},
-        )
-        .await
-        .unwrap();
+    let outcome = wait_for_text(&engine, &["ta", "tb"], "beta", Quorum::Any, 20_000).await;
     assert!(outcome.done, "{outcome:?}");
     let other = &outcome.results[1].what;
     assert!(other.contains("not pattern yet"), "{outcome:?}");
@@ -736,6 +734,19 @@ async fn failed_commands_and_agent_states_become_notifications_and_status() {
     );
 }
 
+/// Runs `book` to its end, as a test caller, without progress.
+async fn run_book(engine: &Engine, book: &Playbook) -> PlaybookReport {
+    engine
+        .orchestrator
+        .run_playbook(
+            book,
+            &Runner::new(Caller::new("test")),
+            &CancellationToken::new(),
+            |_| {},
+        )
+        .await
+}
+
 /// The playbook example the README shows.
 fn two_teams() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/playbooks/two-teams.toml")
@@ -815,15 +826,7 @@ async fn a_playbook_that_stops_says_its_cascade_was_not_sent() {
         "cascade": {"message": "ship it"},
     }))
     .unwrap();
-    let report = engine
-        .orchestrator
-        .run_playbook(
-            &book,
-            &Runner::new(Caller::new("test")),
-            &CancellationToken::new(),
-            |_| {},
-        )
-        .await;
+    let report = run_book(&engine, &book).await;
     assert!(report.cascade.is_empty(), "{report:#?}");
     let why = report.cascade_skipped.as_deref().unwrap_or_default();
     assert!(why.contains("stopped at step 1 (\"fails\")"), "{report:#?}");
@@ -844,15 +847,7 @@ async fn a_playbook_reads_after_its_cascade_landed() {
         "reads": {"targets": ["desk"], "mode": "tail"},
     }))
     .unwrap();
-    let report = engine
-        .orchestrator
-        .run_playbook(
-            &book,
-            &Runner::new(Caller::new("test")),
-            &CancellationToken::new(),
-            |_| {},
-        )
-        .await;
+    let report = run_book(&engine, &book).await;
     assert!(report.ok, "{report:#?}");
     let read = report.reads[0].text.as_deref().unwrap_or_default();
     assert!(read.contains("cascade-42-landed"), "{report:#?}");
@@ -870,15 +865,7 @@ async fn a_playbook_with_continue_on_error_runs_every_step() {
         ]
     }))
     .unwrap();
-    let report = engine
-        .orchestrator
-        .run_playbook(
-            &book,
-            &Runner::new(Caller::new("test")),
-            &CancellationToken::new(),
-            |_| {},
-        )
-        .await;
+    let report = run_book(&engine, &book).await;
     let steps: Vec<(bool, bool)> = report.steps.iter().map(|s| (s.ran, s.ok)).collect();
     assert_eq!(steps, vec![(true, false), (true, true)], "{report:#?}");
     assert!(

@@ -25,6 +25,44 @@ fn fixture(name: &str) -> std::path::PathBuf {
         .join(name)
 }
 
+/// An engine on `server` with a session `name` whose shell reads its terminal.
+async fn engine_with_session(
+    server: &TestServer,
+    name: &str,
+) -> (Engine, cohort_backends::PaneInfo) {
+    let backend = server.backend().await;
+    let engine =
+        Engine::with_backend(Arc::new(backend), server.state_dir(), &server.socket).unwrap();
+    let pane = engine
+        .terminal
+        .open(OpenOptions::named(name))
+        .await
+        .unwrap();
+    assert!(engine.terminal.wait_ready(&pane.id, WAIT).await);
+    engine.terminal.wait_reading(&pane.id, WAIT).await;
+    (engine, pane)
+}
+
+/// `cohort events` with `args`, started and ready (its first line on stderr, which
+/// it returns).
+async fn follow_events(server: &TestServer, args: &[&str]) -> (tokio::process::Child, String) {
+    let mut follower = tokio::process::Command::from(cohort(server));
+    follower
+        .arg("events")
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    let mut child = follower.spawn().unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
+    let ready = tokio::time::timeout(WAIT, stderr.next_line())
+        .await
+        .expect("the follower never started")
+        .unwrap()
+        .unwrap_or_default();
+    (child, ready)
+}
+
 #[test]
 fn a_playbook_file_runs_from_the_command_line() {
     let server = TestServer::new();
@@ -104,30 +142,8 @@ fn a_bad_playbook_file_is_refused_naming_step_and_field() {
 #[tokio::test]
 async fn events_follow_prints_each_event_once_in_order() {
     let server = TestServer::new();
-    let backend = server.backend().await;
-    let engine =
-        Engine::with_backend(Arc::new(backend), server.state_dir(), &server.socket).unwrap();
-    let pane = engine
-        .terminal
-        .open(OpenOptions::named("feed"))
-        .await
-        .unwrap();
-    assert!(engine.terminal.wait_ready(&pane.id, WAIT).await);
-    engine.terminal.wait_reading(&pane.id, WAIT).await;
-
-    let mut follower = tokio::process::Command::from(cohort(&server));
-    follower
-        .args(["events", "--follow", "feed"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    let mut child = follower.spawn().unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
-    let ready = tokio::time::timeout(WAIT, stderr.next_line())
-        .await
-        .expect("the follower never started")
-        .unwrap()
-        .unwrap_or_default();
+    let (engine, pane) = engine_with_session(&server, "feed").await;
+    let (mut child, ready) = follow_events(&server, &["--follow", "feed"]).await;
     assert!(ready.contains("following events of feed"), "{ready}");
     for status in [1, 3, 0] {
         engine
@@ -215,29 +231,8 @@ fn the_readme_shows_the_playbook_that_is_tested() {
 #[tokio::test]
 async fn events_as_json_name_the_session() {
     let server = TestServer::new();
-    let backend = server.backend().await;
-    let engine =
-        Engine::with_backend(Arc::new(backend), server.state_dir(), &server.socket).unwrap();
-    let pane = engine
-        .terminal
-        .open(OpenOptions::named("named-feed"))
-        .await
-        .unwrap();
-    assert!(engine.terminal.wait_ready(&pane.id, WAIT).await);
-    engine.terminal.wait_reading(&pane.id, WAIT).await;
-
-    let mut follower = tokio::process::Command::from(cohort(&server));
-    follower
-        .args(["events", "--follow", "--json", "named-feed"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    let mut child = follower.spawn().unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
-    tokio::time::timeout(WAIT, stderr.next_line())
-        .await
-        .expect("the follower never started")
-        .unwrap();
+    let (engine, pane) = engine_with_session(&server, "named-feed").await;
+    let (mut child, _) = follow_events(&server, &["--follow", "--json", "named-feed"]).await;
     engine
         .terminal
         .send(
