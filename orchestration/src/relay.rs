@@ -11,12 +11,19 @@
 //! first time a send finds it dead. Nothing polls: a follower in another process
 //! (`cohort events --follow`, a waiting tool) learns of an event the moment it is
 //! sent.
+//!
+//! Any process of the user could send a datagram to those sockets, and a forged
+//! agent state could fire a watcher that types a command. So every datagram carries
+//! a tag, HMAC-SHA256 under the key the cohort processes of a state directory share
+//! (`relay/relay.key`, readable by its owner only; see `cohort_terminal::seal`), and
+//! a datagram whose tag does not verify is dropped.
 
 use crate::registry::OrchestrationTables;
 use cohort_terminal::{
     events::{EngineEvent, EventBus},
     ids::short_id,
     registry::Registry,
+    seal::SealKey,
 };
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -57,11 +64,16 @@ pub fn relayed(event: &EngineEvent) -> bool {
     )
 }
 
+/// The length of a datagram's tag (hex), before the newline and the message.
+const TAG_LEN: usize = 64;
+
 /// One engine's end of the relay.
 #[derive(Debug)]
 pub struct Relay {
     dir: PathBuf,
     own: String,
+    /// The key every cohort process of this state directory tags its datagrams with.
+    key: SealKey,
     /// Events received from others and published locally, in order: the forwarder
     /// skips them when they come round on the local stream.
     injected: Mutex<VecDeque<EngineEvent>>,
@@ -80,6 +92,13 @@ impl Relay {
     ) -> Option<Arc<Relay>> {
         let dir = state_dir.join("relay");
         let _ = std::fs::create_dir_all(&dir);
+        let key = match SealKey::load_or_create(&dir.join("relay.key")) {
+            Ok(key) => key,
+            Err(e) => {
+                tracing::warn!(target: "cohort::relay", "events from other cohort processes will not arrive here: {e}");
+                return None;
+            }
+        };
         let own = format!("{}-{}.sock", std::process::id(), short_id(8));
         let path = dir.join(&own);
         let socket = match UnixDatagram::bind(&path) {
@@ -92,6 +111,7 @@ impl Relay {
         let relay = Arc::new(Relay {
             dir,
             own,
+            key,
             injected: Mutex::new(VecDeque::new()),
         });
         tokio::spawn(receive(
@@ -103,6 +123,16 @@ impl Relay {
         ));
         tokio::spawn(forward(relay.clone(), bus.subscribe(), registry, stop));
         Some(relay)
+    }
+
+    /// The message of a datagram whose tag verifies.
+    fn opened<'a>(&self, datagram: &'a [u8]) -> Option<&'a [u8]> {
+        if datagram.len() <= TAG_LEN || datagram[TAG_LEN] != b'\n' {
+            return None;
+        }
+        let (tag, body) = (&datagram[..TAG_LEN], &datagram[TAG_LEN + 1..]);
+        let tag = std::str::from_utf8(tag).ok()?;
+        self.key.verify(body, tag).then_some(body)
     }
 
     /// Notes an event received from another process, just before it is published.
@@ -133,9 +163,12 @@ impl Relay {
             origin: self.own.clone(),
             event,
         };
-        let Ok(bytes) = serde_json::to_vec(&message) else {
+        let Ok(body) = serde_json::to_vec(&message) else {
             return;
         };
+        let mut bytes = self.key.tag(&body).into_bytes();
+        bytes.push(b'\n');
+        bytes.extend_from_slice(&body);
         if bytes.len() > DATAGRAM_MAX {
             tracing::debug!(target: "cohort::relay", "an event of {} bytes was not relayed", bytes.len());
             return;
@@ -180,7 +213,11 @@ async fn receive(
             r = socket.recv(&mut buffer) => r,
         };
         let Ok(n) = received else { continue };
-        match serde_json::from_slice::<Message>(&buffer[..n]) {
+        let Some(body) = relay.opened(&buffer[..n]) else {
+            tracing::warn!(target: "cohort::relay", "a datagram without the relay's tag was dropped (sent by a process that is not a cohort of this state directory)");
+            continue;
+        };
+        match serde_json::from_slice::<Message>(body) {
             Ok(message) if message.origin != relay.own && relayed(&message.event) => {
                 relay.injected(&message.event);
                 bus.publish(message.event);

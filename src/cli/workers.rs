@@ -30,7 +30,12 @@ pub fn hook(config: &Config, worker: Option<&str>, event: &str, payload: Option<
             text
         }
     };
-    events::record(&config.state_dir, &worker, event, &input);
+    // The worker's own hooks inherit its key from the agent's environment; a hook
+    // run from anywhere else records a line the server will not take.
+    let key = std::env::var(events::HOOK_KEY_ENV)
+        .ok()
+        .and_then(|k| cohort_terminal::seal::SealKey::from_hex(&k).ok());
+    events::record(&config.state_dir, &worker, event, &input, key.as_ref());
     ExitCode::SUCCESS
 }
 

@@ -66,6 +66,7 @@ pub mod request;
 pub mod run;
 pub mod runtime;
 pub mod sanitize;
+pub mod seal;
 pub mod sessions;
 pub mod status;
 pub mod targets;

@@ -254,3 +254,62 @@ async fn events_as_json_name_the_session() {
     assert_eq!(event["session"], "named-feed", "{line}");
     assert_eq!(event["pane"], pane.id.as_str(), "{line}");
 }
+
+/// A datagram sent to another cohort process's relay socket by anything but a
+/// cohort of the same state directory (no tag, or a tag under another key) is
+/// dropped: the forged notification never reaches the follower, the real one does.
+#[tokio::test]
+async fn a_datagram_forged_into_the_relay_is_dropped() {
+    let server = TestServer::new();
+    let (engine, _pane) = engine_with_session(&server, "relayed").await;
+    let (mut child, _) = follow_events(&server, &["--follow", "relayed"]).await;
+    let forged = |message: &str| {
+        let event = cohort_terminal::events::EngineEvent::Notification {
+            to: "relayed".into(),
+            from: "forger".into(),
+            kind: "info".into(),
+            message: message.into(),
+        };
+        serde_json::to_vec(&serde_json::json!({"origin": "forger.sock", "event": event})).unwrap()
+    };
+    let stranger = cohort_terminal::seal::SealKey::generate().unwrap();
+    let socket = std::os::unix::net::UnixDatagram::unbound().unwrap();
+    let relay_dir = server.state_dir().join("relay");
+    let mut sent = 0;
+    for entry in std::fs::read_dir(&relay_dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.extension().is_some_and(|e| e == "sock") {
+            socket.send_to(&forged("untagged forgery"), &path).unwrap();
+            let body = forged("forgery under another key");
+            let mut tagged = stranger.tag(&body).into_bytes();
+            tagged.push(b'\n');
+            tagged.extend(body);
+            socket.send_to(&tagged, &path).unwrap();
+            sent += 1;
+        }
+    }
+    assert!(
+        sent >= 2,
+        "the engine and the follower each bind a relay socket"
+    );
+    engine
+        .orchestrator
+        .notify("tester", "relayed", "info", "the real one")
+        .await
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut lines = Vec::new();
+    while !lines.iter().any(|l: &String| l.contains("the real one")) {
+        let line = tokio::time::timeout(WAIT, stdout.next_line())
+            .await
+            .unwrap_or_else(|_| panic!("the real notification never came: {lines:#?}"))
+            .unwrap()
+            .expect("the follower ended");
+        lines.push(line);
+    }
+    assert!(
+        !lines.iter().any(|l| l.contains("forg")),
+        "a forged datagram was taken: {lines:#?}"
+    );
+    let _ = child.kill().await;
+}

@@ -10,6 +10,13 @@
 //!
 //! The serving side reads the file from where it stopped ([`EventTail`]) and turns
 //! each line into a [`Report`] for the state machine ([`HookEvent::report`]).
+//!
+//! Any process of the user can run `cohort hook` or append to the file, so each line
+//! a worker's own hooks write carries a tag: HMAC-SHA256 under the worker's hook key
+//! ([`hook_key_path`]), which the agent gets in its environment ([`HOOK_KEY_ENV`])
+//! and its hooks inherit; no other pane has it. The tag covers the worker, a fresh
+//! nonce and the whole event, so a line is good for one worker once: a forged line,
+//! a line copied from another worker or a line appended a second time is dropped.
 
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -18,6 +25,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::state::{Report, ReportKind, Signal, TurnOutcome};
+use cohort_terminal::seal::SealKey;
+
+/// The environment variable that hands a worker's hook key to its agent (and so to
+/// the agent's hooks).
+pub const HOOK_KEY_ENV: &str = "COHORT_HOOK_KEY";
 
 /// Longest last message kept from a `Stop` (the transcript has it all).
 const MESSAGE_KEPT: usize = 16 * 1024;
@@ -30,6 +42,11 @@ pub fn worker_dir(state_dir: &Path, worker_id: &str) -> PathBuf {
 /// The directory of the serving processes' wake sockets.
 pub fn wake_dir(state_dir: &Path) -> PathBuf {
     state_dir.join("workers").join("wake")
+}
+
+/// A worker's hook key: what its hooks sign their events with.
+pub fn hook_key_path(state_dir: &Path, worker_id: &str) -> PathBuf {
+    worker_dir(state_dir, worker_id).join("hook.key")
 }
 
 /// A worker's event file.
@@ -77,6 +94,13 @@ pub struct HookEvent {
     /// `SessionEnd`'s reason, `SessionStart`'s source, a notification's type.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// A fresh random value, so that no two events share a tag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nonce: Option<String>,
+    /// HMAC-SHA256 of the worker and the event under the worker's hook key
+    /// ([`HookEvent::seal`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
 }
 
 /// FNV-1a, 64 bits (the digest the fake agents answer with, and prompt checks use).
@@ -170,7 +194,39 @@ impl HookEvent {
                 .or_else(|| text(payload, "notification_type"))
                 .or_else(|| (event == "notify").then(|| text(payload, "type")).flatten()),
             event,
+            nonce: None,
+            tag: None,
         }
+    }
+
+    /// What the tag covers: the worker and the event without its tag.
+    fn sealed_bytes(&self, worker_id: &str) -> Vec<u8> {
+        let untagged = HookEvent {
+            tag: None,
+            ..self.clone()
+        };
+        let mut bytes = worker_id.as_bytes().to_vec();
+        bytes.push(0);
+        bytes.extend(serde_json::to_vec(&untagged).unwrap_or_default());
+        bytes
+    }
+
+    /// Gives the event a nonce and its tag for `worker_id` under `key`.
+    pub fn seal(&mut self, worker_id: &str, key: &SealKey) {
+        let mut nonce = [0u8; 12];
+        let _ = getrandom::fill(&mut nonce);
+        self.nonce = Some(nonce.iter().map(|b| format!("{b:02x}")).collect());
+        self.tag = None;
+        self.tag = Some(key.tag(&self.sealed_bytes(worker_id)));
+    }
+
+    /// Whether the event carries a good tag for `worker_id` under `key`.
+    pub fn verifies(&self, worker_id: &str, key: &SealKey) -> bool {
+        self.nonce.is_some()
+            && self
+                .tag
+                .as_deref()
+                .is_some_and(|tag| key.verify(&self.sealed_bytes(worker_id), tag))
     }
 
     /// What the state machine takes from this event, if anything.
@@ -260,12 +316,23 @@ pub fn wake_all(state_dir: &Path, worker_id: &str) {
     }
 }
 
-/// What `cohort hook` does: records the event and wakes the servers. `payload` is
-/// the JSON the agent passed (its last argument, or stdin). Never fails loudly.
-pub fn record(state_dir: &Path, worker_id: &str, event: &str, payload: &str) {
+/// What `cohort hook` does: records the event, sealed with `key` (the worker's hook
+/// key from the agent's environment), and wakes the servers. `payload` is the JSON
+/// the agent passed (its last argument, or stdin). Never fails loudly: a hook
+/// without the key still records, and the server drops what does not verify.
+pub fn record(
+    state_dir: &Path,
+    worker_id: &str,
+    event: &str,
+    payload: &str,
+    key: Option<&SealKey>,
+) {
     let value: Value = serde_json::from_str(payload.trim()).unwrap_or(Value::Null);
     let at_ms = now_ms();
-    let recorded = HookEvent::from_payload(event, &value, at_ms);
+    let mut recorded = HookEvent::from_payload(event, &value, at_ms);
+    if let Some(key) = key {
+        recorded.seal(worker_id, key);
+    }
     if append(state_dir, worker_id, &recorded).is_ok() {
         wake_all(state_dir, worker_id);
     }
@@ -334,27 +401,68 @@ impl LineTail {
     }
 }
 
-/// The tail of a worker's event file.
+/// The tail of a worker's event file: the events its own hooks recorded, each once.
 #[derive(Debug, Default)]
 pub struct EventTail {
     lines: LineTail,
+    worker_id: String,
+    /// The worker's hook key; `None` for a worker made before hooks had keys.
+    key: Option<SealKey>,
+    /// Tags already taken: a line appended again is not an event again.
+    seen: std::collections::HashSet<String>,
+    /// Lines dropped because they did not verify.
+    dropped: u64,
 }
 
 impl EventTail {
     /// A tail of the worker's event file from its start.
     pub fn new(state_dir: &Path, worker_id: &str) -> EventTail {
+        let key = match SealKey::load(&hook_key_path(state_dir, worker_id)) {
+            Ok(key) => key,
+            Err(e) => {
+                // A key file that cannot be read must not open the door to every
+                // line: a key nobody holds verifies none.
+                tracing::warn!(target: "cohort::workers", worker = worker_id, "the worker's hook key is unreadable ({e}); its hook events are ignored until it is spawned again");
+                SealKey::generate().ok()
+            }
+        };
         EventTail {
             lines: LineTail::new(events_path(state_dir, worker_id)),
+            worker_id: worker_id.to_string(),
+            key,
+            seen: Default::default(),
+            dropped: 0,
         }
     }
 
-    /// The events recorded since the last call.
+    /// The events recorded since the last call that the worker's hooks signed.
     pub fn read_new(&mut self) -> Vec<HookEvent> {
-        self.lines
+        let events: Vec<HookEvent> = self
+            .lines
             .read_new(8 << 20)
             .iter()
             .filter_map(|l| serde_json::from_str(l).ok())
-            .collect()
+            .collect();
+        let Some(key) = &self.key else {
+            return events;
+        };
+        let mut kept = Vec::with_capacity(events.len());
+        for event in events {
+            let fresh = event.verifies(&self.worker_id, key)
+                && self.seen.insert(event.tag.clone().unwrap_or_default());
+            if fresh {
+                kept.push(event);
+            } else {
+                self.dropped += 1;
+                tracing::warn!(target: "cohort::workers", worker = %self.worker_id, event = %event.event, "a hook event without this worker's signature was ignored (written by another process, or replayed)");
+            }
+        }
+        kept
+    }
+
+    /// How many lines were dropped because they did not verify.
+    pub fn dropped(&self) -> u64 {
+        self.dropped
     }
 }
 
@@ -431,11 +539,12 @@ mod tests {
             "w1",
             "Stop",
             "{\"last_assistant_message\": \"ok\"}",
+            None,
         );
         let mut buf = [0u8; 64];
         let n = listener.recv(&mut buf).unwrap();
         assert_eq!(&buf[..n], b"w1");
-        record(dir.path(), "w1", "UserPromptSubmit", "not json");
+        record(dir.path(), "w1", "UserPromptSubmit", "not json", None);
         let events = tail.read_new();
         assert_eq!(events.len(), 2);
         assert_eq!(events[0].message.as_deref(), Some("ok"));
@@ -456,5 +565,43 @@ mod tests {
             .write_all(b"\"event\":\"Stop\"}\n")
             .unwrap();
         assert_eq!(tail.read_new()[0].event, "Stop");
+    }
+
+    #[test]
+    fn only_lines_the_workers_own_hooks_signed_are_events_and_each_only_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = SealKey::load_or_create(&{
+            std::fs::create_dir_all(worker_dir(dir.path(), "w1")).unwrap();
+            hook_key_path(dir.path(), "w1")
+        })
+        .unwrap();
+        let mut tail = EventTail::new(dir.path(), "w1");
+        // Another pane runs `cohort hook --worker w1 SessionEnd` without the key.
+        record(dir.path(), "w1", "SessionEnd", "{}", None);
+        // Or signs with a key of its own, or the key of another worker.
+        let stranger = SealKey::generate().unwrap();
+        record(dir.path(), "w1", "Stop", "{}", Some(&stranger));
+        let mut elsewhere = HookEvent::from_payload("Stop", &Value::Null, 1);
+        elsewhere.seal("w2", &key);
+        append(dir.path(), "w1", &elsewhere).unwrap();
+        // The worker's own hook.
+        record(dir.path(), "w1", "UserPromptSubmit", "{}", Some(&key));
+        let events = tail.read_new();
+        assert_eq!(
+            events.iter().map(|e| e.event.as_str()).collect::<Vec<_>>(),
+            vec!["UserPromptSubmit"]
+        );
+        assert_eq!(tail.dropped(), 3);
+        // A signed line appended again (a replay), or altered, is dropped too.
+        let mut replay = events[0].clone();
+        append(dir.path(), "w1", &replay).unwrap();
+        replay.event = "Stop".into();
+        append(dir.path(), "w1", &replay).unwrap();
+        assert!(tail.read_new().is_empty());
+        assert_eq!(tail.dropped(), 5);
+        // A worker made before hooks had keys takes its lines as they come.
+        let mut legacy = EventTail::new(dir.path(), "w0");
+        record(dir.path(), "w0", "Stop", "{}", None);
+        assert_eq!(legacy.read_new().len(), 1);
     }
 }

@@ -17,7 +17,7 @@ use crate::Workers;
 use crate::{
     agent::{launch_line, AgentKind, LaunchSpec, LaunchWiring},
     error::WorkerError,
-    events::{now_ms, worker_dir},
+    events::{now_ms, worker_dir, HOOK_KEY_ENV},
     hub::alive,
     observe::{agent_env, claude_config_dir, find_rollout, Observation},
     registry::WorkerRow,
@@ -510,6 +510,10 @@ impl Workers {
             .collect();
         env.push(("COHORT_WORKER_ID".into(), row.id.clone()));
         env.push(("COHORT_WORKER".into(), row.name.clone()));
+        env.push((
+            HOOK_KEY_ENV.into(),
+            crate::spawn::hook_key(&self.hub.state_dir, &row.id)?.to_hex(),
+        ));
         let pane = self
             .terminal
             .open(OpenOptions {

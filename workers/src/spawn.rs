@@ -16,12 +16,13 @@ use crate::Workers;
 use crate::{
     agent::{launch_line, AgentKind, LaunchSpec, LaunchWiring},
     error::WorkerError,
-    events::{now_ms, worker_dir},
+    events::{hook_key_path, now_ms, worker_dir, HOOK_KEY_ENV},
     observe::{agent_env, claude_transcript},
     registry::WorkerRow,
     submit::Submitted,
     theme, worktree,
 };
+use cohort_terminal::seal::SealKey;
 use cohort_terminal::{
     colours,
     layout::{Child, Direction, SplitTree},
@@ -137,6 +138,23 @@ const GATE_POLLS: u32 = 100 + 5 * 120;
 
 /// The status a worker's pane exits with when its start signal never came.
 pub const GATE_GAVE_UP: i32 = 75;
+
+/// The worker's hook key, made on its first launch and kept for its relaunches.
+pub(crate) fn hook_key(state_dir: &Path, worker_id: &str) -> Result<SealKey, WorkerError> {
+    let path = hook_key_path(state_dir, worker_id);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|source| WorkerError::Io {
+            what: "could not create",
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    SealKey::load_or_create(&path).map_err(|e| {
+        WorkerError::Invalid(format!(
+            "the worker's hook key could not be made: {e} (check that the state directory is writable)"
+        ))
+    })
+}
 
 /// The pane's command: wait for the start signal at `gate`, then `launch`; after
 /// `polls` polls without it (the server that spawned the worker is gone), say so
@@ -466,6 +484,7 @@ impl Workers {
             .collect();
         env.push(("COHORT_WORKER_ID".into(), id.clone()));
         env.push(("COHORT_WORKER".into(), name.to_string()));
+        env.push((HOOK_KEY_ENV.into(), hook_key(&state_dir, &id)?.to_hex()));
         let row = WorkerRow {
             id: id.clone(),
             name: name.to_string(),
