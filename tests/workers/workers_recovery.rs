@@ -257,3 +257,64 @@ async fn killed_mid_run_on_tmux() {
 async fn killed_mid_run_on_iterm2() {
     killed_mid_run(Which::Iterm2).await;
 }
+
+/// A server killed in the middle of `spawn_workers` (here while the second worker's
+/// setup script runs) leaves a worker that never started: the next server cleans it
+/// up, so its name can be spawned again and no worktree of its is left behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spawn_cut_short_is_cleaned_up_by_the_next_server() {
+    let terminal = Terminal::start(Which::Tmux).await;
+    let _backend = terminal.backend().await;
+    let agents = Agents::new();
+    let repo = agents.repo("cut-short");
+    let started = repo.join("setup-started");
+    let spec = |name: &str, setup: Option<String>| {
+        json!({"name": name, "agent": "claude", "project_path": repo.display().to_string(),
+               "setup": setup, "env": agents.env_json(&[])})
+    };
+    let mut first = Cohort::start(&terminal).await;
+    let spawn = {
+        let args = json!({"workers": [
+            spec("early", None),
+            spec("late", Some(format!("touch {}; sleep 30", started.display()))),
+        ]});
+        let peer = first.client.peer().clone();
+        tokio::spawn(async move {
+            let _ = peer
+                .call_tool(
+                    CallToolRequestParams::new("spawn_workers")
+                        .with_arguments(args.as_object().cloned().unwrap()),
+                )
+                .await;
+        })
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !started.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the second worker's setup never started"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    first.kill();
+    let _ = first.child.wait().await;
+    spawn.abort();
+    let worktree = repo.join(".worktrees").join("early");
+    assert!(worktree.exists(), "the first worker's worktree was made");
+
+    let second = Cohort::start(&terminal).await;
+    let found = second.ok("discover_workers", json!({})).await;
+    assert!(
+        !found["workers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|f| f["name"] == "early"),
+        "the half-spawned worker is still listed: {found}"
+    );
+    assert!(!worktree.exists(), "its worktree was left behind");
+    let again = second
+        .ok("spawn_workers", json!({"workers": [spec("early", None)]}))
+        .await;
+    assert_eq!(again["workers"][0]["state"], "ready", "{again}");
+}

@@ -133,8 +133,78 @@ impl Workers {
         .await;
     }
 
+    /// Cleans up after spawns whose cohort process died before the agents were
+    /// started: a worker still `spawning`, whose start signal was never given and
+    /// whose managing process is gone, never ran its agent, and nobody was told its
+    /// name. Its pane (waiting at the gate, or already given up) is closed, its
+    /// worktree removed when it holds no commit, its row, agent and state directory
+    /// deleted, so the name is free again. Returns the names cleaned up.
+    pub async fn sweep_half_spawned(&self) -> Result<Vec<String>, WorkerError> {
+        let rows = self.worker_rows().await?;
+        let own = i64::from(std::process::id());
+        let half: Vec<WorkerRow> = rows
+            .into_iter()
+            .filter(|row| {
+                row.state == WorkerState::Spawning
+                    && row.owner_tag != self.hub.tag
+                    && !(alive(row.owner_pid) && row.owner_pid != own)
+                    && !worker_dir(&self.hub.state_dir, &row.id).join("go").exists()
+            })
+            .collect();
+        if half.is_empty() {
+            return Ok(Vec::new());
+        }
+        let panes = self.terminal.list().await?;
+        let mut cleaned = Vec::new();
+        for row in half {
+            let pane = panes.iter().find(|p| {
+                p.identity.as_ref().is_some_and(|i| {
+                    (!row.session_id.is_empty() && i.id == row.session_id)
+                        || i.name == row.name
+                        || i.agent.as_deref() == Some(row.name.as_str())
+                })
+            });
+            if let Some(pane) = pane {
+                let _ = self.terminal.close(&pane.id).await;
+            }
+            if let (Some(repo), Some(path), true) = (&row.repo, &row.worktree, row.worktree_owned) {
+                let (repo, path, base) = (
+                    PathBuf::from(repo),
+                    PathBuf::from(path),
+                    row.base_commit.clone(),
+                );
+                let removed = tokio::task::spawn_blocking(move || {
+                    // The agent never ran: what is there came from cohort (copied
+                    // files, the setup script). A commit would be someone's work.
+                    let untouched = base
+                        .as_deref()
+                        .is_some_and(|b| crate::worktree::commits_since(&path, b).ok() == Some(0));
+                    crate::worktree::remove(&repo, &path, untouched)
+                })
+                .await;
+                if !matches!(removed, Ok(Ok(()))) {
+                    tracing::warn!(target: "cohort::workers", worker = %row.name, "a half-spawned worker's worktree was kept: {removed:?}");
+                }
+            }
+            let (id, name) = (row.id.clone(), row.name.clone());
+            self.terminal
+                .db(move |r| {
+                    r.remove_worker(&id)?;
+                    r.remove_agent(&name)
+                })
+                .await?;
+            let dir = worker_dir(&self.hub.state_dir, &row.id);
+            let _ = tokio::task::spawn_blocking(move || std::fs::remove_dir_all(dir)).await;
+            tracing::info!(target: "cohort::workers", worker = %row.name, "cleaned up a worker whose spawn was cut short (its cohort process stopped before the agent started)");
+            cleaned.push(row.name);
+        }
+        self.hub.poke();
+        Ok(cleaned)
+    }
+
     /// Workers and agent CLIs found in the registry, on panes and on disk.
     pub async fn discover_workers(&self) -> Result<Vec<Found>, WorkerError> {
+        self.sweep_half_spawned().await?;
         let panes = self.terminal.list().await?;
         let rows = self.worker_rows().await?;
         let mut found = Vec::new();
@@ -229,6 +299,7 @@ impl Workers {
         restart: bool,
         force: bool,
     ) -> Result<Adopted, WorkerError> {
+        self.sweep_half_spawned().await?;
         let rows = self.worker_rows().await?;
         let row = match rows.iter().find(|w| w.name == target || w.id == target) {
             Some(row) => row.clone(),

@@ -255,6 +255,8 @@ impl Workers {
                 "{count} workers asked for: spawn 1 to {SPAWN_MAX} at a time"
             )));
         }
+        // A spawn cut short by a dead server holds names this one may ask for.
+        self.sweep_half_spawned().await?;
         let names = self.spawn_names(&request).await?;
         let colours = self.spawn_colours(&request).await?;
         // Worktrees and setup run one after another: git locks its worktree list.
