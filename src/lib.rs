@@ -33,6 +33,7 @@ pub mod engine;
 pub mod grpc;
 pub mod guard;
 pub mod mcp;
+pub mod restriction;
 pub mod rules;
 pub mod telemetry;
 

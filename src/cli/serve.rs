@@ -56,11 +56,11 @@ pub struct ServeArgs {
         value_name = "LIST"
     )]
     pub toolsets: String,
-    /// Serve this registered agent over HTTP: only the tools its role allows, and
+    /// Serve this registered agent (HTTP and gRPC): only what its role allows, and
     /// every name it acts as bound to it.
     #[arg(long, value_name = "NAME", conflicts_with = "role")]
     pub agent: Option<String>,
-    /// Serve HTTP with this role: readonly, monitor, tester, builder, devops,
+    /// Serve HTTP and gRPC with this role: readonly, monitor, tester, builder, devops,
     /// orchestrator, or a custom one.
     #[arg(long, value_name = "ROLE")]
     pub role: Option<String>,
@@ -86,14 +86,6 @@ pub async fn run(config: &Config, args: ServeArgs) -> Result<(), String> {
     for addr in http.iter().chain(args.grpc.iter()) {
         crate::guard::require_token(*addr, token.as_deref())?;
     }
-    let restricted = args.agent.is_some() || args.role.is_some();
-    if restricted && args.grpc.is_some() {
-        return Err(
-            "roles apply to MCP over HTTP; the gRPC API has none, so it is not served with \
-             --role or --agent: serve gRPC from a separate `cohort serve --grpc` without a role"
-                .into(),
-        );
-    }
     let role = super::server_role(
         config,
         args.agent.as_deref(),
@@ -112,6 +104,7 @@ pub async fn run(config: &Config, args: ServeArgs) -> Result<(), String> {
             ));
         }
     }
+    let restriction = crate::restriction::Restriction::new(role.clone(), args.agent.clone());
     let idle = std::time::Duration::from_secs(args.idle_timeout.max(1));
     let engine = EngineSlot::starting(config.clone());
     let ct = tokio_util::sync::CancellationToken::new();
@@ -154,9 +147,13 @@ pub async fn run(config: &Config, args: ServeArgs) -> Result<(), String> {
         eprintln!("cohort: serving gRPC (proto/cohort.proto) at {at}");
         let stop = ct.clone();
         let listener = Connections::new(listener, CONNECTIONS_MAX, idle);
-        crate::grpc::serve(engine.clone(), listener, token.clone(), async move {
-            stop.cancelled().await
-        })
+        crate::grpc::serve(
+            engine.clone(),
+            listener,
+            token.clone(),
+            restriction.clone(),
+            async move { stop.cancelled().await },
+        )
         .await
     };
     // One failing ends both: a half-started server is not what was asked for.

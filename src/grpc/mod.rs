@@ -27,11 +27,14 @@ pub use service::CohortService;
 
 /// Serves the API on `listener` over `engine` until `shutdown` completes. With a
 /// token, calls without `authorization: Bearer TOKEN` are refused as
-/// unauthenticated; without one, `listener` must be on loopback.
+/// unauthenticated; without one, `listener` must be on loopback. Under a role
+/// (`restriction`), a call the role does not allow is refused as permission
+/// denied, and the names a caller gives for itself are bound to the served agent.
 pub async fn serve(
     engine: EngineSlot,
     listener: crate::connections::Connections,
     token: Option<String>,
+    restriction: crate::restriction::Restriction,
     shutdown: impl Future<Output = ()> + Send,
 ) -> Result<(), String> {
     let addr = listener
@@ -40,7 +43,7 @@ pub async fn serve(
     let token = token.filter(|t| !t.is_empty());
     crate::guard::require_token(addr, token.as_deref())?;
     let stop = CancellationToken::new();
-    let cohort = CohortService::new(engine.clone(), stop.clone());
+    let cohort = CohortService::new(engine.clone(), stop.clone()).restricted(restriction);
     // A client that goes lets go of its locks then, as an MCP connection does.
     let named = cohort.clone();
     let listener = listener.on_close(std::sync::Arc::new(move |peer| {

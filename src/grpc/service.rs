@@ -25,6 +25,7 @@ use super::convert::{invalid, split_tree, status};
 use super::proto::cohort_server::Cohort;
 use super::proto::{self, playbook_request::Source};
 use crate::engine::{slot::EngineSlot, Engine};
+use crate::restriction::Restriction;
 use cohort_orchestration::{
     playbook::{run::Runner, Playbook},
     waits::{wait_timeout, Condition, Quorum},
@@ -40,6 +41,8 @@ pub struct CohortService {
     id: Arc<str>,
     /// Ends the event streams when the server stops.
     stop: CancellationToken,
+    /// The role and agent this server serves.
+    restriction: Restriction,
 }
 
 impl CohortService {
@@ -49,7 +52,29 @@ impl CohortService {
             engine,
             id: short_id(12).into(),
             stop,
+            restriction: Restriction::default(),
         }
+    }
+
+    /// The same service, serving a role (and the agent it is for).
+    pub fn restricted(mut self, restriction: Restriction) -> Self {
+        self.restriction = restriction;
+        self
+    }
+
+    /// Refuses an operation (an MCP tool's name) the role does not allow, or a
+    /// destructive choice (`forced`) a role without them makes.
+    fn allow(&self, operation: &str, forced: bool) -> Result<(), Status> {
+        self.restriction
+            .allow(operation, forced)
+            .map_err(Status::permission_denied)
+    }
+
+    /// The name the caller acts as for `what` (bound to the served agent by a role).
+    fn own_name(&self, given: &str, what: &str) -> Result<String, Status> {
+        self.restriction
+            .own_name(given, what)
+            .map_err(Status::permission_denied)
     }
 
     async fn engine(&self) -> Result<&Engine, Status> {
@@ -70,15 +95,17 @@ impl CohortService {
         format!("grpc-{}-{peer}", self.id)
     }
 
-    /// The caller's connection acting as `owner`, as the terminal's caller.
-    fn caller(connection: String, owner: Option<String>) -> Caller {
-        Caller::new(connection).as_owner(owner)
+    /// The caller's connection acting as `owner` (the served agent, under a role),
+    /// as the terminal's caller.
+    fn caller(&self, connection: String, owner: Option<String>) -> Caller {
+        Caller::new(connection).as_owner(self.restriction.owner(owner))
     }
 }
 
 #[tonic::async_trait]
 impl Cohort for CohortService {
     async fn open(&self, request: Request<proto::OpenRequest>) -> Reply<proto::OpenReply> {
+        self.allow("open", false)?;
         let engine = self.engine().await?;
         let args = request.into_inner();
         let options = OpenOptions {
@@ -106,6 +133,7 @@ impl Cohort for CohortService {
     }
 
     async fn list(&self, _: Request<proto::ListRequest>) -> Reply<proto::ListReply> {
+        self.allow("list", false)?;
         let panes = self.engine().await?.terminal.list().await.map_err(status)?;
         Ok(Response::new(proto::ListReply {
             sessions: panes.iter().map(proto::Session::from).collect(),
@@ -113,6 +141,7 @@ impl Cohort for CohortService {
     }
 
     async fn close(&self, request: Request<proto::TargetRequest>) -> Reply<proto::Done> {
+        self.allow("close", false)?;
         let engine = self.engine().await?;
         let pane = engine
             .terminal
@@ -124,10 +153,11 @@ impl Cohort for CohortService {
     }
 
     async fn run(&self, request: Request<proto::RunRequest>) -> Reply<proto::RunReply> {
+        self.allow("run", request.get_ref().force)?;
         let engine = self.engine().await?;
         let connection = self.connection(&request);
         let args = request.into_inner();
-        let caller = Self::caller(connection, args.owner.clone());
+        let caller = self.caller(connection, args.owner.clone());
         let answer = engine
             .terminal
             .run_request(&RunRequest::from(args), &caller)
@@ -137,6 +167,7 @@ impl Cohort for CohortService {
     }
 
     async fn send(&self, request: Request<proto::SendRequest>) -> Reply<proto::Done> {
+        self.allow("send", request.get_ref().force)?;
         let engine = self.engine().await?;
         let connection = self.connection(&request);
         let args = request.into_inner();
@@ -157,7 +188,7 @@ impl Cohort for CohortService {
                 &pane.id,
                 &args.text,
                 &options,
-                &Self::caller(connection, args.owner),
+                &self.caller(connection, args.owner),
             )
             .await
             .map_err(status)?;
@@ -165,8 +196,9 @@ impl Cohort for CohortService {
     }
 
     async fn read(&self, request: Request<proto::ReadRequest>) -> Reply<proto::ReadReply> {
+        self.allow("read", false)?;
         let engine = self.engine().await?;
-        let caller = Self::caller(self.connection(&request), None);
+        let caller = self.caller(self.connection(&request), None);
         let answer = engine
             .terminal
             .read_request(&ReadRequest::from(request.into_inner()), &caller)
@@ -176,6 +208,7 @@ impl Cohort for CohortService {
     }
 
     async fn key(&self, request: Request<proto::KeyRequest>) -> Reply<proto::Done> {
+        self.allow("key", false)?;
         let engine = self.engine().await?;
         let connection = self.connection(&request);
         let args = request.into_inner();
@@ -187,12 +220,7 @@ impl Cohort for CohortService {
             .map_err(status)?;
         engine
             .terminal
-            .keys(
-                &pane.id,
-                &keys,
-                &Self::caller(connection, args.owner),
-                false,
-            )
+            .keys(&pane.id, &keys, &self.caller(connection, args.owner), false)
             .await
             .map_err(status)?;
         Ok(Response::new(proto::Done::from(&pane)))
@@ -202,6 +230,7 @@ impl Cohort for CohortService {
         &self,
         request: Request<proto::CreateLayoutRequest>,
     ) -> Reply<proto::CreateLayoutReply> {
+        self.allow("create_layout", false)?;
         let engine = self.engine().await?;
         let args = request.into_inner();
         let size = |n: Option<u32>, what: &str| {
@@ -251,6 +280,7 @@ impl Cohort for CohortService {
         &self,
         request: Request<proto::RegisterAgentRequest>,
     ) -> Reply<proto::Agent> {
+        self.allow("register_agent", false)?;
         let engine = self.engine().await?;
         let args = request.into_inner();
         let pane = engine
@@ -270,6 +300,7 @@ impl Cohort for CohortService {
         &self,
         _: Request<proto::ListAgentsRequest>,
     ) -> Reply<proto::ListAgentsReply> {
+        self.allow("list_agents", false)?;
         let agents = self
             .engine()
             .await?
@@ -283,6 +314,7 @@ impl Cohort for CohortService {
     }
 
     async fn create_team(&self, request: Request<proto::CreateTeamRequest>) -> Reply<proto::Team> {
+        self.allow("create_team", false)?;
         let args = request.into_inner();
         let team = self
             .engine()
@@ -298,6 +330,7 @@ impl Cohort for CohortService {
         &self,
         _: Request<proto::ListTeamsRequest>,
     ) -> Reply<proto::ListTeamsReply> {
+        self.allow("list_teams", false)?;
         let teams = self
             .engine()
             .await?
@@ -314,6 +347,7 @@ impl Cohort for CohortService {
         &self,
         request: Request<proto::BroadcastRequest>,
     ) -> Reply<proto::Deliveries> {
+        self.allow("broadcast", false)?;
         let engine = self.engine().await?;
         let connection = self.connection(&request);
         let args = request.into_inner();
@@ -321,7 +355,7 @@ impl Cohort for CohortService {
             enter: !args.no_enter,
             ..SendOptions::default()
         };
-        let caller = Self::caller(connection, args.owner);
+        let caller = self.caller(connection, args.owner);
         let addressed: Vec<(String, String)> = args
             .messages
             .into_iter()
@@ -345,6 +379,7 @@ impl Cohort for CohortService {
     }
 
     async fn lock(&self, request: Request<proto::LockRequest>) -> Reply<proto::LockReply> {
+        self.allow("lock", false)?;
         let engine = self.engine().await?;
         let connection = self.connection(&request);
         let args = request.into_inner();
@@ -355,7 +390,11 @@ impl Cohort for CohortService {
             .map_err(status)?;
         let lock = engine
             .terminal
-            .lock(&pane.id, &args.owner, Some(&connection))
+            .lock(
+                &pane.id,
+                &self.own_name(&args.owner, "the lock's owner")?,
+                Some(&connection),
+            )
             .await
             .map_err(status)?;
         Ok(Response::new(proto::LockReply {
@@ -366,6 +405,7 @@ impl Cohort for CohortService {
     }
 
     async fn unlock(&self, request: Request<proto::UnlockRequest>) -> Reply<proto::LockReply> {
+        self.allow("unlock", request.get_ref().force)?;
         let engine = self.engine().await?;
         let connection = self.connection(&request);
         let args = request.into_inner();
@@ -376,7 +416,12 @@ impl Cohort for CohortService {
             .map_err(status)?;
         let released = engine
             .terminal
-            .unlock(&pane.id, &args.owner, Some(&connection), args.force)
+            .unlock(
+                &pane.id,
+                &self.own_name(&args.owner, "the lock's owner")?,
+                Some(&connection),
+                args.force,
+            )
             .await
             .map_err(status)?;
         Ok(Response::new(proto::LockReply {
@@ -390,6 +435,7 @@ impl Cohort for CohortService {
         &self,
         _: Request<proto::ListLocksRequest>,
     ) -> Reply<proto::ListLocksReply> {
+        self.allow("list_locks", false)?;
         let locks = self
             .engine()
             .await?
@@ -406,6 +452,7 @@ impl Cohort for CohortService {
         &self,
         request: Request<proto::PlaybookRequest>,
     ) -> Reply<proto::PlaybookReply> {
+        self.allow("playbook", false)?;
         let connection = self.connection(&request);
         let args = request.into_inner();
         let book = match args.source {
@@ -416,10 +463,13 @@ impl Cohort for CohortService {
             None => Playbook::from_either(None, None).await,
         }
         .map_err(invalid)?;
+        self.restriction
+            .allow_playbook(&book)
+            .map_err(Status::permission_denied)?;
         let engine = self.engine().await?;
         let runner = Runner {
             send: SendOptions::default(),
-            caller: Self::caller(connection, args.owner),
+            caller: self.caller(connection, args.owner),
         };
         // A call the client gives up on is dropped, and the playbook with it: the
         // commands it started keep running.
@@ -434,6 +484,7 @@ impl Cohort for CohortService {
         &self,
         request: Request<proto::WaitForRequest>,
     ) -> Reply<proto::WaitForReply> {
+        self.allow("wait_for", false)?;
         let args = request.into_inner();
         let condition = Condition::parse(
             &args.condition,
@@ -466,6 +517,7 @@ impl Cohort for CohortService {
     type EventsStream = Pin<Box<dyn Stream<Item = Result<proto::Event, Status>> + Send>>;
 
     async fn events(&self, request: Request<proto::EventsRequest>) -> Reply<Self::EventsStream> {
+        self.allow("events", false)?;
         let output = request.get_ref().output;
         // Subscribed before the answer goes out: the client sees everything that
         // happens once its call has returned.

@@ -286,20 +286,14 @@ impl CohortServer {
     /// (a different name is refused), and with no agent to none at all, since a role
     /// that could name anyone could read anyone's messages.
     fn own_name(&self, given: &str, what: &str) -> Result<String, String> {
-        let Some(role) = &self.role else {
-            return Ok(given.to_string());
-        };
-        match &self.agent {
-            Some(agent) if given.is_empty() || given == &**agent => Ok(agent.to_string()),
-            Some(agent) => Err(format!(
-                "this server serves the agent {agent:?}: {what} is {agent:?}, not {:?}",
-                cohort_terminal::names::shown(given)
-            )),
-            None => Err(format!(
-                "a server with the role {:?} and no agent has no name of its own for {what}: \
-                 start it with --agent NAME (the agent's registered role applies)",
-                role.name
-            )),
+        self.restriction().own_name(given, what)
+    }
+
+    /// The role and agent this server serves.
+    fn restriction(&self) -> crate::restriction::Restriction {
+        crate::restriction::Restriction {
+            role: self.role.clone(),
+            agent: self.agent.clone(),
         }
     }
 
@@ -324,11 +318,7 @@ impl CohortServer {
     /// This connection as the terminal's caller, acting as `owner`; a restricted
     /// server serving an agent always acts as that agent.
     fn caller(&self, owner: Option<String>) -> cohort_terminal::Caller {
-        let owner = match (&self.role, &self.agent) {
-            (Some(_), Some(agent)) => Some(agent.to_string()),
-            _ => owner,
-        };
-        cohort_terminal::Caller::new(self.connection()).as_owner(owner)
+        cohort_terminal::Caller::new(self.connection()).as_owner(self.restriction().owner(owner))
     }
 }
 

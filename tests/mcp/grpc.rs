@@ -831,3 +831,125 @@ async fn python_grpcio_drives_the_api_from_the_proto() {
         .env("COHORT_GRPC_TOKEN", "py-token");
     python::run(check, Duration::from_secs(150)).await;
 }
+
+/// `cohort serve --grpc` with a role applies it to every call: what the role does not
+/// allow is refused as permission denied, naming the role; `force` is refused to a
+/// role without destructive choices; a server for an agent acts as that agent and as
+/// no one else.
+#[tokio::test]
+async fn a_role_restricts_every_grpc_call() {
+    let server = TestServer::new();
+    let (_plain, plain_addr) = serve_grpc(&server, &[]);
+    let mut plain = client(&plain_addr).await;
+    open(&mut plain, "shared").await;
+    plain
+        .register_agent(proto::RegisterAgentRequest {
+            name: "alice".into(),
+            session: "shared".into(),
+            role: Some("tester".into()),
+            teams: vec![],
+        })
+        .await
+        .unwrap();
+
+    let (_readonly, readonly_addr) = serve_grpc(&server, &["--role", "readonly"]);
+    let mut ro = client(&readonly_addr).await;
+    let listed = ro.list(proto::ListRequest {}).await.unwrap().into_inner();
+    assert!(
+        listed.sessions.iter().any(|s| s.name == "shared"),
+        "{listed:?}"
+    );
+    ro.read(proto::ReadRequest {
+        target: "shared".into(),
+        mode: Some("screen".into()),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    expect_refusal(
+        ro.run(proto::RunRequest {
+            target: "shared".into(),
+            command: "touch ro-ran".into(),
+            ..Default::default()
+        })
+        .await,
+        Code::PermissionDenied,
+        "the role \"readonly\" does not allow `run`",
+    );
+    expect_refusal(
+        ro.open(proto::OpenRequest {
+            name: "ro-opened".into(),
+            ..Default::default()
+        })
+        .await,
+        Code::PermissionDenied,
+        "readonly",
+    );
+    expect_refusal(
+        ro.close(proto::TargetRequest {
+            target: "shared".into(),
+        })
+        .await,
+        Code::PermissionDenied,
+        "readonly",
+    );
+    expect_refusal(
+        ro.key(proto::KeyRequest {
+            target: "shared".into(),
+            keys: vec!["C-c".into()],
+            ..Default::default()
+        })
+        .await,
+        Code::PermissionDenied,
+        "readonly",
+    );
+
+    let (_alice, alice_addr) = serve_grpc(&server, &["--agent", "alice"]);
+    let mut a = client(&alice_addr).await;
+    let ran = run(&mut a, "shared", "echo as-alice").await;
+    assert!(ran.output.contains("as-alice"), "{ran:?}");
+    expect_refusal(
+        a.lock(proto::LockRequest {
+            target: "shared".into(),
+            owner: "mallory".into(),
+        })
+        .await,
+        Code::PermissionDenied,
+        "serves the agent \"alice\"",
+    );
+    let held = a
+        .lock(proto::LockRequest {
+            target: "shared".into(),
+            owner: String::new(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(held.holder.as_ref().unwrap().owner, "alice", "{held:?}");
+    expect_refusal(
+        a.unlock(proto::UnlockRequest {
+            target: "shared".into(),
+            owner: "alice".into(),
+            force: true,
+        })
+        .await,
+        Code::PermissionDenied,
+        "destructive",
+    );
+    expect_refusal(
+        a.close(proto::TargetRequest {
+            target: "shared".into(),
+        })
+        .await,
+        Code::PermissionDenied,
+        "tester",
+    );
+    // The session is still there and nothing the refused calls asked for happened.
+    let listed = plain
+        .list(proto::ListRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(listed.sessions.iter().any(|s| s.name == "shared"));
+    assert!(!listed.sessions.iter().any(|s| s.name == "ro-opened"));
+}

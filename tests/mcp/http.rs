@@ -55,8 +55,8 @@ async fn tools_answer_over_streamable_http() {
     client.cancel().await.unwrap();
 }
 
-/// A role given to `cohort serve` restricts every HTTP session; the gRPC API, which
-/// has no roles, is not served with one.
+/// A role given to `cohort serve` restricts every HTTP session (the gRPC API's
+/// calls too: `grpc::a_role_restricts_every_grpc_call`).
 #[tokio::test]
 async fn a_role_restricts_every_http_session() {
     let server = TestServer::new();
@@ -76,17 +76,7 @@ async fn a_role_restricts_every_http_session() {
     assert_eq!(refused.is_error, Some(true), "{refused:?}");
     client.cancel().await.unwrap();
 
-    let out = crate::support::deadline::refused(
-        Command::new(env!("CARGO_BIN_EXE_cohort"))
-            .args(["serve", "--grpc", "127.0.0.1:0", "--role", "readonly"])
-            .env("COHORT_TMUX_SOCKET", &server.socket)
-            .env("COHORT_STATE_DIR", server.state_dir()),
-        crate::support::WAIT,
-    );
-    assert!(!out.status.success());
-    let said = String::from_utf8_lossy(&out.stderr);
-    assert!(said.contains("gRPC") && said.contains("role"), "{said}");
-    // Nor may the dashboard's page type for a role that may not.
+    // The dashboard's page may not type for a role that may not.
     let out = crate::support::deadline::refused(
         Command::new(env!("CARGO_BIN_EXE_cohort"))
             .args(["serve", "--http", "127.0.0.1:0", "--role", "readonly"])
