@@ -675,3 +675,41 @@ fn help_names_every_toolset_wherever_toolsets_are_taken() {
         }
     }
 }
+
+/// cohort's own settings and secrets in its environment (the state directory, a
+/// worker's hook key, an iTerm2 cookie, a role) do not reach the shells of its
+/// panes: the tmux server cohort starts, and every tmux command it runs, go without
+/// them.
+#[tokio::test]
+async fn cohort_settings_and_secrets_stay_out_of_its_panes() {
+    let server = TestServer::new();
+    let client = mcp_child(&server, |c| {
+        c.env("SHELL", bash_path())
+            .env("HOME", server.home())
+            .env("COHORT_HOOK_KEY", "00".repeat(32))
+            .env("COHORT_TOOLSETS", "core")
+            .env("ITERM2_COOKIE", "a-secret-cookie");
+    })
+    .await;
+    let opened = client
+        .call_tool(call("open", serde_json::json!({"name": "env-shell"})))
+        .await
+        .unwrap();
+    assert_ne!(opened.is_error, Some(true), "{opened:?}");
+    let ran = client
+        .call_tool(call(
+            "run",
+            serde_json::json!({"target": "env-shell",
+                "command": "env | grep -E '^(COHORT_|ITERM2_COOKIE)' | cut -d= -f1 | sort | tr '\\n' ' '; echo END"}),
+        ))
+        .await
+        .unwrap();
+    let out = ran.structured_content.expect("structured result");
+    let names = out["output"].as_str().unwrap().trim().to_string();
+    // What cohort gives a pane on purpose: its session name and persistent id.
+    assert_eq!(
+        names, "COHORT_SESSION COHORT_SESSION_ID END",
+        "cohort's settings leaked into the pane: {out}"
+    );
+    client.cancel().await.unwrap();
+}

@@ -139,12 +139,28 @@ pub async fn check_version(program: &Path) -> Result<(Version, String)> {
 /// cohort started with no `LANG` (agent hosts and CI often start servers with a bare
 /// environment) gets every non-ASCII character and control byte in replies turned
 /// into `_`: the field separator in formatted replies included.
+///
+/// cohort's own settings and secrets (`COHORT_*`: the state directory, a worker's
+/// hook key, a role; `ITERM2_COOKIE`) are left out too: the tmux server started by
+/// this command hands its environment to every pane's shell, and a client's command
+/// hands its own to the session it makes. What a pane needs from cohort it gets
+/// explicitly (`new-window -e`).
 pub fn command(program: &Path, socket: &Socket) -> Command {
     let mut cmd = Command::new(program);
     cmd.arg("-u").args(socket.args());
     cmd.env_remove("TMUX").env_remove("TMUX_PANE");
+    for (name, _) in std::env::vars_os() {
+        if kept_from_panes(&name.to_string_lossy()) {
+            cmd.env_remove(&name);
+        }
+    }
     cmd.stdin(Stdio::null());
     cmd
+}
+
+/// Whether the environment variable `name` is cohort's own, never passed to panes.
+fn kept_from_panes(name: &str) -> bool {
+    name.starts_with("COHORT_") || name == "ITERM2_COOKIE" || name == "ITERM2_KEY"
 }
 
 /// Runs one tmux command; its stdout on success, tmux's message on failure.
