@@ -129,7 +129,9 @@ impl ClaudeTranscript {
             "message": {"id": id, "type": "message", "role": "assistant",
                         "model": "claude-opus-4-8", "content": content,
                         "stop_reason": stop_reason, "stop_sequence": null,
-                        "usage": {"input_tokens": 5, "output_tokens": 5}},
+                        "usage": {"input_tokens": 3, "cache_creation_input_tokens": 1_800,
+                                  "cache_read_input_tokens": 12_000, "output_tokens": 5,
+                                  "service_tier": "standard"}},
         }))
     }
 
@@ -222,6 +224,8 @@ pub struct CodexRollout {
     model: String,
     started: clock::Utc,
     ordinal: u64,
+    /// Tokens spent so far: input, cached input, output (Codex writes running totals).
+    spent: (u64, u64, u64),
 }
 
 impl CodexRollout {
@@ -235,6 +239,7 @@ impl CodexRollout {
             model: model.to_string(),
             started: clock::now(),
             ordinal: 0,
+            spent: (0, 0, 0),
         }
     }
 
@@ -359,13 +364,32 @@ impl CodexRollout {
         self.line("event_msg", json!({"type": "error", "message": message}))
     }
 
-    /// The turn finished.
+    /// The turn finished (after the model's last response, whose tokens Codex counts
+    /// first, as running totals).
     pub fn task_complete(
         &mut self,
         turn_id: &str,
         last: Option<&str>,
         duration_ms: u128,
     ) -> io::Result<()> {
+        let output = 8 + last.map_or(0, |t| t.len() as u64 / 4);
+        self.spent = (
+            self.spent.0 + 2_400,
+            self.spent.1 + 1_024,
+            self.spent.2 + output,
+        );
+        let (input, cached, output) = self.spent;
+        self.line(
+            "event_msg",
+            json!({"type": "token_count", "info": {
+                "total_token_usage": {"input_tokens": input, "cached_input_tokens": cached,
+                    "output_tokens": output, "reasoning_output_tokens": 0,
+                    "total_tokens": input + output},
+                "last_token_usage": {"input_tokens": 2_400, "cached_input_tokens": 1_024,
+                    "output_tokens": output, "reasoning_output_tokens": 0},
+                "model_context_window": 258_400},
+                "rate_limits": null}),
+        )?;
         self.line(
             "event_msg",
             json!({"type": "task_complete", "turn_id": turn_id, "last_agent_message": last,

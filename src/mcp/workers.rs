@@ -207,12 +207,14 @@ impl CohortServer {
         };
         let engine = self.engine().await?;
         let views = engine.workers.list_workers().await.map_err(e)?;
-        let workers = views
-            .iter()
+        let listed: Vec<WorkerView> = views
+            .into_iter()
             .filter(|v| wanted.is_none_or(|s| v.observation.assessment.state == s))
-            .map(|v| view_out(v, args.verbose))
             .collect();
-        Ok(Json(WorkersResult { workers }))
+        Ok(Json(WorkersResult {
+            workers: listed.iter().map(|v| view_out(v, args.verbose)).collect(),
+            spent_by_team: spent_by_team(&listed),
+        }))
     }
 
     #[tool(
@@ -244,6 +246,7 @@ impl CohortServer {
             commits: x.commits,
             dirty_files: x.dirty_files,
             last_turn: x.last_turn,
+            usage: o.usage.as_ref().map(UsageOut::from),
             screen: x.screen_tail,
             attach: x.attach,
         }))
@@ -277,6 +280,7 @@ impl CohortServer {
         let view = engine.workers.view_worker(&row).await.map_err(e)?;
         Ok(Json(WorkersResult {
             workers: vec![view_out(&view, true)],
+            spent_by_team: Vec::new(),
         }))
     }
 

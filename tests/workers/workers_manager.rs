@@ -110,6 +110,27 @@ async fn manager_drives_four_workers(m: Manager) {
     );
     assert!(x["attach"].as_str().is_some_and(|a| !a.is_empty()));
 
+    // What each agent spent, from its transcript: Claude's usage per message (a
+    // message counted once), Codex's running totals; rolled up for the team.
+    let claude = &x["usage"];
+    assert_eq!(claude["model"], "claude-opus-4-8", "{x}");
+    assert!(claude["calls"].as_u64().unwrap() >= 2, "{x}");
+    assert_eq!(
+        claude["cache_read"].as_u64().unwrap(),
+        12_000 * claude["calls"].as_u64().unwrap(),
+        "{x}"
+    );
+    assert!(x["spent"].as_str().unwrap().contains("tokens"), "{x}");
+    let harpo = m.ok("examine_worker", json!({"session_id": "Harpo"})).await;
+    assert_eq!(
+        (&harpo["usage"]["input"], &harpo["usage"]["cache_read"]),
+        (&json!(2 * (2_400 - 1_024)), &json!(2 * 1_024)),
+        "two turns of Codex's running totals: {harpo}"
+    );
+    let listed = m.ok("list_workers", json!({})).await;
+    assert_eq!(listed["spent_by_team"][0]["team"], "core", "{listed}");
+    assert_eq!(listed["spent_by_team"][0]["workers"], 4, "{listed}");
+
     // The transcript, paged by turn; tool calls summarised, answers whole.
     for name in &all {
         let logs = m

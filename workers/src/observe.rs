@@ -184,6 +184,8 @@ pub struct Observation {
     pub turn_started_ms: Option<i64>,
     /// When the agent last reported a turn ending (Unix ms).
     pub turn_ended_ms: Option<i64>,
+    /// What the agent's session spent so far, from its transcript.
+    pub usage: Option<crate::transcript::usage::Usage>,
 }
 
 impl Observation {
@@ -469,6 +471,11 @@ impl Workers {
                 .rev()
                 .find(|r| matches!(r.kind, ReportKind::TurnEnd { .. }))
                 .map(|r| r.at_ms),
+            usage: t
+                .transcript
+                .as_ref()
+                .and_then(|(_, _, parser)| parser.usage())
+                .filter(|u| !u.is_empty()),
         };
         drop(t);
         self.remember_state(row, &observation).await;

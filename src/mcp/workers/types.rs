@@ -2,6 +2,7 @@
 //! reads as text.
 
 use super::*;
+use cohort_workers::transcript::usage::Usage;
 
 pub(super) fn yes() -> bool {
     true
@@ -147,6 +148,86 @@ pub struct WorkerOut {
     /// Its notes (verbose).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// What its agent spent so far (tokens, and the cost when the CLI states it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spent: Option<String>,
+    /// Every token its agent spent (the breakdown is in `examine_worker`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokens: Option<u64>,
+}
+
+/// Tokens and cost, as the agent's transcript records them.
+#[derive(Debug, Default, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct UsageOut {
+    /// Input tokens not read from the cache.
+    pub input: u64,
+    /// Output tokens.
+    pub output: u64,
+    /// Input tokens read from the prompt cache.
+    pub cache_read: u64,
+    /// Input tokens written to the prompt cache.
+    pub cache_write: u64,
+    /// Reasoning tokens (Codex).
+    pub reasoning: u64,
+    /// Every token.
+    pub total: u64,
+    /// Model calls.
+    pub calls: u64,
+    /// Cost in US dollars, when the CLI states it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// The model last used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+}
+
+impl From<&Usage> for UsageOut {
+    fn from(u: &Usage) -> Self {
+        UsageOut {
+            input: u.input,
+            output: u.output,
+            cache_read: u.cache_read,
+            cache_write: u.cache_write,
+            reasoning: u.reasoning,
+            total: u.total(),
+            calls: u.calls,
+            cost_usd: u.cost_usd,
+            model: u.model.clone(),
+        }
+    }
+}
+
+/// What the workers of one team spent together.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct TeamSpentOut {
+    /// The team (empty for workers outside teams).
+    pub team: String,
+    /// Workers counted.
+    pub workers: usize,
+    /// Their tokens and cost.
+    pub spent: String,
+}
+
+/// The spending of `views`, rolled up per team (only teams that spent anything).
+pub(super) fn spent_by_team(views: &[WorkerView]) -> Vec<TeamSpentOut> {
+    let mut teams: std::collections::BTreeMap<String, (usize, Usage)> = Default::default();
+    for v in views {
+        if let Some(u) = &v.observation.usage {
+            let entry = teams
+                .entry(v.row.team.clone().unwrap_or_default())
+                .or_default();
+            entry.0 += 1;
+            entry.1.add(u);
+        }
+    }
+    teams
+        .into_iter()
+        .map(|(team, (workers, usage))| TeamSpentOut {
+            team,
+            workers,
+            spent: usage.summary(),
+        })
+        .collect()
 }
 
 pub(super) fn is_zero(n: &usize) -> bool {
@@ -167,8 +248,10 @@ pub(super) fn out(row: &WorkerRow, o: &Observation, verbose: bool) -> WorkerOut 
         agent: row.agent.name().to_string(),
         branch: row.branch.clone(),
         team: row.team.clone(),
+        spent: o.usage.as_ref().map(Usage::summary),
         ..WorkerOut::default()
     };
+    w.tokens = o.usage.as_ref().map(Usage::total);
     if verbose {
         w.signal = Some(a.signal.name().into());
         w.worktree = Some(row.worktree.clone().unwrap_or_else(|| row.cwd.clone()));
@@ -246,6 +329,9 @@ pub struct ListWorkersArgs {
 pub struct WorkersResult {
     /// Each worker.
     pub workers: Vec<WorkerOut>,
+    /// What the workers listed spent, per team.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spent_by_team: Vec<TeamSpentOut>,
 }
 
 /// One worker by name.
@@ -275,6 +361,8 @@ pub struct ExamineResult {
     pub dirty_files: Option<usize>,
     /// Last turn of its transcript, reduced.
     pub last_turn: Option<String>,
+    /// What its agent spent, by kind of token.
+    pub usage: Option<UsageOut>,
     /// Last lines of its screen.
     pub screen: Option<String>,
     /// How a human watches it.

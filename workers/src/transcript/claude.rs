@@ -12,6 +12,8 @@ use crate::state::TurnOutcome;
 #[derive(Debug, Default)]
 pub struct ClaudeParser {
     api_error: Option<String>,
+    /// The tokens the session spent.
+    pub(crate) meter: super::usage::ClaudeMeter,
 }
 
 /// The main argument of a tool call's input.

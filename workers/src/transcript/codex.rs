@@ -14,6 +14,8 @@ use crate::state::TurnOutcome;
 #[derive(Debug, Default)]
 pub struct CodexParser {
     error: Option<String>,
+    /// The tokens the session spent.
+    pub(crate) meter: super::usage::CodexMeter,
 }
 
 /// Texts Codex adds as "user" messages that the user never typed.

@@ -14,6 +14,7 @@
 pub mod claude;
 pub mod codex;
 pub mod other;
+pub mod usage;
 
 use std::path::Path;
 
@@ -122,13 +123,28 @@ impl Parser {
     pub fn line(&mut self, line: &str) -> Vec<Entry> {
         match self {
             Parser::Claude(p) => serde_json::from_str(line)
-                .map(|v| p.entries(&v))
+                .map(|v| {
+                    p.meter.line(&v);
+                    p.entries(&v)
+                })
                 .unwrap_or_default(),
             Parser::Codex(p) => serde_json::from_str(line)
-                .map(|v| p.entries(&v))
+                .map(|v| {
+                    p.meter.line(&v);
+                    p.entries(&v)
+                })
                 .unwrap_or_default(),
             Parser::Aider(p) => p.line(line),
             Parser::Gemini => Vec::new(),
+        }
+    }
+
+    /// What the session spent so far, for the CLIs that record it.
+    pub fn usage(&self) -> Option<usage::Usage> {
+        match self {
+            Parser::Claude(p) => Some(p.meter.usage()),
+            Parser::Codex(p) => Some(p.meter.usage()),
+            Parser::Aider(_) | Parser::Gemini => None,
         }
     }
 
