@@ -94,4 +94,9 @@ COHORT_SCREENSHOT_URL="$dashboard" COHORT_SCREENSHOT_CARDS=3 \
 for pane in manager worker-1 worker-2; do
     tool record "{\"target\":\"$pane\",\"stop\":true}"
 done
-echo "recorded: docs/demo/{manager,worker-1,worker-2}.cast; screenshot: docs/dashboard.png"
+# A worker (the fake Claude Code of the tests) asking for a permission, with what it
+# spent: the workers' dashboard test takes that picture.
+COHORT_WORKER_SCREENSHOT="$root/docs/dashboard-workers.png" HOME="$home" \
+    cargo test -q -p cohort --test workers -- --exact \
+    workers_dashboard::a_worker_shows_what_it_spent_and_its_approval_is_answered_from_the_page >/dev/null
+echo "recorded: docs/demo/{manager,worker-1,worker-2}.cast; screenshots: docs/dashboard.png, docs/dashboard-workers.png"

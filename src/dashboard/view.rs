@@ -92,6 +92,31 @@ pub struct AgentView {
     pub reason: Option<String>,
     /// Notifications left for it and not read yet.
     pub unread: usize,
+    /// When the agent is one of cohort's workers: its CLI, branch and spending.
+    pub worker: Option<WorkerInfo>,
+}
+
+/// What the page shows of a worker besides its state.
+#[derive(Clone, Debug, Serialize)]
+pub struct WorkerInfo {
+    /// The agent CLI (`claude`, `codex`…).
+    pub cli: String,
+    /// Its worktree's branch.
+    pub branch: Option<String>,
+    /// What it spent so far (`32.7k tokens (…)`), once its transcript says.
+    pub spent: Option<String>,
+    /// The keys that answer a pending approval: yes (the dialog's first choice) and
+    /// no. Present while the worker waits for one.
+    pub approval: Option<ApprovalKeys>,
+}
+
+/// The keys a page sends to answer an approval dialog.
+#[derive(Clone, Debug, Serialize)]
+pub struct ApprovalKeys {
+    /// Accepts (the highlighted first choice).
+    pub yes: Vec<String>,
+    /// Declines.
+    pub no: Vec<String>,
 }
 
 /// One notification.
@@ -125,6 +150,48 @@ pub struct ScreenView {
 /// Agents' states as last reported, by agent name: `(state, reason)`.
 pub type AgentStates = HashMap<String, (String, String)>;
 
+/// A worker as the view takes it: what the page shows, and its state as last
+/// recorded (for a page that has not heard it yet).
+struct KnownWorker {
+    info: WorkerInfo,
+    state: String,
+    reason: String,
+}
+
+/// The workers by name, with what the page shows of each. A worker whose state the
+/// page has not heard yet shows its last recorded one.
+async fn worker_infos(engine: &Engine, states: &AgentStates) -> HashMap<String, KnownWorker> {
+    let Ok(rows) = engine.workers.worker_rows().await else {
+        return HashMap::new();
+    };
+    let mut out = HashMap::new();
+    for row in rows {
+        let state = states
+            .get(&row.name)
+            .map(|s| s.0.clone())
+            .unwrap_or_else(|| row.state.name().to_string());
+        let spent = engine.workers.usage_of(&row).await.map(|u| u.summary());
+        let approval = (state == "needs_approval").then(|| ApprovalKeys {
+            yes: vec!["Enter".into()],
+            no: vec!["Escape".into()],
+        });
+        out.insert(
+            row.name.clone(),
+            KnownWorker {
+                info: WorkerInfo {
+                    cli: row.agent.name().to_string(),
+                    branch: row.branch.clone(),
+                    spent,
+                    approval,
+                },
+                state: row.state.name().to_string(),
+                reason: row.reason.clone(),
+            },
+        );
+    }
+    out
+}
+
 /// Builds the view from the engine's registry and panes.
 pub async fn build(
     engine: &Engine,
@@ -140,13 +207,21 @@ pub async fn build(
     for note in &pending {
         *unread.entry(note.target.as_str()).or_default() += 1;
     }
+    let workers = worker_infos(engine, states).await;
     let agent_view = |a: &cohort_terminal::registry::AgentRecord| AgentView {
         name: a.name.clone(),
         role: a.role.clone(),
         teams: a.teams.clone(),
-        state: states.get(&a.name).map(|s| s.0.clone()),
-        reason: states.get(&a.name).map(|s| s.1.clone()),
+        state: states
+            .get(&a.name)
+            .map(|s| s.0.clone())
+            .or_else(|| workers.get(&a.name).map(|w| w.state.clone())),
+        reason: states
+            .get(&a.name)
+            .map(|s| s.1.clone())
+            .or_else(|| workers.get(&a.name).map(|w| w.reason.clone())),
         unread: unread.get(a.name.as_str()).copied().unwrap_or(0),
+        worker: workers.get(&a.name).map(|w| w.info.clone()),
     };
     let mut grouped: BTreeMap<String, TeamView> = teams
         .iter()

@@ -5,6 +5,8 @@
 
 #[path = "../support/agents.rs"]
 mod agents;
+#[path = "../support/browser.rs"]
+mod browser;
 #[path = "../support/iterm2.rs"]
 mod iterm2_support;
 #[path = "../support/mod.rs"]
@@ -14,6 +16,7 @@ mod terminals;
 #[path = "../support/workers.rs"]
 mod workers;
 
+mod workers_dashboard;
 mod workers_manager;
 mod workers_orchestration;
 mod workers_prompts;

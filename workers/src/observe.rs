@@ -323,6 +323,26 @@ impl Workers {
         }
     }
 
+    /// What a worker's agent spent so far, from its transcript, read on from where
+    /// the last look stopped. Cheap next to [`Workers::observe`]: no screen is read
+    /// and no state decided.
+    pub async fn usage_of(&self, row: &WorkerRow) -> Option<crate::transcript::usage::Usage> {
+        let tracker = self.hub.tracker(&row.id);
+        let mut t = tracker.lock().await;
+        let path = t
+            .hook
+            .transcript_path
+            .clone()
+            .or_else(|| row.transcript.clone())
+            .map(PathBuf::from)
+            .or_else(|| t.transcript_path().map(Path::to_path_buf));
+        t.take_transcript(path, row.agent);
+        t.transcript
+            .as_ref()
+            .and_then(|(_, _, parser)| parser.usage())
+            .filter(|u| !u.is_empty())
+    }
+
     /// Brings a worker's signals up to date and decides its state. `fresh_screen`
     /// reads the screen even when the pane printed nothing since the last look.
     pub async fn observe(

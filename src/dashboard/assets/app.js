@@ -27,6 +27,8 @@
     let rows = s.rows.slice();
     while (!whole && rows.length && rows[rows.length - 1] === "") rows.pop();
     pre.innerHTML = rows.join("\n");   // rows are escaped HTML from the server
+    // A card too short for the whole screen shows its end, where a terminal's news is.
+    if (!whole) pre.scrollTop = pre.scrollHeight;
   }
 
   function card(s) {
@@ -52,6 +54,25 @@
     if (s.locked_by) head.append(chip("locked by " + s.locked_by, "lock"));
     if (s.recording) head.append(chip("● rec", "rec"));
     if (s.agent && s.agent.reason) head.append(el("div", "reason", s.agent.reason));
+    const w = s.agent && s.agent.worker;
+    if (w) {
+      head.append(el("div", "worker", [w.cli, w.branch, w.spent].filter(Boolean).join(" · ")));
+      if (w.approval && view.input) {
+        const answer = el("div", "approval");
+        for (const [label, keys, cls] of [["Yes (Enter)", w.approval.yes, "approve"],
+                                          ["No (Esc)", w.approval.no, "deny"]]) {
+          const b = el("button", cls, label);
+          b.type = "button";
+          b.addEventListener("click", (e) => {
+            e.stopPropagation();
+            b.disabled = true;
+            post("api/keys", { pane: s.pane, keys: keys });
+          });
+          answer.append(b);
+        }
+        head.append(answer);
+      }
+    }
     const pre = el("pre", "screen");
     paint(pre, s.pane);
     const foot = el("div", "card-foot");

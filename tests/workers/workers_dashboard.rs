@@ -1,0 +1,109 @@
+//! A worker on the dashboard, in a real browser: its CLI, branch and what it spent
+//! under its card, and a permission it asks for answered from the page. With
+//! `COHORT_WORKER_SCREENSHOT=FILE` it also saves the page as it asks
+//! (`docs/dashboard-workers.png`, made by `docs/demo/record.sh`).
+
+use std::time::Duration;
+
+use crate::{browser, terminals::Which, workers::Manager};
+use cohort::dashboard::{router, DashboardOptions};
+use cohort::engine::slot::EngineSlot;
+use serde_json::json;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_shows_what_it_spent_and_its_approval_is_answered_from_the_page() {
+    let Some(chromium) = browser::program() else {
+        return;
+    };
+    let m = Manager::new(Which::Tmux).await;
+    let repo = m.agents.repo("dash");
+    let spawned = m
+        .ok(
+            "spawn_workers",
+            json!({"workers": [{"name": "claude", "agent": "claude", "team": "crew",
+                "project_path": repo.display().to_string(), "env": m.agents.env_json(&[])}]}),
+        )
+        .await;
+    assert_eq!(spawned["workers"][0]["state"], "ready", "{spawned}");
+    m.ok(
+        "message_workers",
+        json!({"session_ids": ["claude"], "message": "[[approval]] make a file"}),
+    )
+    .await;
+    m.worker_until("claude", "asking for approval", |w| {
+        w["state"] == "needs_approval"
+    })
+    .await;
+
+    // The page, allowed to type.
+    let app = router(
+        EngineSlot::ready(m.engine.clone()),
+        DashboardOptions {
+            loopback: true,
+            input: true,
+            ..DashboardOptions::default()
+        },
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let mut page =
+        browser::Browser::open(&chromium, &format!("http://{addr}/dashboard/"), 1200, 800).await;
+    let card = r#"document.querySelector('.card[data-session="claude"]')"#;
+    page.wait_until(
+        &format!("{card} && {card}.querySelector('.worker') && {card}.querySelector('.worker').textContent.includes('tokens')"),
+        crate::support::WAIT,
+    )
+    .await;
+    let line = page
+        .eval(&format!("{card}.querySelector('.worker').textContent"))
+        .await;
+    let line = line.as_str().unwrap();
+    assert!(
+        line.starts_with("claude · cohort/claude · ") && line.contains("from cache"),
+        "{line}"
+    );
+    page.wait_until(
+        &format!("!!{card}.querySelector('.approval button.approve')"),
+        crate::support::WAIT,
+    )
+    .await;
+    // The README's picture of a worker (docs/demo/record.sh asks for it).
+    if let Ok(file) = std::env::var("COHORT_WORKER_SCREENSHOT") {
+        page.wait_until(
+            &format!("{card}.querySelector('.screen').textContent.includes('Do you want')"),
+            crate::support::WAIT,
+        )
+        .await;
+        std::fs::write(file, page.screenshot().await).unwrap();
+    }
+    page.eval(&format!(
+        "{card}.querySelector('.approval button.approve').click()"
+    ))
+    .await;
+    // The click answered the dialog: the agent ran the command and went idle.
+    m.worker_until("claude", "idle after the approval from the page", |w| {
+        w["state"] == "idle"
+    })
+    .await;
+    let w = m
+        .ok("examine_worker", json!({"session_id": "claude"}))
+        .await;
+    let worktree = std::path::PathBuf::from(w["worktree"].as_str().unwrap());
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !worktree.join("approved.txt").exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the approval from the page did not reach the agent: {w}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // No approval is pending any more, so the page offers none.
+    page.wait_until(
+        &format!("!{card}.querySelector('.approval')"),
+        crate::support::WAIT,
+    )
+    .await;
+}
