@@ -59,6 +59,7 @@ pub fn relayed(event: &EngineEvent) -> bool {
             | EngineEvent::AgentState { .. }
             | EngineEvent::LockChanged { .. }
             | EngineEvent::RecordingChanged { .. }
+            | EngineEvent::AppearanceChanged { .. }
             | EngineEvent::SessionOpened { .. }
             | EngineEvent::SessionClosed { .. }
     )

@@ -289,6 +289,9 @@ pub fn describe(event: &EngineEvent, session: Option<&str>) -> String {
             Some(h) => format!("locked session={session} holder={h}"),
             None => format!("unlocked session={session}"),
         },
+        EngineEvent::AppearanceChanged { session, .. } => {
+            format!("appearance_changed session={session}")
+        }
         EngineEvent::RecordingChanged { session, path, .. } => match path {
             Some(p) => format!("recording session={session} file={p}"),
             None => format!("recording_ended session={session}"),

@@ -316,7 +316,9 @@ impl From<EngineEvent> for proto::Event {
                 Kind::LockChanged(proto::LockChanged { session, holder })
             }
             // The gRPC API has no message for it yet: the event stream leaves it out.
-            EngineEvent::RecordingChanged { .. } => return proto::Event { kind: None },
+            EngineEvent::RecordingChanged { .. } | EngineEvent::AppearanceChanged { .. } => {
+                return proto::Event { kind: None }
+            }
             EngineEvent::AgentState {
                 agent,
                 state,

@@ -95,6 +95,14 @@ pub enum EngineEvent {
         /// The file, while it records.
         path: Option<String>,
     },
+    /// What a human sees of a session changed (`set_appearance`: its title, badge or
+    /// colours).
+    AppearanceChanged {
+        /// The session's name.
+        session: String,
+        /// Its pane.
+        pane: PaneId,
+    },
     /// An agent's state changed (published by the part that tracks agents).
     AgentState {
         /// The agent.
@@ -116,7 +124,8 @@ impl EngineEvent {
             | EngineEvent::PaneExited { pane, .. }
             | EngineEvent::SessionOpened { pane, .. }
             | EngineEvent::SessionClosed { pane, .. }
-            | EngineEvent::RecordingChanged { pane, .. } => Some(pane),
+            | EngineEvent::RecordingChanged { pane, .. }
+            | EngineEvent::AppearanceChanged { pane, .. } => Some(pane),
             _ => None,
         }
     }
