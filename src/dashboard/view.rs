@@ -105,6 +105,8 @@ pub struct WorkerInfo {
     pub branch: Option<String>,
     /// What it spent so far (`32.7k tokens (…)`), once its transcript says.
     pub spent: Option<String>,
+    /// What it changed since its base: commits, the diff's size, untracked files.
+    pub changes: Option<String>,
     /// The keys that answer a pending approval: yes (the dialog's first choice) and
     /// no. Present while the worker waits for one.
     pub approval: Option<ApprovalKeys>,
@@ -171,6 +173,7 @@ async fn worker_infos(engine: &Engine, states: &AgentStates) -> HashMap<String, 
             .map(|s| s.0.clone())
             .unwrap_or_else(|| row.state.name().to_string());
         let spent = engine.workers.usage_of(&row).await.map(|u| u.summary());
+        let changes = engine.workers.change_line(&row).await;
         let approval = (state == "needs_approval").then(|| ApprovalKeys {
             yes: vec!["Enter".into()],
             no: vec!["Escape".into()],
@@ -182,6 +185,7 @@ async fn worker_infos(engine: &Engine, states: &AgentStates) -> HashMap<String, 
                     cli: row.agent.name().to_string(),
                     branch: row.branch.clone(),
                     spent,
+                    changes,
                     approval,
                 },
                 state: row.state.name().to_string(),

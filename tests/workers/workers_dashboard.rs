@@ -1,5 +1,5 @@
-//! A worker on the dashboard, in a real browser: its CLI, branch and what it spent
-//! under its card, and a permission it asks for answered from the page. With
+//! A worker on the dashboard, in a real browser: its CLI, branch, what it spent and
+//! what it changed under its card, and a permission it asks for answered from the page. With
 //! `COHORT_WORKER_SCREENSHOT=FILE` it also saves the page as it asks
 //! (`docs/dashboard-workers.png`, made by `docs/demo/record.sh`).
 
@@ -100,9 +100,15 @@ async fn a_worker_shows_what_it_spent_and_its_approval_is_answered_from_the_page
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    // No approval is pending any more, so the page offers none.
+    // No approval is pending any more, so the page offers none; the card says what
+    // the worker changed (the file it made, not committed).
     page.wait_until(
         &format!("!{card}.querySelector('.approval')"),
+        crate::support::WAIT,
+    )
+    .await;
+    page.wait_until(
+        &format!("({card}.querySelector('.changes')?.textContent || '').includes('1 untracked')"),
         crate::support::WAIT,
     )
     .await;

@@ -51,6 +51,9 @@ pub struct Hub {
     socket: Mutex<Option<(PathBuf, tokio::task::AbortHandle)>>,
     trackers: Mutex<HashMap<String, Arc<tokio::sync::Mutex<Tracker>>>>,
     pub(crate) pumps: Mutex<HashSet<String>>,
+    /// Each worker's change line, when it was taken and for which state (since when):
+    /// see [`crate::Workers::change_line`].
+    pub(crate) changes: Mutex<HashMap<String, (std::time::Instant, i64, String)>>,
 }
 
 impl Hub {
@@ -64,6 +67,7 @@ impl Hub {
             socket: Mutex::new(None),
             trackers: Mutex::new(HashMap::new()),
             pumps: Mutex::new(HashSet::new()),
+            changes: Mutex::new(HashMap::new()),
         }
     }
 

@@ -83,6 +83,9 @@ pub struct WorktreeEntry {
     pub removed: bool,
 }
 
+/// How long a worker's change line is reused before git is asked again.
+pub const CHANGES_FRESH: std::time::Duration = std::time::Duration::from_secs(5);
+
 impl Workers {
     /// A worker's view.
     pub async fn view_worker(&self, row: &WorkerRow) -> Result<WorkerView, WorkerError> {
@@ -99,6 +102,40 @@ impl Workers {
             notes,
             owner_alive: alive(row.owner_pid),
         })
+    }
+
+    /// One line on what a worker changed since its base (commits, the diff's size,
+    /// untracked files), for a view that refreshes often: git is asked again when the
+    /// worker's state changed, else at most every [`CHANGES_FRESH`]. `None` outside a
+    /// repository.
+    pub async fn change_line(&self, row: &WorkerRow) -> Option<String> {
+        let now = std::time::Instant::now();
+        if let Some((at, since, line)) = self
+            .hub
+            .changes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&row.id)
+        {
+            // A turn that ended (or began) may have changed the files: ask again.
+            if now.duration_since(*at) < CHANGES_FRESH && *since == row.state_since_ms {
+                return Some(line.clone());
+            }
+        }
+        let (dir, base) = (PathBuf::from(&row.cwd), row.base_commit.clone()?);
+        if row.repo.is_none() || !dir.exists() {
+            return None;
+        }
+        let line = tokio::task::spawn_blocking(move || worktree::change_line(&dir, &base).ok())
+            .await
+            .ok()
+            .flatten()?;
+        self.hub
+            .changes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(row.id.clone(), (now, row.state_since_ms, line.clone()));
+        Some(line)
     }
 
     /// Every worker with its state.

@@ -321,6 +321,33 @@ pub fn diff_stat(dir: &Path, base: &str) -> Result<String, WorkerError> {
     Ok(stat)
 }
 
+/// One line on what changed in `dir` since `base`: `2 commits · 3 files changed, 20
+/// insertions(+), 4 deletions(-) · 1 untracked`, or `no changes`.
+pub fn change_line(dir: &Path, base: &str) -> Result<String, WorkerError> {
+    let mut parts = Vec::new();
+    let commits = commits_since(dir, base)?;
+    if commits > 0 {
+        parts.push(format!(
+            "{commits} commit{}",
+            if commits == 1 { "" } else { "s" }
+        ));
+    }
+    let short = git(dir, &["diff", "--shortstat", base])?;
+    if !short.trim().is_empty() {
+        parts.push(short.trim().to_string());
+    }
+    let untracked = git(dir, &["ls-files", "--others", "--exclude-standard"])?
+        .lines()
+        .count();
+    if untracked > 0 {
+        parts.push(format!("{untracked} untracked"));
+    }
+    Ok(match parts.is_empty() {
+        true => "no changes".into(),
+        false => parts.join(" · "),
+    })
+}
+
 /// Commits on `dir`'s HEAD since `base`.
 pub fn commits_since(dir: &Path, base: &str) -> Result<usize, WorkerError> {
     Ok(

@@ -57,6 +57,7 @@
     const w = s.agent && s.agent.worker;
     if (w) {
       head.append(el("div", "worker", [w.cli, w.branch, w.spent].filter(Boolean).join(" · ")));
+      if (w.changes) head.append(el("div", "worker changes", w.changes));
       if (w.approval && view.input) {
         const answer = el("div", "approval");
         for (const [label, keys, cls] of [["Yes (Enter)", w.approval.yes, "approve"],
