@@ -158,7 +158,16 @@ impl TerminalBackend for TmuxBackend {
             quote::single(&format!("={}", self.inner.config.session)),
             quote::arg(&pane_format())
         );
-        let reply = self.cmd(&line).await?;
+        let mut reply = self.cmd(&line).await?;
+        // A dead pane without its status: tmux may have missed the exit (see
+        // `nudge_reaping`); once nudged, it knows.
+        let unreaped = reply.lines.iter().any(|l| {
+            parse_pane_row(&String::from_utf8_lossy(l))
+                .is_some_and(|(info, _)| info.dead && info.exit_status.is_none())
+        });
+        if unreaped && self.nudge_reaping().await {
+            reply = self.cmd(&line).await?;
+        }
         let mut panes = Vec::new();
         for line in &reply.lines {
             let Some((info, pid)) = parse_pane_row(&String::from_utf8_lossy(line)) else {
@@ -322,68 +331,11 @@ impl TerminalBackend for TmuxBackend {
     }
 
     async fn pane_state(&self, pane: &PaneId) -> Result<PaneState> {
-        let f = self
-            .display(
-                pane,
-                &[
-                    "#{pane_current_command}",
-                    "#{pane_pid}",
-                    "#{pane_dead}",
-                    "#{pane_dead_status}",
-                    "#{cursor_x}",
-                    "#{cursor_y}",
-                    "#{pane_width}",
-                    "#{pane_height}",
-                    "#{alternate_on}",
-                    "#{pane_in_mode}",
-                    "#{history_size}",
-                    "#{pane_current_path}",
-                    "#{pane_title}",
-                    "#{pane_dead_signal}",
-                    "#{pane_tty}",
-                ],
-            )
-            .await?;
-        let num = |s: &str| s.parse::<u16>().unwrap_or(0);
-        let dead = f[2] == "1";
-        let shell_pid = f[1].parse::<u32>().ok().filter(|p| *p > 0);
-        let foreground = if dead {
-            None
-        } else {
-            shell_pid.and_then(crate::process::foreground_pid)
-        };
-        Ok(PaneState {
-            foreground_command: f[0].clone(),
-            foreground_pid: foreground,
-            shell_pid,
-            shell_command: shell_pid
-                .and_then(crate::process::process_name)
-                .unwrap_or_default(),
-            dead,
-            exit_status: if dead {
-                f[3].parse::<i32>()
-                    .ok()
-                    .or(f[13].parse::<i32>().ok().map(|s| 128 + s))
-                    .or_else(|| lock(&self.inner.last_marks).get(pane.as_str()).copied())
-            } else {
-                None
-            },
-            cursor: Cursor {
-                x: num(&f[4]),
-                y: num(&f[5]),
-            },
-            size: Size {
-                cols: num(&f[6]),
-                rows: num(&f[7]),
-            },
-            alternate_screen: f[8] == "1",
-            copy_mode: f[9] == "1",
-            bracketed_paste: None,
-            history_lines: f[10].parse().unwrap_or(0),
-            cwd: (!f[11].is_empty()).then(|| f[11].clone()),
-            title: f[12].clone(),
-            tty: (!f[14].is_empty()).then(|| f[14].clone()),
-        })
+        let mut f = self.pane_state_fields(pane).await?;
+        if f[2] == "1" && f[3].is_empty() && f[13].is_empty() && self.nudge_reaping().await {
+            f = self.pane_state_fields(pane).await?;
+        }
+        self.pane_state_from(pane, f)
     }
 
     async fn stamp_identity(&self, pane: &PaneId, identity: &Identity) -> Result<()> {
@@ -539,5 +491,91 @@ impl TmuxBackend {
             quote::arg(&shown)
         );
         self.pane_cmd(pane, &line).await.map(|_| ())
+    }
+}
+
+impl TmuxBackend {
+    /// The fields [`TerminalBackend::pane_state`] reads, in its order.
+    async fn pane_state_fields(&self, pane: &PaneId) -> Result<Vec<String>> {
+        self.display(
+            pane,
+            &[
+                "#{pane_current_command}",
+                "#{pane_pid}",
+                "#{pane_dead}",
+                "#{pane_dead_status}",
+                "#{cursor_x}",
+                "#{cursor_y}",
+                "#{pane_width}",
+                "#{pane_height}",
+                "#{alternate_on}",
+                "#{pane_in_mode}",
+                "#{history_size}",
+                "#{pane_current_path}",
+                "#{pane_title}",
+                "#{pane_dead_signal}",
+                "#{pane_tty}",
+            ],
+        )
+        .await
+    }
+
+    /// A pane's state from [`TmuxBackend::pane_state_fields`].
+    fn pane_state_from(&self, pane: &PaneId, f: Vec<String>) -> Result<PaneState> {
+        let num = |s: &str| s.parse::<u16>().unwrap_or(0);
+        let dead = f[2] == "1";
+        let shell_pid = f[1].parse::<u32>().ok().filter(|p| *p > 0);
+        let foreground = if dead {
+            None
+        } else {
+            shell_pid.and_then(crate::process::foreground_pid)
+        };
+        Ok(PaneState {
+            foreground_command: f[0].clone(),
+            foreground_pid: foreground,
+            shell_pid,
+            shell_command: shell_pid
+                .and_then(crate::process::process_name)
+                .unwrap_or_default(),
+            dead,
+            exit_status: if dead {
+                f[3].parse::<i32>()
+                    .ok()
+                    .or(f[13].parse::<i32>().ok().map(|s| 128 + s))
+                    .or_else(|| lock(&self.inner.last_marks).get(pane.as_str()).copied())
+            } else {
+                None
+            },
+            cursor: Cursor {
+                x: num(&f[4]),
+                y: num(&f[5]),
+            },
+            size: Size {
+                cols: num(&f[6]),
+                rows: num(&f[7]),
+            },
+            alternate_screen: f[8] == "1",
+            copy_mode: f[9] == "1",
+            bracketed_paste: None,
+            history_lines: f[10].parse().unwrap_or(0),
+            cwd: (!f[11].is_empty()).then(|| f[11].clone()),
+            title: f[12].clone(),
+            tty: (!f[14].is_empty()).then(|| f[14].clone()),
+        })
+    }
+
+    /// Makes tmux reap children it missed. Seen on a loaded machine (tmux 3.3a): a
+    /// pane's program exits and stays a zombie of the tmux server, which never records
+    /// its status, until another child of the server exits; then its reaping loop
+    /// collects them all. A `run-shell true` is such a child, and it has been reaped
+    /// when the command answers. True when the nudge ran.
+    pub(super) async fn nudge_reaping(&self) -> bool {
+        match self.cmd("run-shell true").await {
+            Ok(_) => true,
+            Err(e) => {
+                tracing::debug!(target: "cohort::tmux", error = %e, "could not nudge tmux to reap exited panes");
+                false
+            }
+        }
     }
 }

@@ -338,8 +338,17 @@ impl TmuxBackend {
     }
 
     async fn pane_info(&self, pane: &PaneId) -> Result<PaneInfo> {
-        let fields = self.display(pane, &PANE_FIELDS[1..]).await?;
-        let row = format!("{pane}{SEP}{}", fields.join(&SEP.to_string()));
+        let row = |fields: Vec<String>| format!("{pane}{SEP}{}", fields.join(&SEP.to_string()));
+        let mut row = row(self.display(pane, &PANE_FIELDS[1..]).await?);
+        let missed = parse_pane_row(&row).is_some_and(|(i, _)| i.dead && i.exit_status.is_none());
+        if missed && self.nudge_reaping().await {
+            row = format!(
+                "{pane}{SEP}{}",
+                self.display(pane, &PANE_FIELDS[1..])
+                    .await?
+                    .join(&SEP.to_string())
+            );
+        }
         let (info, pid) = parse_pane_row(&row)
             .ok_or_else(|| BackendError::Protocol(format!("unexpected pane row {row:?}")))?;
         if let (false, Some(pid)) = (info.dead, pid) {
@@ -377,6 +386,10 @@ impl TmuxBackend {
                     .await
                 {
                     Ok(f) if f[0] == "1" => {
+                        if f[1].is_empty() && f[2].is_empty() && attempt == 3 {
+                            // Still no status: tmux may have missed the exit.
+                            backend.nudge_reaping().await;
+                        }
                         let status = f[1]
                             .parse::<i32>()
                             .ok()
