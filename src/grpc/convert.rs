@@ -315,9 +315,20 @@ impl From<EngineEvent> for proto::Event {
             EngineEvent::LockChanged { session, holder } => {
                 Kind::LockChanged(proto::LockChanged { session, holder })
             }
-            // The gRPC API has no message for it yet: the event stream leaves it out.
-            EngineEvent::RecordingChanged { .. } | EngineEvent::AppearanceChanged { .. } => {
-                return proto::Event { kind: None }
+            EngineEvent::RecordingChanged {
+                session,
+                pane,
+                path,
+            } => Kind::RecordingChanged(proto::RecordingChanged {
+                session,
+                pane: pane.to_string(),
+                path,
+            }),
+            EngineEvent::AppearanceChanged { session, pane } => {
+                Kind::AppearanceChanged(proto::AppearanceChanged {
+                    session,
+                    pane: pane.to_string(),
+                })
             }
             EngineEvent::AgentState {
                 agent,

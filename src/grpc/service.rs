@@ -532,11 +532,6 @@ impl Cohort for CohortService {
                     };
                     let event = match next {
                         Ok(EngineEvent::Output { .. }) if !output => continue,
-                        // Not in the API's schema (yet): a page's business.
-                        Ok(
-                            EngineEvent::RecordingChanged { .. }
-                            | EngineEvent::AppearanceChanged { .. },
-                        ) => continue,
                         Ok(event) => proto::Event::from(event),
                         Err(RecvError::Lagged(missed)) => proto::Event {
                             kind: Some(proto::event::Kind::Missed(missed)),

@@ -953,3 +953,40 @@ async fn a_role_restricts_every_grpc_call() {
     assert!(listed.sessions.iter().any(|s| s.name == "shared"));
     assert!(!listed.sessions.iter().any(|s| s.name == "ro-opened"));
 }
+
+/// A recording that starts is an event on the stream, with the file it goes to.
+#[tokio::test]
+async fn a_recording_is_an_event_on_the_stream() {
+    let server = TestServer::new();
+    let (_served, addr) = serve_grpc(&server, &[]);
+    let mut c = client(&addr).await;
+    let mut events = c
+        .events(proto::EventsRequest { output: false })
+        .await
+        .unwrap()
+        .into_inner();
+    let opened = c
+        .open(proto::OpenRequest {
+            name: "g-rec".into(),
+            record: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let file = opened
+        .recording
+        .expect("the open reply names the recording");
+    loop {
+        let event = tokio::time::timeout(WAIT, events.message())
+            .await
+            .expect("no RecordingChanged for g-rec on the event stream in time")
+            .unwrap()
+            .expect("the stream goes on");
+        if let Some(Kind::RecordingChanged(changed)) = event.kind {
+            assert_eq!(changed.session, "g-rec", "{changed:?}");
+            assert_eq!(changed.path.as_deref(), Some(file.as_str()), "{changed:?}");
+            break;
+        }
+    }
+}
