@@ -142,14 +142,10 @@ impl Terminal {
         self.backend.set_appearance(pane, appearance).await?;
         // Nothing in the terminal's output says so: pages and other processes learn
         // it from here.
-        let session = self
-            .backend
-            .list_panes()
-            .await
-            .ok()
-            .and_then(|panes| panes.into_iter().find(|p| &p.id == pane))
-            .map(|p| crate::sessions::session_name(&p))
-            .unwrap_or_else(|| pane.to_string());
+        let session = match self.session_record(pane).await {
+            Ok(Some(record)) => record.name,
+            _ => pane.to_string(),
+        };
         self.publish(crate::events::EngineEvent::AppearanceChanged {
             session,
             pane: pane.clone(),

@@ -258,15 +258,12 @@ async fn hooks_forged_from_another_pane_or_replayed_move_no_worker() {
         )
         .await;
     assert_eq!(ran["verdict"]["exit_status"], 0, "{ran}");
-    // The forged lines are on file; none of them may move the worker.
+    // The forged lines are on file; none of them may move the worker. A look at the
+    // worker reads its event file to the end first, so one look sees them all.
     let written = std::fs::read_to_string(&events).unwrap();
     assert!(written.contains("touch forged"), "{written}");
-    let until = std::time::Instant::now() + std::time::Duration::from_millis(1500);
-    while std::time::Instant::now() < until {
-        let w = state(&m, "claude").await;
-        assert_eq!(w["state"], "idle", "a forged hook moved the worker: {w}");
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
+    let w = state(&m, "claude").await;
+    assert_eq!(w["state"], "idle", "a forged hook moved the worker: {w}");
     // The worker's own hooks still speak.
     say_one(&m, "claude", "a normal turn").await;
     expect(&m, "claude", "idle", "hook", "the turn ended").await;

@@ -179,6 +179,14 @@ impl Workers {
                 _ => {}
             }
         }
+        self.forget_worker(row).await?;
+        self.hub.poke();
+        Ok(closed)
+    }
+
+    /// Removes every trace of a worker whose pane and worktree are dealt with: its
+    /// row, its agent, its tracker and its state directory.
+    pub(crate) async fn forget_worker(&self, row: &WorkerRow) -> Result<(), WorkerError> {
         let (id, name) = (row.id.clone(), row.name.clone());
         self.terminal
             .db(move |r| {
@@ -189,8 +197,7 @@ impl Workers {
         self.hub.forget(&row.id);
         let dir = worker_dir(&self.hub.state_dir, &row.id);
         let _ = tokio::task::spawn_blocking(move || std::fs::remove_dir_all(dir)).await;
-        self.hub.poke();
-        Ok(closed)
+        Ok(())
     }
 }
 

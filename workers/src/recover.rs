@@ -186,15 +186,7 @@ impl Workers {
                     tracing::warn!(target: "cohort::workers", worker = %row.name, "a half-spawned worker's worktree was kept: {removed:?}");
                 }
             }
-            let (id, name) = (row.id.clone(), row.name.clone());
-            self.terminal
-                .db(move |r| {
-                    r.remove_worker(&id)?;
-                    r.remove_agent(&name)
-                })
-                .await?;
-            let dir = worker_dir(&self.hub.state_dir, &row.id);
-            let _ = tokio::task::spawn_blocking(move || std::fs::remove_dir_all(dir)).await;
+            self.forget_worker(&row).await?;
             tracing::info!(target: "cohort::workers", worker = %row.name, "cleaned up a worker whose spawn was cut short (its cohort process stopped before the agent started)");
             cleaned.push(row.name);
         }

@@ -158,21 +158,17 @@ impl TerminalBackend for TmuxBackend {
             quote::single(&format!("={}", self.inner.config.session)),
             quote::arg(&pane_format())
         );
-        let mut reply = self.cmd(&line).await?;
+        let mut rows = self.pane_rows(&line).await?;
         // A dead pane without its status: tmux may have missed the exit (see
         // `nudge_reaping`); once nudged, it knows.
-        let unreaped = reply.lines.iter().any(|l| {
-            parse_pane_row(&String::from_utf8_lossy(l))
-                .is_some_and(|(info, _)| info.dead && info.exit_status.is_none())
-        });
+        let unreaped = rows
+            .iter()
+            .any(|(info, _)| info.dead && info.exit_status.is_none());
         if unreaped && self.nudge_reaping().await {
-            reply = self.cmd(&line).await?;
+            rows = self.pane_rows(&line).await?;
         }
         let mut panes = Vec::new();
-        for line in &reply.lines {
-            let Some((info, pid)) = parse_pane_row(&String::from_utf8_lossy(line)) else {
-                continue;
-            };
+        for (info, pid) in rows {
             if info.window_name == LOBBY_WINDOW {
                 continue;
             }
@@ -562,6 +558,17 @@ impl TmuxBackend {
             title: f[12].clone(),
             tty: (!f[14].is_empty()).then(|| f[14].clone()),
         })
+    }
+
+    /// The rows a `list-panes` command line prints, parsed.
+    async fn pane_rows(&self, line: &str) -> Result<Vec<(PaneInfo, Option<u32>)>> {
+        Ok(self
+            .cmd(line)
+            .await?
+            .lines
+            .iter()
+            .filter_map(|l| parse_pane_row(&String::from_utf8_lossy(l)))
+            .collect())
     }
 
     /// Makes tmux reap children it missed. Seen on a loaded machine (tmux 3.3a): a
