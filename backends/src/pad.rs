@@ -53,6 +53,23 @@ pub const WINDOW: u32 = 64;
 /// Tokens are below 2⁶³, so that they are positive in 64-bit shell arithmetic.
 const MASK: u64 = (1 << 63) - 1;
 
+/// Digits of a token in its [`TokenForm::Base64`] form: zero-padded to a multiple of
+/// three bytes, so that its base64 is a whole number of quads.
+pub const BASE64_DIGITS: usize = 21;
+
+/// How a pad writes its tokens: as the shell prints them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TokenForm {
+    /// In decimal, as the mark carries them (`cohort=<token>`).
+    Decimal,
+    /// The base64 of the token's decimal zero-padded to [`BASE64_DIGITS`] digits. A
+    /// terminal that takes a mark's signature as a base64 value (iTerm2's user
+    /// variables) gets `base64(prefix) ‖ token` for a prefix of a multiple of three
+    /// bytes (`D;cohort=`), which is the base64 of `prefix ‖ <padded decimal>`: the
+    /// shell signs without an encoder. The padded decimal verifies as the token.
+    Base64,
+}
+
 /// The next link of the chain: `H(token)`.
 fn step(token: u64) -> u64 {
     let digest = Sha256::digest(token.to_be_bytes());
@@ -109,18 +126,25 @@ impl MarkChain {
         self.anchor
     }
 
-    /// Writes the tokens, space-separated on one line, to a new file in `dir` that only
-    /// the user can read, and returns its path. `dir` is created private when missing.
-    pub fn write_pad(&self, dir: &Path) -> Result<PathBuf> {
+    /// Writes the tokens in `form`, space-separated on one line, to a new file in `dir`
+    /// that only the user can read, and returns its path. `dir` is created private when
+    /// missing.
+    pub fn write_pad(&self, dir: &Path, form: TokenForm) -> Result<PathBuf> {
         create_private_dir(dir)?;
         let name = format!("pad-{:016x}{:016x}", random()?, random()?);
         let path = dir.join(name);
-        let mut text = String::with_capacity(self.tokens.len() * 20);
+        let mut text = String::with_capacity(self.tokens.len() * 29);
         for (i, token) in self.tokens.iter().enumerate() {
             if i > 0 {
                 text.push(' ');
             }
-            text.push_str(&token.to_string());
+            match form {
+                TokenForm::Decimal => text.push_str(&token.to_string()),
+                TokenForm::Base64 => {
+                    let padded = format!("{token:0width$}", width = BASE64_DIGITS);
+                    text.push_str(&base64(padded.as_bytes()));
+                }
+            }
         }
         text.push('\n');
         let mut file = private_file(&path)?;
@@ -161,6 +185,22 @@ impl Anchor {
         false
     }
 
+    /// Takes `token` as [`Anchor::verify`] does, for a reader that follows the chain:
+    /// `adopted` says the anchor was read back from the pane, where it may lag behind
+    /// the tokens another reader saw, so the first token may be anywhere further down
+    /// the chain; once one verifies, the usual window holds again.
+    pub fn verify_next(&mut self, token: &str, adopted: &mut bool) -> bool {
+        let window = match adopted {
+            true => self.left,
+            false => WINDOW,
+        };
+        let verified = self.verify(token, window);
+        if verified {
+            *adopted = false;
+        }
+        verified
+    }
+
     /// An anchor no token verifies (for a stamp that cannot be read).
     pub fn spent() -> Anchor {
         Anchor { last: 0, left: 0 }
@@ -189,6 +229,28 @@ impl std::str::FromStr for Anchor {
             left: left.parse().map_err(|_| bad())?,
         })
     }
+}
+
+/// Standard base64 with padding (RFC 4648).
+pub fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }
 
 fn random() -> Result<u64> {
@@ -293,7 +355,9 @@ mod tests {
     fn the_pad_is_a_private_file_of_tokens_in_order() {
         let dir = tempfile::tempdir().unwrap();
         let chain = MarkChain::new(3).unwrap();
-        let path = chain.write_pad(&dir.path().join("pads")).unwrap();
+        let path = chain
+            .write_pad(&dir.path().join("pads"), TokenForm::Decimal)
+            .unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text, format!("{}\n", tokens(&chain).join(" ")));
         #[cfg(unix)]
@@ -304,5 +368,52 @@ mod tests {
             assert_eq!(mode(&dir.path().join("pads")), 0o700);
         }
         assert!(!format!("{chain:?}").contains(&tokens(&chain)[0]));
+    }
+
+    #[test]
+    fn base64_matches_the_standard_vectors() {
+        // RFC 4648, section 10.
+        for (plain, encoded) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(plain.as_bytes()), encoded);
+        }
+    }
+
+    #[test]
+    fn a_base64_pad_signs_by_concatenation() {
+        let dir = tempfile::tempdir().unwrap();
+        let chain = MarkChain::from_seed(11, 3);
+        let path = chain.write_pad(dir.path(), TokenForm::Base64).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let pad: Vec<&str> = text.trim_end().split(' ').collect();
+        assert_eq!(pad.len(), 3);
+        let mut anchor = chain.anchor();
+        for (encoded, token) in pad.iter().zip(tokens(&chain)) {
+            // What the shell prints, prefix and token side by side, is the base64 of
+            // the signed mark; its token verifies with its zeros.
+            let signed = format!("{}{encoded}{}", base64(b"D;cohort="), base64(b";exit"));
+            let padded = format!("{token:0>21}");
+            assert_eq!(signed, base64(format!("D;cohort={padded};exit").as_bytes()));
+            assert!(anchor.verify(&padded, WINDOW));
+        }
+    }
+
+    #[test]
+    fn an_adopted_anchor_takes_its_first_token_anywhere_down_the_chain() {
+        let chain = MarkChain::from_seed(5, 300);
+        let tokens = tokens(&chain);
+        let mut anchor = chain.anchor();
+        let mut adopted = true;
+        assert!(anchor.verify_next(&tokens[200], &mut adopted));
+        assert!(!adopted);
+        assert!(!anchor.verify_next(&tokens[201 + WINDOW as usize], &mut adopted));
+        assert!(anchor.verify_next(&tokens[201], &mut adopted));
     }
 }

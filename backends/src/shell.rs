@@ -43,11 +43,12 @@
 //! signs marks its own way) the marks carry an empty signature.
 //!
 //! A terminal that does not hand a mark's parameters on to cohort has its own
-//! wrapper around these files report the marks a second way: the `C`, `D` and exiting
-//! `D` marks are printed right after the shell variables `__cohort_before_C`,
-//! `__cohort_before_D` and `__cohort_before_exit` and right before `__cohort_after`,
-//! which are empty unless a wrapper sets them (the iTerm2 backend's does, see
-//! [`crate::iterm2::shell`]).
+//! wrapper around these files report the marks a second way, signed with the same
+//! token: right before a `C`, `D` or exiting `D` mark the shell prints
+//! `$__cohort_sign_C<token>$__cohort_sign_end` (`_D`, and `$__cohort_sign_D<token>$__cohort_sign_exit_end`
+//! as it exits), and right after it `$__cohort_after`. These variables are unset
+//! unless a wrapper sets them (the iTerm2 backend's does, see
+//! [`crate::iterm2::shell`]), and then nothing is printed.
 //!
 //! bash runs cohort's prompt hook first in `PROMPT_COMMAND`, so the status it reports
 //! is the command's even when a user's line later puts something in front of it
@@ -145,9 +146,10 @@ __cohort_keep_path "$__cohort_start_path"
 unset __cohort_start_path
 
 __cohort_prompt() {
-    local __cohort_status=$?
+    local __cohort_status=$? __cohort_t
     if [ -n "${__cohort_ran-}" ] || [ -n "${__cohort_no_ps0-}" ]; then
-        printf '%s\033]133;D;%s;cohort=%s\007%s' "${__cohort_before_D-}" "$__cohort_status" "${__cohort_pad[__cohort_i++]-}" "${__cohort_after-}"
+        __cohort_t=${__cohort_pad[__cohort_i++]-}
+        printf '%s\033]133;D;%s;cohort=%s\007%s' "${__cohort_sign_D:+$__cohort_sign_D$__cohort_t$__cohort_sign_end}" "$__cohort_status" "$__cohort_t" "${__cohort_after-}"
     fi
     __cohort_ran=
     printf '\033]133;A;cohort=%s\007' "${__cohort_pad[__cohort_i++]-}"
@@ -183,8 +185,8 @@ __cohort_first() {
 if [ "${BASH_VERSINFO[0]}" -gt 4 ] || { [ "${BASH_VERSINFO[0]}" -eq 4 ] && [ "${BASH_VERSINFO[1]}" -ge 4 ]; }; then
     # PS0 is expanded when a command is about to run (never for an empty line). The
     # array subscript assigns the flag without printing anything; the next token is
-    # taken as it is expanded.
-    PS0='${__cohort_unset[__cohort_ran=1]}${__cohort_before_C-}\033]133;C;cohort=${__cohort_pad[__cohort_i++]-}\007${__cohort_after-}'"${PS0-}"
+    # taken as it is expanded (read once more just before, for a terminal's signature).
+    PS0='${__cohort_unset[__cohort_ran=1]}${__cohort_sign_C:+$__cohort_sign_C${__cohort_pad[__cohort_i]-}$__cohort_sign_end}\033]133;C;cohort=${__cohort_pad[__cohort_i++]-}\007${__cohort_after-}'"${PS0-}"
 else
     __cohort_no_ps0=1
 fi
@@ -193,8 +195,8 @@ fi
 # moment so the terminal forwards these last bytes before the pane closes. Any
 # EXIT trap of your own still runs.
 __cohort_exit() {
-    local __cohort_status=$?
-    printf '%s\033]133;D;%s;cohort=%s;exit\007%s' "${__cohort_before_exit-}" "$__cohort_status" "${__cohort_pad[__cohort_i++]-}" "${__cohort_after-}"
+    local __cohort_status=$? __cohort_t=${__cohort_pad[__cohort_i++]-}
+    printf '%s\033]133;D;%s;cohort=%s;exit\007%s' "${__cohort_sign_D:+$__cohort_sign_D$__cohort_t$__cohort_sign_exit_end}" "$__cohort_status" "$__cohort_t" "${__cohort_after-}"
     sleep 0.1
     return $__cohort_status
 }
@@ -235,23 +237,26 @@ unset COHORT_USER_ZDOTDIR
 if [[ -o interactive ]]; then
     __cohort_ran=
     __cohort_precmd() {
-        local __cohort_status=$?
+        local __cohort_status=$? __cohort_t
         if [[ -n "${__cohort_start_path+set}" ]]; then
             __cohort_keep_path "$__cohort_start_path"
             unset __cohort_start_path
         fi
         if [[ -n "$__cohort_ran" ]]; then
-            printf '%s\033]133;D;%s;cohort=%s\007%s' "${__cohort_before_D-}" "$__cohort_status" "${__cohort_pad[++__cohort_i]-}" "${__cohort_after-}"
+            __cohort_t=${__cohort_pad[++__cohort_i]-}
+            printf '%s\033]133;D;%s;cohort=%s\007%s' "${__cohort_sign_D:+$__cohort_sign_D$__cohort_t$__cohort_sign_end}" "$__cohort_status" "$__cohort_t" "${__cohort_after-}"
         fi
         __cohort_ran=
         printf '\033]133;A;cohort=%s\007' "${__cohort_pad[++__cohort_i]-}"
     }
     __cohort_preexec() {
         __cohort_ran=1
-        printf '%s\033]133;C;cohort=%s\007%s' "${__cohort_before_C-}" "${__cohort_pad[++__cohort_i]-}" "${__cohort_after-}"
+        local __cohort_t=${__cohort_pad[++__cohort_i]-}
+        printf '%s\033]133;C;cohort=%s\007%s' "${__cohort_sign_C:+$__cohort_sign_C$__cohort_t$__cohort_sign_end}" "$__cohort_t" "${__cohort_after-}"
     }
     __cohort_zshexit() {
-        printf '%s\033]133;D;%s;cohort=%s;exit\007%s' "${__cohort_before_exit-}" "$?" "${__cohort_pad[++__cohort_i]-}" "${__cohort_after-}"
+        local __cohort_status=$? __cohort_t=${__cohort_pad[++__cohort_i]-}
+        printf '%s\033]133;D;%s;cohort=%s;exit\007%s' "${__cohort_sign_D:+$__cohort_sign_D$__cohort_t$__cohort_sign_exit_end}" "$__cohort_status" "$__cohort_t" "${__cohort_after-}"
         sleep 0.1
     }
     autoload -Uz add-zsh-hook
@@ -275,19 +280,31 @@ function __cohort_sig
     set -g __cohort_i (math $__cohort_i + 1)
     printf %s $__cohort_pad[$__cohort_i]
 end
+# A terminal's signature for a mark about to be printed with token $argv[2].
+function __cohort_signed
+    set -l __cohort_v __cohort_sign_$argv[1]
+    set -q $__cohort_v; or return 0
+    printf '%s%s%s' "$$__cohort_v" "$argv[2]" "$argv[3]"
+end
 function __cohort_prompt --on-event fish_prompt
     printf '\e]133;A;cohort=%s\a' (__cohort_sig)
 end
 function __cohort_preexec --on-event fish_preexec
-    printf '%s\e]133;C;cohort=%s\a%s' "$__cohort_before_C" (__cohort_sig) "$__cohort_after"
+    set -l __cohort_t (__cohort_sig)
+    __cohort_signed C "$__cohort_t" "$__cohort_sign_end"
+    printf '\e]133;C;cohort=%s\a%s' "$__cohort_t" "$__cohort_after"
 end
 function __cohort_postexec --on-event fish_postexec
     set -l __cohort_status $status
-    printf '%s\e]133;D;%s;cohort=%s\a%s' "$__cohort_before_D" $__cohort_status (__cohort_sig) "$__cohort_after"
+    set -l __cohort_t (__cohort_sig)
+    __cohort_signed D "$__cohort_t" "$__cohort_sign_end"
+    printf '\e]133;D;%s;cohort=%s\a%s' $__cohort_status "$__cohort_t" "$__cohort_after"
 end
 function __cohort_exit --on-event fish_exit
     set -l __cohort_status $status
-    printf '%s\e]133;D;%s;cohort=%s;exit\a%s' "$__cohort_before_exit" $__cohort_status (__cohort_sig) "$__cohort_after"
+    set -l __cohort_t (__cohort_sig)
+    __cohort_signed D "$__cohort_t" "$__cohort_sign_exit_end"
+    printf '\e]133;D;%s;cohort=%s;exit\a%s' $__cohort_status "$__cohort_t" "$__cohort_after"
     sleep 0.1
 end
 "#;
@@ -321,8 +338,10 @@ if [ -r "$HOME/.profile" ]; then . "$HOME/.profile"; fi
 if [ -n "${ENV-}" ] && [ -r "$ENV" ]; then . "$ENV"; fi
 __cohort_keep_path "$__cohort_start_path"
 unset __cohort_start_path
-trap '__cohort_status=$?; printf "%s\033]133;D;%s;cohort=%s;exit\007%s" "${__cohort_before_exit-}" "$__cohort_status" "$((__cohort_tok$((__cohort_i+=1))))" "${__cohort_after-}"; sleep 0.1' EXIT
-PS1="\${__cohort_before_D-}$(printf '\033]133;D;')\$?;cohort=\$((__cohort_tok\$((__cohort_i+=1))))$(printf '\007')\${__cohort_after-}$(printf '\033]133;A;')cohort=\$((__cohort_tok\$((__cohort_i+=1))))$(printf '\007')${PS1:-\$ }"
+trap '__cohort_status=$?; printf "\033]133;D;%s;cohort=%s;exit\007" "$__cohort_status" "$((__cohort_tok$((__cohort_i+=1))))"; sleep 0.1' EXIT
+# The prompt as your startup files left it, which a terminal's wrapper builds on.
+__cohort_user_ps1=${PS1:-\$ }
+PS1="$(printf '\033]133;D;')\$?;cohort=\$((__cohort_tok\$((__cohort_i+=1))))$(printf '\007\033]133;A;')cohort=\$((__cohort_tok\$((__cohort_i+=1))))$(printf '\007')$__cohort_user_ps1"
 "#;
 
 /// The installed integration files.
@@ -416,11 +435,12 @@ pub fn command_with_exit_mark(command: &str) -> String {
 }
 
 /// [`command_with_exit_mark`] with `setup`, shell code run before the command starts
-/// (ending in `;`): a terminal's wrapper sets `__cohort_before_exit` and
-/// `__cohort_after` there (see the module docs).
+/// (ending in `;`): a terminal's wrapper sets `__cohort_sign_D`,
+/// `__cohort_sign_exit_end` and `__cohort_after` there (see the module docs); the
+/// token is in `$__cohort_tok`.
 pub fn command_with_exit_mark_after(command: &str, setup: &str) -> String {
     format!(
-        "__cohort_tok=; if [ -n \"${{COHORT_MARK_PAD-}}\" ]; then read -r __cohort_tok < \"$COHORT_MARK_PAD\" 2>/dev/null; rm -f -- \"$COHORT_MARK_PAD\"; fi; unset COHORT_MARK_PAD; {setup} set -m; /bin/sh -c {}; __cohort_status=$?; printf '%s\\033]133;D;%s;cohort=%s;exit\\007%s' \"${{__cohort_before_exit-}}\" \"$__cohort_status\" \"$__cohort_tok\" \"${{__cohort_after-}}\"; sleep 0.1; exit \"$__cohort_status\"",
+        "__cohort_tok=; if [ -n \"${{COHORT_MARK_PAD-}}\" ]; then read -r __cohort_tok < \"$COHORT_MARK_PAD\" 2>/dev/null; rm -f -- \"$COHORT_MARK_PAD\"; fi; unset COHORT_MARK_PAD; {setup} set -m; /bin/sh -c {}; __cohort_status=$?; printf '%s\\033]133;D;%s;cohort=%s;exit\\007%s' \"${{__cohort_sign_D:+$__cohort_sign_D$__cohort_tok$__cohort_sign_exit_end}}\" \"$__cohort_status\" \"$__cohort_tok\" \"${{__cohort_after-}}\"; sleep 0.1; exit \"$__cohort_status\"",
         quote::sh(command)
     )
 }

@@ -106,6 +106,9 @@ pub struct FakeOptions {
     pub initial_window: bool,
     /// Cookies accepted any number of times from the start (iTerm2's reusable cookies).
     pub reusable_cookies: Vec<String>,
+    /// Where each session's raw output is logged, escape sequences and all, as
+    /// `<session id>.log` (iTerm2's Session ▸ Log ▸ Log Raw Data); no log when `None`.
+    pub raw_log_dir: Option<PathBuf>,
 }
 
 impl Default for FakeOptions {
@@ -119,6 +122,7 @@ impl Default for FakeOptions {
             env: Vec::new(),
             initial_window: true,
             reusable_cookies: Vec::new(),
+            raw_log_dir: None,
         }
     }
 }

@@ -166,6 +166,9 @@ impl Session {
                 };
                 match feed {
                     Feed::Output(bytes) => {
+                        if let Some(dir) = &state.options.raw_log_dir {
+                            log_raw(dir, &session.id, &bytes);
+                        }
                         let events = lock(&session.term).feed(&bytes);
                         for event in events {
                             match event {
@@ -323,4 +326,22 @@ pub struct Job {
     pub title: String,
     /// Arguments joined with spaces.
     pub command_line: String,
+}
+
+/// Appends `bytes` to the session's raw log in `dir`. A log that cannot be written is
+/// reported and skipped, as iTerm2 carries on without its log.
+fn log_raw(dir: &std::path::Path, session: &str, bytes: &[u8]) {
+    use std::io::Write;
+    let path = dir.join(format!("{session}.log"));
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut file| file.write_all(bytes));
+    if let Err(e) = written {
+        eprintln!(
+            "cohort-fake-iterm2: raw log {} not written: {e}",
+            path.display()
+        );
+    }
 }

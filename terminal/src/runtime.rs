@@ -130,9 +130,7 @@ impl PaneData {
             (MarkKey::Unsigned, _) => true,
             (MarkKey::Keyed(key), Some(signed)) => key == signed,
             (MarkKey::Keyed(_), None) => false,
-            (MarkKey::Chain { anchor, adopted }, Some(token)) => {
-                verify_token(anchor, adopted, token)
-            }
+            (MarkKey::Chain { anchor, adopted }, Some(token)) => anchor.verify_next(token, adopted),
             (MarkKey::Chain { .. }, None) => false,
             (MarkKey::Unknown, Some(_)) => true,
             (MarkKey::Unknown, None) => false,
@@ -174,7 +172,7 @@ impl PaneData {
             MarkKey::Chain { anchor, adopted } => self
                 .provisional
                 .iter()
-                .filter(|(_, token)| !verify_token(anchor, adopted, token))
+                .filter(|(_, token)| !anchor.verify_next(token, adopted))
                 .map(|(offset, _)| *offset)
                 .collect(),
             MarkKey::Unknown | MarkKey::Unsigned => Vec::new(),
@@ -197,25 +195,6 @@ impl PaneData {
             .find(|m| m.mark == PromptMark::CommandStart || m.mark.finished().is_some())
             .is_some_and(|m| m.mark == PromptMark::CommandStart)
     }
-}
-
-/// Whether `token` is the next one-time token of a pane's chain (see
-/// [`MarkKey::Chain`]); an adopted anchor lets the first token be anywhere down the
-/// chain.
-fn verify_token(
-    anchor: &mut cohort_backends::pad::Anchor,
-    adopted: &mut bool,
-    token: &str,
-) -> bool {
-    let window = match adopted {
-        true => anchor.left(),
-        false => cohort_backends::pad::WINDOW,
-    };
-    let verified = anchor.verify(token, window);
-    if verified {
-        *adopted = false;
-    }
-    verified
 }
 
 /// A pane's state plus the channel waiters sleep on.

@@ -13,6 +13,7 @@ mod terminals;
 
 mod control_transcripts;
 mod iterm2_backend;
+mod iterm2_marks;
 mod parity;
 mod parity_engine;
 mod parity_orchestration;

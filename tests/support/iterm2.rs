@@ -26,15 +26,23 @@ impl FakeIterm2 {
         let socket = dir.path().join("private/socket");
         let home = dir.path().join("home");
         std::fs::create_dir_all(&home).expect("test home");
+        let logs = dir.path().join("logs");
+        std::fs::create_dir_all(&logs).expect("raw logs");
         let options = FakeOptions {
             auth: Auth::Cookies,
             env: vec![("HOME".into(), home.display().to_string())],
+            raw_log_dir: Some(logs),
             ..FakeOptions::default()
         };
         let server = FakeServer::start(&socket, options)
             .await
             .expect("start the fake iTerm2");
         FakeIterm2 { server, dir }
+    }
+
+    /// The raw output of a session, escape sequences and all, as iTerm2 logs it.
+    pub fn raw_log(&self, session: &str) -> PathBuf {
+        self.dir.path().join("logs").join(format!("{session}.log"))
     }
 
     pub fn socket(&self) -> PathBuf {

@@ -48,6 +48,30 @@ impl Terminal {
         }
     }
 
+    /// Starts logging the raw output of `pane`, escape sequences and all, as a user's
+    /// terminal log would (tmux `pipe-pane`; iTerm2's raw session log); returns the
+    /// log's path.
+    pub fn start_raw_log(&self, pane: &cohort_backends::PaneId) -> PathBuf {
+        match self {
+            Terminal::Tmux(server) => {
+                let log = server
+                    .state_dir()
+                    .join(format!("raw-{}.log", pane.as_str().trim_start_matches('%')));
+                let piped = std::process::Command::new("tmux")
+                    .arg("-L")
+                    .arg(&server.socket)
+                    .args(["pipe-pane", "-o", "-t", pane.as_str()])
+                    .arg(format!("cat >> '{}'", log.display()))
+                    .env_remove("TMUX")
+                    .status()
+                    .expect("run tmux pipe-pane");
+                assert!(piped.success(), "tmux pipe-pane failed");
+                log
+            }
+            Terminal::Iterm2(fake) => fake.raw_log(pane.as_str()),
+        }
+    }
+
     /// Where an engine on this terminal keeps its state, and the key naming the server.
     pub fn engine_home(&self) -> (PathBuf, String) {
         match self {
@@ -65,7 +89,7 @@ impl Terminal {
 pub struct EngineOn {
     pub which: Which,
     pub engine: cohort::engine::Engine,
-    _terminal: Terminal,
+    pub terminal: Terminal,
 }
 
 impl EngineOn {
@@ -78,7 +102,7 @@ impl EngineOn {
         EngineOn {
             which,
             engine,
-            _terminal: terminal,
+            terminal,
         }
     }
 }

@@ -13,13 +13,16 @@ use crate::types::{
     WindowInfo,
 };
 
+use super::events::Signer;
 use super::layout::{layout_from, sessions_of};
 use super::literal;
 use super::proto::client_originated_message::Submessage as Req;
 use super::proto::server_originated_message::Submessage as Rep;
 use super::proto::*;
 use super::requests::*;
-use super::{lock, Iterm2Backend, ID_VARS};
+use super::{
+    identity_from, identity_values, lock, Iterm2Backend, ANCHOR_VAR, ANNOUNCES_VAR, ID_VARS,
+};
 
 use std::sync::atomic::Ordering;
 
@@ -45,8 +48,8 @@ impl TerminalBackend for Iterm2Backend {
             // The shell also reports each mark signed, through a user variable
             // iTerm2 reports the changes of (see `marks`).
             signed_marks: self.inner.signed_marks.load(Ordering::Relaxed),
-            // The signed values ride in the shell's environment (see `marks`).
-            one_time_marks: false,
+            // Each mark's signature carries a one-time token of the shell's pad.
+            one_time_marks: self.inner.signed_marks.load(Ordering::Relaxed),
             // SplitPane has no size; the split is sized after with SetTabLayout.
             split_sizes: true,
         }
@@ -259,18 +262,7 @@ impl TerminalBackend for Iterm2Backend {
                     Err(BackendError::PaneGone(_)) => continue,
                     Err(e) => return Err(e),
                 };
-                let identity = vars[0]
-                    .clone()
-                    .filter(|s| !s.is_empty())
-                    .map(|uid| Identity {
-                        id: uid,
-                        name: vars[1].clone().unwrap_or_default(),
-                        agent: vars[2].clone().filter(|s| !s.is_empty()),
-                        team: vars[3].clone().filter(|s| !s.is_empty()),
-                        key: vars[4].clone().filter(|s| !s.is_empty()),
-                        anchor: None,
-                        announces_start: false,
-                    });
+                let identity = identity_from(&vars[..ID_VARS.len()]);
                 if identity.is_some() && !lock(&self.inner.tracks).contains_key(id.as_str()) {
                     adopt.push(id.clone());
                 }
@@ -285,7 +277,7 @@ impl TerminalBackend for Iterm2Backend {
                         cols: size.width.unwrap_or(0).clamp(0, u16::MAX as i32) as u16,
                         rows: size.height.unwrap_or(0).clamp(0, u16::MAX as i32) as u16,
                     },
-                    command: vars[5].clone().unwrap_or_default(),
+                    command: vars[ID_VARS.len()].clone().unwrap_or_default(),
                     dead: exited(probe.wait().await?)?,
                     exit_status: None,
                     recording: None,
@@ -300,10 +292,16 @@ impl TerminalBackend for Iterm2Backend {
         }
         {
             let mut tracks = lock(&self.inner.tracks);
+            // A session followed before its identity was read (adopted) learns what
+            // its shell signs with; the anchor read back may lag behind the tokens
+            // another process saw.
             for pane in &panes {
-                let key = pane.identity.as_ref().and_then(|i| i.key.clone());
-                if let (Some(track), Some(key)) = (tracks.get_mut(pane.id.as_str()), key) {
-                    track.key = Some(key);
+                if let (Some(track), Some(identity)) =
+                    (tracks.get_mut(pane.id.as_str()), &pane.identity)
+                {
+                    if track.signer == Signer::Unknown {
+                        track.signer = Signer::of(identity, false);
+                    }
                 }
             }
         }
@@ -524,13 +522,7 @@ impl TerminalBackend for Iterm2Backend {
             Some(s) => serde_json::Value::String(s.clone()).to_string(),
             None => "null".to_string(),
         };
-        let values = [
-            Some(identity.id.clone()),
-            Some(identity.name.clone()),
-            identity.agent.clone(),
-            identity.team.clone(),
-            identity.key.clone(),
-        ];
+        let values = identity_values(identity);
         let reply = self
             .call(Req::VariableRequest(VariableRequest {
                 scope: Some(variable_request::Scope::SessionId(pane.0.clone())),
@@ -540,6 +532,40 @@ impl TerminalBackend for Iterm2Backend {
                     .map(|(name, value)| variable_request::Set {
                         name: Some(name.to_string()),
                         value: Some(json(value)),
+                    })
+                    .collect(),
+                get: Vec::new(),
+            }))
+            .await?;
+        parse_variables(pane, 0, reply).map(|_| ())
+    }
+
+    async fn stamp_mark_state(
+        &self,
+        pane: &PaneId,
+        anchor: Option<&str>,
+        announces_start: bool,
+    ) -> Result<()> {
+        check_session_id(pane)?;
+        let json = |s: &str| serde_json::Value::String(s.to_string()).to_string();
+        let mut set = Vec::new();
+        if let Some(anchor) = anchor {
+            set.push((ANCHOR_VAR, json(anchor)));
+        }
+        if announces_start {
+            set.push((ANNOUNCES_VAR, json("1")));
+        }
+        if set.is_empty() {
+            return Ok(());
+        }
+        let reply = self
+            .call(Req::VariableRequest(VariableRequest {
+                scope: Some(variable_request::Scope::SessionId(pane.0.clone())),
+                set: set
+                    .into_iter()
+                    .map(|(name, value)| variable_request::Set {
+                        name: Some(name.to_string()),
+                        value: Some(value),
                     })
                     .collect(),
                 get: Vec::new(),

@@ -15,8 +15,9 @@ use bytes::Bytes;
 use tokio::sync::mpsc;
 
 use crate::error::{BackendError, Result};
-use crate::event::{BackendEvent, PromptMark};
-use crate::types::{PaneId, WindowId};
+use crate::event::{BackendEvent, MarkParams, PromptMark};
+use crate::pad::Anchor;
+use crate::types::{Identity, PaneId, WindowId};
 
 use super::conn::{ConnEvent, Connection};
 use super::layout::sessions_of;
@@ -50,10 +51,56 @@ pub(super) struct Track {
     /// The text reported last did not end a line (a partial line, or a row that
     /// wraps into the next).
     line_open: bool,
-    /// The key the session's shell signs its marks with, when known.
-    pub(super) key: Option<String>,
+    /// What the session's shell signs its marks with, when known.
+    pub(super) signer: Signer,
     /// The shell's signature for the mark it is about to print.
     armed: Option<Armed>,
+}
+
+/// What a session's shell signs its marks with, as this backend follows it (the
+/// engine checks the marks it is given on its own; this one decides which exit status
+/// a session that ended reports).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) enum Signer {
+    /// Not known: a session followed without an identity. Every mark counts.
+    #[default]
+    Unknown,
+    /// A per-pane key (panes made before one-time tokens).
+    Key(String),
+    /// One-time tokens down the chain from `anchor` (see [`crate::pad`]).
+    Chain {
+        anchor: Anchor,
+        /// The anchor was read back from the session, not drawn here.
+        adopted: bool,
+    },
+    /// Marks are not signed: every mark counts.
+    Unsigned,
+}
+
+impl Signer {
+    /// What `identity` says the shell signs with; `made_here`: its anchor is the one
+    /// this process drew.
+    pub(super) fn of(identity: &Identity, made_here: bool) -> Signer {
+        match (&identity.anchor, &identity.key) {
+            (Some(anchor), _) => Signer::Chain {
+                // A stamp that is not an anchor verifies nothing.
+                anchor: anchor.parse().unwrap_or_else(|_| Anchor::spent()),
+                adopted: !made_here,
+            },
+            (None, Some(key)) => Signer::Key(key.clone()),
+            (None, None) => Signer::Unsigned,
+        }
+    }
+
+    /// Whether a mark with `params` is the shell's own; a token that verifies is spent.
+    fn owns(&mut self, params: &MarkParams) -> bool {
+        match (self, &params.key) {
+            (Signer::Unknown | Signer::Unsigned, _) => true,
+            (Signer::Key(key), Some(signed)) => key == signed,
+            (Signer::Chain { anchor, adopted }, Some(token)) => anchor.verify_next(token, adopted),
+            (Signer::Key(_) | Signer::Chain { .. }, None) => false,
+        }
+    }
 }
 
 impl Track {
@@ -362,7 +409,7 @@ pub(super) async fn handle_prompt(
         }
         let params = marks::take(&mut track.armed, &mark);
         // Only the shell's own marks say what its commands did.
-        let own = track.key.is_none() || params.key == track.key;
+        let own = track.signer.owns(&params);
         match mark {
             PromptMark::CommandStart => {
                 track.seen_start = true;

@@ -6,19 +6,20 @@
 //! splits nothing of it: a command, an environment value or a directory name with
 //! `\(…)`, `$$`, quotes or backslashes arrives as written. The directory is changed
 //! by the script too, since iTerm2 would evaluate a "Working Directory" property.
-//! A pane whose identity has a key gets its signed mark values in the environment
-//! (see `super::marks`), never on a command line, where any user could read them.
+//! A pane whose marks are signed gets the path of its pad of one-time tokens in the
+//! environment (see [`crate::pad`]): a path, never a token, and the shell deletes the
+//! file before anything else runs.
 
 use crate::error::{BackendError, Result};
+use crate::pad::{TokenForm, PAD_ENV};
 use crate::shell::command_with_exit_mark_after;
 use crate::tmux::quote;
 use crate::types::SpawnOptions;
 
 use super::literal;
-use super::marks::{signs, SIGNS_ENV};
 use super::proto::ProfileProperty;
 use super::requests::property;
-use super::shell::ONE_SHOT_SIGNS;
+use super::shell::one_shot_signs;
 use super::Iterm2Backend;
 
 impl Iterm2Backend {
@@ -36,9 +37,14 @@ impl Iterm2Backend {
             script.push_str(&format!("cd -- {} || exit 1; ", quote::sh(cwd)));
         }
         script.push_str("exec ");
-        let key = options.identity.as_ref().and_then(|i| i.key.as_deref());
-        let signed = key.map(|key| (SIGNS_ENV.to_string(), signs(key)));
-        let env: Vec<&(String, String)> = options.env.iter().chain(signed.as_ref()).collect();
+        let pad = match &options.marks {
+            Some(marks) => {
+                let path = marks.write_pad(&self.inner.config.pad_dir(), TokenForm::Base64)?;
+                Some((PAD_ENV.to_string(), path.to_string_lossy().into_owned()))
+            }
+            None => None,
+        };
+        let env: Vec<&(String, String)> = options.env.iter().chain(pad.as_ref()).collect();
         if !env.is_empty() {
             script.push_str("/usr/bin/env");
             for (key, value) in env {
@@ -56,7 +62,7 @@ impl Iterm2Backend {
             Some(command) if command.trim().is_empty() => {
                 return Err(BackendError::InvalidArgument("the command is empty".into()))
             }
-            Some(command) => command_with_exit_mark_after(command, ONE_SHOT_SIGNS),
+            Some(command) => command_with_exit_mark_after(command, &one_shot_signs()),
             None => self.inner.shell_command.clone(),
         };
         script.push_str("/bin/sh -c ");

@@ -8,16 +8,20 @@
 //!
 //! - right before the mark it sets the iTerm2 user variable `cohortMark`
 //!   (`OSC 1337 ; SetUserVar=cohortMark=<base64> BEL`) to the mark as the shell
-//!   signs it: `B;cohort=<key>`, `C;cohort=<key>`, `D;cohort=<key>`, or
-//!   `D;cohort=<key>;exit` as the shell exits;
+//!   signs it: `B;cohort=<token>`, `C;cohort=<token>`, `D;cohort=<token>`, or
+//!   `D;cohort=<token>;exit` as the shell exits, with the next one-time token of its
+//!   pad ([`crate::pad`]), which only the shell has;
 //! - right after the mark it unsets it (`OSC 1337 ; SetUserVar=cohortMark BEL`).
 //!
 //! iTerm2 decodes the value into the session variable `user.cohortMark`, and a
-//! VariableMonitor on it for every session reports each change. The four signed
-//! values are computed here from the pane's key and reach the shell in its
-//! environment ([`SIGNS_ENV`]), which the shell empties at start as it does for the
-//! key: programs it runs cannot produce them. (iTerm2 reports a variable back to a
-//! program, `OSC 1337 ; ReportVariable`, only when the user allows it.)
+//! VariableMonitor on it for every session reports each change. A token verifies
+//! once, against the anchor stamped on the session (see `events`): a signature a
+//! program replays (from a session log, a recording) is never taken. (iTerm2
+//! reports a variable back to a program, `OSC 1337 ; ReportVariable`, only when the
+//! user allows it, and the variable is unset right after each mark.)
+//!
+//! Panes made before marks were signed with one-time tokens sign with a per-pane
+//! key instead (`user.cohort_key`); their signatures are compared with it.
 //!
 //! **Pairing.** A signature *arms* its session: the next prompt notification of the
 //! same kind (PROMPT for `B`, COMMAND_START for `C`, COMMAND_END for `D`) is the
@@ -40,21 +44,6 @@ use crate::stream::mark_body;
 
 /// The session variable holding the signature of the mark about to be printed.
 pub(super) const VARIABLE: &str = "user.cohortMark";
-
-/// The environment variable that hands the shell its signed values: the base64 of
-/// the `B`, `C`, `D` and exiting `D` signatures, in that order, separated by spaces.
-pub(super) const SIGNS_ENV: &str = "COHORT_MARK_SIGNS";
-
-/// The value of [`SIGNS_ENV`] for a pane whose marks are signed with `key`.
-pub(super) fn signs(key: &str) -> String {
-    ["B", "C", "D"]
-        .iter()
-        .map(|kind| format!("{kind};cohort={key}"))
-        .chain(std::iter::once(format!("D;cohort={key};exit")))
-        .map(|value| base64(value.as_bytes()))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
 
 /// A signature read from the variable, waiting for its mark.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,56 +79,9 @@ pub(super) fn take(armed: &mut Option<Armed>, mark: &PromptMark) -> MarkParams {
     }
 }
 
-/// Standard base64 with padding.
-fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn base64_matches_the_standard_vectors() {
-        // RFC 4648, section 10.
-        for (plain, encoded) in [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foob", "Zm9vYg=="),
-            ("fooba", "Zm9vYmE="),
-            ("foobar", "Zm9vYmFy"),
-        ] {
-            assert_eq!(base64(plain.as_bytes()), encoded);
-        }
-        assert_eq!(
-            signs("k1").split(' ').collect::<Vec<_>>(),
-            [
-                "Qjtjb2hvcnQ9azE=",
-                "Qztjb2hvcnQ9azE=",
-                "RDtjb2hvcnQ9azE=",
-                "RDtjb2hvcnQ9azE7ZXhpdA=="
-            ]
-        );
-    }
 
     #[test]
     fn a_signature_qualifies_the_next_mark_of_its_kind_only() {

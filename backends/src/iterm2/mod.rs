@@ -92,20 +92,54 @@ use crate::shell::user_shell;
 use crate::types::{Identity, PaneId, PaneInfo, Size};
 
 use self::conn::{ConnectOptions, Connection};
-use self::events::{run_events, subscribe_all, Track};
+use self::events::{run_events, subscribe_all, Signer, Track};
 use self::proto::client_originated_message::Submessage as Req;
 use self::proto::server_originated_message::Submessage as Rep;
 use self::proto::variable_request;
 use self::requests::{get_buffer, parse_variables, screen_only, variable_get};
 
-/// Session variables holding cohort's identity.
-const ID_VARS: [&str; 5] = [
+/// Session variables holding cohort's identity, in the order of [`identity_values`].
+const ID_VARS: [&str; 7] = [
     "user.cohort_id",
     "user.cohort_name",
     "user.cohort_agent",
     "user.cohort_team",
     "user.cohort_key",
+    "user.cohort_anchor",
+    "user.cohort_announces",
 ];
+
+/// The session variable holding the public anchor of the shell's mark tokens.
+const ANCHOR_VAR: &str = ID_VARS[5];
+/// The session variable saying the shell announces command starts.
+const ANNOUNCES_VAR: &str = ID_VARS[6];
+
+/// The values of [`ID_VARS`] for `identity`.
+fn identity_values(identity: &Identity) -> [Option<String>; 7] {
+    [
+        Some(identity.id.clone()),
+        Some(identity.name.clone()),
+        identity.agent.clone(),
+        identity.team.clone(),
+        identity.key.clone(),
+        identity.anchor.clone(),
+        identity.announces_start.then(|| "1".to_string()),
+    ]
+}
+
+/// The identity read back from the values of [`ID_VARS`]; `None` without an id.
+fn identity_from(vars: &[Option<String>]) -> Option<Identity> {
+    let value = |i: usize| vars.get(i).cloned().flatten().filter(|s| !s.is_empty());
+    value(0).map(|id| Identity {
+        id,
+        name: value(1).unwrap_or_default(),
+        agent: value(2),
+        team: value(3),
+        key: value(4),
+        anchor: value(5),
+        announces_start: value(6).is_some(),
+    })
+}
 
 /// How to reach iTerm2 and start panes.
 #[derive(Clone, Debug)]
@@ -121,6 +155,12 @@ pub struct Iterm2Config {
 }
 
 impl Iterm2Config {
+    /// Where the pads of one-time tokens for new shells are written (see
+    /// [`crate::pad`]); each is deleted by the shell that reads it.
+    pub fn pad_dir(&self) -> PathBuf {
+        self.state_dir.join("pads")
+    }
+
     /// Defaults: discovered endpoint, credentials from the environment or AppleScript.
     pub fn new(state_dir: impl Into<PathBuf>) -> Self {
         Iterm2Config {
@@ -237,12 +277,12 @@ impl Iterm2Backend {
         reply
     }
 
-    /// Follows a session cohort opened, from its start, with the key its shell signs
+    /// Follows a session cohort opened, from its start, knowing what its shell signs
     /// its marks with.
     fn track(&self, session: &str, identity: Option<&Identity>) {
         let mut tracks = lock(&self.inner.tracks);
         let track = tracks.entry(session.to_string()).or_default();
-        track.key = identity.and_then(|i| i.key.clone());
+        track.signer = identity.map(|i| Signer::of(i, true)).unwrap_or_default();
     }
 
     /// Starts following a session's output from its current cursor (adopted panes).

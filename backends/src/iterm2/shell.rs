@@ -3,70 +3,107 @@
 //! iTerm2 understands OSC 133 natively, but it reports a prompt to API clients only
 //! when the prompt *ends* (`OSC 133 ; B`, "input starts"), and it reports marks
 //! without their parameters. cohort's own integration ([`crate::shell`]) emits `A`,
-//! `C` and `D`, signed; the wrappers here load it and
+//! `C` and `D`, each signed with the next one-time token of the shell's pad
+//! ([`crate::pad`]); the wrappers here load it and
 //!
 //! - add a `B` after the prompt for bash, zsh and POSIX sh, so that iTerm2 sends the
 //!   prompt notification cohort reports as [`crate::PromptMark::PromptStart`] (fish
 //!   gets none: its prompt is reported from `C` on);
 //! - report each `B`, `C` and `D` signed a second way, through the user variable
 //!   `cohortMark` set right before the mark and unset right after it (see
-//!   `super::marks`). The signed values come in `COHORT_MARK_SIGNS`, which the shell
-//!   reads into the unexported variables the base integration prints around its
-//!   marks (`__cohort_before_C`, `__cohort_before_D`, `__cohort_before_exit`,
-//!   `__cohort_after`) and then removes from its environment.
+//!   `super::marks`). Its value is `base64("D;cohort=" ‖ token)`; the pad holds each
+//!   token as the base64 of its zero-padded decimal ([`TokenForm::Base64`]), so the
+//!   shell prints the constant base64 of the prefix followed by the token, with no
+//!   encoder and no fork. Only the prefixes are written here: they are public.
+//!
+//! POSIX `sh` has no arrays, so its tokens are numbered variables it can only read
+//! by name with `eval`, which a prompt string cannot run: its prompt runs two command
+//! substitutions (two forks) per prompt on iTerm2.
+//!
+//! [`TokenForm::Base64`]: crate::pad::TokenForm::Base64
 
 use std::path::{Path, PathBuf};
 
 use crate::error::{BackendError, Result};
+use crate::pad::base64;
 use crate::shell::{launch_command, ShellIntegration};
 use crate::tmux::quote;
 
-/// POSIX shell code (bash, zsh, sh) that takes the signed values out of the
-/// environment; see the module docs.
-const SIGNS: &str = r#"# iTerm2 reports marks to its API clients without their parameters: each of
-# the shell's marks is also reported signed, as the user variable cohortMark, set
-# right before the mark and unset right after it. The signed values come in
-# COHORT_MARK_SIGNS (B, C, D, and D as the shell exits); programs this shell runs
-# do not inherit them.
-__cohort_signs=${COHORT_MARK_SIGNS-}
-unset COHORT_MARK_SIGNS
-if [ -n "$__cohort_signs" ]; then
-    __cohort_uv=$(printf '\033]1337;SetUserVar=cohortMark')
-    __cohort_bel=$(printf '\007')
-    __cohort_before_B="$__cohort_uv=${__cohort_signs%% *}$__cohort_bel"
-    __cohort_signs=${__cohort_signs#* }
-    __cohort_before_C="$__cohort_uv=${__cohort_signs%% *}$__cohort_bel"
-    __cohort_signs=${__cohort_signs#* }
-    __cohort_before_D="$__cohort_uv=${__cohort_signs%% *}$__cohort_bel"
-    __cohort_before_exit="$__cohort_uv=${__cohort_signs#* }$__cohort_bel"
-    __cohort_after="$__cohort_uv$__cohort_bel"
-    unset __cohort_uv __cohort_bel
-fi
-unset __cohort_signs
-"#;
+/// The escape sequence that sets the user variable, up to the `=` before its value.
+const SET_VAR: &str = r"\033]1337;SetUserVar=cohortMark";
+
+/// The base64 of a signed mark's prefix: `B;cohort=` (a multiple of three bytes).
+fn prefix(kind: char) -> String {
+    base64(format!("{kind};cohort=").as_bytes())
+}
+
+/// POSIX shell code (bash, zsh, sh) that sets the signature pieces the base
+/// integration prints around its marks; see the module docs.
+fn posix_signs() -> String {
+    format!(
+        "# iTerm2 reports marks to its API clients without their parameters: each of\n\
+         # the shell's marks is also reported signed with its token, as the user variable\n\
+         # cohortMark, set right before the mark and unset right after it.\n\
+         __cohort_uv=$(printf '{SET_VAR}')\n\
+         __cohort_sign_end=$(printf '\\007')\n\
+         __cohort_sign_B=\"$__cohort_uv={b}\"\n\
+         __cohort_sign_C=\"$__cohort_uv={c}\"\n\
+         __cohort_sign_D=\"$__cohort_uv={d}\"\n\
+         __cohort_sign_exit_end=\"{exit}$__cohort_sign_end\"\n\
+         __cohort_after=\"$__cohort_uv$__cohort_sign_end\"\n\
+         unset __cohort_uv\n",
+        b = prefix('B'),
+        c = prefix('C'),
+        d = prefix('D'),
+        exit = base64(b";exit"),
+    )
+}
 
 /// The same for fish.
-const FISH_SIGNS: &str = r#"# iTerm2 reports marks to its API clients without their parameters: each of
-# the shell's marks is also reported signed, as the user variable cohortMark, set
-# right before the mark and unset right after it. The signed values come in
-# COHORT_MARK_SIGNS (B, C, D, and D as the shell exits); programs this shell runs
-# do not inherit them.
-set -l __cohort_signs (string split ' ' -- "$COHORT_MARK_SIGNS")
-set -e COHORT_MARK_SIGNS
-if test (count $__cohort_signs) -eq 4
-    set -g __cohort_before_C (printf '\e]1337;SetUserVar=cohortMark=%s\a' $__cohort_signs[2])
-    set -g __cohort_before_D (printf '\e]1337;SetUserVar=cohortMark=%s\a' $__cohort_signs[3])
-    set -g __cohort_before_exit (printf '\e]1337;SetUserVar=cohortMark=%s\a' $__cohort_signs[4])
-    set -g __cohort_after (printf '\e]1337;SetUserVar=cohortMark\a')
-end
+fn fish_signs() -> String {
+    format!(
+        "# iTerm2 reports marks to its API clients without their parameters: each of\n\
+         # the shell's marks is also reported signed with its token, as the user variable\n\
+         # cohortMark, set right before the mark and unset right after it.\n\
+         set -g __cohort_sign_C (printf '\\e]1337;SetUserVar=cohortMark={c}')\n\
+         set -g __cohort_sign_D (printf '\\e]1337;SetUserVar=cohortMark={d}')\n\
+         set -g __cohort_sign_end (printf '\\a')\n\
+         set -g __cohort_sign_exit_end (printf '{exit}\\a')\n\
+         set -g __cohort_after (printf '\\e]1337;SetUserVar=cohortMark\\a')\n",
+        c = prefix('C'),
+        d = prefix('D'),
+        exit = base64(b";exit"),
+    )
+}
+
+/// The prompt and exit trap of POSIX sh on iTerm2, replacing the base integration's
+/// (which reads its tokens with shell arithmetic, as decimals): each signature looks
+/// its token up by name in a command substitution, and the index moves on in the
+/// prompt itself, inside the `A` and `B` marks' parameters where nothing shows.
+const SH_MARKS: &str = r#"__cohort_next() { eval "__cohort_t=\${__cohort_tok$((__cohort_i + 1))-}"; }
+__cohort_d() {
+    __cohort_next
+    printf '%s%s%s]133;D;%s%s' "$__cohort_sign_D" "$__cohort_t" "$__cohort_sign_end" "$1" "$__cohort_after"
+}
+__cohort_b() {
+    __cohort_next
+    printf '%s%s%s' "$__cohort_sign_B" "$__cohort_t" "$__cohort_sign_end"
+}
+trap '__cohort_status=$?; __cohort_next; printf "%s%s%s]133;D;%s;exit%s" "$__cohort_sign_D" "$__cohort_t" "$__cohort_sign_exit_end" "$__cohort_status" "$__cohort_after"; sleep 0.1' EXIT
+PS1="\$(__cohort_d "\$?")$(printf ']133;A;n=')\$((__cohort_i+=1))$(printf '')$__cohort_user_ps1\$(__cohort_b)$(printf ']133;B;n=')\$((__cohort_i+=1))$(printf '')\${__cohort_after}"
 "#;
 
 /// Shell code for the `/bin/sh` that runs a one-shot command
 /// ([`crate::shell::command_with_exit_mark_after`]): its exit mark is signed too.
-pub(super) const ONE_SHOT_SIGNS: &str = "__cohort_signs=${COHORT_MARK_SIGNS-}; unset COHORT_MARK_SIGNS; \
-     if [ -n \"$__cohort_signs\" ]; then \
-     __cohort_before_exit=$(printf '\\033]1337;SetUserVar=cohortMark=%s\\007' \"${__cohort_signs##* }\"); \
-     __cohort_after=$(printf '\\033]1337;SetUserVar=cohortMark\\007'); fi;";
+pub(super) fn one_shot_signs() -> String {
+    format!(
+        "__cohort_sign_D=$(printf '{SET_VAR}={d}'); \
+         __cohort_sign_exit_end=$(printf '{exit}\\007'); \
+         __cohort_after=$(printf '{SET_VAR}\\007');",
+        d = prefix('D'),
+        exit = base64(b";exit"),
+    )
+}
 
 /// Writes the integration files under `dir` and returns the `/bin/sh` command line
 /// that starts `shell` with them.
@@ -74,6 +111,7 @@ pub fn install(dir: &Path, shell: &Path) -> Result<String> {
     let base = ShellIntegration::install(&dir.join("shell"))?;
     let own = dir.join("iterm2-shell");
     let q = |p: PathBuf| quote::sh(&p.to_string_lossy());
+    let signs = posix_signs();
     let files: Vec<(PathBuf, String)> = vec![
         (
             own.join("bashrc"),
@@ -81,8 +119,8 @@ pub fn install(dir: &Path, shell: &Path) -> Result<String> {
                 "# cohort shell integration for bash in iTerm2: cohort's marks, also reported\n\
                  # signed, plus B.\n\
                  . {}\n\
-                 {SIGNS}\
-                 PS1=\"${{PS1}}\"'\\[${{__cohort_before_B-}}\\033]133;B\\007${{__cohort_after-}}\\]'\n",
+                 {signs}\
+                 PS1=\"${{PS1}}\"'\\[${{__cohort_sign_B:+$__cohort_sign_B${{__cohort_pad[__cohort_i]-}}$__cohort_sign_end}}\\033]133;B;cohort=${{__cohort_pad[__cohort_i++]-}}\\007${{__cohort_after-}}\\]'\n",
                 q(base.dir().join("bashrc"))
             ),
         ),
@@ -93,11 +131,24 @@ pub fn install(dir: &Path, shell: &Path) -> Result<String> {
                  # signed, plus B.\n\
                  ZDOTDIR={zdir}\n\
                  source {zdir}/.zshenv\n\
-                 {SIGNS}\
+                 {signs}\
                  if [[ -o interactive ]]; then\n\
-                 \x20   __cohort_b() {{ [[ \"$PS1\" == *$'\\e]133;B\\a'* ]] || PS1=\"$PS1%{{${{__cohort_before_B-}}\"$'\\e]133;B\\a'\"${{__cohort_after-}}%}}\"; }}\n\
+                 \x20   # The B mark and its signature, with the next token, go at the end of the\n\
+                 \x20   # prompt as it is drawn, and out of it once a command runs.\n\
+                 \x20   __cohort_bseg=\n\
+                 \x20   __cohort_b() {{\n\
+                 \x20       local __cohort_t=${{__cohort_pad[++__cohort_i]-}}\n\
+                 \x20       __cohort_b_done\n\
+                 \x20       __cohort_bseg=\"%{{$__cohort_sign_B$__cohort_t$__cohort_sign_end\"$'\\e]133;B\\a'\"$__cohort_after%}}\"\n\
+                 \x20       PS1=\"$PS1$__cohort_bseg\"\n\
+                 \x20   }}\n\
+                 \x20   __cohort_b_done() {{\n\
+                 \x20       [[ -n $__cohort_bseg ]] && PS1=${{PS1//$__cohort_bseg/}}\n\
+                 \x20       __cohort_bseg=\n\
+                 \x20   }}\n\
                  \x20   autoload -Uz add-zsh-hook\n\
                  \x20   add-zsh-hook precmd __cohort_b\n\
+                 \x20   add-zsh-hook preexec __cohort_b_done\n\
                  fi\n",
                 zdir = q(base.dir().join("zsh"))
             ),
@@ -108,8 +159,8 @@ pub fn install(dir: &Path, shell: &Path) -> Result<String> {
                 "# cohort shell integration for sh in iTerm2: cohort's marks, also reported\n\
                  # signed, plus B.\n\
                  . {}\n\
-                 {SIGNS}\
-                 PS1=\"${{PS1}}${{__cohort_before_B-}}$(printf '\\033]133;B\\007')${{__cohort_after-}}\"\n",
+                 {signs}\
+                 {SH_MARKS}",
                 q(base.dir().join("shrc"))
             ),
         ),
@@ -119,8 +170,9 @@ pub fn install(dir: &Path, shell: &Path) -> Result<String> {
                 "# cohort shell integration for fish in iTerm2: cohort's marks, also reported\n\
                  # signed.\n\
                  source {}\n\
-                 {FISH_SIGNS}",
-                q(base.dir().join("cohort.fish"))
+                 {}",
+                q(base.dir().join("cohort.fish")),
+                fish_signs()
             ),
         ),
     ];
@@ -155,13 +207,11 @@ mod tests {
         assert!(dir.path().join("shell/bashrc").exists());
     }
 
-    /// Runs `script` in `shell` with the signed values in the environment; `None`
-    /// when the shell is not installed here (a failure where every shell must be,
-    /// `COHORT_REQUIRE_ALL_SHELLS=1`).
+    /// Runs `script` in `shell`; `None` when the shell is not installed here (a
+    /// failure where every shell must be, `COHORT_REQUIRE_ALL_SHELLS=1`).
     fn run(shell: &str, script: &str) -> Option<String> {
         let out = std::process::Command::new(shell)
             .args(["-c", script])
-            .env("COHORT_MARK_SIGNS", "Qg== Qw== RA== WA==")
             .output();
         let Ok(out) = out else {
             assert!(
@@ -174,39 +224,44 @@ mod tests {
         Some(String::from_utf8(out.stdout).unwrap())
     }
 
+    /// What each shell prints before and after a mark signed with `token` (the base64
+    /// of a padded decimal), as the base integration puts the pieces together.
     #[test]
-    fn every_shell_takes_its_signed_values_out_of_the_environment() {
-        let sign = |v: &str| format!("\x1b]1337;SetUserVar=cohortMark={v}\x07");
+    fn every_shell_signs_with_the_token_it_prints() {
+        let token = base64(b"000000000000000000042");
+        let set = |v: String| format!("\x1b]1337;SetUserVar=cohortMark={v}\x07");
         let unset = "\x1b]1337;SetUserVar=cohortMark\x07";
         let expected = format!(
-            "{}|{}|{}|{unset}|gone",
-            sign("Qw=="),
-            sign("RA=="),
-            sign("WA==")
+            "{}|{}|{}|{}|{unset}",
+            set(base64(b"B;cohort=000000000000000000042")),
+            set(base64(b"C;cohort=000000000000000000042")),
+            set(base64(b"D;cohort=000000000000000000042")),
+            set(base64(b"D;cohort=000000000000000000042;exit")),
         );
-        let print = r#"printf '%s|%s|%s|%s|%s' "$__cohort_before_C" "$__cohort_before_D" "$__cohort_before_exit" "$__cohort_after" "${COHORT_MARK_SIGNS-gone}""#;
+        let print = format!(
+            r#"t={token}; printf '%s|%s|%s|%s|%s' "$__cohort_sign_B$t$__cohort_sign_end" "$__cohort_sign_C$t$__cohort_sign_end" "$__cohort_sign_D$t$__cohort_sign_end" "$__cohort_sign_D$t$__cohort_sign_exit_end" "$__cohort_after""#
+        );
         for shell in ["sh", "bash", "zsh"] {
-            let out = run(shell, &format!("{SIGNS}{print}"));
-            match out {
+            match run(shell, &format!("{}{print}", posix_signs())) {
                 Some(out) => assert_eq!(out, expected, "{shell}"),
                 None => eprintln!("{shell} is not installed: not checked"),
             }
-            let b = run(shell, &format!("{SIGNS}printf %s \"$__cohort_before_B\""));
-            if let Some(b) = b {
-                assert_eq!(b, sign("Qg=="), "{shell}");
-            }
         }
-        let fish_print = r#"printf '%s|%s|%s|%s|%s' "$__cohort_before_C" "$__cohort_before_D" "$__cohort_before_exit" "$__cohort_after" (set -q COHORT_MARK_SIGNS; and echo left; or echo gone)"#;
-        match run("fish", &format!("{FISH_SIGNS}{fish_print}")) {
-            Some(out) => assert_eq!(out, expected, "fish"),
+        let fish_print = format!(
+            r#"set t {token}; printf '%s|%s|%s|%s' "$__cohort_sign_C$t$__cohort_sign_end" "$__cohort_sign_D$t$__cohort_sign_end" "$__cohort_sign_D$t$__cohort_sign_exit_end" "$__cohort_after""#
+        );
+        let fish_expected = expected.split_once('|').unwrap().1.to_string();
+        match run("fish", &format!("{}{fish_print}", fish_signs())) {
+            Some(out) => assert_eq!(out, fish_expected, "fish"),
             None => eprintln!("fish is not installed: not checked"),
         }
         let one_shot = format!(
-            "{ONE_SHOT_SIGNS} printf '%s|%s|%s' \"$__cohort_before_exit\" \"$__cohort_after\" \"${{COHORT_MARK_SIGNS-gone}}\""
+            r#"{} __cohort_tok={token}; printf '%s' "${{__cohort_sign_D:+$__cohort_sign_D$__cohort_tok$__cohort_sign_exit_end}}""#,
+            one_shot_signs()
         );
         assert_eq!(
             run("sh", &one_shot).expect("sh"),
-            format!("{}|{unset}|gone", sign("WA=="))
+            set(base64(b"D;cohort=000000000000000000042;exit"))
         );
     }
 }

@@ -472,7 +472,8 @@ impl TmuxBackend {
                 // The shell reads its tokens from this file and deletes it before
                 // anything else runs; the environment holds only the path (see
                 // `crate::pad`).
-                let pad = marks.write_pad(&self.inner.config.pad_dir())?;
+                let pad = marks
+                    .write_pad(&self.inner.config.pad_dir(), crate::pad::TokenForm::Decimal)?;
                 let entry = format!("{}={}", crate::pad::PAD_ENV, pad.to_string_lossy());
                 args.push_str(&format!(" -e {}", quote::arg(&entry)));
                 Some(pad)

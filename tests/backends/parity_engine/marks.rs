@@ -66,6 +66,109 @@ async fn ladder_cat_of_marks(ctx: Ctx) {
 }
 parity!(EngineOn::start, ladder_cat_of_marks_, ladder_cat_of_marks);
 
+/// The shell's own signed marks, replayed from a raw log of the pane (a user's
+/// terminal log, a recording made outside cohort), do not end a command: each token
+/// verifies once. Fails where a replayed signature still verifies (a per-pane key).
+async fn ladder_replayed_marks(ctx: Ctx) {
+    let pane = ctx.shell("replay").await;
+    let log = ctx.terminal.start_raw_log(&pane);
+    for command in ["echo one", "false", "echo three"] {
+        ctx.run(&pane, command, spec(10_000)).await;
+    }
+    let snapshot = log.with_extension("snapshot");
+    ctx.run(
+        &pane,
+        &format!("cp '{}' '{}'", log.display(), snapshot.display()),
+        spec(10_000),
+    )
+    .await;
+    let raw = std::fs::read(&snapshot).unwrap();
+    assert!(
+        String::from_utf8_lossy(&raw).matches("133;D").count() >= 3,
+        "on {:?}: the log holds no marks to replay: {:?}",
+        ctx.which,
+        String::from_utf8_lossy(&raw)
+    );
+    let command = format!(
+        "cat '{}'; sleep 1; echo after-the-replay; (exit 3)",
+        snapshot.display()
+    );
+    let out = ctx.run(&pane, &command, spec(15_000)).await;
+    assert_eq!(
+        decided(&out),
+        (true, Layer::Exit, Some(3)),
+        "on {:?}: {:?}",
+        ctx.which,
+        out.verdict
+    );
+    assert!(
+        out.output.text.contains("after-the-replay"),
+        "on {:?}: {:?}",
+        ctx.which,
+        out.output.text
+    );
+}
+parity!(
+    EngineOn::start,
+    ladder_replayed_marks_,
+    ladder_replayed_marks
+);
+
+/// A server that adopts a pane from one that left takes no token the first saw spent:
+/// a replay started under the first is not taken by the second.
+async fn adopted_pane_takes_no_spent_token(ctx: Ctx) {
+    let pane = ctx.shell("adopted").await;
+    let log = ctx.terminal.start_raw_log(&pane);
+    for command in ["echo one", "false"] {
+        ctx.run(&pane, command, spec(10_000)).await;
+    }
+    let snapshot = log.with_extension("snapshot");
+    ctx.run(
+        &pane,
+        &format!("cp '{}' '{}'", log.display(), snapshot.display()),
+        spec(10_000),
+    )
+    .await;
+    let replay = format!(
+        "sleep 2; cat '{}'; sleep 1; echo after-the-replay; (exit 3)",
+        snapshot.display()
+    );
+    let EngineOn {
+        which,
+        engine: first,
+        terminal,
+    } = ctx;
+    first
+        .terminal
+        .send(
+            &pane,
+            &replay,
+            &SendOptions::default(),
+            &cohort_terminal::Caller::new("test"),
+        )
+        .await
+        .unwrap();
+    // The command has started, its mark seen and stamped, when the first server goes.
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    drop(first);
+
+    let (state, key) = terminal.engine_home();
+    let second = cohort::engine::Engine::with_backend(terminal.backend().await, &state, &key)
+        .expect("a second engine");
+    second.terminal.adopt().await.unwrap();
+    let verdict = second.terminal.wait(&pane, spec(15_000)).await.unwrap();
+    assert_eq!(
+        (verdict.layer, verdict.exit_status),
+        (Layer::Exit, Some(3)),
+        "on {which:?}: a replayed mark ended the command: {verdict:?}"
+    );
+}
+parity!(
+    EngineOn::start,
+    adopted_pane_takes_no_spent_token_,
+    adopted_pane_takes_no_spent_token
+);
+
 /// A nested shell with an OSC 133 integration of its own: its marks are unsigned,
 /// so its commands are decided by `mark: true`.
 async fn ladder_nested_integration(ctx: Ctx) {
