@@ -78,6 +78,13 @@ pub trait TerminalBackend: Send + Sync + 'static {
     /// Live state of a pane.
     async fn pane_state(&self, pane: &PaneId) -> Result<PaneState>;
 
+    /// A barrier in the event stream: once every event the terminal sent about `pane`
+    /// before this call has been emitted, emits [`crate::BackendEvent::Synced`] with a
+    /// new token and returns the token. A subscriber that has seen the token has seen
+    /// them all: a process that takes a pane's input right after another process's
+    /// command ended has that command's end before it types.
+    async fn sync(&self, pane: &PaneId) -> Result<u64>;
+
     /// Stamps cohort's identity on the pane itself, so another cohort process (or this
     /// one after a restart) can find it with [`TerminalBackend::list_panes`].
     async fn stamp_identity(&self, pane: &PaneId, identity: &Identity) -> Result<()>;

@@ -119,6 +119,14 @@ pub enum BackendEvent {
     },
     /// The connection was re-established (to the same terminal server).
     Reconnected,
+    /// A barrier: every event the terminal sent before the [`TerminalBackend::sync`]
+    /// call that returned `token` was emitted before this one.
+    ///
+    /// [`TerminalBackend::sync`]: crate::TerminalBackend::sync
+    Synced {
+        /// The token `sync` returned.
+        token: u64,
+    },
     /// The connection was re-established to a *new* terminal server (tmux was killed
     /// and started again): every pane of the old one is gone, and new panes may reuse
     /// their ids. Whatever a subscriber kept per pane belongs to the old server.
@@ -147,6 +155,8 @@ pub type EventStream = mpsc::UnboundedReceiver<BackendEvent>;
 #[derive(Debug, Default)]
 pub struct EventHub {
     subscribers: Mutex<Vec<mpsc::UnboundedSender<BackendEvent>>>,
+    /// The last [`BackendEvent::Synced`] token handed out.
+    synced: std::sync::atomic::AtomicU64,
 }
 
 impl EventHub {
@@ -166,6 +176,16 @@ impl EventHub {
     pub fn emit(&self, event: BackendEvent) {
         let mut subscribers = self.lock();
         subscribers.retain(|tx| tx.send(event.clone()).is_ok());
+    }
+
+    /// Emits a [`BackendEvent::Synced`] barrier with a new token, and returns it.
+    pub fn synced(&self) -> u64 {
+        let token = self
+            .synced
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+            + 1;
+        self.emit(BackendEvent::Synced { token });
+        token
     }
 
     /// Number of live subscribers (as of the last event).

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use cohort_backends::{BackendEvent, EventStream, MarkParams, PaneId, PromptMark};
 use tokio::sync::{mpsc, watch};
@@ -366,6 +366,8 @@ pub struct Runtimes {
     /// Where what marks teach about a pane goes to be stamped on it (see
     /// [`persist_mark_state`]).
     stamps: Mutex<Option<mpsc::UnboundedSender<(PaneId, MarkState)>>>,
+    /// The last [`BackendEvent::Synced`] token applied: every event before it is in.
+    synced: watch::Sender<u64>,
 }
 
 impl Runtimes {
@@ -380,6 +382,7 @@ impl Runtimes {
             restarts: Default::default(),
             bus: EventBus::default(),
             stamps: Mutex::new(None),
+            synced: watch::channel(0).0,
         }
     }
 
@@ -447,6 +450,15 @@ impl Runtimes {
     /// How many times the terminal server was replaced so far.
     pub fn restarts(&self) -> u64 {
         self.restarts.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Waits until the [`BackendEvent::Synced`] barrier `token` has been applied, so
+    /// every event before it is too; false when `limit` passed first.
+    pub async fn wait_synced(&self, token: u64, limit: Duration) -> bool {
+        let mut synced = self.synced.subscribe();
+        tokio::time::timeout(limit, synced.wait_for(|last| *last >= token))
+            .await
+            .is_ok_and(|r| r.is_ok())
     }
 
     /// Forgets a closed pane (its journal file is removed).
@@ -545,6 +557,15 @@ impl Runtimes {
                 for rt in panes {
                     rt.mark_gap();
                 }
+            }
+            BackendEvent::Synced { token } => {
+                self.synced.send_if_modified(|last| {
+                    let newer = token > *last;
+                    if newer {
+                        *last = token;
+                    }
+                    newer
+                });
             }
             BackendEvent::ServerRestarted => {
                 // Every pane of the old server is gone, and new ones reuse their ids:

@@ -547,3 +547,40 @@ async fn the_border_names_a_team_once() {
     assert_ne!(status_style(), "fg=#9933cc");
     assert_ne!(status_style(), "fg=#33cc99");
 }
+
+/// A barrier in the event stream comes after everything the pane sent before it, as
+/// a second process sees the pane: once its token is seen, so is the output tmux had
+/// read when `sync` was called.
+#[tokio::test]
+async fn a_sync_barrier_follows_the_output_before_it() {
+    let server = TestServer::new();
+    let typist = server.backend().await;
+    let mut events = typist.subscribe();
+    let pane = ready_shell(&typist, &mut events, "barrier").await;
+    let other = server.backend().await;
+    let mut seen = other.subscribe();
+    // The other process's view starts now; wait until its control client is live.
+    other.pane_state(&pane).await.expect("pane state");
+    run(&typist, &pane, "printf 'sync-%s\\n' probe").await;
+    assert_eq!(wait_exit(&mut events, &pane).await, Some(0));
+    let token = other.sync(&pane).await.expect("sync");
+    let mut output = Vec::new();
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(10), seen.recv())
+            .await
+            .expect("the barrier never came")
+            .expect("event stream open");
+        match event {
+            BackendEvent::Output { pane: p, bytes } if p == pane => {
+                output.extend_from_slice(&bytes)
+            }
+            BackendEvent::Synced { token: t } if t == token => break,
+            _ => {}
+        }
+    }
+    assert!(
+        contains(&output, b"sync-probe\r\n"),
+        "output before the barrier: {:?}",
+        String::from_utf8_lossy(&output)
+    );
+}

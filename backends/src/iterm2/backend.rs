@@ -540,6 +540,15 @@ impl TerminalBackend for Iterm2Backend {
         parse_variables(pane, 0, reply).map(|_| ())
     }
 
+    async fn sync(&self, pane: &PaneId) -> Result<u64> {
+        // A round trip on the connection notifications come on: what iTerm2 notified
+        // before it is handled in order by the events task, which reads a session's new
+        // text as it handles each notification.
+        check_session_id(pane)?;
+        self.variables(pane, &["jobName"]).await?;
+        Ok(self.inner.hub.synced())
+    }
+
     async fn stamp_mark_state(
         &self,
         pane: &PaneId,

@@ -334,6 +334,20 @@ impl TerminalBackend for TmuxBackend {
         self.pane_state_from(pane, f)
     }
 
+    async fn sync(&self, pane: &PaneId) -> Result<u64> {
+        // tmux writes a control client's notifications and command replies in the order
+        // it has them, and the reader emits each notification before it reads the next
+        // line: once this reply is in, every byte tmux read from the pane before the
+        // command ran has been emitted.
+        check_pane_id(pane)?;
+        let client = self.client().await?;
+        client
+            .command(&format!("display-message -p -t {pane} ''"))
+            .await
+            .map_err(|e| pane_error(pane, e))?;
+        Ok(self.inner.hub.synced())
+    }
+
     async fn stamp_identity(&self, pane: &PaneId, identity: &Identity) -> Result<()> {
         let set = |key: &str, value: &Option<String>| match value {
             Some(v) => format!("set-option -p -t {pane} @cohort_{key} {}", quote::arg(v)),

@@ -1,7 +1,8 @@
 //! Per-pane leases that hold across cohort processes: one for typing (the input
 //! lease every [`super::InputTurn`] holds), one for a whole run, from its Enter to its
 //! verdict. Each is an `flock` on a file under the state directory, so it goes with
-//! its holder when that process dies.
+//! its holder when that process dies. The file holds the pid of its last holder, so a
+//! process taking a lease knows whether another process held it last.
 
 use std::fs::File;
 use std::os::fd::AsRawFd;
@@ -14,6 +15,34 @@ use std::time::{Duration, Instant};
 #[derive(Debug)]
 pub struct Lease {
     file: File,
+    /// Another process held the lease last.
+    after_another: bool,
+}
+
+impl Lease {
+    /// Whether another process held this lease last (and so may have typed into the
+    /// pane a moment ago).
+    pub fn after_another_process(&self) -> bool {
+        self.after_another
+    }
+
+    /// Reads the last holder's pid from the file and writes this process's.
+    fn note_holder(file: &File) -> bool {
+        use std::os::unix::fs::FileExt;
+        let mut buf = [0u8; 16];
+        let read = file.read_at(&mut buf, 0).unwrap_or(0);
+        let last = std::str::from_utf8(&buf[..read])
+            .ok()
+            .and_then(|s| s.trim().parse::<u32>().ok());
+        let own = std::process::id();
+        if last != Some(own) {
+            let text = format!("{own:<15}\n");
+            if let Err(e) = file.write_at(text.as_bytes(), 0) {
+                tracing::debug!(target: "cohort::engine", error = %e, "lease holder not noted");
+            }
+        }
+        last.is_some_and(|pid| pid != own)
+    }
 }
 
 impl Drop for Lease {
@@ -67,7 +96,11 @@ pub async fn lock_or(path: PathBuf, timeout: Duration, busy: &str) -> std::io::R
         // SAFETY: flock on an open descriptor; LOCK_NB never blocks.
         let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
         if rc == 0 {
-            return Ok(Lease { file });
+            let after_another = Lease::note_holder(&file);
+            return Ok(Lease {
+                file,
+                after_another,
+            });
         }
         let err = std::io::Error::last_os_error();
         if err.raw_os_error() != Some(libc::EWOULDBLOCK) {
@@ -101,6 +134,27 @@ mod tests {
             .unwrap_err();
         assert_eq!(err.kind(), std::io::ErrorKind::TimedOut);
         drop(first);
-        lock(path, Duration::from_millis(50)).await.unwrap();
+        let again = lock(path, Duration::from_millis(50)).await.unwrap();
+        assert!(!again.after_another_process());
+    }
+
+    #[tokio::test]
+    async fn a_lease_says_when_another_process_held_it_last() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = lock_path(dir.path(), "-L cohort", "%4");
+        assert!(!lock(path.clone(), Duration::from_millis(50))
+            .await
+            .unwrap()
+            .after_another_process());
+        // Another process's pid, as it leaves it.
+        std::fs::write(&path, "1               \n").unwrap();
+        assert!(lock(path.clone(), Duration::from_millis(50))
+            .await
+            .unwrap()
+            .after_another_process());
+        assert!(!lock(path, Duration::from_millis(50))
+            .await
+            .unwrap()
+            .after_another_process());
     }
 }

@@ -40,6 +40,9 @@ use crate::{sanitize, tripwire, Terminal, TerminalError};
 
 pub use lease::{lock, lock_or, lock_path, Lease};
 
+/// How long to wait for the events a pane sent before a turn to arrive.
+const SYNC_WAIT: Duration = Duration::from_secs(2);
+
 /// How long a shell has to run the line that hands it a sentinel's nonce.
 const HANDOVER_WAIT: Duration = Duration::from_secs(10);
 pub use settle::{is_interrupt, settle, settle_after_echo, until_command_ends};
@@ -166,6 +169,9 @@ impl Terminal {
                 pane: pane.clone(),
                 reason: e.to_string(),
             })?;
+        if lease.after_another_process() {
+            self.take_in_what_came_before(pane).await;
+        }
         let state = self.backend.pane_state(pane).await?;
         let runtime = self.runtimes.get(pane);
         // The shell's last mark said it is exiting: the pane closes in a moment, and
@@ -202,6 +208,23 @@ impl Terminal {
             force: false,
             _lease: lease,
         })
+    }
+
+    /// Waits until this process has taken in everything the pane sent before now. The
+    /// lease came from another process, whose command may have ended a moment ago:
+    /// that end, seen there, may still be on its way here, and would be taken for the
+    /// end of what this turn types.
+    async fn take_in_what_came_before(&self, pane: &PaneId) {
+        match self.backend.sync(pane).await {
+            Ok(token) => {
+                if !self.runtimes.wait_synced(token, SYNC_WAIT).await {
+                    tracing::warn!(target: "cohort::engine", pane = %pane, "events from the terminal are slow to arrive: typing without them");
+                }
+            }
+            Err(e) => {
+                tracing::debug!(target: "cohort::engine", pane = %pane, error = %e, "no barrier in the event stream")
+            }
+        }
     }
 
     /// Refuses when `pane`'s session is locked by someone other than `caller`;
