@@ -23,5 +23,6 @@ mod iterm2_conformance;
 mod mcp_conformance;
 mod mcp_orchestration;
 mod mcp_tools;
+mod packaging;
 mod readme;
 mod record;
