@@ -2,7 +2,9 @@
 //! built binary as a Python wheel and as npm packages; each is installed from the
 //! local file into a fresh place (a virtual environment; an npm prefix), and the
 //! `cohort-mcp` command it puts on PATH serves MCP to rmcp's client, which opens a
-//! session and runs a command in it.
+//! session and runs a command in it; then the official MCP Python SDK's conformance
+//! check (`conformance/mcp/check.py`) drives the installed `cohort` with no Rust
+//! toolchain on PATH.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -13,6 +15,7 @@ use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
 use rmcp::ServiceExt;
 use serde_json::{json, Value};
 
+use crate::python;
 use crate::support::{bash_path, TestServer};
 
 /// Packs the test build of cohort into `out`; the packages' paths.
@@ -103,6 +106,30 @@ async fn serves_mcp(server: &TestServer, program: &Path) {
     client.cancel().await.ok();
 }
 
+/// The official MCP Python SDK's conformance check against the installed `cohort` in
+/// `bin`, with a PATH of the system's directories and `bin` only: no Rust toolchain.
+async fn sdk_drives(server: &TestServer, bin: &Path) {
+    let Some(python) = python::interpreter("mcp, jsonschema", "conformance/mcp/requirements.txt")
+    else {
+        return;
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance/mcp/check.py");
+    let mut check = tokio::process::Command::new(&python);
+    check
+        .arg(&script)
+        .arg(bin.join("cohort"))
+        .env(
+            "PATH",
+            format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display()),
+        )
+        .env("COHORT_TMUX_SOCKET", &server.socket)
+        .env("COHORT_STATE_DIR", server.state_dir())
+        .env("SHELL", bash_path())
+        .env("HOME", server.home())
+        .env_remove("TMUX");
+    python::run(check, Duration::from_secs(150)).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_wheel_installs_with_pip_and_serves_mcp() {
     let dir = tempfile::tempdir().unwrap();
@@ -149,6 +176,7 @@ async fn the_wheel_installs_with_pip_and_serves_mcp() {
     );
     let server = TestServer::new();
     serves_mcp(&server, &venv.join("bin/cohort-mcp")).await;
+    sdk_drives(&TestServer::new(), &venv.join("bin")).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -203,4 +231,5 @@ async fn the_npm_packages_install_offline_and_serve_mcp() {
     );
     let server = TestServer::new();
     serves_mcp(&server, &bin.join("cohort-mcp")).await;
+    sdk_drives(&TestServer::new(), &bin).await;
 }
