@@ -17,6 +17,7 @@
 //! ([`cohort_workers`]) through their named APIs.
 
 pub mod cascade;
+pub mod history;
 pub mod hub;
 pub mod many;
 pub mod notify;

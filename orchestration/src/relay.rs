@@ -122,7 +122,14 @@ impl Relay {
             bus.clone(),
             stop.clone(),
         ));
-        tokio::spawn(forward(relay.clone(), bus.subscribe(), registry, stop));
+        let history = crate::history::History::new(state_dir);
+        tokio::spawn(forward(
+            relay.clone(),
+            bus.subscribe(),
+            registry,
+            history,
+            stop,
+        ));
         Some(relay)
     }
 
@@ -233,11 +240,13 @@ async fn receive(
 }
 
 /// Sends what this process publishes of the relayed kinds to the others, until
-/// `stop`; records local agent states in the registry.
+/// `stop`; records local agent states in the registry, and what this process
+/// publishes in the history (not what it received from the others: they keep it).
 async fn forward(
     relay: Arc<Relay>,
     mut events: tokio::sync::broadcast::Receiver<EngineEvent>,
     registry: Arc<Registry>,
+    history: crate::history::History,
     stop: CancellationToken,
 ) {
     loop {
@@ -253,7 +262,11 @@ async fn forward(
             }
             Err(RecvError::Closed) => return,
         };
-        if !relayed(&event) || relay.was_injected(&event) {
+        let received = relayed(&event) && relay.was_injected(&event);
+        if !received && crate::history::History::keeps(&event) {
+            history.record(&event);
+        }
+        if !relayed(&event) || received {
             continue;
         }
         if let EngineEvent::AgentState {

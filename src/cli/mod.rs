@@ -130,7 +130,8 @@ pub enum Command {
         command: PlaybookCommand,
     },
     /// Print one line per event: commands ending, sessions, locks, agents' states,
-    /// notifications and watcher hits (`--follow` to keep printing).
+    /// notifications and watcher hits: the recent ones, or with `--follow` as they
+    /// happen.
     Events(orchestrate::EventsArgs),
     /// Reduce a command's output to fewer tokens: `--command "git log" < file`, or
     /// `-- git log -n 30` to run it (its exit status passes through).

@@ -37,9 +37,13 @@ pub struct PlaybookRunArgs {
 /// `cohort events` arguments.
 #[derive(Debug, Args)]
 pub struct EventsArgs {
-    /// Keep printing events as they happen (until interrupted).
+    /// Keep printing events as they happen (until interrupted); without it, print the
+    /// recent ones.
     #[arg(long, short)]
     pub follow: bool,
+    /// How many recent events to print (without --follow).
+    #[arg(long, short = 'n', default_value_t = 30, value_name = "N")]
+    pub last: usize,
     /// One JSON object per line instead of text.
     #[arg(long)]
     pub json: bool,
@@ -111,39 +115,46 @@ pub async fn playbook_run(config: &Config, args: &PlaybookRunArgs) -> std::proce
     }
 }
 
-/// Prints events, one line each.
-pub async fn events(config: &Config, args: &EventsArgs) -> Result<(), String> {
-    if !args.follow {
-        return Err(
-            "give --follow to print events as they happen (cohort events --follow [TARGETS])"
-                .into(),
-        );
-    }
-    let engine = Engine::start(config).await.map_err(|e| e.to_string())?;
-    let mut events = engine.terminal.events();
-    // What the targets reach: their panes, their agents' names, the names they go by.
+/// What the targets reach: their panes, and the names they and their agents go by.
+async fn reached(
+    engine: &Engine,
+    targets: &[String],
+) -> Result<(HashSet<PaneId>, HashSet<String>), String> {
     let mut panes: HashSet<PaneId> = HashSet::new();
     let mut names: HashSet<String> = HashSet::new();
-    if !args.targets.is_empty() {
-        for (label, pane) in engine
-            .terminal
-            .expand_targets(&args.targets)
-            .await
-            .map_err(|e| e.to_string())?
-        {
-            let pane = pane.map_err(|e| e.to_string())?;
-            names.insert(label);
-            if let Some(identity) = &pane.identity {
-                names.insert(identity.name.clone());
-                names.extend(identity.agent.clone());
-            }
-            if let Some(agent) = engine.orchestrator.agent_in(&pane).await {
-                names.insert(agent);
-            }
-            panes.insert(pane.id);
-        }
+    if targets.is_empty() {
+        return Ok((panes, names));
     }
+    for (label, pane) in engine
+        .terminal
+        .expand_targets(targets)
+        .await
+        .map_err(|e| e.to_string())?
+    {
+        let pane = pane.map_err(|e| e.to_string())?;
+        names.insert(label);
+        if let Some(identity) = &pane.identity {
+            names.insert(identity.name.clone());
+            names.extend(identity.agent.clone());
+        }
+        if let Some(agent) = engine.orchestrator.agent_in(&pane).await {
+            names.insert(agent);
+        }
+        panes.insert(pane.id);
+    }
+    Ok((panes, names))
+}
+
+/// Prints the recent events (from the history every cohort process of the state
+/// directory keeps), or with `--follow` the events as they happen, one line each.
+pub async fn events(config: &Config, args: &EventsArgs) -> Result<(), String> {
+    let engine = Engine::start(config).await.map_err(|e| e.to_string())?;
+    let (panes, names) = reached(&engine, &args.targets).await?;
     let mut sessions: HashMap<PaneId, String> = HashMap::new();
+    if !args.follow {
+        return recent(config, args, &engine, &panes, &names, &mut sessions).await;
+    }
+    let mut events = engine.terminal.events();
     eprintln!(
         "cohort: following events{} (interrupt to stop)",
         if args.targets.is_empty() {
@@ -199,6 +210,60 @@ pub async fn events(config: &Config, args: &EventsArgs) -> Result<(), String> {
     }
 }
 
+/// Prints the last `args.last` events of the history that concern the targets.
+async fn recent(
+    config: &Config,
+    args: &EventsArgs,
+    engine: &Engine,
+    panes: &HashSet<PaneId>,
+    names: &HashSet<String>,
+    sessions: &mut HashMap<PaneId, String>,
+) -> Result<(), String> {
+    let history = cohort_orchestration::history::History::new(&config.state_dir);
+    let entries: Vec<_> = history
+        .recent(usize::MAX)
+        .into_iter()
+        .filter(|e| args.targets.is_empty() || concerns(&e.event, panes, names))
+        .collect();
+    if entries.is_empty() {
+        eprintln!(
+            "cohort: no events yet{}; `cohort events --follow` prints them as they happen",
+            if args.targets.is_empty() {
+                String::new()
+            } else {
+                format!(" of {}", args.targets.join(", "))
+            }
+        );
+    }
+    let mut stdout = std::io::stdout();
+    for entry in &entries[entries.len().saturating_sub(args.last)..] {
+        let session = match entry.event.pane() {
+            Some(pane) => Some(session_of(engine, sessions, pane).await),
+            None => None,
+        };
+        let line = if args.json {
+            let mut value = serde_json::to_value(&entry.event).unwrap_or_default();
+            if let Some(fields) = value.as_object_mut() {
+                fields.insert("at_ms".into(), entry.at_ms.into());
+                if let Some(session) = session {
+                    fields.insert("session".into(), session.into());
+                }
+            }
+            value.to_string()
+        } else {
+            format!(
+                "{} {}",
+                clock_of(entry.at_ms),
+                body(&entry.event, session.as_deref())
+            )
+        };
+        if writeln!(stdout, "{line}").is_err() {
+            break;
+        }
+    }
+    Ok(())
+}
+
 /// Whether `event` is about one of the followed panes or names.
 fn concerns(event: &EngineEvent, panes: &HashSet<PaneId>, names: &HashSet<String>) -> bool {
     if let Some(pane) = event.pane() {
@@ -233,21 +298,32 @@ fn clock() -> String {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
-    let secs = now.as_secs() % 86_400;
+    clock_of(now.as_millis() as u64)
+}
+
+/// Hours, minutes, seconds and milliseconds (UTC) of a time in milliseconds since the
+/// Unix epoch.
+fn clock_of(ms: u64) -> String {
+    let secs = ms / 1000 % 86_400;
     format!(
         "{:02}:{:02}:{:02}.{:03}",
         secs / 3600,
         secs / 60 % 60,
         secs % 60,
-        now.subsec_millis()
+        ms % 1000
     )
 }
 
-/// One line for an event.
+/// One line for an event happening now.
 pub fn describe(event: &EngineEvent, session: Option<&str>) -> String {
+    format!("{} {}", clock(), body(event, session))
+}
+
+/// What an event says, without its time.
+fn body(event: &EngineEvent, session: Option<&str>) -> String {
     let session = session.unwrap_or("?");
     let status = |s: &Option<i32>| s.map_or_else(|| "unknown".to_string(), |s| s.to_string());
-    let body = match event {
+    match event {
         EngineEvent::Output { from, to, .. } => {
             format!(
                 "output session={session} bytes={}",
@@ -301,8 +377,7 @@ pub fn describe(event: &EngineEvent, session: Option<&str>) -> String {
             state,
             reason,
         } => format!("agent_state agent={agent} state={state}: {reason}"),
-    };
-    format!("{} {body}", clock())
+    }
 }
 
 #[cfg(test)]

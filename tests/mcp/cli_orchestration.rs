@@ -313,3 +313,68 @@ async fn a_datagram_forged_into_the_relay_is_dropped() {
     );
     let _ = child.kill().await;
 }
+
+/// `cohort events` without `--follow` prints what happened lately, from the history
+/// every cohort process keeps: a command's end and a notification published by another
+/// process before the command was run, named by session, each once.
+#[tokio::test]
+async fn events_without_follow_print_the_recent_ones() {
+    let server = TestServer::new();
+    let (engine, pane) = engine_with_session(&server, "looked-back").await;
+    engine
+        .terminal
+        .run(
+            &pane.id,
+            "sh -c 'exit 4'",
+            &SendOptions::default(),
+            cohort_terminal::completion::WaitSpec::default(),
+            false,
+            &cohort_terminal::Caller::new("test"),
+        )
+        .await
+        .unwrap();
+    engine
+        .orchestrator
+        .notify("tester", "looked-back", "info", "done looking")
+        .await
+        .unwrap();
+    // The history is written as events are published, a moment after the call.
+    let deadline = std::time::Instant::now() + WAIT;
+    let text = loop {
+        let out = cohort(&server)
+            .args(["events", "looked-back"])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(
+            out.status.success(),
+            "{text}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        if text.contains("done looking") || std::time::Instant::now() > deadline {
+            break text;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    let ends: Vec<&str> = text
+        .lines()
+        .filter(|l| l.ends_with("command_ended session=looked-back exit=4"))
+        .collect();
+    assert_eq!(ends.len(), 1, "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.ends_with("notification kind=info from=tester to=looked-back: done looking")),
+        "{text}"
+    );
+    // As JSON, with the time each happened.
+    let out = cohort(&server)
+        .args(["events", "--json", "-n", "1", "looked-back"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    let event: serde_json::Value = serde_json::from_str(lines[0]).unwrap();
+    assert_eq!(event["event"], "notification", "{text}");
+    assert!(event["at_ms"].as_u64().is_some(), "{text}");
+}
