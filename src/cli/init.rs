@@ -1,15 +1,21 @@
-//! `cohort init`: registers cohort with a project's MCP hosts. It writes (or adds
-//! cohort to) the project's `.mcp.json`, which Claude Code reads for the project, and
-//! prints the one-line commands and config snippets for Claude Code, Codex and
-//! Cursor. The README shows the same snippets for `cohort mcp`, and a test keeps the
-//! two equal. The hosts are given `cohort` when it is on PATH and is this binary,
-//! else this binary's full path (a host would fail to start a `cohort` it cannot
-//! find), with the toolsets, role and agent asked for.
+//! `cohort init`: registers cohort with the MCP hosts of a project and a machine. It
+//! adds cohort to the project's `.mcp.json` (Claude Code) and to the files of the other
+//! hosts found (Codex, Cursor, VS Code; see `cli/hosts.rs`), then starts the server
+//! once as a host would and lists its tools, so a registration that cannot start is
+//! known now, not in the host. It also prints the one-line commands and config
+//! snippets for registering by hand; the README shows the same snippets for `cohort
+//! mcp`, and a test keeps the two equal. The hosts are given `cohort` when it is on PATH
+//! and is this binary, else this binary's full path (a host would fail to start a
+//! `cohort` it cannot find), with the toolsets, role and agent asked for.
 
-use std::path::{Path, PathBuf};
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::Args;
 use serde_json::{json, Value};
+
+use super::hosts::Host;
 
 /// `cohort init` arguments.
 #[derive(Debug, Args)]
@@ -17,9 +23,17 @@ pub struct InitArgs {
     /// The project directory (default: the current one).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
-    /// Replace an existing `cohort` entry in .mcp.json.
+    /// Replace an existing `cohort` entry in the hosts' JSON files.
     #[arg(long)]
     pub force: bool,
+    /// The hosts to register with: found (those on this machine, and Claude Code
+    /// through the project's .mcp.json), all, none, or some of claude, codex, cursor,
+    /// vscode (comma-separated).
+    #[arg(long, value_name = "LIST", default_value = "found")]
+    pub hosts: String,
+    /// Do not start the server to check that it runs.
+    #[arg(long)]
+    pub no_verify: bool,
     /// Toolsets the server offers: core, layout, team, workers, orchestration
     /// (comma-separated), or all (default: core).
     #[arg(long, value_name = "LIST")]
@@ -100,7 +114,8 @@ impl Launch {
         json!({ "mcpServers": { "cohort": self.entry() } })
     }
 
-    fn line(&self) -> String {
+    /// The command line, quoted for a shell.
+    pub fn line(&self) -> String {
         std::iter::once(&self.command)
             .chain(&self.args)
             .map(|w| cohort_backends::tmux::quote::sh(w))
@@ -132,12 +147,13 @@ impl Launch {
         )
     }
 
-    /// What `cohort init` prints after writing the file.
+    /// What `cohort init` prints after registering: what it did, then how to register
+    /// by hand.
     pub fn instructions(&self, written: &str) -> String {
         let json = serde_json::to_string_pretty(&self.mcp_json()).unwrap_or_default();
         format!(
             "{written}\n\n\
-             Claude Code reads it for this project. Elsewhere:\n\n\
+             To register by hand elsewhere:\n\n\
              Claude Code (all projects):\n    {}\n\n\
              Codex:\n    {}\n  or in ~/.codex/config.toml:\n{}\n\
              Cursor (.cursor/mcp.json in the project, or ~/.cursor/mcp.json):\n{}\n",
@@ -161,59 +177,140 @@ fn indent(text: &str) -> String {
     text.lines().map(|l| format!("    {l}\n")).collect()
 }
 
-/// Writes `.mcp.json` and prints how to register cohort elsewhere.
+/// Registers cohort with the hosts asked for, checks that it starts, and prints how
+/// to register it elsewhere.
 pub fn run(args: &InitArgs) -> Result<(), String> {
     let dir = match &args.dir {
         Some(dir) => dir.clone(),
         None => std::env::current_dir().map_err(|e| format!("no current directory: {e}"))?,
     };
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .filter(|h| h.is_absolute());
+    let hosts = Host::parse_list(&args.hosts, &dir, home.as_deref())?;
     let (launch, note) = Launch::for_args(args);
-    let written = write_mcp_json(&dir, &launch, args.force)?;
     if let Some(note) = note {
         eprintln!("{note}");
     }
-    print!("{}", launch.instructions(&written));
+    let mut report = Vec::new();
+    let mut refused = 0;
+    for host in &hosts {
+        match host.register(&dir, home.as_deref(), &launch, args.force) {
+            Ok(done) => report.push(format!("{}: {done}", host.name())),
+            Err(e) => {
+                refused += 1;
+                report.push(format!("{}: {e}", host.name()));
+            }
+        }
+    }
+    if hosts.is_empty() {
+        report.push("no host registered (--hosts none)".into());
+    }
+    print!("{}", launch.instructions(&report.join("\n")));
+    if !args.no_verify {
+        match verify(&launch, Duration::from_secs(30)) {
+            Ok(tools) => println!(
+                "checked: `{}` starts and offers {tools} tools",
+                launch.line()
+            ),
+            Err(e) => {
+                return Err(format!(
+                    "`{}` did not start as an MCP server: {e} (run `cohort doctor`)",
+                    launch.line()
+                ))
+            }
+        }
+    }
+    if refused > 0 {
+        return Err(format!(
+            "{refused} host file(s) were left untouched: see above"
+        ));
+    }
     Ok(())
 }
 
-/// Adds cohort to `dir/.mcp.json` (made if missing), keeping every other server;
-/// says what it did.
-pub fn write_mcp_json(dir: &Path, launch: &Launch, force: bool) -> Result<String, String> {
-    let path = dir.join(".mcp.json");
-    let mut doc = match std::fs::read_to_string(&path) {
-        Ok(text) => serde_json::from_str::<Value>(&text).map_err(|e| {
-            format!(
-                "{} is not JSON ({e}): fix or remove it, then run cohort init again",
-                path.display()
-            )
-        })?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => json!({}),
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+/// Starts the server as a host would (`launch` on stdio), initializes an MCP session
+/// and lists the tools; their number. The server is stopped after.
+pub fn verify(launch: &Launch, limit: Duration) -> Result<usize, String> {
+    let mut child = std::process::Command::new(&launch.command)
+        .args(&launch.args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start it: {e}"))?;
+    let stdout = child.stdout.take().expect("piped stdout");
+    // Replies are read on a thread, so a server that never answers cannot hold us.
+    let (replies, answers) = std::sync::mpsc::channel::<Value>();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { return };
+            if let Ok(value) = serde_json::from_str::<Value>(&line) {
+                if replies.send(value).is_err() {
+                    return;
+                }
+            }
+        }
+    });
+    let mut session = Probe {
+        stdin: child.stdin.take().expect("piped stdin"),
+        answers,
+        deadline: std::time::Instant::now() + limit,
     };
-    let Some(root) = doc.as_object_mut() else {
-        return Err(format!(
-            "{} holds no JSON object: fix or remove it, then run cohort init again",
-            path.display()
-        ));
-    };
-    let servers = root
-        .entry("mcpServers")
-        .or_insert_with(|| json!({}))
-        .as_object_mut()
-        .ok_or_else(|| format!("{}: mcpServers is not an object", path.display()))?;
-    if servers.contains_key("cohort") && !force {
-        return Ok(format!(
-            "{} already has a cohort server; left as it is (--force replaces it)",
-            path.display()
-        ));
+    let result = session.tools();
+    let _ = child.kill();
+    let _ = child.wait();
+    result
+}
+
+/// One MCP session over a server's stdio, as [`verify`] holds it.
+struct Probe {
+    stdin: std::process::ChildStdin,
+    answers: std::sync::mpsc::Receiver<Value>,
+    deadline: std::time::Instant,
+}
+
+impl Probe {
+    /// Initializes the session and lists the tools; their number.
+    fn tools(&mut self) -> Result<usize, String> {
+        self.ask(
+            1,
+            "initialize",
+            json!({
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "cohort-init", "version": env!("CARGO_PKG_VERSION")},
+            }),
+        )?;
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))?;
+        let listed = self.ask(2, "tools/list", json!({}))?;
+        Ok(listed["tools"].as_array().map_or(0, Vec::len))
     }
-    servers.insert("cohort".into(), launch.entry());
-    let text = serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n";
-    std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    Ok(format!(
-        "wrote {} (cohort as an MCP server on stdio)",
-        path.display()
-    ))
+
+    fn send(&mut self, message: &Value) -> Result<(), String> {
+        writeln!(self.stdin, "{message}").map_err(|e| format!("it closed its input: {e}"))
+    }
+
+    /// Sends a request and waits for its answer's result.
+    fn ask(&mut self, id: u64, method: &str, params: Value) -> Result<Value, String> {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
+        loop {
+            let left = self
+                .deadline
+                .saturating_duration_since(std::time::Instant::now());
+            let reply = self
+                .answers
+                .recv_timeout(left)
+                .map_err(|_| format!("no answer to {method} in time"))?;
+            if reply["id"] != id {
+                continue;
+            }
+            if let Some(error) = reply.get("error") {
+                return Err(format!("{method} failed: {error}"));
+            }
+            return Ok(reply["result"].clone());
+        }
+    }
 }
 
 #[cfg(test)]
@@ -230,18 +327,20 @@ mod tests {
         )
         .unwrap();
         let launch = Launch::default();
-        write_mcp_json(dir.path(), &launch, false).unwrap();
+        let write =
+            |force| super::super::hosts::add_to_json(&path, "mcpServers", launch.entry(), force);
+        write(false).unwrap();
         let doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(doc["mcpServers"]["other"]["command"], "x");
         assert_eq!(doc["mcpServers"]["cohort"], launch.entry());
         assert_eq!(doc["keep"], 1);
         std::fs::write(&path, r#"{"mcpServers":{"cohort":{"command":"old"}}}"#).unwrap();
-        let said = write_mcp_json(dir.path(), &launch, false).unwrap();
+        let said = write(false).unwrap();
         assert!(said.contains("left as it is"), "{said}");
-        write_mcp_json(dir.path(), &launch, true).unwrap();
+        write(true).unwrap();
         let doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(doc["mcpServers"]["cohort"], launch.entry());
         std::fs::write(&path, "[1]").unwrap();
-        assert!(write_mcp_json(dir.path(), &launch, false).is_err());
+        assert!(write(false).is_err());
     }
 }

@@ -1,6 +1,7 @@
 //! The `cohort` command line.
 
 mod doctor;
+mod hosts;
 pub mod init;
 mod observe;
 mod orchestrate;

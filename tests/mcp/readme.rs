@@ -78,8 +78,14 @@ fn the_install_snippets_are_what_cohort_init_gives() {
     assert_eq!(toml, vec![readme.codex_toml()]);
 
     // What cohort init writes and prints, run from a binary that is not on PATH: the
-    // hosts get its full path, and the options asked for.
+    // hosts get its full path, and the options asked for. The machine has Codex (its
+    // directory) and the project uses VS Code; Cursor is nowhere.
     let dir = tempfile::tempdir().unwrap();
+    let server = crate::support::TestServer::new();
+    let home = server.home();
+    std::fs::create_dir_all(home.join(".codex")).unwrap();
+    std::fs::write(home.join(".codex/config.toml"), "model = \"o3\"\n").unwrap();
+    std::fs::create_dir_all(dir.path().join(".vscode")).unwrap();
     let output = std::process::Command::new(env!("CARGO_BIN_EXE_cohort"))
         .args([
             "init",
@@ -91,6 +97,10 @@ fn the_install_snippets_are_what_cohort_init_gives() {
         ])
         .arg(dir.path())
         .env("PATH", "/usr/bin:/bin")
+        .env("HOME", &home)
+        .env("COHORT_TMUX_SOCKET", &server.socket)
+        .env("COHORT_STATE_DIR", server.state_dir())
+        .env_remove("TMUX")
         .output()
         .unwrap();
     assert!(output.status.success(), "{output:?}");
@@ -116,4 +126,20 @@ fn the_install_snippets_are_what_cohort_init_gives() {
     }
     let said = String::from_utf8_lossy(&output.stderr);
     assert!(said.contains("cohort is not on PATH"), "{said}");
+    // The hosts found got it, in their own shapes; the rest of their files stayed.
+    let codex = std::fs::read_to_string(home.join(".codex/config.toml")).unwrap();
+    assert!(codex.starts_with("model = \"o3\"\n"), "{codex}");
+    assert!(codex.ends_with(&launch.codex_toml()), "{codex}");
+    let vscode: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join(".vscode/mcp.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(vscode["servers"]["cohort"]["type"], "stdio");
+    assert_eq!(vscode["servers"]["cohort"]["command"], launch.command);
+    assert!(!home.join(".cursor").exists());
+    // It was started once, as a host would, and listed its tools.
+    assert!(
+        printed.contains("starts and offers ") && printed.contains(" tools"),
+        "{printed}"
+    );
 }
