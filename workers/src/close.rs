@@ -35,6 +35,10 @@ pub struct Closed {
 /// How long the agent gets to exit after each step.
 const EXIT_WAIT: Duration = Duration::from_secs(3);
 
+/// Worktrees are removed one at a time: workers closed together share their
+/// repository, and git takes its own locks there.
+static GIT: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 impl Workers {
     /// Closes the workers. A busy worker (working, or waiting for an approval) is
     /// refused unless `force`, which interrupts it first. With `remove_worktree`, a
@@ -45,9 +49,11 @@ impl Workers {
         force: bool,
         remove_worktree: bool,
     ) -> Vec<Closed> {
-        let mut out = Vec::new();
-        for row in rows {
-            out.push(match self.close_worker(row, force, remove_worktree).await {
+        // Each worker is closed at once, not one after another: most of the time is
+        // spent waiting for an agent to exit, and the agents exit side by side. Their
+        // worktrees are removed one at a time (see `GIT`).
+        let closing = rows.iter().map(|row| async move {
+            match self.close_worker(row, force, remove_worktree).await {
                 Ok(c) => c,
                 Err(e) => Closed {
                     name: row.name.clone(),
@@ -57,9 +63,9 @@ impl Workers {
                     branch: row.branch.clone(),
                     error: Some(e.to_string()),
                 },
-            });
-        }
-        out
+            }
+        });
+        futures_util::future::join_all(closing).await
     }
 
     async fn close_worker(
@@ -151,6 +157,7 @@ impl Workers {
             match (&row.repo, &row.worktree, row.worktree_owned) {
                 (Some(repo), Some(path), true) => {
                     let (repo, path) = (PathBuf::from(repo), PathBuf::from(path));
+                    let _git = GIT.lock().await;
                     let removed = tokio::task::spawn_blocking(move || {
                         let hooks = path.join(".codex").join("hooks.json");
                         if std::fs::read_to_string(&hooks)

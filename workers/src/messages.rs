@@ -129,17 +129,6 @@ pub struct WaitReport {
     pub waited_ms: i64,
 }
 
-impl WaitReport {
-    /// Names of the workers in `state`.
-    pub fn in_state(&self, state: WorkerState) -> Vec<String> {
-        self.workers
-            .iter()
-            .filter(|w| w.observation.assessment.state == state)
-            .map(|w| w.name.clone())
-            .collect()
-    }
-}
-
 /// The rest between looks prompted by output alone (a busy TUI redraws all the time).
 const OUTPUT_REST: Duration = Duration::from_millis(250);
 

@@ -457,22 +457,23 @@ pub struct IdleResult {
 impl IdleResult {
     pub(super) fn from_report(r: &WaitReport, rows: &[WorkerRow]) -> IdleResult {
         let mut out = IdleResult {
-            idle: r.in_state(WorkerState::Idle),
-            needs_approval: r.in_state(WorkerState::NeedsApproval),
-            stuck: r.in_state(WorkerState::Stuck),
-            exited: r.in_state(WorkerState::Exited),
-            busy: r
-                .workers
-                .iter()
-                .filter(|w| !w.done)
-                .map(|w| w.name.clone())
-                .collect(),
             all_idle: r.workers.iter().all(|w| w.done),
             timed_out: r.timed_out,
             waited_ms: r.waited_ms,
-            workers: Vec::new(),
+            ..IdleResult::default()
         };
-        out.idle.extend(r.in_state(WorkerState::Ready));
+        // Each worker under one name: what needs attention first, then whether it is
+        // done (a worker idle but not yet past the turn it was sent is still busy).
+        for w in &r.workers {
+            let list = match listed_as(w.observation.assessment.state, w.done) {
+                WorkerState::NeedsApproval => &mut out.needs_approval,
+                WorkerState::Stuck => &mut out.stuck,
+                WorkerState::Exited => &mut out.exited,
+                WorkerState::Idle => &mut out.idle,
+                _ => &mut out.busy,
+            };
+            list.push(w.name.clone());
+        }
         for w in &r.workers {
             if let Some(row) = rows.iter().find(|row| row.name == w.name) {
                 let mut o = self::out(row, &w.observation, false);
@@ -481,6 +482,37 @@ impl IdleResult {
             }
         }
         out
+    }
+}
+
+/// The one list of [`IdleResult`] a worker in `state` goes under (`Idle` for idle and
+/// ready, `Busy` for still working): what needs attention first, then whether the wait
+/// is done with it (a worker idle but not yet past the turn it was sent is busy).
+fn listed_as(state: WorkerState, done: bool) -> WorkerState {
+    match state {
+        WorkerState::NeedsApproval | WorkerState::Stuck | WorkerState::Exited => state,
+        WorkerState::Idle | WorkerState::Ready if done => WorkerState::Idle,
+        _ => WorkerState::Busy,
+    }
+}
+
+#[cfg(test)]
+mod listing_tests {
+    use super::*;
+
+    #[test]
+    fn each_worker_is_listed_under_one_state() {
+        // A stuck worker the wait is not done with is stuck, not also busy.
+        assert_eq!(listed_as(WorkerState::Stuck, false), WorkerState::Stuck);
+        assert_eq!(listed_as(WorkerState::Exited, false), WorkerState::Exited);
+        assert_eq!(
+            listed_as(WorkerState::NeedsApproval, true),
+            WorkerState::NeedsApproval
+        );
+        assert_eq!(listed_as(WorkerState::Ready, true), WorkerState::Idle);
+        // Idle, but its message not yet taken: still busy, not also idle.
+        assert_eq!(listed_as(WorkerState::Idle, false), WorkerState::Busy);
+        assert_eq!(listed_as(WorkerState::Spawning, false), WorkerState::Busy);
     }
 }
 
