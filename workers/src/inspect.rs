@@ -167,12 +167,13 @@ impl Workers {
         .await
         .unwrap_or((None, None, None));
         let kind = row.agent;
+        let turn_ended = view.observation.turn_ended_ms;
         let last_turn = match view.observation.transcript.clone() {
             Some(path) => tokio::task::spawn_blocking(move || {
                 let entries = Parser::read_all(kind, &path, 4 << 20).ok()?;
-                transcript::turns(&entries)
-                    .last()
-                    .map(transcript::render_turn)
+                let mut last = transcript::turns(&entries).pop()?;
+                last.ended_at(turn_ended);
+                Some(transcript::render_turn(&last))
             })
             .await
             .ok()
@@ -259,14 +260,11 @@ impl Workers {
             path: path.clone(),
             source,
         })?;
-        Ok(page(
-            &row.name,
-            &path,
-            &transcript::turns(&entries),
-            turns.max(1),
-            offset,
-            raw,
-        ))
+        let mut all = transcript::turns(&entries);
+        if let Some(last) = all.last_mut() {
+            last.ended_at(seen.turn_ended_ms);
+        }
+        Ok(page(&row.name, &path, &all, turns.max(1), offset, raw))
     }
 
     /// The worktrees of `repo` (or of every repository with workers), with the worker

@@ -382,14 +382,22 @@ impl Workers {
         if !dead {
             t.dead_since_ms = None;
         }
-        // Output: when the pane last printed, from its journal.
+        // Output: when the pane last printed, from its journal; once the program is
+        // gone, the last line it printed.
         let mut journal_len = 0;
         if let Some(p) = &pane {
             let runtime = self.terminal.pane_runtime(&p.id);
-            let data = runtime.lock();
+            let mut data = runtime.lock();
             journal_len = data.journal.len();
             let ago = data.last_output.elapsed().as_millis() as i64;
             process.last_output_ms = Some(now - ago);
+            if dead {
+                let tail = data
+                    .journal
+                    .read(journal_len.saturating_sub(4096), journal_len)
+                    .unwrap_or_default();
+                process.last_words = last_words(&tail);
+            }
         }
         if let (Some(s), true) = (&state, spec.in_shell) {
             if !s.dead && s.at_shell() {
@@ -625,4 +633,16 @@ fn newest_gemini_chat(root: &Path, since_ms: i64) -> Option<PathBuf> {
         }
     }
     best.map(|(_, p)| p)
+}
+
+/// The last line with words in `tail` (a program's last output), without escape
+/// sequences, at most 200 characters.
+fn last_words(tail: &[u8]) -> Option<String> {
+    let text = cohort_terminal::completion::plain_text(tail);
+    let line = text
+        .lines()
+        .map(str::trim)
+        .rev()
+        .find(|l| l.chars().any(char::is_alphabetic))?;
+    Some(line.chars().take(200).collect())
 }

@@ -203,6 +203,9 @@ pub struct ProcessFacts {
     pub replaced_by: Option<String>,
     /// When the pane last printed (Unix ms).
     pub last_output_ms: Option<i64>,
+    /// The last line the program printed, once it is gone (its last words: why it
+    /// quit, when it says).
+    pub last_words: Option<String>,
 }
 
 /// The bounds the decision uses.
@@ -363,15 +366,55 @@ fn fold(reports: &[Report]) -> Option<Reported> {
 }
 
 fn exit_reason(process: &ProcessFacts, ended: Option<&str>) -> String {
-    let status = match process.exit_status {
+    let mut status = match process.exit_status {
         Some(s) if s > 128 => format!("killed by signal {} (status {s})", s - 128),
         Some(s) => format!("exited with status {s}"),
         None => "exited".into(),
     };
+    let failed = process.exit_status.is_some_and(|s| s != 0);
+    if let Some(words) = process.last_words.as_deref().filter(|_| failed) {
+        status.push_str(&format!(": \"{words}\""));
+        if needs_a_person(words) {
+            status.push_str(
+                "; it cannot reach its service or is not signed in: a person must fix the \
+                 network or the sign-in, then adopt_worker starts it again",
+            );
+        }
+    }
     match ended {
         Some(reason) => format!("the session ended ({reason}); {status}"),
         None => status,
     }
+}
+
+/// Whether an agent's last words say that it could not reach its service or is not
+/// signed in: nothing a manager can fix by messages or restarts alone.
+fn needs_a_person(words: &str) -> bool {
+    let words = words.to_lowercase();
+    [
+        "unable to connect",
+        "could not connect",
+        "connection refused",
+        "connection error",
+        "network",
+        "enotfound",
+        "econnrefused",
+        "etimedout",
+        "timed out",
+        "not logged in",
+        "log in",
+        "login",
+        "sign in",
+        "signed in",
+        "authenticat",
+        "unauthorized",
+        "api key",
+        "credit balance",
+        "401",
+        "403",
+    ]
+    .iter()
+    .any(|sign| words.contains(sign))
 }
 
 /// Decides the worker's state from what is observed.
@@ -755,6 +798,40 @@ mod tests {
         // Never busy forever: no screen, no output, the stall bound.
         let stalled = assess(&observed(&r, None, 100 + Bounds::default().stall_ms + 10));
         assert_eq!(stalled.state, WorkerState::Stuck);
+    }
+
+    /// An agent that quits because it cannot reach its service says so in its last
+    /// words, and the reason passes that on with what to do; a clean exit does not.
+    #[test]
+    fn an_exit_says_why_in_the_agents_last_words() {
+        let r = turn(100);
+        let mut o = observed(&r, None, 500);
+        o.process = ProcessFacts {
+            dead: true,
+            exit_status: Some(1),
+            last_words: Some("Unable to connect to Anthropic services".into()),
+            ..ProcessFacts::default()
+        };
+        let a = assess(&o);
+        assert_eq!(a.state, WorkerState::Exited);
+        assert!(
+            a.reason
+                .contains("\"Unable to connect to Anthropic services\"")
+                && a.reason
+                    .contains("a person must fix the network or the sign-in"),
+            "{}",
+            a.reason
+        );
+        o.process.last_words = Some("Error: something odd".into());
+        let a = assess(&o);
+        assert!(
+            a.reason.contains("something odd") && !a.reason.contains("a person"),
+            "{}",
+            a.reason
+        );
+        o.process.exit_status = Some(0);
+        o.process.last_words = Some("Goodbye".into());
+        assert_eq!(assess(&o).reason, "exited with status 0");
     }
 
     #[test]

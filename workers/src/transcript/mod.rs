@@ -195,8 +195,26 @@ pub struct Turn {
     pub tools: Vec<(String, String)>,
     /// What the assistant said, in order, each with the number of tool calls before it.
     pub says: Vec<(usize, String)>,
-    /// How it ended; `None` while it runs (or when the log stops mid-turn).
+    /// How it ended; `None` while it runs, or when the transcript does not say.
     pub outcome: Option<TurnOutcome>,
+    /// It ended, though the transcript does not say how: a later turn began, or the
+    /// agent reported the end of its turn (see [`Turn::ended_at`]). Not every CLI
+    /// writes an entry when a turn ends.
+    pub ended_unrecorded: bool,
+}
+
+impl Turn {
+    /// Takes the agent's report that a turn ended at `at_ms` (its Stop hook) for this
+    /// turn's end when the transcript says nothing of it and the report came after the
+    /// turn began.
+    pub fn ended_at(&mut self, at_ms: Option<i64>) {
+        if let Some(at) = at_ms.filter(|at| *at >= self.started_ms) {
+            if self.outcome.is_none() && !self.ended_unrecorded {
+                self.ended_unrecorded = true;
+                self.ended_ms = Some(at);
+            }
+        }
+    }
 }
 
 /// Groups entries into turns.
@@ -204,6 +222,10 @@ pub fn turns(entries: &[Entry]) -> Vec<Turn> {
     let mut out: Vec<Turn> = Vec::new();
     let mut open = false;
     let begin = |out: &mut Vec<Turn>, at_ms: i64| {
+        // A turn begins after the last one ended, whether or not its end was written.
+        if let Some(last) = out.last_mut().filter(|t| t.outcome.is_none()) {
+            last.ended_unrecorded = true;
+        }
         out.push(Turn {
             number: out.len() + 1,
             started_ms: at_ms,
@@ -294,6 +316,7 @@ pub fn summarise_tools(tools: &[(String, String)]) -> String {
 /// final messages whole (what it said before its last tool call, one line each).
 pub fn render_turn(t: &Turn) -> String {
     let outcome = match &t.outcome {
+        None if t.ended_unrecorded => "ended".to_string(),
         None => "running".to_string(),
         Some(TurnOutcome::Answered) => "answered".to_string(),
         Some(TurnOutcome::Interrupted) => "interrupted".to_string(),
@@ -375,6 +398,43 @@ pub fn parse_iso_ms(text: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A CLI that writes no entry when a turn ends: a turn followed by another has
+    /// ended, and the last one has when the agent reported its turn's end after it
+    /// began; neither is "running".
+    #[test]
+    fn turns_without_an_end_entry_are_not_running() {
+        let prompt = |at_ms: i64, text: &str| Entry::Prompt {
+            at_ms,
+            text: text.into(),
+        };
+        let say = |at_ms: i64| Entry::Say {
+            at_ms,
+            text: "done".into(),
+        };
+        let entries = [
+            prompt(1_000, "one"),
+            say(2_000),
+            prompt(5_000, "two"),
+            say(6_000),
+        ];
+        let mut all = turns(&entries);
+        assert!(
+            render_turn(&all[0]).starts_with("## turn 1 (ended)"),
+            "{}",
+            render_turn(&all[0])
+        );
+        assert!(render_turn(&all[1]).starts_with("## turn 2 (running)"));
+        // A Stop report from before this turn began says nothing of it.
+        all[1].ended_at(Some(4_000));
+        assert!(render_turn(&all[1]).starts_with("## turn 2 (running)"));
+        all[1].ended_at(Some(7_500));
+        assert!(
+            render_turn(&all[1]).starts_with("## turn 2 (ended, 2.5 s)"),
+            "{}",
+            render_turn(&all[1])
+        );
+    }
 
     #[test]
     fn iso_times_parse() {
