@@ -564,6 +564,7 @@ impl CohortServer {
         Ok(Json(AdoptResult {
             worker,
             restarted: adopted.restarted,
+            had_exited: adopted.had_exited.clone(),
             requeued: adopted.requeued,
         }))
     }

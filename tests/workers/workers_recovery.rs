@@ -183,6 +183,12 @@ async fn killed_mid_run(which: Which) {
             name == "lost" || name == "gone",
             "{which:?}: {adopted}"
         );
+        // A restart says what the agent had exited with.
+        assert_eq!(
+            adopted["had_exited"].as_str(),
+            (name == "lost" || name == "gone").then_some("its pane is gone"),
+            "{which:?}: {adopted}"
+        );
         let worktree = std::path::PathBuf::from(adopted["worktree"].as_str().unwrap());
         assert!(worktree.join(".env").exists(), "{which:?}: {adopted}");
         let transcript = &transcripts.iter().find(|(n, _)| n == name).unwrap().1;

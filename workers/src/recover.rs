@@ -83,6 +83,9 @@ pub struct Adopted {
     pub observation: Observation,
     /// Its agent was started again (its pane had died).
     pub restarted: bool,
+    /// Why its agent had exited, when it had: the status and its last words (say, that
+    /// it could not reach its service), so a restart is not taken for a recovery.
+    pub had_exited: Option<String>,
     /// Messages the dead manager was delivering, queued again.
     pub requeued: usize,
     /// Messages still held for it.
@@ -353,7 +356,12 @@ impl Workers {
         let mut observation = self.observe(&row, true).await?;
         let mut row = row;
         let mut restarted = false;
+        let mut had_exited = None;
         if observation.pane.is_none() || observation.assessment.state.name() == "exited" {
+            had_exited = Some(match observation.pane {
+                None => "its pane is gone".to_string(),
+                Some(_) => observation.assessment.reason.clone(),
+            });
             if restart {
                 row = self.relaunch(&row).await?;
                 restarted = true;
@@ -377,6 +385,7 @@ impl Workers {
             row,
             observation,
             restarted,
+            had_exited,
             requeued,
             pending,
         })
@@ -504,6 +513,7 @@ impl Workers {
             row,
             observation,
             restarted: false,
+            had_exited: None,
             requeued: 0,
             pending: 0,
         })

@@ -669,6 +669,10 @@ pub struct AdoptResult {
     pub worker: WorkerOut,
     /// Its agent was restarted.
     pub restarted: bool,
+    /// Why its agent had exited, when it had (before any restart): its status and last
+    /// words; a restart does not fix what needs a person (the network, a sign-in).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub had_exited: Option<String>,
     /// Messages queued again.
     pub requeued: usize,
 }
