@@ -214,7 +214,17 @@ impl HookEvent {
     /// Gives the event a nonce and its tag for `worker_id` under `key`.
     pub fn seal(&mut self, worker_id: &str, key: &SealKey) {
         let mut nonce = [0u8; 12];
-        let _ = getrandom::fill(&mut nonce);
+        if let Err(e) = getrandom::fill(&mut nonce) {
+            // The nonce only has to be new (a replayed line repeats one); without the
+            // system's random source, the time and the process make it so.
+            tracing::warn!(target: "cohort::workers", error = %e, "no random source for a hook event's nonce: using the time");
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_nanos() as u64;
+            nonce[..8].copy_from_slice(&now.to_be_bytes());
+            nonce[8..].copy_from_slice(&std::process::id().to_be_bytes());
+        }
         self.nonce = Some(nonce.iter().map(|b| format!("{b:02x}")).collect());
         self.tag = None;
         self.tag = Some(key.tag(&self.sealed_bytes(worker_id)));
