@@ -194,19 +194,17 @@ fn add_to_codex(path: &Path, launch: &Launch, force: bool) -> Result<String, Str
         .and_then(|s| s.as_table())
         .is_some_and(|s| s.contains_key("cohort"));
     if present {
+        let forced = if force {
+            "; --force does not rewrite TOML"
+        } else {
+            ""
+        };
         return Ok(format!(
-            "{} already has [mcp_servers.cohort]; left as it is (edit it there to change it)",
+            "{} already has [mcp_servers.cohort]; left as it is (edit it there to change it){forced}",
             path.display()
-        ))
-        .map(|said| {
-            if force {
-                format!("{said}; --force does not rewrite TOML")
-            } else {
-                said
-            }
-        });
+        ));
     }
-    let mut out = text.clone();
+    let mut out = text;
     if !out.is_empty() && !out.ends_with('\n') {
         out.push('\n');
     }

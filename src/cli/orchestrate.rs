@@ -157,11 +157,7 @@ pub async fn events(config: &Config, args: &EventsArgs) -> Result<(), String> {
     let mut events = engine.terminal.events();
     eprintln!(
         "cohort: following events{} (interrupt to stop)",
-        if args.targets.is_empty() {
-            String::new()
-        } else {
-            format!(" of {}", args.targets.join(", "))
-        }
+        of_targets(&args.targets)
     );
     let mut stdout = std::io::stdout();
     loop {
@@ -193,15 +189,7 @@ pub async fn events(config: &Config, args: &EventsArgs) -> Result<(), String> {
             Some(pane) => Some(session_of(&engine, &mut sessions, pane).await),
             None => None,
         };
-        let line = if args.json {
-            let mut value = serde_json::to_value(&event).unwrap_or_default();
-            if let (Some(session), Some(fields)) = (session, value.as_object_mut()) {
-                fields.insert("session".into(), session.into());
-            }
-            value.to_string()
-        } else {
-            describe(&event, session.as_deref())
-        };
+        let line = line(&event, session, None, args.json);
         if writeln!(stdout, "{line}").is_err() {
             // The reader went away.
             return Ok(());
@@ -228,11 +216,7 @@ async fn recent(
     if entries.is_empty() {
         eprintln!(
             "cohort: no events yet{}; `cohort events --follow` prints them as they happen",
-            if args.targets.is_empty() {
-                String::new()
-            } else {
-                format!(" of {}", args.targets.join(", "))
-            }
+            of_targets(&args.targets)
         );
     }
     let mut stdout = std::io::stdout();
@@ -241,27 +225,42 @@ async fn recent(
             Some(pane) => Some(session_of(engine, sessions, pane).await),
             None => None,
         };
-        let line = if args.json {
-            let mut value = serde_json::to_value(&entry.event).unwrap_or_default();
-            if let Some(fields) = value.as_object_mut() {
-                fields.insert("at_ms".into(), entry.at_ms.into());
-                if let Some(session) = session {
-                    fields.insert("session".into(), session.into());
-                }
-            }
-            value.to_string()
-        } else {
-            format!(
-                "{} {}",
-                clock_of(entry.at_ms),
-                body(&entry.event, session.as_deref())
-            )
-        };
+        let line = line(&entry.event, session, Some(entry.at_ms), args.json);
         if writeln!(stdout, "{line}").is_err() {
             break;
         }
     }
     Ok(())
+}
+
+/// ` of A, B` for the targets given, nothing without any.
+fn of_targets(targets: &[String]) -> String {
+    match targets.is_empty() {
+        true => String::new(),
+        false => format!(" of {}", targets.join(", ")),
+    }
+}
+
+/// The line printed for `event` in `session`: JSON with the session (and the time it
+/// happened, `at_ms`, when it is from the history), or text after the time (`at_ms`,
+/// else now).
+fn line(event: &EngineEvent, session: Option<String>, at_ms: Option<u64>, json: bool) -> String {
+    if !json {
+        return match at_ms {
+            Some(at) => format!("{} {}", clock_of(at), body(event, session.as_deref())),
+            None => describe(event, session.as_deref()),
+        };
+    }
+    let mut value = serde_json::to_value(event).unwrap_or_default();
+    if let Some(fields) = value.as_object_mut() {
+        if let Some(at) = at_ms {
+            fields.insert("at_ms".into(), at.into());
+        }
+        if let Some(session) = session {
+            fields.insert("session".into(), session.into());
+        }
+    }
+    value.to_string()
 }
 
 /// Whether `event` is about one of the followed panes or names.
