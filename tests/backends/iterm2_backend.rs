@@ -476,12 +476,3 @@ async fn a_connection_cut_mid_read_is_reported_and_replaced() {
         .unwrap();
     collect_output_until(&mut events, &pane.id, |out| contains(out, b"after-42")).await;
 }
-
-/// Waits for `pane`'s program to end and returns its exit status.
-async fn wait_pane_exit(events: &mut cohort_backends::EventStream, pane: &PaneId) -> Option<i32> {
-    wait_for(events, pane, "the pane's exit", |e| match e {
-        BackendEvent::PaneExited { exit_status, .. } => Some(*exit_status),
-        _ => None,
-    })
-    .await
-}

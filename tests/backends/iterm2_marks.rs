@@ -112,50 +112,30 @@ async fn check_shell(shell: &str) -> bool {
     // Every mark reported carries a token of the chain, in order, each once. The `A`
     // marks iTerm2 does not report take a token of their own, so a reported token may
     // be two links down from the one before.
-    let mut anchor = chain.anchor();
-    let mut seen = 0;
-    while let Ok(event) = marks.try_recv() {
-        let BackendEvent::Prompt {
-            pane: p,
-            mark,
-            params,
-        } = event
-        else {
-            continue;
-        };
-        if p != pane.id {
-            continue;
-        }
-        let token = params.key.clone().unwrap_or_default();
-        assert!(
-            anchor.verify(&token, 2),
-            "{shell}: mark {seen} ({mark:?}) carries {token:?}, not the next token"
-        );
-        seen += 1;
-    }
+    let seen = marks_follow_chain(&mut marks, &pane.id, &chain, 2, shell);
     assert!(seen >= 8, "{shell}: only {seen} signed marks");
 
     // The shell's own exit mark gives the session's status.
     backend.send_text(&pane.id, "exit 7\r").await.unwrap();
-    let state = wait_dead(&backend, &pane.id).await;
-    assert_eq!(state, Some(7), "{shell}: the exit status");
+    assert_eq!(
+        wait_dead(&backend, &mut events, &pane.id).await,
+        Some(7),
+        "{shell}: the exit status"
+    );
     true
 }
 
-/// Waits for the session's program to end; its exit status.
-async fn wait_dead(backend: &dyn TerminalBackend, pane: &PaneId) -> Option<i32> {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
-    loop {
-        let state = backend.pane_state(pane).await.unwrap();
-        if state.dead {
-            return state.exit_status;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the session did not end"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+/// Waits for the session's program to end (its exit event); the exit status the
+/// backend then gives for it.
+async fn wait_dead(
+    backend: &dyn TerminalBackend,
+    events: &mut EventStream,
+    pane: &PaneId,
+) -> Option<i32> {
+    wait_pane_exit(events, pane).await;
+    let state = backend.pane_state(pane).await.unwrap();
+    assert!(state.dead, "{state:?}");
+    state.exit_status
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -184,6 +164,7 @@ async fn a_one_shot_command_signs_its_exit() {
     let fake = FakeIterm2::new().await;
     let backend = fake.backend().await;
     let mut marks = backend.subscribe();
+    let mut events = backend.subscribe();
     let chain = MarkChain::new(1).unwrap();
     let pane = backend
         .spawn(SpawnOptions {
@@ -194,7 +175,7 @@ async fn a_one_shot_command_signs_its_exit() {
         })
         .await
         .unwrap();
-    assert_eq!(wait_dead(&backend, &pane.id).await, Some(3));
+    assert_eq!(wait_dead(&backend, &mut events, &pane.id).await, Some(3));
     let mut anchor = chain.anchor();
     let mut exits = 0;
     while let Ok(event) = marks.try_recv() {

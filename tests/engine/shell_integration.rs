@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::support::*;
 use cohort_backends::pad::MarkChain;
 use cohort_backends::tmux::TmuxBackend;
-use cohort_backends::{BackendEvent, Key, SpawnOptions, TerminalBackend};
+use cohort_backends::{Key, SpawnOptions, TerminalBackend};
 
 fn find(shell: &str) -> Option<PathBuf> {
     ["/bin", "/usr/bin", "/usr/local/bin"]
@@ -168,27 +168,7 @@ async fn check_shell(shell: &str, profile: &str, write_user_files: impl FnOnce(&
     );
 
     // Every mark the shell printed carries the next token of its chain, once.
-    let mut anchor = chain.anchor();
-    let mut seen = 0;
-    while let Ok(event) = marks.try_recv() {
-        let BackendEvent::Prompt {
-            pane: p,
-            mark,
-            params,
-        } = event
-        else {
-            continue;
-        };
-        if p != pane.id {
-            continue;
-        }
-        let token = params.key.clone().unwrap_or_default();
-        assert!(
-            anchor.verify(&token, 1),
-            "{shell}: mark {seen} ({mark:?}) carries {token:?}, not the next token"
-        );
-        seen += 1;
-    }
+    let seen = marks_follow_chain(&mut marks, &pane.id, &chain, 1, shell);
     assert!(seen >= 12, "{shell}: only {seen} marks");
     true
 }

@@ -109,25 +109,8 @@ async fn serves_mcp(server: &TestServer, program: &Path) {
 /// The official MCP Python SDK's conformance check against the installed `cohort` in
 /// `bin`, with a PATH of the system's directories and `bin` only: no Rust toolchain.
 async fn sdk_drives(server: &TestServer, bin: &Path) {
-    let Some(python) = python::interpreter("mcp, jsonschema", "conformance/mcp/requirements.txt")
-    else {
-        return;
-    };
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance/mcp/check.py");
-    let mut check = tokio::process::Command::new(&python);
-    check
-        .arg(&script)
-        .arg(bin.join("cohort"))
-        .env(
-            "PATH",
-            format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display()),
-        )
-        .env("COHORT_TMUX_SOCKET", &server.socket)
-        .env("COHORT_STATE_DIR", server.state_dir())
-        .env("SHELL", bash_path())
-        .env("HOME", server.home())
-        .env_remove("TMUX");
-    python::run(check, Duration::from_secs(150)).await;
+    let path = format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display());
+    python::mcp_sdk_check(server, &bin.join("cohort"), Some(&path)).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

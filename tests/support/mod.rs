@@ -188,6 +188,15 @@ pub async fn wait_exit(events: &mut EventStream, pane: &PaneId) -> Option<i32> {
 }
 
 /// Waits for the shell's first prompt on `pane`.
+/// Waits for the pane's program to end; the exit status its event carries.
+pub async fn wait_pane_exit(events: &mut EventStream, pane: &PaneId) -> Option<i32> {
+    wait_for(events, pane, "the pane's exit", |e| match e {
+        BackendEvent::PaneExited { exit_status, .. } => Some(*exit_status),
+        _ => None,
+    })
+    .await
+}
+
 pub async fn wait_prompt(events: &mut EventStream, pane: &PaneId) {
     wait_for(events, pane, "a prompt", |e| match e {
         BackendEvent::Prompt {
@@ -250,4 +259,39 @@ pub async fn wait_reading(backend: &impl cohort_backends::TerminalBackend, pane:
         );
         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
+}
+
+/// Checks that every prompt mark waiting in `marks` for `pane` carries a token of
+/// `chain` in order, each once: the next one, or up to `window` links further (marks
+/// the terminal does not report take tokens too). Returns how many marks there were;
+/// `who` names the shell in failures.
+pub fn marks_follow_chain(
+    marks: &mut EventStream,
+    pane: &PaneId,
+    chain: &cohort_backends::pad::MarkChain,
+    window: u32,
+    who: &str,
+) -> usize {
+    let mut anchor = chain.anchor();
+    let mut seen = 0;
+    while let Ok(event) = marks.try_recv() {
+        let BackendEvent::Prompt {
+            pane: p,
+            mark,
+            params,
+        } = event
+        else {
+            continue;
+        };
+        if &p != pane {
+            continue;
+        }
+        let token = params.key.clone().unwrap_or_default();
+        assert!(
+            anchor.verify(&token, window),
+            "{who}: mark {seen} ({mark:?}) carries {token:?}, not the next token"
+        );
+        seen += 1;
+    }
+    seen
 }

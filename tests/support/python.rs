@@ -46,3 +46,30 @@ pub async fn run(mut check: tokio::process::Command, limit: Duration) {
         "conformance check failed:\n{stdout}\n{stderr}"
     );
 }
+
+/// The official MCP Python SDK's conformance check (`conformance/mcp/check.py`)
+/// against the `cohort` binary `binary`, on `server`'s tmux socket and state directory;
+/// `path` replaces PATH when given. Skipped (see [`interpreter`]) without the SDK.
+pub async fn mcp_sdk_check(
+    server: &crate::support::TestServer,
+    binary: &std::path::Path,
+    path: Option<&str>,
+) {
+    let Some(python) = interpreter("mcp, jsonschema", "conformance/mcp/requirements.txt") else {
+        return;
+    };
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("conformance/mcp/check.py");
+    let mut check = tokio::process::Command::new(&python);
+    check
+        .arg(&script)
+        .arg(binary)
+        .env("COHORT_TMUX_SOCKET", &server.socket)
+        .env("COHORT_STATE_DIR", server.state_dir())
+        .env("SHELL", crate::support::bash_path())
+        .env("HOME", server.home())
+        .env_remove("TMUX");
+    if let Some(path) = path {
+        check.env("PATH", path);
+    }
+    run(check, Duration::from_secs(150)).await;
+}

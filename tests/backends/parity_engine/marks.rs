@@ -66,29 +66,38 @@ async fn ladder_cat_of_marks(ctx: Ctx) {
 }
 parity!(EngineOn::start, ladder_cat_of_marks_, ladder_cat_of_marks);
 
-/// The shell's own signed marks, replayed from a raw log of the pane (a user's
-/// terminal log, a recording made outside cohort), do not end a command: each token
-/// verifies once. Fails where a replayed signature still verifies (a per-pane key).
-async fn ladder_replayed_marks(ctx: Ctx) {
-    let pane = ctx.shell("replay").await;
-    let log = ctx.terminal.start_raw_log(&pane);
-    for command in ["echo one", "false", "echo three"] {
-        ctx.run(&pane, command, spec(10_000)).await;
+/// Runs `commands` in `pane` while its raw output is logged (as a user's terminal log
+/// would keep it), and returns a copy of that log: the shell's own signed marks, one
+/// `D` at least per command, ready to be replayed into the pane.
+async fn signed_marks_log(ctx: &Ctx, pane: &PaneId, commands: &[&str]) -> std::path::PathBuf {
+    let log = ctx.terminal.start_raw_log(pane);
+    for command in commands {
+        ctx.run(pane, command, spec(10_000)).await;
     }
+    // A copy: `cat` of the live log would read its own output back forever.
     let snapshot = log.with_extension("snapshot");
     ctx.run(
-        &pane,
+        pane,
         &format!("cp '{}' '{}'", log.display(), snapshot.display()),
         spec(10_000),
     )
     .await;
     let raw = std::fs::read(&snapshot).unwrap();
     assert!(
-        String::from_utf8_lossy(&raw).matches("133;D").count() >= 3,
+        String::from_utf8_lossy(&raw).matches("133;D").count() >= commands.len(),
         "on {:?}: the log holds no marks to replay: {:?}",
         ctx.which,
         String::from_utf8_lossy(&raw)
     );
+    snapshot
+}
+
+/// The shell's own signed marks, replayed from a raw log of the pane (a user's
+/// terminal log, a recording made outside cohort), do not end a command: each token
+/// verifies once. Fails where a replayed signature still verifies (a per-pane key).
+async fn ladder_replayed_marks(ctx: Ctx) {
+    let pane = ctx.shell("replay").await;
+    let snapshot = signed_marks_log(&ctx, &pane, &["echo one", "false", "echo three"]).await;
     let command = format!(
         "cat '{}'; sleep 1; echo after-the-replay; (exit 3)",
         snapshot.display()
@@ -118,17 +127,7 @@ parity!(
 /// a replay started under the first is not taken by the second.
 async fn adopted_pane_takes_no_spent_token(ctx: Ctx) {
     let pane = ctx.shell("adopted").await;
-    let log = ctx.terminal.start_raw_log(&pane);
-    for command in ["echo one", "false"] {
-        ctx.run(&pane, command, spec(10_000)).await;
-    }
-    let snapshot = log.with_extension("snapshot");
-    ctx.run(
-        &pane,
-        &format!("cp '{}' '{}'", log.display(), snapshot.display()),
-        spec(10_000),
-    )
-    .await;
+    let snapshot = signed_marks_log(&ctx, &pane, &["echo one", "false"]).await;
     let replay = format!(
         "sleep 2; cat '{}'; sleep 1; echo after-the-replay; (exit 3)",
         snapshot.display()
