@@ -210,16 +210,24 @@ impl Echoes {
                 input.push(*a..end);
             }
         }
+        // Where the shell's marks begin a stretch of input on this line.
+        let marked: Vec<u64> = input.iter().map(|r| r.start).collect();
         for t in &self.typed {
             // Lines from where typing began through the one Enter ended.
             let covered = t.from <= end && t.ended.is_none_or(|e| start <= e);
             if !covered {
                 continue;
             }
-            let part = t.from.max(start)..end;
-            let seen = plain_text(&line[(part.start - start) as usize..]);
-            if is_echo(&seen, &t.text) {
-                input.push(part);
+            let from = t.from.max(start);
+            // Text typed before the shell drew its prompt is echoed twice: by the
+            // terminal as it arrives, then by the line editor behind the prompt. The
+            // first copy ends where the prompt's mark begins, and is judged alone.
+            let cut = marked.iter().copied().filter(|&s| s > from).min();
+            let to = cut.unwrap_or(end);
+            let seen = plain_text(&line[(from - start) as usize..(to - start) as usize]);
+            let echoed = is_echo(&seen, &t.text) || cut.is_some() && is_typed_start(&seen, &t.text);
+            if echoed {
+                input.push(from..to);
             }
         }
         if input.is_empty() {
@@ -248,26 +256,52 @@ impl Echoes {
 
 /// Whether `seen` (a line's text from where typing began) is the echo of `typed`:
 /// blank, one of its lines, one of them behind a short prompt, or a stretch of one
-/// (an echo arriving in pieces).
+/// (an echo arriving in pieces). A line typed ahead of a program's prompt may show
+/// twice, the terminal's echo before the prompt and the program's after it
+/// (`print(1)>>> print(1)`): that is echo too.
 fn is_echo(seen: &str, typed: &str) -> bool {
     let seen = seen.trim();
     if seen.is_empty() {
         return true;
     }
-    typed
-        .lines()
-        .map(str::trim)
-        .filter(|t| !t.is_empty())
-        .any(|t| {
-            if seen == t {
-                return true;
-            }
-            if let Some(prompt) = seen.strip_suffix(t) {
-                return prompt.chars().count() <= PROMPT_MAX
-                    && !prompt.chars().any(char::is_alphanumeric);
-            }
-            seen.chars().count() >= 8 && t.contains(seen)
-        })
+    typed_lines(typed).any(|t| {
+        if seen == t {
+            return true;
+        }
+        if let Some(before) = seen.strip_suffix(t) {
+            let before = before.trim_start();
+            // Behind the terminal's copy of the line (or of its start), typed ahead.
+            return is_prompt(before) || is_prompt(&before[common_prefix(before, t)..]);
+        }
+        seen.chars().count() >= 8 && t.contains(seen)
+    })
+}
+
+/// Whether `seen`, which the shell's prompt mark follows on its line, is the start
+/// of a typed line: the terminal's echo of a line typed before the prompt was drawn,
+/// cut where the prompt began.
+fn is_typed_start(seen: &str, typed: &str) -> bool {
+    let seen = seen.trim();
+    typed_lines(typed).any(|t| t.starts_with(seen))
+}
+
+/// The non-blank lines of a typed record, trimmed.
+fn typed_lines(typed: &str) -> impl Iterator<Item = &str> {
+    typed.lines().map(str::trim).filter(|t| !t.is_empty())
+}
+
+/// The length in bytes of the longest common start of `a` and `b`.
+fn common_prefix(a: &str, b: &str) -> usize {
+    a.char_indices()
+        .zip(b.chars())
+        .find(|((_, x), y)| x != y)
+        .map_or(a.len().min(b.len()), |((i, _), _)| i)
+}
+
+/// Whether `text` can be the prompt in front of an echoed line: short and without
+/// letters or digits (`... `, `> `).
+fn is_prompt(text: &str) -> bool {
+    text.chars().count() <= PROMPT_MAX && !text.chars().any(char::is_alphanumeric)
 }
 
 #[cfg(test)]
@@ -397,6 +431,48 @@ mod tests {
         log.ended(12);
         let echoes = Echoes::around(&[], &log, 0, journal.len() as u64);
         assert_eq!(outputs(journal, &echoes), ["> ", "echo ERROR"]);
+    }
+
+    #[test]
+    fn a_line_typed_before_the_prompt_is_input_in_both_copies() {
+        // The line was typed while the shell was still busy with the one before: the
+        // terminal echoed it as it came, then the shell drew its prompt and the line
+        // editor echoed it again behind it.
+        let line = "echo ALARM-$((40+2))";
+        for first_copy in [line, "echo ALA", "e"] {
+            let journal = format!("{first_copy}root@vm:~# {line}\nALARM-42\n");
+            let a = first_copy.len() as u64;
+            let c = journal.find("\nALARM-42").unwrap() as u64 + 1;
+            let marks = [
+                mark(a, PromptMark::PromptStart),
+                mark(c, PromptMark::CommandStart),
+            ];
+            let mut log = TypedLog::default();
+            log.typed(0, line);
+            log.ended(c - 1);
+            let echoes = Echoes::around(&marks, &log, 0, journal.len() as u64);
+            assert_eq!(
+                outputs(&journal, &echoes),
+                ["", "ALARM-42", ""],
+                "{journal:?}"
+            );
+        }
+        // Without marks (a REPL typed into before it started): copy, prompt, copy.
+        let journal = "print(1)>>> print(1)\n1\n>>> ";
+        let mut log = TypedLog::default();
+        log.typed(0, "print(1)");
+        log.ended(20);
+        let echoes = Echoes::around(&[], &log, 0, journal.len() as u64);
+        assert_eq!(outputs(journal, &echoes), ["", "1", ">>> "]);
+        // What a program printed before the prompt is not a typed line's start.
+        let journal = format!("ALARM-42root@vm:~# {line}\n");
+        let marks = [mark(8, PromptMark::PromptStart)];
+        let mut log = TypedLog::default();
+        log.typed(0, line);
+        let echoes = Echoes::around(&marks, &log, 0, journal.len() as u64);
+        assert_eq!(outputs(&journal, &echoes), ["ALARM-42", ""]);
+        assert!(!is_echo("Error: print(1)", "print(1)"));
+        assert!(!is_echo("printed print(1)", "print(1)"));
     }
 
     #[test]

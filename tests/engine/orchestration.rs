@@ -464,8 +464,9 @@ async fn watchers_and_waits_match_what_programs_print_not_the_echo_of_typed_line
     let end = add(notify_on("echoes", "END-2", false)).await.unwrap();
 
     // In the shell, whose marks bound the line it accepted: a line that only types
-    // the word, and one whose output prints it once.
-    type_line(&engine, &pane.id, ": ALARM typed only").await;
+    // the word, and one whose output prints it once, typed while the first still
+    // runs (so the terminal echoes it before the prompt and the shell again after).
+    type_line(&engine, &pane.id, ": ALARM typed only; sleep 0.3").await;
     type_line(&engine, &pane.id, "echo ALARM-$((40+2))").await;
 
     // A wait on a word the command line holds ends on the output, not the echo.
@@ -529,7 +530,11 @@ async fn watchers_and_waits_match_what_programs_print_not_the_echo_of_typed_line
         "the output-only watcher fired on an echo"
     );
     let seen = fired_on(&engine, &input.id, &end.id).await;
-    for line in [": ALARM typed only", "echo ALARM-$((40+2))", "ALARM-42"] {
+    for line in [
+        ": ALARM typed only; sleep 0.3",
+        "echo ALARM-$((40+2))",
+        "ALARM-42",
+    ] {
         assert!(
             seen.iter().any(|l| l.ends_with(line)),
             "the watcher asked for input too missed {line:?}: {seen:?}"
