@@ -79,6 +79,26 @@ pub enum BackendError {
         detail: String,
     },
 
+    /// ssh could not reach a remote host (network, authentication, host key).
+    #[error("host {host} ({destination}) cannot be reached: ssh said: {message}; check that `ssh {destination}` works without a password prompt (an agent or a key), then try again")]
+    HostUnreachable {
+        /// The host's name in cohort.
+        host: String,
+        /// Its SSH destination.
+        destination: String,
+        /// What ssh said.
+        message: String,
+    },
+
+    /// A command cohort ran on a remote host failed.
+    #[error("on host {host}: {message}")]
+    Remote {
+        /// The host's name in cohort.
+        host: String,
+        /// What the command said.
+        message: String,
+    },
+
     /// Local I/O failed (spawning tmux, writing the shell integration files…).
     #[error("{context}: {source}")]
     Io {

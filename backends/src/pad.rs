@@ -126,13 +126,20 @@ impl MarkChain {
         self.anchor
     }
 
-    /// Writes the tokens in `form`, space-separated on one line, to a new file in `dir`
+    /// Writes the tokens in `form` ([`MarkChain::pad_text`]) to a new file in `dir`
     /// that only the user can read, and returns its path. `dir` is created private when
     /// missing.
     pub fn write_pad(&self, dir: &Path, form: TokenForm) -> Result<PathBuf> {
         create_private_dir(dir)?;
-        let name = format!("pad-{:016x}{:016x}", random()?, random()?);
-        let path = dir.join(name);
+        let path = dir.join(pad_name()?);
+        let mut file = private_file(&path)?;
+        file.write_all(self.pad_text(form).as_bytes())
+            .map_err(|e| BackendError::io(format!("writing {}", path.display()), e))?;
+        Ok(path)
+    }
+
+    /// The tokens in `form`, space-separated on one line: what a pad file holds.
+    pub fn pad_text(&self, form: TokenForm) -> String {
         let mut text = String::with_capacity(self.tokens.len() * 29);
         for (i, token) in self.tokens.iter().enumerate() {
             if i > 0 {
@@ -147,11 +154,13 @@ impl MarkChain {
             }
         }
         text.push('\n');
-        let mut file = private_file(&path)?;
-        file.write_all(text.as_bytes())
-            .map_err(|e| BackendError::io(format!("writing {}", path.display()), e))?;
-        Ok(path)
+        text
     }
+}
+
+/// A new pad file's name: random, so no one can tell the next pane's in advance.
+pub fn pad_name() -> Result<String> {
+    Ok(format!("pad-{:016x}{:016x}", random()?, random()?))
 }
 
 /// What verifies a pane's next mark: the last token verified (the chain's end at

@@ -353,13 +353,7 @@ pub struct ShellIntegration {
 impl ShellIntegration {
     /// Writes the integration files under `dir` (only those whose content changed).
     pub fn install(dir: &Path) -> Result<Self> {
-        let files: [(&str, String); 4] = [
-            ("bashrc", format!("{KEEP_PATH}\n{BASH_RC}")),
-            ("zsh/.zshenv", format!("{KEEP_PATH}\n{ZSH_ENV}")),
-            ("cohort.fish", FISH_RC.to_string()),
-            ("shrc", format!("{KEEP_PATH}\n{SH_RC}")),
-        ];
-        for (name, content) in files {
+        for (name, content) in Self::files() {
             let content = content.as_str();
             let path = dir.join(name);
             if std::fs::read_to_string(&path).ok().as_deref() == Some(content) {
@@ -379,6 +373,16 @@ impl ShellIntegration {
         Ok(ShellIntegration {
             dir: dir.to_path_buf(),
         })
+    }
+
+    /// The files, by their path under the integration's directory, and their text.
+    pub fn files() -> [(&'static str, String); 4] {
+        [
+            ("bashrc", format!("{KEEP_PATH}\n{BASH_RC}")),
+            ("zsh/.zshenv", format!("{KEEP_PATH}\n{ZSH_ENV}")),
+            ("cohort.fish", FISH_RC.to_string()),
+            ("shrc", format!("{KEEP_PATH}\n{SH_RC}")),
+        ]
     }
 
     /// Directory holding the files.

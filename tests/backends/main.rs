@@ -6,6 +6,8 @@
 
 #[path = "../support/iterm2.rs"]
 mod iterm2_support;
+#[path = "../support/ssh.rs"]
+mod ssh_support;
 #[path = "../support/mod.rs"]
 mod support;
 #[path = "../support/terminals.rs"]
@@ -17,4 +19,5 @@ mod iterm2_marks;
 mod parity;
 mod parity_engine;
 mod parity_orchestration;
+mod remote;
 mod tmux_backend;

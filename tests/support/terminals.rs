@@ -16,12 +16,15 @@ use crate::{iterm2_support::FakeIterm2, support::TestServer};
 pub enum Which {
     Tmux,
     Iterm2,
+    /// tmux on a remote host, over a real OpenSSH server on loopback.
+    Ssh,
 }
 
 /// A running terminal program for one test.
 pub enum Terminal {
     Tmux(TestServer),
     Iterm2(FakeIterm2),
+    Ssh(TestServer, crate::ssh_support::SshServer),
 }
 
 impl Terminal {
@@ -29,6 +32,10 @@ impl Terminal {
         match which {
             Which::Tmux => Terminal::Tmux(TestServer::new()),
             Which::Iterm2 => Terminal::Iterm2(FakeIterm2::new().await),
+            Which::Ssh => Terminal::Ssh(
+                TestServer::new(),
+                crate::ssh_support::SshServer::start().expect("sshd for the remote host"),
+            ),
         }
     }
 
@@ -36,6 +43,7 @@ impl Terminal {
         match self {
             Terminal::Tmux(_) => Which::Tmux,
             Terminal::Iterm2(_) => Which::Iterm2,
+            Terminal::Ssh(..) => Which::Ssh,
         }
     }
 
@@ -45,6 +53,15 @@ impl Terminal {
         match self {
             Terminal::Tmux(server) => Arc::new(server.backend().await),
             Terminal::Iterm2(fake) => Arc::new(fake.backend().await),
+            Terminal::Ssh(server, ssh) => {
+                let mut config = server.config();
+                config.host = Some(ssh.host("remote"));
+                Arc::new(
+                    cohort_backends::tmux::TmuxBackend::connect(config)
+                        .await
+                        .expect("connect to tmux over ssh"),
+                )
+            }
         }
     }
 
@@ -53,7 +70,7 @@ impl Terminal {
     /// log's path.
     pub fn start_raw_log(&self, pane: &cohort_backends::PaneId) -> PathBuf {
         match self {
-            Terminal::Tmux(server) => {
+            Terminal::Tmux(server) | Terminal::Ssh(server, _) => {
                 let log = server
                     .state_dir()
                     .join(format!("raw-{}.log", pane.as_str().trim_start_matches('%')));
@@ -75,7 +92,9 @@ impl Terminal {
     /// Where an engine on this terminal keeps its state, and the key naming the server.
     pub fn engine_home(&self) -> (PathBuf, String) {
         match self {
-            Terminal::Tmux(server) => (server.state_dir().to_path_buf(), server.socket.clone()),
+            Terminal::Tmux(server) | Terminal::Ssh(server, _) => {
+                (server.state_dir().to_path_buf(), server.socket.clone())
+            }
             Terminal::Iterm2(fake) => {
                 let state = fake.dir.path().join("engine");
                 std::fs::create_dir_all(&state).expect("engine state dir");

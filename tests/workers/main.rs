@@ -9,6 +9,8 @@ mod agents;
 mod browser;
 #[path = "../support/iterm2.rs"]
 mod iterm2_support;
+#[path = "../support/ssh.rs"]
+mod ssh_support;
 #[path = "../support/mod.rs"]
 mod support;
 #[path = "../support/terminals.rs"]

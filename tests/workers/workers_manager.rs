@@ -245,6 +245,7 @@ async fn manager_drives_four_workers(m: Manager) {
         .is_empty());
 }
 parity!(
+    local,
     Manager::new,
     manager_drives_four_workers_,
     manager_drives_four_workers
@@ -397,6 +398,7 @@ async fn messages_wait_for_idle_workers_and_never_type_over_drafts(m: Manager) {
     assert_eq!(closed["results"][0]["ended"], "exit command", "{closed}");
 }
 parity!(
+    local,
     Manager::new,
     messages_wait_for_idle_workers_and_never_type_over_drafts_,
     messages_wait_for_idle_workers_and_never_type_over_drafts
@@ -471,6 +473,7 @@ async fn shared_directories_custom_agents_setup_and_splits(m: Manager) {
     }
 }
 parity!(
+    local,
     Manager::new,
     shared_directories_custom_agents_setup_and_splits_,
     shared_directories_custom_agents_setup_and_splits

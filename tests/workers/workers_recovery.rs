@@ -46,6 +46,7 @@ impl Cohort {
                     .env("COHORT_ITERM2_SOCKET", fake.socket())
                     .env("ITERM2_COOKIE", fake.server.issue_reusable_cookie());
             }
+            Terminal::Ssh(..) => unreachable!("the recovery scenarios run on local terminals"),
         }
         let mut child = cmd.spawn().expect("cohort mcp");
         let stdout = child.stdout.take().unwrap();

@@ -20,7 +20,8 @@ impl TerminalBackend for TmuxBackend {
             background_colors: true,
             cursor_colors: true,
             focus: true,
-            foreground_process: true,
+            // Remote pids name processes over there.
+            foreground_process: self.inner.remote.is_none(),
             signed_marks: true,
             one_time_marks: true,
             split_sizes: true,
@@ -29,7 +30,11 @@ impl TerminalBackend for TmuxBackend {
 
     fn attach_hint(&self, pane: &PaneId) -> AttachHint {
         let config = &self.inner.config;
-        let mut argv: Vec<String> = vec![config.program.to_string_lossy().into_owned()];
+        let program = match &self.inner.remote {
+            Some(_) => "tmux".to_string(),
+            None => config.program.to_string_lossy().into_owned(),
+        };
+        let mut argv: Vec<String> = vec![program];
         argv.extend(config.socket.args());
         // A grouped session per viewer: each human picks windows independently, the
         // agents' window sizes stay fixed (window-size manual), and the viewer session
@@ -65,6 +70,24 @@ impl TerminalBackend for TmuxBackend {
             })
             .collect::<Vec<_>>()
             .join(" ");
+        let (argv, command_line) = match &self.inner.remote {
+            None => (argv, command_line),
+            // The same line on the far side, in a terminal ssh gives it.
+            Some(remote) => {
+                let mut ssh = vec![
+                    remote.host.program.to_string_lossy().into_owned(),
+                    "-t".into(),
+                ];
+                ssh.extend(remote.host.ssh_args.iter().cloned());
+                ssh.extend(["--".into(), remote.host.destination.clone(), command_line]);
+                let line = ssh
+                    .iter()
+                    .map(|a| quote::sh(a))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                (ssh, line)
+            }
+        };
         AttachHint {
             description: format!("run `{command_line}` in a terminal; detach with C-b d"),
             argv,
@@ -84,14 +107,20 @@ impl TerminalBackend for TmuxBackend {
                 "window size {cols}x{rows} is out of range: use 2 to 10000 columns and rows"
             )));
         }
-        let (args, pad) = self.spawn_args(&options)?;
+        let (args, pad) = self.spawn_args(&options).await?;
         let line = format!(
             "new-window -d -P -F {} -t {} -n {}{args}",
             quote::single("#{pane_id}"),
             self.window_target(),
             quote::arg(&quote::format_literal(&options.name)),
         );
-        let reply = self.cmd(&line).await.inspect_err(|_| forget_pad(pad))?;
+        let reply = match self.cmd(&line).await {
+            Ok(reply) => reply,
+            Err(e) => {
+                self.forget_pad(pad).await;
+                return Err(e);
+            }
+        };
         let pane = PaneId(reply.text().trim().to_string());
         check_pane_id(&pane)?;
         self.stamp_command(&pane, &options).await?;
@@ -128,15 +157,18 @@ impl TerminalBackend for TmuxBackend {
             }
             Some(SplitSize::Cells(n)) => format!(" -l {n}"),
         };
-        let (args, pad) = self.spawn_args(&options.spawn)?;
+        let (args, pad) = self.spawn_args(&options.spawn).await?;
         let line = format!(
             "split-window -d {direction}{size} -P -F {} -t {pane}{args}",
             quote::single("#{pane_id}")
         );
-        let reply = self
-            .pane_cmd(pane, &line)
-            .await
-            .inspect_err(|_| forget_pad(pad))?;
+        let reply = match self.pane_cmd(pane, &line).await {
+            Ok(reply) => reply,
+            Err(e) => {
+                self.forget_pad(pad).await;
+                return Err(e);
+            }
+        };
         let new_pane = PaneId(reply.text().trim().to_string());
         check_pane_id(&new_pane)?;
         self.stamp_command(&new_pane, &options.spawn).await?;
@@ -472,14 +504,17 @@ impl TerminalBackend for TmuxBackend {
     }
 }
 
-/// Deletes the pad written for a pane that was not made: no shell will read it.
-fn forget_pad(pad: Option<std::path::PathBuf>) {
-    if let Some(pad) = pad {
-        let _ = std::fs::remove_file(pad);
-    }
-}
-
 impl TmuxBackend {
+    /// The name of the shell remote panes start with (`bash`), as tmux names the
+    /// foreground command when the shell is at its prompt.
+    fn remote_shell_name(&self) -> String {
+        self.inner
+            .shell
+            .file_name()
+            .map(|n| n.to_string_lossy().trim_start_matches('-').to_string())
+            .unwrap_or_default()
+    }
+
     /// Stamps a one-shot command as it was given on its pane (`@cohort_command`), to show
     /// once the pane is dead, where tmux would show the first word of cohort's wrapper.
     async fn stamp_command(&self, pane: &PaneId, options: &SpawnOptions) -> Result<()> {
@@ -534,19 +569,25 @@ impl TmuxBackend {
     fn pane_state_from(&self, pane: &PaneId, f: Vec<String>) -> Result<PaneState> {
         let num = |s: &str| s.parse::<u16>().unwrap_or(0);
         let dead = f[2] == "1";
-        let shell_pid = f[1].parse::<u32>().ok().filter(|p| *p > 0);
+        // A remote pane's pid and terminal are the far side's: nothing here is asked
+        // about them, and the shell is known by name.
+        let remote = self.inner.remote.is_some();
+        let shell_pid = f[1].parse::<u32>().ok().filter(|p| *p > 0 && !remote);
         let foreground = if dead {
             None
         } else {
             shell_pid.and_then(crate::process::foreground_pid)
         };
+        let shell_command = match shell_pid {
+            Some(pid) => crate::process::process_name(pid).unwrap_or_default(),
+            None if remote => self.remote_shell_name(),
+            None => String::new(),
+        };
         Ok(PaneState {
             foreground_command: f[0].clone(),
             foreground_pid: foreground,
             shell_pid,
-            shell_command: shell_pid
-                .and_then(crate::process::process_name)
-                .unwrap_or_default(),
+            shell_command,
             dead,
             exit_status: if dead {
                 f[3].parse::<i32>()
@@ -570,7 +611,7 @@ impl TmuxBackend {
             history_lines: f[10].parse().unwrap_or(0),
             cwd: (!f[11].is_empty()).then(|| f[11].clone()),
             title: f[12].clone(),
-            tty: (!f[14].is_empty()).then(|| f[14].clone()),
+            tty: (!f[14].is_empty() && !remote).then(|| f[14].clone()),
         })
     }
 

@@ -15,6 +15,26 @@ pub enum Socket {
 }
 
 impl Socket {
+    /// A name for the server in paths: the socket's name, or its file's.
+    pub fn label(&self) -> String {
+        let name = match self {
+            Socket::Name(name) => name.clone(),
+            Socket::Path(path) => path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "socket".into()),
+        };
+        name.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    }
+
     /// The tmux arguments that select this socket.
     pub fn args(&self) -> [String; 2] {
         match self {
@@ -80,6 +100,10 @@ pub struct TmuxConfig {
     /// Environment set for the tmux server when cohort starts it (and so for every
     /// pane's shell), on top of cohort's own; e.g. `HOME` for a clean test home.
     pub server_env: Vec<(String, String)>,
+    /// The machine the server runs on: this one when `None`, else a host reached over
+    /// SSH ([`super::remote`]), whose `tmux` (on its `PATH`) is used instead of
+    /// `program`.
+    pub host: Option<super::remote::SshHost>,
 }
 
 impl TmuxConfig {
@@ -98,6 +122,7 @@ impl TmuxConfig {
             pause_after_secs: 30,
             shell: None,
             server_env: Vec::new(),
+            host: None,
         }
     }
 

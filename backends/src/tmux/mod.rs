@@ -22,6 +22,7 @@ pub mod control;
 mod exit_watch;
 pub mod parse;
 pub mod quote;
+pub mod remote;
 mod router;
 mod rows;
 
@@ -91,6 +92,38 @@ struct Inner {
     /// The tmux server this backend last attached to (its pid and start time): pane
     /// ids are only unique within one server.
     instance: Mutex<Option<String>>,
+    /// The far side, when the server runs on another machine.
+    remote: Option<Remote>,
+}
+
+/// A server on another machine: the host and cohort's directory there.
+struct Remote {
+    host: remote::SshHost,
+    /// cohort's directory for this server on the host (absolute).
+    dir: String,
+    /// The tmux config, as written there.
+    conf: String,
+}
+
+impl Remote {
+    fn pad_dir(&self) -> String {
+        format!("{}/pads", self.dir)
+    }
+
+    fn conf_path(&self) -> String {
+        format!("{}/tmux.conf", self.dir)
+    }
+
+    /// Writes the tmux config and the shell integration on the host (again: they may
+    /// have gone with a reboot or a cleaned home).
+    async fn install(&self) -> Result<()> {
+        let mut files: Vec<(String, String)> = ShellIntegration::files()
+            .into_iter()
+            .map(|(name, text)| (format!("shell/{name}"), text))
+            .collect();
+        files.push(("tmux.conf".into(), self.conf.clone()));
+        self.host.write_files(&self.dir, &files).await
+    }
 }
 
 impl std::fmt::Debug for TmuxBackend {
@@ -106,14 +139,45 @@ impl TmuxBackend {
     /// Checks tmux, writes cohort's tmux config and shell integration under the state
     /// directory, and connects (starting the server if it is not running).
     pub async fn connect(config: TmuxConfig) -> Result<TmuxBackend> {
-        let (version, version_text) = cli::check_version(&config.program).await?;
-        std::fs::create_dir_all(&config.state_dir)
-            .map_err(|e| BackendError::io(format!("creating {}", config.state_dir.display()), e))?;
-        let shells = ShellIntegration::install(&config.shell_dir())?;
-        let shell = config.shell.clone().unwrap_or_else(user_shell);
-        let shell_command = shells.shell_command(&shell);
-        let conf = config.conf_text(&shell_command, config::pick_terminal());
-        write_if_changed(&config.conf_path(), &conf)?;
+        let (version, version_text, shell, shell_command, remote) = match &config.host {
+            None => {
+                let (version, version_text) = cli::check_version(&config.program).await?;
+                std::fs::create_dir_all(&config.state_dir).map_err(|e| {
+                    BackendError::io(format!("creating {}", config.state_dir.display()), e)
+                })?;
+                let shells = ShellIntegration::install(&config.shell_dir())?;
+                let shell = config.shell.clone().unwrap_or_else(user_shell);
+                let shell_command = shells.shell_command(&shell);
+                let conf = config.conf_text(&shell_command, config::pick_terminal());
+                write_if_changed(&config.conf_path(), &conf)?;
+                (version, version_text, shell, shell_command, None)
+            }
+            Some(host) => {
+                let probe = host.probe("tmux").await?;
+                let dir = format!("{}/{}", probe.state_dir, config.socket.label());
+                let shell = config
+                    .shell
+                    .clone()
+                    .unwrap_or_else(|| PathBuf::from(&probe.shell));
+                let shell_command =
+                    crate::shell::launch_command(&shell, Path::new(&format!("{dir}/shell")));
+                // The far side's terminal type is not known from here: tmux's own.
+                let conf = config.conf_text(&shell_command, "tmux-256color");
+                let remote = Remote {
+                    host: host.clone(),
+                    dir,
+                    conf,
+                };
+                remote.install().await?;
+                (
+                    probe.version,
+                    probe.version_text,
+                    shell,
+                    shell_command,
+                    Some(remote),
+                )
+            }
+        };
         let backend = TmuxBackend {
             inner: Arc::new(Inner {
                 config,
@@ -128,6 +192,7 @@ impl TmuxBackend {
                 watched: Default::default(),
                 last_marks: Default::default(),
                 instance: Default::default(),
+                remote,
             }),
         };
         backend.client().await?;
@@ -220,9 +285,8 @@ impl TmuxBackend {
         self.ensure_files()?;
         let config = &self.inner.config;
         let Size { cols, rows } = config.default_size;
-        let mut command = cli::command(&config.program, &config.socket);
-        command.envs(config.server_env.iter().map(|(k, v)| (k, v)));
-        command.arg("-f").arg(config.conf_path()).args([
+        let (cols, rows) = (cols.to_string(), rows.to_string());
+        let attach = [
             "-C",
             "new-session",
             "-A",
@@ -231,11 +295,40 @@ impl TmuxBackend {
             "-n",
             LOBBY_WINDOW,
             "-x",
-            &cols.to_string(),
+            &cols,
             "-y",
-            &rows.to_string(),
+            &rows,
             "printf '%s\\n' 'cohort: this window keeps the tmux server up; agents work in the other windows.'; exec sleep 2147483647",
-        ]);
+        ];
+        let command = match &self.inner.remote {
+            None => {
+                let mut command = cli::command(&config.program, &config.socket);
+                command.envs(config.server_env.iter().map(|(k, v)| (k, v)));
+                command.arg("-f").arg(config.conf_path()).args(attach);
+                command
+            }
+            Some(remote) => {
+                remote.install().await?;
+                let mut line = String::from("exec env -u TMUX -u TMUX_PANE");
+                for (key, value) in &config.server_env {
+                    line.push(' ');
+                    line.push_str(&quote::sh(&format!("{key}={value}")));
+                }
+                line.push_str(" tmux -u");
+                for arg in config
+                    .socket
+                    .args()
+                    .iter()
+                    .map(String::as_str)
+                    .chain(["-f", &remote.conf_path()])
+                    .chain(attach)
+                {
+                    line.push(' ');
+                    line.push_str(&quote::sh(arg));
+                }
+                remote.host.command(&line)
+            }
+        };
         let weak_slot: Arc<std::sync::OnceLock<Weak<ControlClient>>> = Arc::default();
         let handler = EventRouter {
             hub: self.inner.hub.clone(),
@@ -250,9 +343,12 @@ impl TmuxBackend {
         // The options are applied one command per line, not with source-file: tmux
         // answers every command inside a sourced file with a reply block of its own,
         // which would shift the pairing of replies to commands.
-        let conf = std::fs::read_to_string(config.conf_path()).map_err(|e| {
-            BackendError::io(format!("reading {}", config.conf_path().display()), e)
-        })?;
+        let conf = match &self.inner.remote {
+            Some(remote) => remote.conf.clone(),
+            None => std::fs::read_to_string(config.conf_path()).map_err(|e| {
+                BackendError::io(format!("reading {}", config.conf_path().display()), e)
+            })?,
+        };
         let mut setup: Vec<String> = conf
             .lines()
             .map(str::trim)
@@ -359,7 +455,8 @@ impl TmuxBackend {
 
     /// Reports `pane`'s exit as soon as process `pid` ends (see [`exit_watch`]).
     fn watch_exit(&self, pane: &PaneId, pid: u32) {
-        if !lock(&self.inner.watched).insert(pane.0.clone()) {
+        // A remote pid names a process over there: tmux's subscription reports it.
+        if self.inner.remote.is_some() || !lock(&self.inner.watched).insert(pane.0.clone()) {
             return;
         }
         let weak = Arc::downgrade(&self.inner);
@@ -421,6 +518,9 @@ impl TmuxBackend {
     /// without its prompt marks, and every wait on it would time out blaming the
     /// user's startup files.
     fn ensure_files(&self) -> Result<()> {
+        if self.inner.remote.is_some() {
+            return Ok(()); // installed on the host at every attach
+        }
         let config = &self.inner.config;
         let rc = config.shell_dir().join("bashrc");
         if !rc.exists() {
@@ -439,12 +539,14 @@ impl TmuxBackend {
 
     /// The arguments of `new-window`/`split-window` for `options`, and the pad file
     /// written for the new shell (to delete when the pane is not made).
-    fn spawn_args(&self, options: &SpawnOptions) -> Result<(String, Option<PathBuf>)> {
+    async fn spawn_args(&self, options: &SpawnOptions) -> Result<(String, Option<Pad>)> {
         self.ensure_files()?;
         let mut args = String::new();
         if let Some(cwd) = &options.cwd {
+            // A remote directory is the far side's to check: tmux starts the shell in
+            // the remote home when it is missing there.
             let path = Path::new(cwd);
-            if !path.is_dir() {
+            if self.inner.remote.is_none() && !path.is_dir() {
                 return Err(BackendError::InvalidArgument(format!(
                     "working directory {:?} does not exist or is not a directory",
                     cwd.chars().take(200).collect::<String>()
@@ -472,9 +574,21 @@ impl TmuxBackend {
                 // The shell reads its tokens from this file and deletes it before
                 // anything else runs; the environment holds only the path (see
                 // `crate::pad`).
-                let pad = marks
-                    .write_pad(&self.inner.config.pad_dir(), crate::pad::TokenForm::Decimal)?;
-                let entry = format!("{}={}", crate::pad::PAD_ENV, pad.to_string_lossy());
+                let form = crate::pad::TokenForm::Decimal;
+                let pad = match &self.inner.remote {
+                    None => Pad::Local(marks.write_pad(&self.inner.config.pad_dir(), form)?),
+                    Some(remote) => {
+                        let name = crate::pad::pad_name()?;
+                        let text = marks.pad_text(form);
+                        Pad::Remote(
+                            remote
+                                .host
+                                .write_private(&remote.pad_dir(), &name, &text)
+                                .await?,
+                        )
+                    }
+                };
+                let entry = format!("{}={}", crate::pad::PAD_ENV, pad.path());
                 args.push_str(&format!(" -e {}", quote::arg(&entry)));
                 Some(pad)
             }
@@ -483,6 +597,41 @@ impl TmuxBackend {
         args.push(' ');
         args.push_str(&quote::arg(&command));
         Ok((args, pad))
+    }
+
+    /// Deletes the pad written for a pane that was not made: no shell will read it.
+    async fn forget_pad(&self, pad: Option<Pad>) {
+        match (pad, &self.inner.remote) {
+            (Some(Pad::Local(path)), _) => {
+                let _ = std::fs::remove_file(path);
+            }
+            (Some(Pad::Remote(path)), Some(remote)) => {
+                let _ = remote.host.remove(&path).await;
+            }
+            _ => {}
+        }
+    }
+
+    /// Whether the server runs on another machine.
+    pub fn is_remote(&self) -> bool {
+        self.inner.remote.is_some()
+    }
+}
+
+/// A new shell's pad of one-time tokens, where it was written.
+enum Pad {
+    /// On this machine.
+    Local(PathBuf),
+    /// On the remote host.
+    Remote(String),
+}
+
+impl Pad {
+    fn path(&self) -> String {
+        match self {
+            Pad::Local(path) => path.to_string_lossy().into_owned(),
+            Pad::Remote(path) => path.clone(),
+        }
     }
 }
 

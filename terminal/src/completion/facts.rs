@@ -144,7 +144,8 @@ pub async fn gather(backend: &dyn TerminalBackend, pane: &PaneId, need: Need) ->
         foreground_command: state.foreground_command.clone(),
         foreground_pid: state.foreground_pid,
         alternate_screen: state.alternate_screen,
-        kernel: process::proc_reader(),
+        // A pane on another machine: this kernel knows nothing of its processes.
+        kernel: process::proc_reader() && backend.capabilities().foreground_process,
         ..Facts::default()
     };
     if let Some(pid) = state.foreground_pid {

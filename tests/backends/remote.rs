@@ -1,0 +1,128 @@
+//! tmux on a remote host over SSH, where it differs from a local server: what is
+//! installed on the far side and how, a host key that changed, a host that cannot be
+//! reached. The scenarios both transports share run in the parity suites (their `ssh`
+//! tests).
+
+use std::os::unix::fs::PermissionsExt;
+use std::time::{Duration, Instant};
+
+use cohort_backends::tmux::TmuxBackend;
+use cohort_backends::{BackendError, SpawnOptions, TerminalBackend};
+
+use crate::ssh_support::{self, SshServer};
+use crate::support::TestServer;
+
+/// A local tmux test server configured to live on `ssh`'s host.
+fn remote_config(
+    server: &TestServer,
+    ssh: &SshServer,
+) -> cohort_backends::tmux::config::TmuxConfig {
+    let mut config = server.config();
+    config.host = Some(ssh.host("far"));
+    config
+}
+
+#[tokio::test]
+async fn the_far_side_gets_cohorts_files_privately_and_no_pad_is_left() {
+    if !ssh_support::available() {
+        return;
+    }
+    let ssh = SshServer::start().unwrap();
+    let server = TestServer::new();
+    let backend = TmuxBackend::connect(remote_config(&server, &ssh))
+        .await
+        .expect("connect over ssh");
+    assert!(backend.is_remote());
+    assert!(!backend.capabilities().foreground_process);
+    let pane = backend
+        .spawn(SpawnOptions {
+            name: "files".into(),
+            marks: Some(cohort_backends::pad::MarkChain::new(64).unwrap()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let dir = ssh.home().join(".local/state/cohort").join(&server.socket);
+    for file in [
+        "tmux.conf",
+        "shell/bashrc",
+        "shell/zsh/.zshenv",
+        "shell/shrc",
+    ] {
+        let path = dir.join(file);
+        let mode = std::fs::metadata(&path)
+            .unwrap_or_else(|e| panic!("{} on the far side: {e}", path.display()))
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o077, 0, "{} is readable by others", path.display());
+    }
+    // Nothing of cohort's is written on this machine's state for a remote server.
+    assert!(!server.state_dir().join("shell").exists());
+    // The shell read its pad and deleted it.
+    let pads = dir.join("pads");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let left: Vec<_> = std::fs::read_dir(&pads)
+            .map(|d| d.flatten().map(|e| e.file_name()).collect())
+            .unwrap_or_default();
+        if left.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "pads left on the far side: {left:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let hint = backend.attach_hint(&pane.id);
+    assert_eq!(hint.argv[0], "ssh", "{hint:?}");
+    assert!(hint.argv.contains(&"-t".to_string()), "{hint:?}");
+    assert!(hint.command_line.contains("cohort-test-host"), "{hint:?}");
+}
+
+#[tokio::test]
+async fn a_host_key_that_changed_is_refused_with_the_host_named() {
+    if !ssh_support::available() {
+        return;
+    }
+    let ssh = SshServer::start().unwrap();
+    let server = TestServer::new();
+    let mut config = server.config();
+    config.host = Some(ssh.host_with_another_key("far"));
+    let err = TmuxBackend::connect(config).await.unwrap_err();
+    let text = err.to_string();
+    assert!(
+        matches!(err, BackendError::HostUnreachable { .. }),
+        "{err:?}"
+    );
+    assert!(text.contains("host far"), "{text}");
+    assert!(
+        text.contains("Host key verification failed")
+            || text.contains("HOST IDENTIFICATION HAS CHANGED"),
+        "ssh's own words are kept: {text}"
+    );
+}
+
+#[tokio::test]
+async fn a_host_nobody_answers_on_fails_at_once_with_what_ssh_said() {
+    if !ssh_support::available() {
+        return;
+    }
+    let mut ssh = SshServer::start().unwrap();
+    let server = TestServer::new();
+    let config = remote_config(&server, &ssh);
+    ssh.stop(); // its port answers nothing now
+    let started = Instant::now();
+    let err = TmuxBackend::connect(config).await.unwrap_err();
+    let text = err.to_string();
+    assert!(
+        matches!(err, BackendError::HostUnreachable { .. }),
+        "{err:?}"
+    );
+    assert!(text.contains("Connection refused"), "{text}");
+    assert!(
+        text.contains("without a password prompt"),
+        "says what to check: {text}"
+    );
+    eprintln!("refused after {:?}", started.elapsed());
+}

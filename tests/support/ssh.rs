@@ -1,0 +1,209 @@
+//! A remote host for tests: a real OpenSSH server on a loopback port with its own host
+//! key, `authorized_keys`, known hosts and home, killed on drop.
+//!
+//! The "remote" user's home is the server's own (`SetEnv HOME`), so the far side's
+//! state, shell files and pads live apart from the test's local state. ssh is driven
+//! with a config file of the test's own (`-F`), strict about the host key, so nothing
+//! of the machine's `~/.ssh` is read or written.
+
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use cohort_backends::tmux::remote::SshHost;
+
+/// Where Debian's OpenSSH server lives.
+const SSHD: &str = "/usr/sbin/sshd";
+
+/// Whether a remote host can be started here; says why not (and fails under
+/// `COHORT_REQUIRE_SSH=1`, as CI runs).
+pub fn available() -> bool {
+    if Path::new(SSHD).exists() {
+        return true;
+    }
+    let why = format!("{SSHD} is missing (Debian's openssh-server)");
+    assert!(
+        std::env::var_os("COHORT_REQUIRE_SSH").is_none(),
+        "COHORT_REQUIRE_SSH is set but {why}"
+    );
+    eprintln!("skipped: {why}");
+    false
+}
+
+/// A running sshd for one test.
+pub struct SshServer {
+    pub dir: tempfile::TempDir,
+    pub port: u16,
+    child: Child,
+}
+
+impl SshServer {
+    /// Starts the server, or `None` (with the reason printed) on a machine without
+    /// OpenSSH's server; with `COHORT_REQUIRE_SSH=1` (CI) that is a failure.
+    pub fn start() -> Option<SshServer> {
+        if !available() {
+            return None;
+        }
+        // sshd refuses to start without its privilege separation directory.
+        let _ = std::fs::create_dir_all("/run/sshd");
+        let dir = tempfile::Builder::new()
+            .prefix("cohort-ssh-")
+            .tempdir()
+            .expect("temp dir");
+        let path = dir.path();
+        std::fs::create_dir_all(path.join("home")).unwrap();
+        for key in ["host_key", "client_key"] {
+            let made = Command::new("ssh-keygen")
+                .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+                .arg(path.join(key))
+                .status()
+                .expect("run ssh-keygen");
+            assert!(made.success(), "ssh-keygen failed");
+        }
+        std::fs::copy(path.join("client_key.pub"), path.join("authorized_keys")).unwrap();
+        let port = free_port();
+        let config = format!(
+            "Port {port}\nListenAddress 127.0.0.1\nHostKey {dir}/host_key\n\
+             AuthorizedKeysFile {dir}/authorized_keys\nPidFile {dir}/sshd.pid\n\
+             UsePAM no\nStrictModes no\nPermitRootLogin prohibit-password\n\
+             PasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+             SetEnv HOME={dir}/home\nLogLevel ERROR\nMaxStartups 100\nMaxSessions 100\n",
+            dir = path.display()
+        );
+        std::fs::write(path.join("sshd_config"), config).unwrap();
+        let host_key = std::fs::read_to_string(path.join("host_key.pub")).unwrap();
+        std::fs::write(
+            path.join("known_hosts"),
+            format!("[127.0.0.1]:{port} {host_key}"),
+        )
+        .unwrap();
+        std::fs::write(
+            path.join("ssh_config"),
+            client_config(path, port, "known_hosts"),
+        )
+        .unwrap();
+        let child = Command::new(SSHD)
+            .args(["-D", "-e", "-f"])
+            .arg(path.join("sshd_config"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start sshd");
+        let server = SshServer { dir, port, child };
+        server.wait_listening();
+        Some(server)
+    }
+
+    fn wait_listening(&self) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            assert!(
+                Instant::now() < deadline,
+                "sshd never listened on {}",
+                self.port
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// The host as cohort is given it: the alias of the test's ssh config.
+    pub fn host(&self, name: &str) -> SshHost {
+        let mut host = SshHost::new(name, "cohort-test-host").unwrap();
+        host.ssh_args = vec![
+            "-F".into(),
+            self.dir.path().join("ssh_config").display().to_string(),
+        ];
+        host.control_dir = Some(self.dir.path().join("mux"));
+        host
+    }
+
+    /// Stops the server (its files stay): the host answers nothing any more.
+    pub fn stop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// The remote user's home.
+    pub fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    /// An ssh config that expects another host key for this server: what a user
+    /// sees after the host was reinstalled, or under a man in the middle.
+    pub fn host_with_another_key(&self, name: &str) -> SshHost {
+        let path = self.dir.path();
+        let made = Command::new("ssh-keygen")
+            .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+            .arg(path.join("other_key"))
+            .status()
+            .expect("run ssh-keygen");
+        assert!(made.success());
+        let other = std::fs::read_to_string(path.join("other_key.pub")).unwrap();
+        std::fs::write(
+            path.join("other_known_hosts"),
+            format!("[127.0.0.1]:{} {other}", self.port),
+        )
+        .unwrap();
+        std::fs::write(
+            path.join("other_ssh_config"),
+            client_config(path, self.port, "other_known_hosts"),
+        )
+        .unwrap();
+        let mut host = SshHost::new(name, "cohort-test-host").unwrap();
+        host.ssh_args = vec![
+            "-F".into(),
+            path.join("other_ssh_config").display().to_string(),
+        ];
+        host
+    }
+}
+
+impl Drop for SshServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        // The shared connections' masters end with their sockets' directory.
+        let mux = self.dir.path().join("mux");
+        if let Ok(entries) = std::fs::read_dir(&mux) {
+            for entry in entries.flatten() {
+                let _ = Command::new("ssh")
+                    .args(["-F"])
+                    .arg(self.dir.path().join("ssh_config"))
+                    .arg("-o")
+                    .arg(format!("ControlPath={}", entry.path().display()))
+                    .args(["-O", "exit", "cohort-test-host"])
+                    .stderr(Stdio::null())
+                    .status();
+            }
+        }
+    }
+}
+
+fn client_config(dir: &Path, port: u16, known_hosts: &str) -> String {
+    format!(
+        "Host cohort-test-host\n  HostName 127.0.0.1\n  Port {port}\n  User {user}\n\
+         IdentityFile {dir}/client_key\n  IdentitiesOnly yes\n\
+         UserKnownHostsFile {dir}/{known_hosts}\n  GlobalKnownHostsFile /dev/null\n\
+         StrictHostKeyChecking yes\n  LogLevel ERROR\n",
+        dir = dir.display(),
+        user = user_name(),
+    )
+}
+
+/// Who the tests run as: the remote user too.
+fn user_name() -> String {
+    let out = Command::new("id").arg("-un").output().expect("run id");
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A loopback port nobody listens on now.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
