@@ -85,6 +85,19 @@ pub trait TerminalBackend: Send + Sync + 'static {
     /// command ended has that command's end before it types.
     async fn sync(&self, pane: &PaneId) -> Result<u64>;
 
+    /// The kernel's facts about `pane`'s processes where this machine cannot read them
+    /// itself (a pane on a remote host): one snapshot of the far side's `/proc`.
+    /// `Ok(None)` where the local kernel answers ([`Capabilities::foreground_process`])
+    /// or nothing can.
+    ///
+    /// [`Capabilities::foreground_process`]: crate::Capabilities::foreground_process
+    async fn process_snapshot(
+        &self,
+        _pane: &PaneId,
+    ) -> Result<Option<crate::remote_procs::ProcSnapshot>> {
+        Ok(None)
+    }
+
     /// Stamps cohort's identity on the pane itself, so another cohort process (or this
     /// one after a restart) can find it with [`TerminalBackend::list_panes`].
     async fn stamp_identity(&self, pane: &PaneId, identity: &Identity) -> Result<()>;

@@ -42,6 +42,7 @@ pub mod layout;
 mod link;
 pub mod pad;
 pub mod process;
+pub mod remote_procs;
 pub mod shell;
 pub mod stream;
 pub mod telemetry;

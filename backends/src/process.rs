@@ -6,6 +6,7 @@
 //! in the environment), so the facts a host without `/proc` (macOS) gives can be
 //! tested on Linux.
 
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
 
 /// 0: not decided yet; 1: on; 2: off.
@@ -32,11 +33,104 @@ pub fn set_proc_reader(on: bool) {
     PROC_READER.store(if on { 1 } else { 2 }, Ordering::Relaxed);
 }
 
+/// Where the kernel's process facts are read: this machine's `/proc`
+/// ([`LocalProcs`]), or a snapshot of another machine's
+/// ([`crate::remote_procs::ProcSnapshot`]). The rules that read them are the same.
+pub trait Procs: Sync {
+    /// The content of `/proc/<pid>/<file>` (`stat`, `comm`, `wchan`, `syscall`,
+    /// `cmdline`).
+    fn file(&self, pid: u32, file: &str) -> Option<Vec<u8>>;
+    /// Where descriptor `fd` of `pid` points.
+    fn fd_target(&self, pid: u32, fd: u32) -> Option<PathBuf>;
+    /// Where every descriptor of `pid` points.
+    fn fd_targets(&self, pid: u32) -> Option<Vec<PathBuf>>;
+    /// The children of `pid`, from every one of its threads; `None` when the kernel
+    /// does not list them.
+    fn children(&self, pid: u32) -> Option<Vec<u32>>;
+    /// Every process id.
+    fn pids(&self) -> Vec<u32>;
+    /// The mode of the terminal device `tty`.
+    fn tty_mode(&self, tty: &Path) -> Option<TtyMode>;
+    /// The machine's architecture as `uname -m` names it: system call numbers depend
+    /// on it.
+    fn arch(&self) -> &str;
+}
+
+/// This machine's `/proc`.
+pub struct LocalProcs;
+
+impl Procs for LocalProcs {
+    fn file(&self, pid: u32, file: &str) -> Option<Vec<u8>> {
+        std::fs::read(format!("/proc/{pid}/{file}")).ok()
+    }
+
+    fn fd_target(&self, pid: u32, fd: u32) -> Option<PathBuf> {
+        std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok()
+    }
+
+    fn fd_targets(&self, pid: u32) -> Option<Vec<PathBuf>> {
+        let fds = std::fs::read_dir(format!("/proc/{pid}/fd")).ok()?;
+        Some(
+            fds.flatten()
+                .filter_map(|fd| std::fs::read_link(fd.path()).ok())
+                .collect(),
+        )
+    }
+
+    fn children(&self, pid: u32) -> Option<Vec<u32>> {
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+        let mut children = Vec::new();
+        for task in tasks.flatten() {
+            let list = std::fs::read_to_string(task.path().join("children")).ok()?;
+            children.extend(
+                list.split_whitespace()
+                    .filter_map(|c| c.parse::<u32>().ok()),
+            );
+        }
+        Some(children)
+    }
+
+    fn pids(&self) -> Vec<u32> {
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()))
+            .collect()
+    }
+
+    fn tty_mode(&self, tty: &Path) -> Option<TtyMode> {
+        tty_mode(tty)
+    }
+
+    fn arch(&self) -> &str {
+        std::env::consts::ARCH
+    }
+}
+
+/// A text file of `pid` from `procs`.
+fn text(procs: &dyn Procs, pid: u32, file: &str) -> Option<String> {
+    procs
+        .file(pid, file)
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Pid of the foreground process group of `shell_pid`'s terminal, from `procs`.
+pub fn foreground_pid_in(procs: &dyn Procs, shell_pid: u32) -> Option<u32> {
+    let tpgid: i64 = stat_field(procs, shell_pid, TPGID)?.parse().ok()?;
+    (tpgid > 0).then_some(tpgid as u32)
+}
+
+/// Executable name of a process, from `procs`.
+pub fn process_name_in(procs: &dyn Procs, pid: u32) -> Option<String> {
+    Some(text(procs, pid, "comm")?.trim().to_string())
+}
+
 /// Pid of the foreground process group of `pid`'s terminal.
 pub fn foreground_pid(shell_pid: u32) -> Option<u32> {
     if proc_reader() {
-        let tpgid: i64 = stat_field(shell_pid, TPGID)?.parse().ok()?;
-        (tpgid > 0).then_some(tpgid as u32)
+        foreground_pid_in(&LocalProcs, shell_pid)
     } else {
         let out = std::process::Command::new("ps")
             .args(["-o", "tpgid=", "-p", &shell_pid.to_string()])
@@ -50,8 +144,7 @@ pub fn foreground_pid(shell_pid: u32) -> Option<u32> {
 /// Executable name of a process.
 pub fn process_name(pid: u32) -> Option<String> {
     if proc_reader() {
-        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
-        Some(comm.trim().to_string())
+        process_name_in(&LocalProcs, pid)
     } else {
         let out = std::process::Command::new("ps")
             .args(["-o", "comm=", "-p", &pid.to_string()])
@@ -88,22 +181,27 @@ pub fn waiting_for_input(pid: u32) -> Option<bool> {
     if !proc_reader() {
         return None;
     }
+    waiting_for_input_in(&LocalProcs, pid)
+}
+
+/// [`waiting_for_input`], from `procs`.
+pub fn waiting_for_input_in(procs: &dyn Procs, pid: u32) -> Option<bool> {
     // A running process (R) or one in uninterruptible sleep (D) is not waiting for
     // input; its wchan reads "0" while it runs.
-    if stat_field(pid, STATE)? != "S" {
+    if stat_field(procs, pid, STATE)? != "S" {
         return Some(false);
     }
-    let wchan = std::fs::read_to_string(format!("/proc/{pid}/wchan")).ok()?;
+    let wchan = text(procs, pid, "wchan")?;
     let wchan = wchan.trim();
     if wchan.is_empty() || wchan == "0" {
         return None;
     }
     let is = |names: &[&str]| names.iter().any(|w| wchan.starts_with(w));
     if is(&["n_tty_read", "tty_read", "wait_woken"]) {
-        return Some(match syscall_reading(pid) {
-            Some(Some(fd)) => fd_is_terminal(pid, fd),
+        return Some(match syscall_reading(procs, pid) {
+            Some(Some(fd)) => fd_is_terminal(procs, pid, fd),
             Some(None) => false,
-            None => !(terminal_in_line_mode(pid) == Some(true) && holds_socket(pid)),
+            None => !(line_mode(procs, pid) == Some(true) && holds_socket(procs, pid)),
         });
     }
     if is(&[
@@ -114,30 +212,30 @@ pub fn waiting_for_input(pid: u32) -> Option<bool> {
         "ep_poll",
         "do_epoll_wait",
     ]) {
-        return Some(terminal_in_line_mode(pid) != Some(true));
+        return Some(line_mode(procs, pid) != Some(true));
     }
     Some(false)
+}
+
+/// Whether the terminal of `pid` is in line mode, from `procs`.
+fn line_mode(procs: &dyn Procs, pid: u32) -> Option<bool> {
+    terminal_mode_in(procs, pid).map(|mode| mode.line)
 }
 
 /// The system call `pid` sleeps in, from `/proc/<pid>/syscall`: `Some(Some(fd))` for a
 /// read of descriptor `fd`, `Some(None)` for any other call, `None` when it cannot be
 /// read (permissions, or an architecture whose numbers are not listed here).
-fn syscall_reading(pid: u32) -> Option<Option<u32>> {
+fn syscall_reading(procs: &dyn Procs, pid: u32) -> Option<Option<u32>> {
     // read, readv, pread64, preadv.
-    const READS: &[u64] = if cfg!(target_arch = "x86_64") {
-        &[0, 19, 17, 295]
-    } else if cfg!(target_arch = "aarch64") {
-        &[63, 65, 67, 69]
-    } else {
-        &[]
+    let reads: &[u64] = match procs.arch() {
+        "x86_64" | "amd64" => &[0, 19, 17, 295],
+        "aarch64" | "arm64" => &[63, 65, 67, 69],
+        _ => return None,
     };
-    if READS.is_empty() {
-        return None;
-    }
-    let text = std::fs::read_to_string(format!("/proc/{pid}/syscall")).ok()?;
+    let text = text(procs, pid, "syscall")?;
     let mut fields = text.split_whitespace();
     let number: u64 = fields.next()?.parse().ok()?;
-    if !READS.contains(&number) {
+    if !reads.contains(&number) {
         return Some(None);
     }
     let fd = u64::from_str_radix(fields.next()?.trim_start_matches("0x"), 16).ok()?;
@@ -145,8 +243,10 @@ fn syscall_reading(pid: u32) -> Option<Option<u32>> {
 }
 
 /// Whether descriptor `fd` of `pid` is a terminal.
-fn fd_is_terminal(pid: u32, fd: u32) -> bool {
-    std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).is_ok_and(|target| is_terminal_path(&target))
+fn fd_is_terminal(procs: &dyn Procs, pid: u32, fd: u32) -> bool {
+    procs
+        .fd_target(pid, fd)
+        .is_some_and(|target| is_terminal_path(&target))
 }
 
 fn is_terminal_path(path: &std::path::Path) -> bool {
@@ -155,12 +255,11 @@ fn is_terminal_path(path: &std::path::Path) -> bool {
 }
 
 /// Whether `pid` has a socket open.
-fn holds_socket(pid: u32) -> bool {
-    let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
-        return false;
-    };
-    fds.flatten().any(|fd| {
-        std::fs::read_link(fd.path()).is_ok_and(|t| t.to_string_lossy().starts_with("socket:"))
+fn holds_socket(procs: &dyn Procs, pid: u32) -> bool {
+    procs.fd_targets(pid).is_some_and(|targets| {
+        targets
+            .iter()
+            .any(|t| t.to_string_lossy().starts_with("socket:"))
     })
 }
 
@@ -177,10 +276,15 @@ pub fn terminal_mode(pid: u32) -> Option<TtyMode> {
     if !proc_reader() {
         return None;
     }
+    terminal_mode_in(&LocalProcs, pid)
+}
+
+/// [`terminal_mode`], from `procs`.
+pub fn terminal_mode_in(procs: &dyn Procs, pid: u32) -> Option<TtyMode> {
     let tty = (0..3)
-        .filter_map(|fd| std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok())
+        .filter_map(|fd| procs.fd_target(pid, fd))
         .find(|p| is_terminal_path(p))?;
-    tty_mode(&tty)
+    procs.tty_mode(&tty)
 }
 
 /// What a terminal's local modes say about who reads it.
@@ -257,15 +361,30 @@ pub fn shell_runs_a_script(pid: u32) -> Option<bool> {
     Some(script_arguments(&args))
 }
 
+/// [`shell_runs_a_script`], from `procs`.
+pub fn shell_runs_a_script_in(procs: &dyn Procs, pid: u32) -> Option<bool> {
+    Some(script_arguments(&arguments_in(procs, pid)?))
+}
+
+/// [`command_line`], from `procs`.
+pub fn command_line_in(procs: &dyn Procs, pid: u32) -> Option<String> {
+    arguments_in(procs, pid).map(|args| args.join(" "))
+}
+
+/// The arguments of `pid`, from its `cmdline` in `procs`.
+fn arguments_in(procs: &dyn Procs, pid: u32) -> Option<Vec<String>> {
+    let raw = procs.file(pid, "cmdline")?;
+    Some(
+        raw.split(|b| *b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect(),
+    )
+}
+
 fn arguments(pid: u32) -> Option<Vec<String>> {
     if proc_reader() {
-        let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
-        Some(
-            raw.split(|b| *b == 0)
-                .filter(|a| !a.is_empty())
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect(),
-        )
+        arguments_in(&LocalProcs, pid)
     } else {
         let out = std::process::Command::new("ps")
             .args(["-o", "args=", "-p", &pid.to_string()])
@@ -334,18 +453,29 @@ pub fn group_members_waiting(shell_pid: Option<u32>, pgid: u32) -> Vec<(u32, Str
     if !proc_reader() {
         return Vec::new();
     }
-    let candidates = shell_pid.and_then(descendants).unwrap_or_else(all_pids);
+    group_members_waiting_in(&LocalProcs, shell_pid, pgid)
+}
+
+/// [`group_members_waiting`], from `procs`.
+pub fn group_members_waiting_in(
+    procs: &dyn Procs,
+    shell_pid: Option<u32>,
+    pgid: u32,
+) -> Vec<(u32, String)> {
+    let candidates = shell_pid
+        .and_then(|root| descendants(procs, root))
+        .unwrap_or_else(|| procs.pids());
     candidates
         .into_iter()
-        .filter(|&pid| pid != pgid && group_of(pid) == Some(pgid))
-        .filter(|&pid| waiting_for_input(pid) == Some(true))
-        .map(|pid| (pid, process_name(pid).unwrap_or_default()))
+        .filter(|&pid| pid != pgid && group_of(procs, pid) == Some(pgid))
+        .filter(|&pid| waiting_for_input_in(procs, pid) == Some(true))
+        .map(|pid| (pid, process_name_in(procs, pid).unwrap_or_default()))
         .collect()
 }
 
 /// Process group of `pid` (Linux).
-fn group_of(pid: u32) -> Option<u32> {
-    stat_field(pid, PGRP)?.parse().ok()
+fn group_of(procs: &dyn Procs, pid: u32) -> Option<u32> {
+    stat_field(procs, pid, PGRP)?.parse().ok()
 }
 
 /// Fields of `/proc/<pid>/stat` after the command name (which may hold spaces and
@@ -355,48 +485,25 @@ const PGRP: usize = 2;
 const TPGID: usize = 5;
 
 /// Field `index` of `/proc/<pid>/stat`, counted after the command name (Linux).
-fn stat_field(pid: u32, index: usize) -> Option<String> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+fn stat_field(procs: &dyn Procs, pid: u32, index: usize) -> Option<String> {
+    let stat = text(procs, pid, "stat")?;
     let after_comm = &stat[stat.rfind(')')? + 1..];
     after_comm.split_whitespace().nth(index).map(str::to_string)
 }
 
 /// Every descendant of `root` (Linux, from `/proc/<pid>/task/<tid>/children`); `None`
 /// when the kernel does not provide those lists.
-fn descendants(root: u32) -> Option<Vec<u32>> {
-    let children_of = |pid: u32| -> Option<Vec<u32>> {
-        let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
-        let mut children = Vec::new();
-        for task in tasks.flatten() {
-            let list = std::fs::read_to_string(task.path().join("children")).ok()?;
-            children.extend(
-                list.split_whitespace()
-                    .filter_map(|c| c.parse::<u32>().ok()),
-            );
-        }
-        Some(children)
-    };
+fn descendants(procs: &dyn Procs, root: u32) -> Option<Vec<u32>> {
     let mut found = Vec::new();
-    let mut queue = children_of(root)?;
+    let mut queue = procs.children(root)?;
     while let Some(pid) = queue.pop() {
         // A process that exited meanwhile has no lists any more: skip it, not the walk.
-        if let Some(children) = children_of(pid) {
+        if let Some(children) = procs.children(pid) {
             queue.extend(children);
         }
         found.push(pid);
     }
     Some(found)
-}
-
-/// Every process id in `/proc` (Linux).
-fn all_pids() -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()))
-        .collect()
 }
 
 #[cfg(test)]
@@ -456,7 +563,7 @@ mod tests {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         let mut sleeps = 0;
         while std::time::Instant::now() < deadline {
-            let all = descendants(root).expect("this kernel lists children");
+            let all = descendants(&LocalProcs, root).expect("this kernel lists children");
             sleeps = all
                 .iter()
                 .filter(|&&p| process_name(p).as_deref() == Some("sleep"))
@@ -469,7 +576,7 @@ mod tests {
         assert_eq!(sleeps, 2);
         // Sleeping is not waiting for the terminal: no member is reported, through the
         // walk or through the whole-system scan.
-        assert_eq!(group_of(root), Some(root));
+        assert_eq!(group_of(&LocalProcs, root), Some(root));
         assert!(group_members_waiting(Some(root), root).is_empty());
         assert!(group_members_waiting(None, root).is_empty());
         let _ = std::process::Command::new("kill")

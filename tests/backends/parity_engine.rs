@@ -88,20 +88,6 @@ fn skip(ctx: &Ctx, reason: &str) {
     eprintln!("skipped on {:?}: {reason}", ctx.which);
 }
 
-/// Whether the scenario needs the kernel's facts about a pane's foreground process
-/// (is it waiting for input, is it a pager), which this backend does not give: then
-/// it is skipped with the reason.
-fn lacks_process_facts(ctx: &Ctx) -> bool {
-    let lacks = !ctx.backend().capabilities().foreground_process;
-    if lacks {
-        skip(
-            ctx,
-            "the foreground process's facts are not known here (a remote host)",
-        );
-    }
-    lacks
-}
-
 fn spec(timeout_ms: u64) -> WaitSpec {
     WaitSpec {
         timeout: Duration::from_millis(timeout_ms),
@@ -198,9 +184,6 @@ async fn ladder_dead_pane(ctx: Ctx) {
 parity!(EngineOn::start, ladder_dead_pane_, ladder_dead_pane);
 
 async fn ladder_mark(ctx: Ctx) {
-    if lacks_process_facts(&ctx) {
-        return;
-    }
     let pane = ctx.shell("nested-shell").await;
     let out = ctx
         .run(&pane, "bash --norc --noprofile", spec(10_000))
@@ -289,9 +272,6 @@ async fn ladder_until(ctx: Ctx) {
 parity!(EngineOn::start, ladder_until_, ladder_until);
 
 async fn ladder_nested(ctx: Ctx) {
-    if lacks_process_facts(&ctx) {
-        return;
-    }
     let pane = ctx.shell("repl-nested").await;
     let out = ctx.run(&pane, "python3 -q", spec(10_000)).await;
     assert_eq!(
@@ -310,9 +290,6 @@ async fn ladder_nested(ctx: Ctx) {
 parity!(EngineOn::start, ladder_nested_, ladder_nested);
 
 async fn ladder_input_to_a_running_command(ctx: Ctx) {
-    if lacks_process_facts(&ctx) {
-        return;
-    }
     let pane = ctx.shell("answers").await;
     // The shell's own `read` waits for input: nested, never done.
     let out = ctx.run(&pane, "read -p 'name? ' who", spec(10_000)).await;
@@ -350,9 +327,6 @@ parity!(
 );
 
 async fn ladder_pager(ctx: Ctx) {
-    if lacks_process_facts(&ctx) {
-        return;
-    }
     let pane = ctx.shell("pager").await;
     // Sessions open with pagers off...
     let out = ctx.run(&pane, "echo $PAGER", spec(10_000)).await;

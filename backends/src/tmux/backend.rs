@@ -178,6 +178,13 @@ impl TerminalBackend for TmuxBackend {
         self.pane_info(&new_pane).await
     }
 
+    async fn process_snapshot(
+        &self,
+        pane: &PaneId,
+    ) -> Result<Option<crate::remote_procs::ProcSnapshot>> {
+        self.remote_snapshot(pane).await
+    }
+
     async fn close(&self, pane: &PaneId) -> Result<()> {
         self.pane_cmd(pane, &format!("kill-pane -t {pane}"))
             .await

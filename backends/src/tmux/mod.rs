@@ -122,6 +122,10 @@ impl Remote {
             .map(|(name, text)| (format!("shell/{name}"), text))
             .collect();
         files.push(("tmux.conf".into(), self.conf.clone()));
+        files.push((
+            crate::remote_procs::SCRIPT_NAME.into(),
+            crate::remote_procs::SCRIPT.into(),
+        ));
         self.host.write_files(&self.dir, &files).await
     }
 }
@@ -610,6 +614,33 @@ impl TmuxBackend {
             }
             _ => {}
         }
+    }
+
+    /// A snapshot of `pane`'s processes on the far side (see [`crate::remote_procs`]):
+    /// one ssh call; `None` for a local server.
+    async fn remote_snapshot(
+        &self,
+        pane: &PaneId,
+    ) -> Result<Option<crate::remote_procs::ProcSnapshot>> {
+        check_pane_id(pane)?;
+        let Some(remote) = &self.inner.remote else {
+            return Ok(None);
+        };
+        let mut line = format!(
+            "sh {} {}",
+            quote::sh(&format!(
+                "{}/{}",
+                remote.dir,
+                crate::remote_procs::SCRIPT_NAME
+            )),
+            quote::sh(pane.as_str())
+        );
+        for arg in self.inner.config.socket.args() {
+            line.push(' ');
+            line.push_str(&quote::sh(&arg));
+        }
+        let text = remote.host.run(&line, b"").await?;
+        Ok(crate::remote_procs::ProcSnapshot::parse(&text))
     }
 
     /// Whether the server runs on another machine.

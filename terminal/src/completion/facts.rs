@@ -6,7 +6,7 @@
 //! [`super::record`]). Where the kernel cannot tell (no `/proc`, another user's
 //! process), a fact is `None`, never a guess.
 
-use cohort_backends::{BackendError, PaneId, TerminalBackend};
+use cohort_backends::{process, BackendError, PaneId, TerminalBackend};
 use serde::{Deserialize, Serialize};
 
 use super::hints::SHELLS;
@@ -122,7 +122,6 @@ impl Facts {
 
 /// Asks the backend and the kernel for what `need` names.
 pub async fn gather(backend: &dyn TerminalBackend, pane: &PaneId, need: Need) -> Facts {
-    use cohort_backends::process;
     let state = match backend.pane_state(pane).await {
         Ok(state) => state,
         Err(BackendError::PaneGone(_)) => {
@@ -134,6 +133,23 @@ pub async fn gather(backend: &dyn TerminalBackend, pane: &PaneId, need: Need) ->
         // A backend that cannot answer now: nothing known, nothing decided on it.
         Err(_) => return Facts::default(),
     };
+    // A pane on another machine: its kernel's facts come as one snapshot of the far
+    // side, read by the same rules; its pids are the far side's.
+    let snapshot = if backend.capabilities().foreground_process {
+        None
+    } else {
+        backend.process_snapshot(pane).await.ok().flatten()
+    };
+    let kernel = match &snapshot {
+        Some(snapshot) => Kernel::Remote(snapshot),
+        None => Kernel::Local,
+    };
+    let mut state = state;
+    if let Some(snapshot) = &snapshot {
+        state.shell_pid = Some(snapshot.shell_pid());
+        state.foreground_pid = process::foreground_pid_in(snapshot, snapshot.shell_pid());
+        state.tty = snapshot.tty().map(|tty| tty.to_string_lossy().into_owned());
+    }
     let at_shell = state.at_shell();
     let mut facts = Facts {
         pane_gone: false,
@@ -144,31 +160,37 @@ pub async fn gather(backend: &dyn TerminalBackend, pane: &PaneId, need: Need) ->
         foreground_command: state.foreground_command.clone(),
         foreground_pid: state.foreground_pid,
         alternate_screen: state.alternate_screen,
-        // A pane on another machine: this kernel knows nothing of its processes.
-        kernel: process::proc_reader() && backend.capabilities().foreground_process,
+        kernel: match kernel {
+            Kernel::Local => process::proc_reader() && backend.capabilities().foreground_process,
+            Kernel::Remote(_) => true,
+        },
         ..Facts::default()
     };
     if let Some(pid) = state.foreground_pid {
-        facts.leader_name = process::process_name(pid);
-        facts.leader_runs_script = process::shell_runs_a_script(pid);
-        facts.leader_waiting = process::waiting_for_input(pid);
+        facts.leader_name = kernel.name(pid);
+        facts.leader_runs_script = kernel.runs_a_script(pid);
+        facts.leader_waiting = kernel.waiting_for_input(pid);
         // The terminal's mode, from the kernel's view of the process or, on any POSIX
         // system, from the pane's terminal device.
-        let mode = process::terminal_mode(pid).or_else(|| {
+        let mode = kernel.terminal_mode(pid).or_else(|| {
             state
                 .tty
                 .as_deref()
-                .and_then(|tty| process::tty_mode(std::path::Path::new(tty)))
+                .and_then(|tty| kernel.tty_mode(std::path::Path::new(tty)))
         });
         facts.leader_line_mode = mode.map(|mode| mode.line);
         facts.leader_echo = mode.map(|mode| mode.echo);
-        facts.leader_args = process::command_line(pid);
-        facts.input_pending = state
-            .tty
-            .as_deref()
-            .and_then(|tty| process::tty_input_pending(std::path::Path::new(tty)));
+        facts.leader_args = kernel.command_line(pid);
+        facts.input_pending = match kernel {
+            Kernel::Local => state
+                .tty
+                .as_deref()
+                .and_then(|tty| process::tty_input_pending(std::path::Path::new(tty))),
+            Kernel::Remote(_) => None,
+        };
         if facts.leader_waiting != Some(true) {
-            facts.member_waiting = process::group_members_waiting(state.shell_pid, pid)
+            facts.member_waiting = kernel
+                .members_waiting(state.shell_pid, pid)
                 .into_iter()
                 .map(|(_, name)| name)
                 .find(|name| !SHELLS.contains(&name.as_str()));
@@ -192,4 +214,63 @@ pub async fn gather(backend: &dyn TerminalBackend, pane: &PaneId, need: Need) ->
         });
     }
     facts
+}
+
+/// Whose kernel answers for a pane's processes: this machine's, or a snapshot of the
+/// remote host's.
+#[derive(Clone, Copy)]
+enum Kernel<'a> {
+    Local,
+    Remote(&'a cohort_backends::remote_procs::ProcSnapshot),
+}
+
+impl Kernel<'_> {
+    fn name(self, pid: u32) -> Option<String> {
+        match self {
+            Kernel::Local => process::process_name(pid),
+            Kernel::Remote(s) => process::process_name_in(s, pid),
+        }
+    }
+
+    fn runs_a_script(self, pid: u32) -> Option<bool> {
+        match self {
+            Kernel::Local => process::shell_runs_a_script(pid),
+            Kernel::Remote(s) => process::shell_runs_a_script_in(s, pid),
+        }
+    }
+
+    fn waiting_for_input(self, pid: u32) -> Option<bool> {
+        match self {
+            Kernel::Local => process::waiting_for_input(pid),
+            Kernel::Remote(s) => process::waiting_for_input_in(s, pid),
+        }
+    }
+
+    fn terminal_mode(self, pid: u32) -> Option<process::TtyMode> {
+        match self {
+            Kernel::Local => process::terminal_mode(pid),
+            Kernel::Remote(s) => process::terminal_mode_in(s, pid),
+        }
+    }
+
+    fn tty_mode(self, tty: &std::path::Path) -> Option<process::TtyMode> {
+        match self {
+            Kernel::Local => process::tty_mode(tty),
+            Kernel::Remote(s) => process::Procs::tty_mode(s, tty),
+        }
+    }
+
+    fn command_line(self, pid: u32) -> Option<String> {
+        match self {
+            Kernel::Local => process::command_line(pid),
+            Kernel::Remote(s) => process::command_line_in(s, pid),
+        }
+    }
+
+    fn members_waiting(self, shell_pid: Option<u32>, pgid: u32) -> Vec<(u32, String)> {
+        match self {
+            Kernel::Local => process::group_members_waiting(shell_pid, pgid),
+            Kernel::Remote(s) => process::group_members_waiting_in(s, shell_pid, pgid),
+        }
+    }
 }

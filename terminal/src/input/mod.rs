@@ -316,13 +316,13 @@ impl Terminal {
         let mut turn = self.input(pane, caller, Purpose::Command).await?;
         turn.raw = true; // sanitised above, before the tripwire saw it
         turn.force = options.force;
-        let into_program = !turn.state.at_shell();
+        let into_program = !turn.at_shell();
         if options.enter && into_program && ends_inside_a_block(&text) {
             // A REPL keeps an indented block open until an empty line: submit it as
             // the REPL needs, or it waits at `...` for ever.
             text.push('\n');
         }
-        let cleared = fresh_line && turn.state.at_shell() && !turn.runtime.lock().command_running();
+        let cleared = fresh_line && turn.at_shell() && !turn.runtime.lock().command_running();
         if options.enter {
             // Judged before anything is typed: a refused line never reaches the pane.
             let pending = if cleared {
@@ -367,7 +367,8 @@ impl Terminal {
         let mut started = None;
         if options.enter {
             let state = turn.state.clone();
-            if !state.at_shell() || pasted {
+            let at_shell = turn.at_shell();
+            if !at_shell || pasted {
                 // A program drawing what was typed (a REPL, a TUI, a paste) must
                 // finish before Enter, or a TUI takes Enter as a newline in its input.
                 // Full-screen programs and those that said they redraw in frames (agent
@@ -392,7 +393,7 @@ impl Terminal {
                 &text,
                 state.foreground_pid,
                 options.mark.clone(),
-                !state.at_shell(),
+                !at_shell,
             );
             let at = Instant::now();
             // The line was judged above, with the mark's suffix still off it.
@@ -469,6 +470,16 @@ impl InputTurn {
     /// The pane's state when the turn was taken.
     pub fn state(&self) -> &PaneState {
         &self.state
+    }
+
+    /// Whether the pane's own shell reads what is typed. Where the backend knows no
+    /// pids (a remote host), the foreground is told by name, and a nested shell of
+    /// the same name (`bash` in `bash`) would pass for the pane's own: there the
+    /// shell's marks decide, a command it started and has not ended holds the
+    /// terminal.
+    fn at_shell(&self) -> bool {
+        let pids_known = self.state.foreground_pid.is_some();
+        self.state.at_shell() && (pids_known || !self.runtime.lock().command_running())
     }
 
     /// Sends text exactly as given, without sanitising it.
