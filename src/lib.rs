@@ -32,6 +32,7 @@ pub mod dashboard;
 pub mod engine;
 pub mod grpc;
 pub mod guard;
+pub mod hosts;
 pub mod mcp;
 pub mod restriction;
 pub mod rules;

@@ -85,6 +85,14 @@ pub trait TerminalBackend: Send + Sync + 'static {
     /// command ended has that command's end before it types.
     async fn sync(&self, pane: &PaneId) -> Result<u64>;
 
+    /// Whether [`TerminalBackend::list_panes`] answers for `pane`, connecting what it
+    /// needs when it can: a backend that routes between hosts lists a host's panes
+    /// only once it reaches the host. A pane that is not listed where the listing
+    /// does not answer for it is not gone, only out of reach.
+    async fn reach(&self, _pane: &PaneId) -> bool {
+        true
+    }
+
     /// The kernel's facts about `pane`'s processes where this machine cannot read them
     /// itself (a pane on a remote host): one snapshot of the far side's `/proc`.
     /// `Ok(None)` where the local kernel answers ([`Capabilities::foreground_process`])

@@ -36,6 +36,7 @@
 mod backend;
 pub mod error;
 pub mod event;
+pub mod hosts;
 pub mod iterm2;
 pub mod keys;
 pub mod layout;

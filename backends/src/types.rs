@@ -163,6 +163,10 @@ pub struct SpawnOptions {
     /// hands them over ([`Capabilities::one_time_marks`]); the identity carries their
     /// anchor.
     pub marks: Option<crate::pad::MarkChain>,
+    /// The remote host to open it on (a name from the configuration, or an SSH
+    /// destination); this machine when `None`. Only a backend that routes between
+    /// hosts ([`crate::hosts::Hosts`]) takes it.
+    pub host: Option<String>,
 }
 
 /// Which way a split goes.

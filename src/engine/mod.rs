@@ -37,9 +37,19 @@ impl Engine {
     /// otherwise): connects, loads the user's reducer rules, adopts the sessions
     /// that exist.
     pub async fn start(config: &Config) -> Result<Engine, TerminalError> {
-        let backend =
+        let local =
             cohort_backends::iterm2::connect_auto(config.backend, config.tmux(), config.iterm2())
                 .await?;
+        let declared = crate::hosts::load().unwrap_or_else(|e| {
+            tracing::error!(target: "cohort::engine", "remote hosts not loaded: {e}");
+            Vec::new()
+        });
+        // Sessions on remote hosts go through the same backend, by their ids.
+        let backend: Arc<dyn TerminalBackend> = Arc::new(cohort_backends::hosts::Hosts::new(
+            local,
+            config.tmux(),
+            declared,
+        ));
         let key = match backend.kind() {
             cohort_backends::BackendKind::Tmux => config.tmux_socket.to_string(),
             cohort_backends::BackendKind::Iterm2 => format!(

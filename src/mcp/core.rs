@@ -67,6 +67,7 @@ impl CohortServer {
             cwd: args.cwd,
             command: args.command,
             env: args.env.into_iter().collect(),
+            host: args.host,
             ..Default::default()
         };
         let opened = engine

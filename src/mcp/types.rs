@@ -28,11 +28,17 @@ pub struct SessionSummary {
     /// Its tags (`tag:NAME` targets every session with one).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
+    /// The remote host it runs on; absent for this machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 impl From<&PaneInfo> for SessionSummary {
     fn from(p: &PaneInfo) -> Self {
         SessionSummary {
+            host: cohort_backends::hosts::split(p.id.as_str())
+                .0
+                .map(str::to_string),
             name: session_name(p),
             id: p.identity.as_ref().map(|i| i.id.clone()),
             pane: p.id.to_string(),
@@ -69,6 +75,11 @@ pub struct OpenArgs {
     /// Record the session from its start to an asciicast file (see the record tool).
     #[serde(default)]
     pub record: bool,
+    /// Open it on a remote host, over SSH: a host from cohort's hosts.toml, or any
+    /// destination `ssh` takes (an alias from ~/.ssh/config, user@host). The far side
+    /// needs tmux 3.2 or newer and no password prompt (an agent or a key).
+    #[serde(default)]
+    pub host: Option<String>,
 }
 
 /// `open` result.

@@ -37,6 +37,9 @@ pub struct OpenOptions {
     pub team: Option<String>,
     /// Window/tab name when it differs from the session name.
     pub window: Option<String>,
+    /// The remote host to open it on (a configured name or an SSH destination); this
+    /// machine when `None`.
+    pub host: Option<String>,
 }
 
 /// One pane of a layout.
@@ -118,11 +121,35 @@ impl Terminal {
     /// identity the registry lost are re-adopted (with their agent and team); sessions
     /// of this server whose pane is gone are dropped.
     pub async fn adopt(&self) -> Result<Vec<PaneInfo>, TerminalError> {
+        let known = self.db(|r| r.sessions()).await?;
+        // Sessions on remote hosts: each host reached (at once) before the listing,
+        // so its panes are in it; one out of reach keeps its sessions.
+        let mut reached: std::collections::HashMap<String, bool> = Default::default();
+        {
+            let mut firsts: Vec<(String, PaneId)> = Vec::new();
+            for record in known.iter().filter(|r| r.server == self.server_key) {
+                if let (Some(host), _) = cohort_backends::hosts::split(&record.pane) {
+                    if !firsts.iter().any(|(h, _)| h == host) {
+                        firsts.push((host.to_string(), PaneId(record.pane.clone())));
+                    }
+                }
+            }
+            let answers = futures_util::future::join_all(
+                firsts.iter().map(|(_, pane)| self.backend.reach(pane)),
+            )
+            .await;
+            for ((host, _), answer) in firsts.into_iter().zip(answers) {
+                reached.insert(host, answer);
+            }
+        }
+        let listed_here = |pane: &str| match cohort_backends::hosts::split(pane) {
+            (Some(host), _) => reached.get(host).copied().unwrap_or(true),
+            (None, _) => true,
+        };
         let panes = self.backend.list_panes().await?;
         for pane in &panes {
             learn_mark_key(&self.runtimes.get(&pane.id), pane.identity.as_ref(), false);
         }
-        let known = self.db(|r| r.sessions()).await?;
         for pane in &panes {
             let Some(identity) = &pane.identity else {
                 continue;
@@ -160,7 +187,7 @@ impl Terminal {
                 .any(|p| p.identity.as_ref().is_some_and(|i| i.id == record.id));
             // A name another process claimed a moment ago, whose pane is on its way.
             let being_opened = record.pane.is_empty() && unix_now() - record.created < 60;
-            if !alive && !being_opened {
+            if !alive && !being_opened && listed_here(&record.pane) {
                 let id = record.id.clone();
                 self.db(move |r| r.remove_session(&id)).await?;
             }
@@ -309,6 +336,7 @@ impl Terminal {
             size: None,
             identity: Some(identity.clone()),
             marks,
+            host: options.host.clone(),
         };
         let made = match split {
             None => self.backend.spawn(spawn).await,
@@ -423,6 +451,7 @@ impl Terminal {
                     agent: spec.agent,
                     team: spec.team,
                     window: Some(window.to_string()),
+                    host: None,
                 }
             })
             .collect();

@@ -11,6 +11,8 @@ mod browser;
 mod python;
 #[path = "../support/served.rs"]
 mod served;
+#[path = "../support/ssh.rs"]
+mod ssh_support;
 #[path = "../support/mod.rs"]
 mod support;
 
@@ -26,3 +28,4 @@ mod mcp_tools;
 mod packaging;
 mod readme;
 mod record;
+mod remote_hosts;

@@ -55,6 +55,9 @@ impl SshServer {
             .expect("temp dir");
         let path = dir.path();
         std::fs::create_dir_all(path.join("home")).unwrap();
+        // The far side's tmux sockets, apart from this machine's: a remote server of
+        // the same socket name is another server, as on another machine.
+        std::fs::create_dir_all(path.join("tmux")).unwrap();
         for key in ["host_key", "client_key"] {
             let made = Command::new("ssh-keygen")
                 .args(["-q", "-t", "ed25519", "-N", "", "-f"])
@@ -70,7 +73,7 @@ impl SshServer {
              AuthorizedKeysFile {dir}/authorized_keys\nPidFile {dir}/sshd.pid\n\
              UsePAM no\nStrictModes no\nPermitRootLogin prohibit-password\n\
              PasswordAuthentication no\nKbdInteractiveAuthentication no\n\
-             SetEnv HOME={dir}/home\nLogLevel ERROR\nMaxStartups 100\nMaxSessions 100\n",
+             SetEnv HOME={dir}/home TMUX_TMPDIR={dir}/tmux\nLogLevel ERROR\nMaxStartups 100\nMaxSessions 100\n",
             dir = path.display()
         );
         std::fs::write(path.join("sshd_config"), config).unwrap();
@@ -90,7 +93,9 @@ impl SshServer {
             .arg(path.join("sshd_config"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
+            // Into a file: the connections' processes outlive a test that fails, and
+            // must not hold its output open.
+            .stderr(std::fs::File::create(path.join("sshd.log")).unwrap())
             .spawn()
             .expect("start sshd");
         let server = SshServer { dir, port, child };
@@ -121,10 +126,20 @@ impl SshServer {
         host
     }
 
-    /// Stops the server (its files stay): the host answers nothing any more.
+    /// Stops the server and cuts its connections (its files stay): the host answers
+    /// nothing any more.
     pub fn stop(&mut self) {
+        // Each connection is a child process of the listener, which outlives it.
+        let _ = Command::new("pkill")
+            .args(["-KILL", "-P", &self.child.id().to_string()])
+            .status();
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+
+    /// The far side's tmux socket directory (`TMUX_TMPDIR` there).
+    pub fn tmux_tmpdir(&self) -> PathBuf {
+        self.dir.path().join("tmux")
     }
 
     /// The remote user's home.
@@ -164,8 +179,29 @@ impl SshServer {
 
 impl Drop for SshServer {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.stop();
+        // The far side's tmux servers, and their panes with them.
+        for dir in std::fs::read_dir(self.tmux_tmpdir())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            for socket in std::fs::read_dir(dir.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                let _ = crate::support::deadline::output_within(
+                    Command::new("tmux")
+                        .arg("-S")
+                        .arg(socket.path())
+                        .arg("kill-server")
+                        .env_remove("TMUX")
+                        .stderr(Stdio::null()),
+                    Duration::from_secs(5),
+                );
+            }
+        }
         // The shared connections' masters end with their sockets' directory.
         let mux = self.dir.path().join("mux");
         if let Ok(entries) = std::fs::read_dir(&mux) {

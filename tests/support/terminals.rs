@@ -71,6 +71,10 @@ impl Terminal {
     pub fn start_raw_log(&self, pane: &cohort_backends::PaneId) -> PathBuf {
         match self {
             Terminal::Tmux(server) | Terminal::Ssh(server, _) => {
+                let tmpdir = match self {
+                    Terminal::Ssh(_, ssh) => Some(ssh.tmux_tmpdir()),
+                    _ => None,
+                };
                 let log = server
                     .state_dir()
                     .join(format!("raw-{}.log", pane.as_str().trim_start_matches('%')));
@@ -79,6 +83,7 @@ impl Terminal {
                     .arg(&server.socket)
                     .args(["pipe-pane", "-o", "-t", pane.as_str()])
                     .arg(format!("cat >> '{}'", log.display()))
+                    .envs(tmpdir.map(|dir| ("TMUX_TMPDIR", dir)))
                     .env_remove("TMUX")
                     .status()
                     .expect("run tmux pipe-pane");

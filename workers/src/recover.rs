@@ -597,6 +597,9 @@ impl Workers {
                 agent: Some(row.name.clone()),
                 team: row.team.clone(),
                 window: None,
+                // Workers run on this machine: their hooks call back through a local
+                // socket.
+                host: None,
             })
             .await?;
         let session_id = pane

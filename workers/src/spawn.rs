@@ -548,6 +548,8 @@ impl Workers {
             agent: Some(p.row.name.clone()),
             team: p.spec.team.clone(),
             window: None,
+            // Workers run on this machine: their hooks call back through a local socket.
+            host: None,
         };
         if planned.is_empty() {
             return Vec::new();

@@ -135,11 +135,7 @@ pub async fn gather(backend: &dyn TerminalBackend, pane: &PaneId, need: Need) ->
     };
     // A pane on another machine: its kernel's facts come as one snapshot of the far
     // side, read by the same rules; its pids are the far side's.
-    let snapshot = if backend.capabilities().foreground_process {
-        None
-    } else {
-        backend.process_snapshot(pane).await.ok().flatten()
-    };
+    let snapshot = backend.process_snapshot(pane).await.ok().flatten();
     let kernel = match &snapshot {
         Some(snapshot) => Kernel::Remote(snapshot),
         None => Kernel::Local,

@@ -1,0 +1,523 @@
+//! Panes on several machines behind one [`TerminalBackend`]: this machine's terminal
+//! and cohort's tmux server on each remote host, reached over SSH
+//! ([`crate::tmux::remote`]).
+//!
+//! The layers above see one backend. A remote pane's id is its host's name and its
+//! tmux id (`build-box:%3`; windows `build-box:@2`), so ids stay unique across
+//! servers that number their panes alike, and every call goes to the server that
+//! holds the pane. Hosts connect on first use: a spawn that names one, or a call on
+//! one of its panes (after a restart, from the registry's ids).
+//!
+//! Events of every server arrive on one stream, ids rewritten. A sync barrier
+//! ([`TerminalBackend::sync`]) is the pane's server's barrier, forwarded: the
+//! router's token is emitted only once everything that server sent before its own
+//! barrier has been passed on.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tokio::sync::watch;
+
+use crate::backend::TerminalBackend;
+use crate::error::{BackendError, Result};
+use crate::event::{BackendEvent, EventHub, EventStream};
+use crate::keys::Key;
+use crate::layout::LayoutNode;
+use crate::remote_procs::ProcSnapshot;
+use crate::tmux::config::TmuxConfig;
+use crate::tmux::remote::{check_name, SshHost};
+use crate::tmux::TmuxBackend;
+use crate::types::{
+    Appearance, AttachHint, BackendKind, Capabilities, Identity, LineRange, Lines, PaneId,
+    PaneInfo, PaneState, Screen, SpawnOptions, SplitOptions, WindowId, WindowInfo,
+};
+
+/// How long a barrier waits for its server's events to be passed on.
+const SYNC_WAIT: Duration = Duration::from_secs(5);
+
+/// This machine's terminal and the remote hosts, as one backend; see the module docs.
+pub struct Hosts {
+    local: Server,
+    hub: Arc<EventHub>,
+    /// Hosts declared in the configuration, by name.
+    declared: HashMap<String, SshHost>,
+    /// What a remote server is configured like (socket, session, sizes), and where
+    /// the shared SSH connections keep their sockets.
+    template: TmuxConfig,
+    remotes: Mutex<HashMap<String, Server>>,
+    /// One connection attempt at a time.
+    connecting: tokio::sync::Mutex<()>,
+    /// Hosts that could not be reached, and when: [`TerminalBackend::reach`] does not
+    /// try them again before [`RETRY_AFTER`].
+    unreachable: Mutex<HashMap<String, std::time::Instant>>,
+}
+
+/// How long a host that could not be reached is left alone by listings (calls on its
+/// panes still try, and say what ssh said).
+const RETRY_AFTER: Duration = Duration::from_secs(30);
+
+/// One terminal server and how far its events have been passed on.
+#[derive(Clone)]
+struct Server {
+    backend: Arc<dyn TerminalBackend>,
+    /// The last barrier token of this server whose events were all passed on.
+    forwarded: watch::Receiver<u64>,
+}
+
+impl std::fmt::Debug for Hosts {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hosts")
+            .field("declared", &self.declared.keys().collect::<Vec<_>>())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Hosts {
+    /// This machine's `local` backend, the `declared` hosts, and the configuration
+    /// remote servers copy (`template`: socket, session name, sizes; its state
+    /// directory keeps the shared SSH connections).
+    pub fn new(
+        local: Arc<dyn TerminalBackend>,
+        template: TmuxConfig,
+        declared: Vec<SshHost>,
+    ) -> Hosts {
+        let hub = Arc::new(EventHub::new());
+        let local = Server {
+            forwarded: forward(local.clone(), hub.clone(), None),
+            backend: local,
+        };
+        Hosts {
+            local,
+            hub,
+            declared: declared.into_iter().map(|h| (h.name.clone(), h)).collect(),
+            template,
+            remotes: Mutex::new(HashMap::new()),
+            connecting: tokio::sync::Mutex::new(()),
+            unreachable: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The hosts declared in the configuration, by name.
+    pub fn declared(&self) -> Vec<&SshHost> {
+        let mut hosts: Vec<&SshHost> = self.declared.values().collect();
+        hosts.sort_by(|a, b| a.name.cmp(&b.name));
+        hosts
+    }
+
+    /// The names of the hosts connected now.
+    pub fn connected(&self) -> Vec<String> {
+        let mut names: Vec<String> = lock(&self.remotes).keys().cloned().collect();
+        names.sort();
+        names
+    }
+
+    /// The server of `host` (`None`: this machine), connecting to it when it is not
+    /// yet. A host not declared is taken as an SSH destination of the same name.
+    async fn server(&self, host: Option<&str>) -> Result<Server> {
+        let Some(name) = host else {
+            return Ok(self.local.clone());
+        };
+        if let Some(server) = lock(&self.remotes).get(name) {
+            return Ok(server.clone());
+        }
+        let _one = self.connecting.lock().await;
+        if let Some(server) = lock(&self.remotes).get(name) {
+            return Ok(server.clone());
+        }
+        let ssh = match self.declared.get(name) {
+            Some(ssh) => ssh.clone(),
+            None => SshHost::new(name, name)?,
+        };
+        let mut config = self.template.clone();
+        let mut ssh = ssh;
+        if ssh.control_dir.is_none() {
+            ssh.control_dir = Some(self.template.state_dir.join("ssh"));
+        }
+        config.host = Some(ssh);
+        // The far side's own: its login shell, its environment.
+        config.shell = None;
+        config.server_env.clear();
+        let backend: Arc<dyn TerminalBackend> = Arc::new(TmuxBackend::connect(config).await?);
+        let server = Server {
+            forwarded: forward(backend.clone(), self.hub.clone(), Some(name.to_string())),
+            backend,
+        };
+        lock(&self.remotes).insert(name.to_string(), server.clone());
+        tracing::info!(target: "cohort::hosts", host = name, "connected to the remote host");
+        Ok(server)
+    }
+
+    /// The server holding `pane` and the pane's id there.
+    async fn route(&self, pane: &PaneId) -> Result<(Server, PaneId)> {
+        let (host, id) = split(pane.as_str());
+        let server = self.server(host).await?;
+        Ok((server, PaneId(id.to_string())))
+    }
+}
+
+/// The host named in a pane or window id (`far:%3` → `far`, `%3`), when the id is a
+/// remote tmux id; any other id is this machine's.
+pub fn split(id: &str) -> (Option<&str>, &str) {
+    match id.split_once(':') {
+        Some((host, rest)) if rest.starts_with(['%', '@']) && check_name(host).is_ok() => {
+            (Some(host), rest)
+        }
+        _ => (None, id),
+    }
+}
+
+/// `id` as the layers above know it: with its host's name when it has one.
+fn qualify(host: Option<&str>, id: &str) -> String {
+    match host {
+        Some(host) => format!("{host}:{id}"),
+        None => id.to_string(),
+    }
+}
+
+fn pane_of(host: Option<&str>, pane: PaneId) -> PaneId {
+    PaneId(qualify(host, pane.as_str()))
+}
+
+fn info_of(host: Option<&str>, mut info: PaneInfo) -> PaneInfo {
+    info.id = pane_of(host, info.id);
+    info.window = WindowId(qualify(host, &info.window.0));
+    info
+}
+
+fn layout_of(host: Option<&str>, node: LayoutNode) -> LayoutNode {
+    match node {
+        LayoutNode::Pane { id, rect } => LayoutNode::Pane {
+            id: pane_of(host, id),
+            rect,
+        },
+        LayoutNode::Split {
+            direction,
+            rect,
+            children,
+        } => LayoutNode::Split {
+            direction,
+            rect,
+            children: children.into_iter().map(|c| layout_of(host, c)).collect(),
+        },
+    }
+}
+
+/// Passes `backend`'s events to `hub` with their ids qualified by `host`, in order;
+/// its barriers are not passed on but counted: the receiver says up to which token
+/// everything has gone through.
+fn forward(
+    backend: Arc<dyn TerminalBackend>,
+    hub: Arc<EventHub>,
+    host: Option<String>,
+) -> watch::Receiver<u64> {
+    let (tx, rx) = watch::channel(0u64);
+    let mut events = backend.subscribe();
+    drop(backend);
+    tokio::spawn(async move {
+        let host = host.as_deref();
+        while let Some(event) = events.recv().await {
+            let event = match event {
+                BackendEvent::Synced { token } => {
+                    tx.send_replace(token);
+                    continue;
+                }
+                // Pane ids are only unique within one server: a remote server started
+                // again reuses them, and a restart of the whole terminal would drop
+                // every host's panes. Its panes read as gone when asked.
+                BackendEvent::ServerRestarted if host.is_some() => {
+                    tracing::warn!(target: "cohort::hosts", host, "the tmux server on the remote host was started again: its old panes are gone");
+                    continue;
+                }
+                BackendEvent::Output { pane, bytes } => BackendEvent::Output {
+                    pane: pane_of(host, pane),
+                    bytes,
+                },
+                BackendEvent::Prompt { pane, mark, params } => BackendEvent::Prompt {
+                    pane: pane_of(host, pane),
+                    mark,
+                    params,
+                },
+                BackendEvent::ForegroundChanged { pane, command } => {
+                    BackendEvent::ForegroundChanged {
+                        pane: pane_of(host, pane),
+                        command,
+                    }
+                }
+                BackendEvent::PaneExited { pane, exit_status } => BackendEvent::PaneExited {
+                    pane: pane_of(host, pane),
+                    exit_status,
+                },
+                BackendEvent::ModeChanged { pane } => BackendEvent::ModeChanged {
+                    pane: pane_of(host, pane),
+                },
+                BackendEvent::OutputLost { pane } => BackendEvent::OutputLost {
+                    pane: pane_of(host, pane),
+                },
+                BackendEvent::LayoutChanged { window } => BackendEvent::LayoutChanged {
+                    window: WindowId(qualify(host, &window.0)),
+                },
+                BackendEvent::WindowClosed { window } => BackendEvent::WindowClosed {
+                    window: WindowId(qualify(host, &window.0)),
+                },
+                other => other,
+            };
+            hub.emit(event);
+        }
+    });
+    rx
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[async_trait]
+impl TerminalBackend for Hosts {
+    fn kind(&self) -> BackendKind {
+        self.local.backend.kind()
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        self.local.backend.capabilities()
+    }
+
+    fn attach_hint(&self, pane: &PaneId) -> AttachHint {
+        let (host, id) = split(pane.as_str());
+        let server = match host {
+            None => Some(self.local.clone()),
+            Some(name) => lock(&self.remotes).get(name).cloned(),
+        };
+        match server {
+            Some(server) => server.backend.attach_hint(&PaneId(id.to_string())),
+            None => AttachHint {
+                argv: Vec::new(),
+                command_line: String::new(),
+                description: format!(
+                    "host {} is not connected yet: use the session once, then ask again",
+                    host.unwrap_or_default()
+                ),
+            },
+        }
+    }
+
+    async fn spawn(&self, options: SpawnOptions) -> Result<PaneInfo> {
+        let host = options.host.clone();
+        let server = self.server(host.as_deref()).await?;
+        let mut options = options;
+        options.host = None;
+        let info = server.backend.spawn(options).await?;
+        Ok(info_of(host.as_deref(), info))
+    }
+
+    async fn split(&self, pane: &PaneId, options: SplitOptions) -> Result<PaneInfo> {
+        let (host, _) = split(pane.as_str());
+        if options
+            .spawn
+            .host
+            .as_deref()
+            .is_some_and(|h| Some(h) != host)
+        {
+            return Err(BackendError::InvalidArgument(
+                "a split stays on the host of the pane it splits: open a session on the other host instead".into(),
+            ));
+        }
+        let (server, id) = self.route(pane).await?;
+        let mut options = options;
+        options.spawn.host = None;
+        let info = server.backend.split(&id, options).await?;
+        Ok(info_of(host, info))
+    }
+
+    async fn close(&self, pane: &PaneId) -> Result<()> {
+        let (server, id) = self.route(pane).await?;
+        server.backend.close(&id).await
+    }
+
+    async fn list_panes(&self) -> Result<Vec<PaneInfo>> {
+        let mut panes = self.local.backend.list_panes().await?;
+        let remotes: Vec<(String, Server)> = lock(&self.remotes)
+            .iter()
+            .map(|(n, s)| (n.clone(), s.clone()))
+            .collect();
+        for (name, server) in remotes {
+            match server.backend.list_panes().await {
+                Ok(list) => panes.extend(list.into_iter().map(|p| info_of(Some(&name), p))),
+                // An unreachable host's panes are not listed; calls on them say why.
+                Err(e) => {
+                    tracing::warn!(target: "cohort::hosts", host = %name, error = %e, "the remote host's panes could not be listed")
+                }
+            }
+        }
+        Ok(panes)
+    }
+
+    async fn list_windows(&self) -> Result<Vec<WindowInfo>> {
+        let mut windows = self.local.backend.list_windows().await?;
+        let remotes: Vec<(String, Server)> = lock(&self.remotes)
+            .iter()
+            .map(|(n, s)| (n.clone(), s.clone()))
+            .collect();
+        for (name, server) in remotes {
+            if let Ok(list) = server.backend.list_windows().await {
+                windows.extend(list.into_iter().map(|mut w| {
+                    w.id = WindowId(qualify(Some(&name), &w.id.0));
+                    w.layout = layout_of(Some(&name), w.layout);
+                    w
+                }));
+            }
+        }
+        Ok(windows)
+    }
+
+    async fn send_text(&self, pane: &PaneId, text: &str) -> Result<()> {
+        let (server, id) = self.route(pane).await?;
+        server.backend.send_text(&id, text).await
+    }
+
+    async fn send_keys(&self, pane: &PaneId, keys: &[Key]) -> Result<()> {
+        let (server, id) = self.route(pane).await?;
+        server.backend.send_keys(&id, keys).await
+    }
+
+    async fn paste(&self, pane: &PaneId, text: &str) -> Result<()> {
+        let (server, id) = self.route(pane).await?;
+        server.backend.paste(&id, text).await
+    }
+
+    async fn read_lines(&self, pane: &PaneId, range: LineRange) -> Result<Lines> {
+        let (server, id) = self.route(pane).await?;
+        server.backend.read_lines(&id, range).await
+    }
+
+    async fn read_screen(&self, pane: &PaneId) -> Result<Screen> {
+        let (server, id) = self.route(pane).await?;
+        server.backend.read_screen(&id).await
+    }
+
+    async fn read_screen_styled(&self, pane: &PaneId) -> Result<Screen> {
+        let (server, id) = self.route(pane).await?;
+        server.backend.read_screen_styled(&id).await
+    }
+
+    fn subscribe(&self) -> EventStream {
+        self.hub.subscribe()
+    }
+
+    async fn pane_state(&self, pane: &PaneId) -> Result<PaneState> {
+        let (server, id) = self.route(pane).await?;
+        server.backend.pane_state(&id).await
+    }
+
+    async fn sync(&self, pane: &PaneId) -> Result<u64> {
+        let (server, id) = self.route(pane).await?;
+        let token = server.backend.sync(&id).await?;
+        let mut forwarded = server.forwarded.clone();
+        let passed = tokio::time::timeout(SYNC_WAIT, forwarded.wait_for(|t| *t >= token)).await;
+        if !matches!(passed, Ok(Ok(_))) {
+            return Err(BackendError::Timeout {
+                what: format!("the events of pane {pane} before a barrier"),
+                after_ms: SYNC_WAIT.as_millis() as u64,
+            });
+        }
+        Ok(self.hub.synced())
+    }
+
+    async fn reach(&self, pane: &PaneId) -> bool {
+        let (Some(host), _) = split(pane.as_str()) else {
+            return true;
+        };
+        if lock(&self.remotes).contains_key(host) {
+            return true;
+        }
+        if lock(&self.unreachable)
+            .get(host)
+            .is_some_and(|at| at.elapsed() < RETRY_AFTER)
+        {
+            return false;
+        }
+        match self.server(Some(host)).await {
+            Ok(_) => {
+                lock(&self.unreachable).remove(host);
+                true
+            }
+            Err(e) => {
+                tracing::warn!(target: "cohort::hosts", host, error = %e, "the remote host cannot be reached: its sessions are kept, not listed");
+                lock(&self.unreachable).insert(host.to_string(), std::time::Instant::now());
+                false
+            }
+        }
+    }
+
+    async fn process_snapshot(&self, pane: &PaneId) -> Result<Option<ProcSnapshot>> {
+        let (server, id) = self.route(pane).await?;
+        server.backend.process_snapshot(&id).await
+    }
+
+    async fn stamp_identity(&self, pane: &PaneId, identity: &Identity) -> Result<()> {
+        let (server, id) = self.route(pane).await?;
+        server.backend.stamp_identity(&id, identity).await
+    }
+
+    async fn stamp_mark_state(
+        &self,
+        pane: &PaneId,
+        anchor: Option<&str>,
+        announces_start: bool,
+    ) -> Result<()> {
+        let (server, id) = self.route(pane).await?;
+        server
+            .backend
+            .stamp_mark_state(&id, anchor, announces_start)
+            .await
+    }
+
+    async fn stamp_recording(&self, pane: &PaneId, path: Option<&str>) -> Result<()> {
+        let (server, id) = self.route(pane).await?;
+        server.backend.stamp_recording(&id, path).await
+    }
+
+    async fn set_title(&self, pane: &PaneId, title: &str) -> Result<()> {
+        let (server, id) = self.route(pane).await?;
+        server.backend.set_title(&id, title).await
+    }
+
+    async fn cancel_copy_mode(&self, pane: &PaneId) -> Result<()> {
+        let (server, id) = self.route(pane).await?;
+        server.backend.cancel_copy_mode(&id).await
+    }
+
+    async fn set_appearance(&self, pane: &PaneId, appearance: &Appearance) -> Result<()> {
+        let (server, id) = self.route(pane).await?;
+        server.backend.set_appearance(&id, appearance).await
+    }
+
+    async fn appearance(&self, pane: &PaneId) -> Result<Appearance> {
+        let (server, id) = self.route(pane).await?;
+        server.backend.appearance(&id).await
+    }
+
+    async fn focus(&self, pane: &PaneId) -> Result<()> {
+        let (server, id) = self.route(pane).await?;
+        server.backend.focus(&id).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn remote_ids_carry_their_host_and_others_stay_as_they_are() {
+        assert_eq!(split("far:%3"), (Some("far"), "%3"));
+        assert_eq!(split("build-box.lan:@2"), (Some("build-box.lan"), "@2"));
+        assert_eq!(split("%3"), (None, "%3"));
+        // iTerm2's session ids hold a colon of their own.
+        let iterm = "w0t0p0:6F6E2C1A-8D0B-4E2B-9E7C-1D2A3B4C5D6E";
+        assert_eq!(split(iterm), (None, iterm));
+        assert_eq!(split("bad host:%3"), (None, "bad host:%3"));
+        assert_eq!(qualify(Some("far"), "%3"), "far:%3");
+        assert_eq!(qualify(None, "%3"), "%3");
+    }
+}

@@ -1,0 +1,203 @@
+//! Sessions on a remote host through the MCP tools, as a user reaches them: a host
+//! declared in `hosts.toml`, `open` with `host`, `run` with the remote command's
+//! output and exit status, listings that say where each session runs, and a host
+//! that cannot be reached refused with what ssh said.
+
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+use rmcp::ServiceExt;
+
+use crate::ssh_support::{self, SshServer};
+use crate::support::*;
+
+fn call(name: &'static str, args: serde_json::Value) -> CallToolRequestParams {
+    CallToolRequestParams::new(name).with_arguments(args.as_object().unwrap().clone())
+}
+
+/// `cohort mcp` on `server`, with `ssh`'s host declared as `far`.
+async fn mcp_with_host(
+    server: &TestServer,
+    ssh: &SshServer,
+) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
+    let hosts = server.state_dir().join("hosts.toml");
+    let config = ssh.dir.path().join("ssh_config");
+    std::fs::write(
+        &hosts,
+        format!(
+            "[hosts.far]\nssh = \"cohort-test-host\"\nssh_args = [\"-F\", \"{}\"]\n",
+            config.display()
+        ),
+    )
+    .unwrap();
+    let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cohort")).configure(|c| {
+        c.arg("mcp")
+            .env("COHORT_TMUX_SOCKET", &server.socket)
+            .env("COHORT_STATE_DIR", server.state_dir())
+            .env("COHORT_HOSTS_FILE", &hosts)
+            .env("SHELL", bash_path())
+            .env("HOME", server.home())
+            .env_remove("TMUX");
+    });
+    ().serve(TokioChildProcess::new(cmd).unwrap())
+        .await
+        .expect("initialize")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_on_a_host_then_run_answers_with_the_remote_output_and_status() {
+    if !ssh_support::available() {
+        return;
+    }
+    let ssh = SshServer::start().unwrap();
+    let server = TestServer::new();
+    let client = mcp_with_host(&server, &ssh).await;
+
+    let opened = client
+        .call_tool(call(
+            "open",
+            serde_json::json!({"name": "api", "host": "far"}),
+        ))
+        .await
+        .unwrap();
+    assert_ne!(opened.is_error, Some(true), "{opened:?}");
+    let opened = opened.structured_content.unwrap();
+    assert_eq!(opened["session"]["host"], "far", "{opened}");
+    assert!(
+        opened["session"]["pane"]
+            .as_str()
+            .unwrap()
+            .starts_with("far:%"),
+        "{opened}"
+    );
+    assert!(
+        opened["attach"].as_str().unwrap().contains("ssh"),
+        "{opened}"
+    );
+
+    let ran = client
+        .call_tool(call(
+            "run",
+            serde_json::json!({"target": "api", "command": "echo on-$(basename $HOME)-$((6*7)); (exit 3)"}),
+        ))
+        .await
+        .unwrap();
+    assert_ne!(ran.is_error, Some(true), "{ran:?}");
+    let out = ran.structured_content.unwrap();
+    // The far side's home, not this machine's.
+    assert!(
+        out["output"].as_str().unwrap().contains("on-home-42"),
+        "{out}"
+    );
+    assert_eq!(out["verdict"]["layer"], "exit", "{out}");
+    assert_eq!(out["verdict"]["exit_status"], 3, "{out}");
+
+    // A local session beside it; the listing says where each one runs.
+    let local = client
+        .call_tool(call("open", serde_json::json!({"name": "here"})))
+        .await
+        .unwrap();
+    assert_ne!(local.is_error, Some(true), "{local:?}");
+    let listed = client
+        .call_tool(call("list", serde_json::json!({})))
+        .await
+        .unwrap()
+        .structured_content
+        .unwrap();
+    let host_of = |name: &str| {
+        listed["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"] == name)
+            .map(|s| s["host"].clone())
+    };
+    assert_eq!(host_of("api"), Some(serde_json::json!("far")), "{listed}");
+    assert_eq!(host_of("here"), Some(serde_json::Value::Null), "{listed}");
+
+    // A program waiting for input over there is waiting, not done.
+    let asked = client
+        .call_tool(call(
+            "run",
+            serde_json::json!({"target": "api", "command": "read -p 'name? ' who", "timeout_ms": 5000}),
+        ))
+        .await
+        .unwrap();
+    let asked = asked.structured_content.unwrap();
+    assert_eq!(asked["verdict"]["complete"], false, "{asked}");
+    let answered = client
+        .call_tool(call(
+            "run",
+            serde_json::json!({"target": "api", "command": "me", "timeout_ms": 10000}),
+        ))
+        .await
+        .unwrap()
+        .structured_content
+        .unwrap();
+    assert_eq!(answered["verdict"]["exit_status"], 0, "{answered}");
+    client.cancel().await.unwrap();
+
+    // Another cohort process (a restart) finds the remote session by its name, and a
+    // human gets the line that attaches to it over ssh.
+    let again = mcp_with_host(&server, &ssh).await;
+    let ran = again
+        .call_tool(call(
+            "run",
+            serde_json::json!({"target": "api", "command": "echo still-$((2+2)); echo $who"}),
+        ))
+        .await
+        .unwrap();
+    assert_ne!(ran.is_error, Some(true), "{ran:?}");
+    let out = ran.structured_content.unwrap();
+    assert!(
+        out["output"].as_str().unwrap().contains("still-4\nme"),
+        "{out}"
+    );
+    again.cancel().await.unwrap();
+    let attach = std::process::Command::new(env!("CARGO_BIN_EXE_cohort"))
+        .args(["attach", "api", "--print"])
+        .env("COHORT_TMUX_SOCKET", &server.socket)
+        .env("COHORT_STATE_DIR", server.state_dir())
+        .env("COHORT_HOSTS_FILE", server.state_dir().join("hosts.toml"))
+        .env_remove("TMUX")
+        .output()
+        .unwrap();
+    let line = String::from_utf8_lossy(&attach.stdout);
+    assert!(
+        attach.status.success(),
+        "{line} {}",
+        String::from_utf8_lossy(&attach.stderr)
+    );
+    assert!(line.starts_with("ssh -t"), "{line}");
+    assert!(line.contains("cohort-test-host"), "{line}");
+}
+
+#[tokio::test]
+async fn a_host_that_cannot_be_reached_is_refused_with_what_ssh_said() {
+    if !ssh_support::available() {
+        return;
+    }
+    let mut ssh = SshServer::start().unwrap();
+    let server = TestServer::new();
+    let client = mcp_with_host(&server, &ssh).await;
+    ssh.stop();
+    let opened = client
+        .call_tool(call(
+            "open",
+            serde_json::json!({"name": "api", "host": "far"}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(opened.is_error, Some(true), "{opened:?}");
+    let text = format!("{opened:?}");
+    assert!(text.contains("host far"), "{text}");
+    assert!(text.contains("Connection refused"), "{text}");
+    // Nothing was left half-made: the name is free for another try.
+    let listed = client
+        .call_tool(call("list", serde_json::json!({})))
+        .await
+        .unwrap()
+        .structured_content
+        .unwrap();
+    assert_eq!(listed["sessions"].as_array().unwrap().len(), 0, "{listed}");
+    client.cancel().await.unwrap();
+}
