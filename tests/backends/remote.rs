@@ -126,3 +126,59 @@ async fn a_host_nobody_answers_on_fails_at_once_with_what_ssh_said() {
     );
     eprintln!("refused after {:?}", started.elapsed());
 }
+
+/// Cuts every connection of `ssh`'s server, as a network cut or an sshd restart does,
+/// leaving the server up to connect again.
+fn cut_the_link(ssh: &SshServer) {
+    let pid = std::fs::read_to_string(ssh.dir.path().join("sshd.pid"))
+        .expect("sshd pid")
+        .trim()
+        .to_string();
+    let cut = std::process::Command::new("pkill")
+        .args(["-KILL", "-P", &pid])
+        .status()
+        .expect("pkill");
+    assert!(cut.success(), "no connection to cut");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_the_link_is_cut_the_next_call_reconnects_to_the_same_panes() {
+    use cohort_terminal::completion::{Layer, WaitSpec};
+    use cohort_terminal::{Caller, OpenOptions, SendOptions};
+
+    if !ssh_support::available() {
+        return;
+    }
+    let ctx = crate::terminals::EngineOn::start(crate::terminals::Which::Ssh).await;
+    let crate::terminals::Terminal::Ssh(_, ssh) = &ctx.terminal else {
+        unreachable!()
+    };
+    let terminal = &ctx.engine.terminal;
+    let pane = terminal.open(OpenOptions::named("cut")).await.unwrap().id;
+    assert!(terminal.wait_ready(&pane, Duration::from_secs(20)).await);
+    let caller = Caller::new("test");
+    let spec = |ms| WaitSpec {
+        timeout: Duration::from_millis(ms),
+        ..WaitSpec::default()
+    };
+    let send = SendOptions::default();
+    let run =
+        |command: &'static str| terminal.run(&pane, command, &send, spec(20_000), false, &caller);
+    let before = run("export KEPT=$((6*7))").await.unwrap();
+    assert_eq!(before.verdict.exit_status, Some(0), "{:?}", before.verdict);
+    cut_the_link(ssh);
+    // The far side's shell lived on: what it holds is still there, and commands get
+    // their real exit status again.
+    let after = run("echo kept-$KEPT; (exit 4)").await.unwrap();
+    assert_eq!(
+        (after.verdict.layer, after.verdict.exit_status),
+        (Layer::Exit, Some(4)),
+        "{:?}",
+        after.verdict
+    );
+    assert!(
+        after.output.text.contains("kept-42"),
+        "{:?}",
+        after.output.text
+    );
+}

@@ -222,6 +222,16 @@ impl ControlClient {
     /// Writes several commands back to back and waits for all replies, in order.
     /// The outer error is a lost connection; each inner result is that command's.
     pub async fn pipeline<S: AsRef<str>>(&self, lines: &[S]) -> Result<Vec<Result<Reply>>> {
+        self.try_pipeline(lines).await.map_err(Failure::into_error)
+    }
+
+    /// [`Self::pipeline`], saying whether a lost connection lost the lines before they
+    /// left ([`Failure::Unsent`]: safe to send on a new connection) or after (they may
+    /// have run).
+    pub async fn try_pipeline<S: AsRef<str>>(
+        &self,
+        lines: &[S],
+    ) -> std::result::Result<Vec<Result<Reply>>, Failure> {
         use tracing::Instrument;
         let span = crate::otel_span!(
             "tmux command",
@@ -243,7 +253,10 @@ impl ControlClient {
     /// later still takes its place in the queue, so the replies that follow stay
     /// matched to their commands; a write that cannot finish ends the connection,
     /// since a half-written line would run as part of the next command.
-    async fn write_and_wait<S: AsRef<str>>(&self, lines: &[S]) -> Result<Vec<Result<Reply>>> {
+    async fn write_and_wait<S: AsRef<str>>(
+        &self,
+        lines: &[S],
+    ) -> std::result::Result<Vec<Result<Reply>>, Failure> {
         ROUND_TRIPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let deadline = tokio::time::Instant::now() + COMMAND_TIMEOUT;
         let unanswered = |lines: &[S]| BackendError::Timeout {
@@ -257,16 +270,16 @@ impl ControlClient {
         {
             let mut writer = tokio::time::timeout_at(deadline, self.writer.lock())
                 .await
-                .map_err(|_| unanswered(lines))?;
+                .map_err(|_| Failure::Sent(unanswered(lines)))?;
             let mut buf = Vec::new();
             for line in lines {
                 let line = line.as_ref();
                 if line.is_empty() || line.contains('\n') {
                     // An empty line would detach the client; a newline would split the command.
-                    return Err(BackendError::InvalidArgument(format!(
+                    return Err(Failure::Sent(BackendError::InvalidArgument(format!(
                         "internal: tmux command line must be one non-empty line: {:?}",
                         shorten(line)
-                    )));
+                    ))));
                 }
                 buf.extend_from_slice(line.as_bytes());
                 buf.push(b'\n');
@@ -274,7 +287,7 @@ impl ControlClient {
             {
                 let mut pending = lock(&self.pending);
                 if let Some(reason) = &pending.closed {
-                    return Err(disconnected(reason));
+                    return Err(Failure::Unsent(disconnected(reason)));
                 }
                 for _ in lines {
                     let (tx, rx) = oneshot::channel();
@@ -289,27 +302,33 @@ impl ControlClient {
             .await;
             let Ok(written) = written else {
                 self.shutdown();
-                return Err(unanswered(lines));
+                return Err(Failure::Sent(unanswered(lines)));
             };
             if let Err(e) = written {
-                // The reader will see EOF and fail the slots we registered.
-                return Err(BackendError::Disconnected {
+                // Nothing reads the pipe any more: the lines never reached tmux. The
+                // connection is over from now on (the reader will see EOF and fail the
+                // slots registered).
+                let reason = format!("writing to tmux failed: {e}");
+                lock(&self.pending)
+                    .closed
+                    .get_or_insert_with(|| reason.clone());
+                return Err(Failure::Unsent(BackendError::Disconnected {
                     backend: BACKEND,
-                    reason: format!("writing to tmux failed: {e}"),
-                });
+                    reason,
+                }));
             }
         }
         let mut out = Vec::with_capacity(receivers.len());
         for (rx, line) in receivers.into_iter().zip(lines) {
             let reply = tokio::time::timeout_at(deadline, rx)
                 .await
-                .map_err(|_| unanswered(std::slice::from_ref(line)))?
+                .map_err(|_| Failure::Sent(unanswered(std::slice::from_ref(line))))?
                 .map_err(|_| {
                     let reason = lock(&self.pending)
                         .closed
                         .clone()
                         .unwrap_or_else(|| "tmux went away".into());
-                    disconnected(&reason)
+                    Failure::Sent(disconnected(&reason))
                 })?;
             out.push(if reply.ok {
                 Ok(reply)
@@ -346,6 +365,24 @@ impl Drop for ControlClient {
 
 fn lock(pending: &Mutex<Pending>) -> std::sync::MutexGuard<'_, Pending> {
     pending.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// How a pipeline failed on its connection.
+#[derive(Debug)]
+pub enum Failure {
+    /// Before its lines left: nothing of it ran, so it can go on a new connection.
+    Unsent(BackendError),
+    /// After they left, or for another reason: it may have run.
+    Sent(BackendError),
+}
+
+impl Failure {
+    /// The error, whichever way it failed.
+    pub fn into_error(self) -> BackendError {
+        match self {
+            Failure::Unsent(e) | Failure::Sent(e) => e,
+        }
+    }
 }
 
 fn disconnected(reason: &str) -> BackendError {

@@ -376,7 +376,22 @@ impl TmuxBackend {
     }
 
     async fn cmd(&self, line: &str) -> Result<parse::Reply> {
-        self.client().await?.command(line).await
+        let mut replies = self.send_lines(&[line]).await?;
+        replies.pop().expect("one reply per command")
+    }
+
+    /// Sends `lines` over the connection; when it turns out to have gone before they
+    /// left (a cut link, a client that died), once more over a new one: the server
+    /// and its panes live on, and nothing of them ran.
+    async fn send_lines<S: AsRef<str>>(&self, lines: &[S]) -> Result<Vec<Result<parse::Reply>>> {
+        match self.client().await?.try_pipeline(lines).await {
+            Ok(replies) => Ok(replies),
+            Err(control::Failure::Unsent(e)) => {
+                tracing::debug!(target: "cohort::tmux", error = %e, "the connection was gone before the command left: sending it on a new one");
+                self.client().await?.pipeline(lines).await
+            }
+            Err(control::Failure::Sent(e)) => Err(e),
+        }
     }
 
     /// Runs a command aimed at `pane`, turning "can't find pane" into [`BackendError::PaneGone`].
@@ -387,7 +402,7 @@ impl TmuxBackend {
 
     async fn pane_pipeline(&self, pane: &PaneId, lines: &[String]) -> Result<Vec<parse::Reply>> {
         check_pane_id(pane)?;
-        let results = self.client().await?.pipeline(lines).await?;
+        let results = self.send_lines(lines).await?;
         results
             .into_iter()
             .map(|r| r.map_err(|e| pane_error(pane, e)))
@@ -398,7 +413,14 @@ impl TmuxBackend {
     /// current pane when the target is missing, so the reply's pane id is checked.
     async fn display(&self, pane: &PaneId, fields: &[&str]) -> Result<Vec<String>> {
         let client = self.client().await?;
-        self.display_on(&client, pane, fields).await
+        match self.display_on(&client, pane, fields).await {
+            // It only reads: asking again on a new connection is always safe.
+            Err(BackendError::Disconnected { .. }) if client.is_closed() => {
+                let client = self.client().await?;
+                self.display_on(&client, pane, fields).await
+            }
+            other => other,
+        }
     }
 
     /// [`TmuxBackend::display`] over `client`, without reconnecting.
