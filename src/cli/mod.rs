@@ -6,6 +6,7 @@ pub mod init;
 mod observe;
 mod orchestrate;
 mod reduce;
+mod remote;
 mod serve;
 mod workers;
 
@@ -124,6 +125,9 @@ pub enum Command {
     },
     /// Check tmux, the socket and shell integration (and iTerm2 on macOS).
     Doctor,
+    /// List the remote hosts declared in hosts.toml: whether each answers over ssh,
+    /// its tmux, the round trip.
+    Hosts,
     /// Run playbooks (TOML or JSON files).
     Playbook {
         /// What to do.
@@ -271,6 +275,7 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Hook { .. } => Ok(()),
         Command::Attach { name, print } => attach(&config, &name, print).await,
         Command::Doctor => return doctor::run(&config).await,
+        Command::Hosts => return remote::list(&config).await,
         Command::Reduce(args) => return reduce::run(&args),
         Command::Playbook {
             command: PlaybookCommand::Run(args),

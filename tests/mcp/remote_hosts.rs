@@ -201,3 +201,37 @@ async fn a_host_that_cannot_be_reached_is_refused_with_what_ssh_said() {
     assert_eq!(listed["sessions"].as_array().unwrap().len(), 0, "{listed}");
     client.cancel().await.unwrap();
 }
+
+#[tokio::test]
+async fn cohort_hosts_says_which_answer_with_their_tmux() {
+    if !ssh_support::available() {
+        return;
+    }
+    let mut ssh = SshServer::start().unwrap();
+    let server = TestServer::new();
+    // Declares the host (and checks the MCP server starts with it).
+    mcp_with_host(&server, &ssh).await.cancel().await.unwrap();
+    let hosts = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_cohort"))
+            .arg("hosts")
+            .env("COHORT_STATE_DIR", server.state_dir())
+            .env("COHORT_HOSTS_FILE", server.state_dir().join("hosts.toml"))
+            .output()
+            .unwrap()
+    };
+    let up = hosts();
+    let text = String::from_utf8_lossy(&up.stdout);
+    assert!(up.status.success(), "{text}");
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("far "))
+        .expect("a row for far");
+    assert!(row.contains("cohort-test-host"), "{text}");
+    assert!(row.contains("tmux 3."), "{text}");
+    assert!(row.contains("reachable"), "{text}");
+    ssh.stop();
+    let down = hosts();
+    let text = String::from_utf8_lossy(&down.stdout);
+    assert!(!down.status.success(), "{text}");
+    assert!(text.contains("unreachable: host far"), "{text}");
+}
