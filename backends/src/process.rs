@@ -551,15 +551,8 @@ mod tests {
 
     #[test]
     fn descendants_reach_grandchildren_and_members_are_found_by_group() {
-        use std::os::unix::process::CommandExt;
-        // sh → (sh → sleep) and sh → sleep: three descendants, two of them sleeps, all
-        // in a process group of their own.
-        let mut child = std::process::Command::new("sh")
-            .args(["-c", "(sleep 30; :) & sleep 30 & wait"])
-            .process_group(0)
-            .spawn()
-            .unwrap();
-        let root = child.id();
+        let tree = SleepingTree::start();
+        let root = tree.root();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         let mut sleeps = 0;
         while std::time::Instant::now() < deadline {
@@ -579,9 +572,39 @@ mod tests {
         assert_eq!(group_of(&LocalProcs, root), Some(root));
         assert!(group_members_waiting(Some(root), root).is_empty());
         assert!(group_members_waiting(None, root).is_empty());
+    }
+}
+
+/// A process tree for tests: `sh` → (`sh` → `sleep`) and `sh` → `sleep`, three
+/// descendants, two of them sleeps, all in a process group of their own, killed on
+/// drop.
+#[cfg(all(test, target_os = "linux"))]
+pub(crate) struct SleepingTree(std::process::Child);
+
+#[cfg(all(test, target_os = "linux"))]
+impl SleepingTree {
+    pub(crate) fn start() -> SleepingTree {
+        use std::os::unix::process::CommandExt;
+        SleepingTree(
+            std::process::Command::new("sh")
+                .args(["-c", "(sleep 30; :) & sleep 30 & wait"])
+                .process_group(0)
+                .spawn()
+                .unwrap(),
+        )
+    }
+
+    pub(crate) fn root(&self) -> u32 {
+        self.0.id()
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+impl Drop for SleepingTree {
+    fn drop(&mut self) {
         let _ = std::process::Command::new("kill")
-            .args(["-9", "--", &format!("-{root}")])
+            .args(["-9", "--", &format!("-{}", self.root())])
             .status();
-        child.wait().unwrap();
+        let _ = self.0.wait();
     }
 }

@@ -231,30 +231,32 @@ mod tests {
     /// this machine's `/proc` read directly.
     #[test]
     fn the_snapshot_reads_as_the_local_proc_does() {
-        use std::os::unix::process::CommandExt;
-        let mut child = std::process::Command::new("sh")
-            .args(["-c", "(sleep 30; :) & sleep 30 & wait"])
-            .process_group(0)
-            .spawn()
-            .unwrap();
-        let root = child.id();
-        std::thread::sleep(std::time::Duration::from_millis(300));
+        let tree = crate::process::SleepingTree::start();
+        let root = tree.root();
         // The script's walk without tmux: a shell that prints the records for `root`.
         let walk = SCRIPT
             .split_once("todo=$root\n")
             .map(|(_, walk)| format!("root={root}\nprintf 's %s\\n' \"$root\"\nprintf 'a %s\\n' \"$(uname -m)\"\ntodo=$root\n{walk}"))
             .unwrap();
-        let out = std::process::Command::new("sh")
-            .args(["-c", &walk])
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "the walk failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let snap = ProcSnapshot::parse(&text).expect("a snapshot");
+        // Until the tree has formed: the root and its three descendants.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let (snap, text) = loop {
+            let out = std::process::Command::new("sh")
+                .args(["-c", &walk])
+                .output()
+                .unwrap();
+            let text = String::from_utf8_lossy(&out.stdout).into_owned();
+            assert!(
+                out.status.success(),
+                "the walk failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let snap = ProcSnapshot::parse(&text).expect("a snapshot");
+            if snap.pids().len() == 4 || std::time::Instant::now() > deadline {
+                break (snap, text);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        };
         assert_eq!(snap.shell_pid(), root);
         assert_eq!(snap.arch(), std::env::consts::ARCH);
         let local = LocalProcs;
@@ -275,10 +277,6 @@ mod tests {
             foreground_pid_in(&local, root)
         );
         assert!(group_members_waiting_in(&snap, Some(root), root).is_empty());
-        let _ = std::process::Command::new("kill")
-            .args(["-9", "--", &format!("-{root}")])
-            .status();
-        child.wait().unwrap();
     }
 
     #[test]

@@ -14,6 +14,24 @@ fn call(name: &'static str, args: serde_json::Value) -> CallToolRequestParams {
     CallToolRequestParams::new(name).with_arguments(args.as_object().unwrap().clone())
 }
 
+/// Runs `command` in session `target` through the `run` tool; its structured result.
+async fn run(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
+    target: &str,
+    command: &str,
+    timeout_ms: u64,
+) -> serde_json::Value {
+    let ran = client
+        .call_tool(call(
+            "run",
+            serde_json::json!({"target": target, "command": command, "timeout_ms": timeout_ms}),
+        ))
+        .await
+        .unwrap();
+    assert_ne!(ran.is_error, Some(true), "{command}: {ran:?}");
+    ran.structured_content.expect("a structured result")
+}
+
 /// `cohort mcp` on `server`, with `ssh`'s host declared as `far`.
 async fn mcp_with_host(
     server: &TestServer,
@@ -74,15 +92,13 @@ async fn open_on_a_host_then_run_answers_with_the_remote_output_and_status() {
         "{opened}"
     );
 
-    let ran = client
-        .call_tool(call(
-            "run",
-            serde_json::json!({"target": "api", "command": "echo on-$(basename $HOME)-$((6*7)); (exit 3)"}),
-        ))
-        .await
-        .unwrap();
-    assert_ne!(ran.is_error, Some(true), "{ran:?}");
-    let out = ran.structured_content.unwrap();
+    let out = run(
+        &client,
+        "api",
+        "echo on-$(basename $HOME)-$((6*7)); (exit 3)",
+        20_000,
+    )
+    .await;
     // The far side's home, not this machine's.
     assert!(
         out["output"].as_str().unwrap().contains("on-home-42"),
@@ -115,39 +131,16 @@ async fn open_on_a_host_then_run_answers_with_the_remote_output_and_status() {
     assert_eq!(host_of("here"), Some(serde_json::Value::Null), "{listed}");
 
     // A program waiting for input over there is waiting, not done.
-    let asked = client
-        .call_tool(call(
-            "run",
-            serde_json::json!({"target": "api", "command": "read -p 'name? ' who", "timeout_ms": 5000}),
-        ))
-        .await
-        .unwrap();
-    let asked = asked.structured_content.unwrap();
+    let asked = run(&client, "api", "read -p 'name? ' who", 5_000).await;
     assert_eq!(asked["verdict"]["complete"], false, "{asked}");
-    let answered = client
-        .call_tool(call(
-            "run",
-            serde_json::json!({"target": "api", "command": "me", "timeout_ms": 10000}),
-        ))
-        .await
-        .unwrap()
-        .structured_content
-        .unwrap();
+    let answered = run(&client, "api", "me", 10_000).await;
     assert_eq!(answered["verdict"]["exit_status"], 0, "{answered}");
     client.cancel().await.unwrap();
 
     // Another cohort process (a restart) finds the remote session by its name, and a
     // human gets the line that attaches to it over ssh.
     let again = mcp_with_host(&server, &ssh).await;
-    let ran = again
-        .call_tool(call(
-            "run",
-            serde_json::json!({"target": "api", "command": "echo still-$((2+2)); echo $who"}),
-        ))
-        .await
-        .unwrap();
-    assert_ne!(ran.is_error, Some(true), "{ran:?}");
-    let out = ran.structured_content.unwrap();
+    let out = run(&again, "api", "echo still-$((2+2)); echo $who", 20_000).await;
     assert!(
         out["output"].as_str().unwrap().contains("still-4\nme"),
         "{out}"

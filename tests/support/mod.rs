@@ -14,42 +14,38 @@ use cohort_backends::tmux::TmuxBackend;
 use cohort_backends::{BackendEvent, EventStream, PaneId, PromptMark};
 
 /// One scenario run on every backend: `parity!(start, name, body)` makes a module
-/// `name` with the tests `tmux`, `iterm2` and `ssh` (tmux on a remote host), each handing `start(which).await` (a
-/// test context on that backend) to `body`, an async function of it.
-#[allow(unused_macros)]
+/// `name` with the tests `tmux`, `iterm2` and `ssh` (tmux on a remote host), each
+/// handing `start(which).await` (a test context on that backend) to `body`, an async
+/// function of it.
 ///
 /// `parity!(local, start, name, body)` leaves out `ssh`: for scenarios whose far side
 /// would need more than the test host gives (agent workers call back through a local
 /// socket, which a real remote host cannot reach yet).
+#[allow(unused_macros)]
 macro_rules! parity {
+    (@local $start:expr, $body:expr) => {
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn tmux() {
+            ($body)(($start)(crate::terminals::Which::Tmux).await).await;
+        }
+
+        #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+        async fn iterm2() {
+            ($body)(($start)(crate::terminals::Which::Iterm2).await).await;
+        }
+    };
     (local, $start:expr, $name:ident, $body:expr) => {
         mod $name {
             use super::*;
 
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn tmux() {
-                ($body)(($start)(crate::terminals::Which::Tmux).await).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn iterm2() {
-                ($body)(($start)(crate::terminals::Which::Iterm2).await).await;
-            }
+            parity!(@local $start, $body);
         }
     };
     ($start:expr, $name:ident, $body:expr) => {
         mod $name {
             use super::*;
 
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn tmux() {
-                ($body)(($start)(crate::terminals::Which::Tmux).await).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn iterm2() {
-                ($body)(($start)(crate::terminals::Which::Iterm2).await).await;
-            }
+            parity!(@local $start, $body);
 
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn ssh() {
