@@ -74,6 +74,14 @@ pub fn resolve_target<'a>(panes: &'a [PaneInfo], target: &str) -> Option<&'a Pan
                 .iter()
                 .find(|p| p.identity.is_none() && p.window_name == target)
         })
+        .or_else(|| {
+            // A session named with its host: `build-box:api`.
+            let (host, name) = target.split_once(':')?;
+            panes.iter().find(|p| {
+                cohort_backends::hosts::split(p.id.as_str()).0 == Some(host)
+                    && p.identity.as_ref().is_some_and(|i| i.name == name)
+            })
+        })
 }
 
 /// What exists, for "no such session" messages.
@@ -81,10 +89,15 @@ pub fn describe_targets(panes: &[PaneInfo]) -> String {
     let names: Vec<String> = panes
         .iter()
         .map(|p| {
-            p.identity
+            let name = p
+                .identity
                 .as_ref()
                 .map(|i| i.name.clone())
-                .unwrap_or_else(|| p.window_name.clone())
+                .unwrap_or_else(|| p.window_name.clone());
+            match cohort_backends::hosts::split(p.id.as_str()).0 {
+                Some(host) => format!("{host}:{name}"),
+                None => name,
+            }
         })
         .collect();
     if names.is_empty() {

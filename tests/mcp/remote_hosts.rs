@@ -141,6 +141,21 @@ async fn open_on_a_host_then_run_answers_with_the_remote_output_and_status() {
     // human gets the line that attaches to it over ssh.
     let again = mcp_with_host(&server, &ssh).await;
     let out = run(&again, "api", "echo still-$((2+2)); echo $who", 20_000).await;
+    // Named with its host, as listings show it when a name is not found.
+    let qualified = run(&again, "far:api", "echo q-$((1+1))", 20_000).await;
+    assert!(
+        qualified["output"].as_str().unwrap().contains("q-2"),
+        "{qualified}"
+    );
+    let missing = again
+        .call_tool(call(
+            "run",
+            serde_json::json!({"target": "elsewhere:api", "command": "true"}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(missing.is_error, Some(true), "{missing:?}");
+    assert!(format!("{missing:?}").contains("far:api"), "{missing:?}");
     assert!(
         out["output"].as_str().unwrap().contains("still-4\nme"),
         "{out}"
