@@ -250,6 +250,9 @@ impl CohortServer {
                 tags: record.map(|r| r.tags).unwrap_or_default(),
                 locked_by: lock.map(|l| l.owner),
                 attach: engine.terminal.attach_text(&pane.id),
+                host: cohort_backends::hosts::split(pane.id.as_str())
+                    .0
+                    .map(str::to_string),
             });
         }
         Ok(Json(result))

@@ -389,6 +389,9 @@ pub struct SessionStatus {
     pub locked_by: Option<String>,
     /// How a human attaches.
     pub attach: String,
+    /// The remote host it runs on; absent for this machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// `status` result.

@@ -141,6 +141,14 @@ async fn open_on_a_host_then_run_answers_with_the_remote_output_and_status() {
     // human gets the line that attaches to it over ssh.
     let again = mcp_with_host(&server, &ssh).await;
     let out = run(&again, "api", "echo still-$((2+2)); echo $who", 20_000).await;
+    let status = again
+        .call_tool(call("status", serde_json::json!({"target": "api"})))
+        .await
+        .unwrap()
+        .structured_content
+        .unwrap();
+    assert_eq!(status["session"]["host"], "far", "{status}");
+    assert_eq!(status["session"]["at_shell"], true, "{status}");
     // Named with its host, as listings show it when a name is not found.
     let qualified = run(&again, "far:api", "echo q-$((1+1))", 20_000).await;
     assert!(
