@@ -75,6 +75,11 @@ pub trait TerminalBackend: Send + Sync + 'static {
     /// Starts receiving events for every pane from now on.
     fn subscribe(&self) -> EventStream;
 
+    /// The hub its events are delivered on: a backend beside it (a remote host's
+    /// server, [`crate::hosts`]) delivers its own there too, so one subscription sees
+    /// them all in each server's order.
+    fn event_hub(&self) -> std::sync::Arc<crate::event::EventHub>;
+
     /// Live state of a pane.
     async fn pane_state(&self, pane: &PaneId) -> Result<PaneState>;
 

@@ -4,7 +4,7 @@
 //! that precede a prompt mark always arrive before the mark. Subscribers get an
 //! unbounded queue each, so a slow subscriber costs memory, never lost output.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
 use tokio::sync::mpsc;
@@ -145,6 +145,114 @@ impl BackendEvent {
             | BackendEvent::OutputLost { pane } => Some(pane),
             _ => None,
         }
+    }
+}
+
+impl BackendEvent {
+    /// The event as the layers above know it when it comes from `host`'s server: its
+    /// pane and window ids carry the host's name (`far:%3`, see [`crate::hosts`]).
+    pub fn on_host(self, host: &str) -> BackendEvent {
+        let pane = |p: PaneId| PaneId(format!("{host}:{}", p.0));
+        let window = |w: WindowId| WindowId(format!("{host}:{}", w.0));
+        match self {
+            BackendEvent::Output { pane: p, bytes } => BackendEvent::Output {
+                pane: pane(p),
+                bytes,
+            },
+            BackendEvent::Prompt {
+                pane: p,
+                mark,
+                params,
+            } => BackendEvent::Prompt {
+                pane: pane(p),
+                mark,
+                params,
+            },
+            BackendEvent::ForegroundChanged { pane: p, command } => {
+                BackendEvent::ForegroundChanged {
+                    pane: pane(p),
+                    command,
+                }
+            }
+            BackendEvent::PaneExited {
+                pane: p,
+                exit_status,
+            } => BackendEvent::PaneExited {
+                pane: pane(p),
+                exit_status,
+            },
+            BackendEvent::ModeChanged { pane: p } => BackendEvent::ModeChanged { pane: pane(p) },
+            BackendEvent::OutputLost { pane: p } => BackendEvent::OutputLost { pane: pane(p) },
+            BackendEvent::LayoutChanged { window: w } => {
+                BackendEvent::LayoutChanged { window: window(w) }
+            }
+            BackendEvent::WindowClosed { window: w } => {
+                BackendEvent::WindowClosed { window: window(w) }
+            }
+            other => other,
+        }
+    }
+}
+
+/// Where one terminal server's events go: a hub of its own, or the hub of the
+/// backend it sits beside, with its ids qualified by its host's name. Events are
+/// emitted on the task that reads them from the server, so an answer to a command
+/// never overtakes the events the server sent before it, whichever hub they go to.
+#[derive(Debug)]
+pub struct EventSink {
+    hub: Arc<EventHub>,
+    host: Option<String>,
+}
+
+impl EventSink {
+    /// A new hub of its own.
+    pub fn new() -> Self {
+        EventSink {
+            hub: Arc::new(EventHub::new()),
+            host: None,
+        }
+    }
+
+    /// Into `hub`, as the server of `host`.
+    pub fn on_host(hub: Arc<EventHub>, host: &str) -> Self {
+        EventSink {
+            hub,
+            host: Some(host.to_string()),
+        }
+    }
+
+    /// The hub the events go to.
+    pub fn hub(&self) -> &Arc<EventHub> {
+        &self.hub
+    }
+
+    /// Delivers `event`, its ids qualified. A remote server started again is not
+    /// passed on: its old panes read as gone when asked, and the event would make the
+    /// layers above forget every server's panes.
+    pub fn emit(&self, event: BackendEvent) {
+        match &self.host {
+            None => self.hub.emit(event),
+            Some(_) if matches!(event, BackendEvent::ServerRestarted) => {
+                tracing::warn!(target: "cohort::hosts", host = self.host.as_deref(), "the tmux server on the remote host was started again: its old panes are gone");
+            }
+            Some(host) => self.hub.emit(event.on_host(host)),
+        }
+    }
+
+    /// A barrier with a new token of the hub's (see [`EventHub::synced`]).
+    pub fn synced(&self) -> u64 {
+        self.hub.synced()
+    }
+
+    /// A subscription to the hub.
+    pub fn subscribe(&self) -> EventStream {
+        self.hub.subscribe()
+    }
+}
+
+impl Default for EventSink {
+    fn default() -> Self {
+        Self::new()
     }
 }
 

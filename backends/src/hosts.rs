@@ -8,21 +8,21 @@
 //! holds the pane. Hosts connect on first use: a spawn that names one, or a call on
 //! one of its panes (after a restart, from the registry's ids).
 //!
-//! Events of every server arrive on one stream, ids rewritten. A sync barrier
-//! ([`TerminalBackend::sync`]) is the pane's server's barrier, forwarded: the
-//! router's token is emitted only once everything that server sent before its own
-//! barrier has been passed on.
+//! Every server delivers its events on this machine's backend's hub, a remote
+//! server's with its ids qualified ([`crate::event::EventSink`]), on the task that
+//! reads them: one subscription sees them all, and an answer to a command never
+//! overtakes the events its server sent before it. Sync barriers
+//! ([`TerminalBackend::sync`]) take their tokens from that one hub.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use tokio::sync::watch;
 
 use crate::backend::TerminalBackend;
 use crate::error::{BackendError, Result};
-use crate::event::{BackendEvent, EventHub, EventStream};
+use crate::event::{EventHub, EventSink, EventStream};
 use crate::keys::Key;
 use crate::layout::LayoutNode;
 use crate::remote_procs::ProcSnapshot;
@@ -33,9 +33,6 @@ use crate::types::{
     Appearance, AttachHint, BackendKind, Capabilities, Identity, LineRange, Lines, PaneId,
     PaneInfo, PaneState, Screen, SpawnOptions, SplitOptions, WindowId, WindowInfo,
 };
-
-/// How long a barrier waits for its server's events to be passed on.
-const SYNC_WAIT: Duration = Duration::from_secs(5);
 
 /// This machine's terminal and the remote hosts, as one backend; see the module docs.
 pub struct Hosts {
@@ -58,12 +55,10 @@ pub struct Hosts {
 /// panes still try, and say what ssh said).
 const RETRY_AFTER: Duration = Duration::from_secs(30);
 
-/// One terminal server and how far its events have been passed on.
+/// One terminal server.
 #[derive(Clone)]
 struct Server {
     backend: Arc<dyn TerminalBackend>,
-    /// The last barrier token of this server whose events were all passed on.
-    forwarded: watch::Receiver<u64>,
 }
 
 impl std::fmt::Debug for Hosts {
@@ -83,11 +78,8 @@ impl Hosts {
         template: TmuxConfig,
         declared: Vec<SshHost>,
     ) -> Hosts {
-        let hub = Arc::new(EventHub::new());
-        let local = Server {
-            forwarded: forward(local.clone(), hub.clone(), None),
-            backend: local,
-        };
+        let hub = local.event_hub();
+        let local = Server { backend: local };
         Hosts {
             local,
             hub,
@@ -139,10 +131,9 @@ impl Hosts {
         // The far side's own: its login shell, its environment.
         config.shell = None;
         config.server_env.clear();
-        let backend: Arc<dyn TerminalBackend> = Arc::new(TmuxBackend::connect(config).await?);
+        let events = EventSink::on_host(self.hub.clone(), name);
         let server = Server {
-            forwarded: forward(backend.clone(), self.hub.clone(), Some(name.to_string())),
-            backend,
+            backend: Arc::new(TmuxBackend::connect_into(config, events).await?),
         };
         lock(&self.remotes).insert(name.to_string(), server.clone());
         tracing::info!(target: "cohort::hosts", host = name, "connected to the remote host");
@@ -202,71 +193,6 @@ fn layout_of(host: Option<&str>, node: LayoutNode) -> LayoutNode {
             children: children.into_iter().map(|c| layout_of(host, c)).collect(),
         },
     }
-}
-
-/// Passes `backend`'s events to `hub` with their ids qualified by `host`, in order;
-/// its barriers are not passed on but counted: the receiver says up to which token
-/// everything has gone through.
-fn forward(
-    backend: Arc<dyn TerminalBackend>,
-    hub: Arc<EventHub>,
-    host: Option<String>,
-) -> watch::Receiver<u64> {
-    let (tx, rx) = watch::channel(0u64);
-    let mut events = backend.subscribe();
-    drop(backend);
-    tokio::spawn(async move {
-        let host = host.as_deref();
-        while let Some(event) = events.recv().await {
-            let event = match event {
-                BackendEvent::Synced { token } => {
-                    tx.send_replace(token);
-                    continue;
-                }
-                // Pane ids are only unique within one server: a remote server started
-                // again reuses them, and a restart of the whole terminal would drop
-                // every host's panes. Its panes read as gone when asked.
-                BackendEvent::ServerRestarted if host.is_some() => {
-                    tracing::warn!(target: "cohort::hosts", host, "the tmux server on the remote host was started again: its old panes are gone");
-                    continue;
-                }
-                BackendEvent::Output { pane, bytes } => BackendEvent::Output {
-                    pane: pane_of(host, pane),
-                    bytes,
-                },
-                BackendEvent::Prompt { pane, mark, params } => BackendEvent::Prompt {
-                    pane: pane_of(host, pane),
-                    mark,
-                    params,
-                },
-                BackendEvent::ForegroundChanged { pane, command } => {
-                    BackendEvent::ForegroundChanged {
-                        pane: pane_of(host, pane),
-                        command,
-                    }
-                }
-                BackendEvent::PaneExited { pane, exit_status } => BackendEvent::PaneExited {
-                    pane: pane_of(host, pane),
-                    exit_status,
-                },
-                BackendEvent::ModeChanged { pane } => BackendEvent::ModeChanged {
-                    pane: pane_of(host, pane),
-                },
-                BackendEvent::OutputLost { pane } => BackendEvent::OutputLost {
-                    pane: pane_of(host, pane),
-                },
-                BackendEvent::LayoutChanged { window } => BackendEvent::LayoutChanged {
-                    window: WindowId(qualify(host, &window.0)),
-                },
-                BackendEvent::WindowClosed { window } => BackendEvent::WindowClosed {
-                    window: WindowId(qualify(host, &window.0)),
-                },
-                other => other,
-            };
-            hub.emit(event);
-        }
-    });
-    rx
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -405,6 +331,10 @@ impl TerminalBackend for Hosts {
         self.hub.subscribe()
     }
 
+    fn event_hub(&self) -> Arc<EventHub> {
+        self.hub.clone()
+    }
+
     async fn pane_state(&self, pane: &PaneId) -> Result<PaneState> {
         let (server, id) = self.route(pane).await?;
         server.backend.pane_state(&id).await
@@ -412,16 +342,7 @@ impl TerminalBackend for Hosts {
 
     async fn sync(&self, pane: &PaneId) -> Result<u64> {
         let (server, id) = self.route(pane).await?;
-        let token = server.backend.sync(&id).await?;
-        let mut forwarded = server.forwarded.clone();
-        let passed = tokio::time::timeout(SYNC_WAIT, forwarded.wait_for(|t| *t >= token)).await;
-        if !matches!(passed, Ok(Ok(_))) {
-            return Err(BackendError::Timeout {
-                what: format!("the events of pane {pane} before a barrier"),
-                after_ms: SYNC_WAIT.as_millis() as u64,
-            });
-        }
-        Ok(self.hub.synced())
+        server.backend.sync(&id).await
     }
 
     async fn reach(&self, pane: &PaneId) -> bool {

@@ -153,6 +153,32 @@ impl Terminal {
         if hierarchy::is_path(target) {
             return self.resolve_path(target, &panes).await;
         }
+        // A session on a remote host out of reach is not listed: say why, in the
+        // words of the connection that failed, rather than that it does not exist.
+        let name = target.trim().to_string();
+        let server = self.server_key.clone();
+        let kept = self
+            .db(move |r| {
+                Ok(r.sessions()?
+                    .into_iter()
+                    .find(|s| s.server == server && s.name == name))
+            })
+            .await?;
+        if let Some(record) = kept {
+            if cohort_backends::hosts::split(&record.pane).0.is_some() {
+                let pane = cohort_backends::PaneId(record.pane);
+                match self.backend.pane_state(&pane).await {
+                    Err(e) => return Err(TerminalError::Backend(e)),
+                    // Its host answers again: it is listed now.
+                    Ok(_) => {
+                        let panes = self.list().await?;
+                        if let Some(found) = resolve_target(&panes, target) {
+                            return Ok(found.clone());
+                        }
+                    }
+                }
+            }
+        }
         Err(TerminalError::UnknownTarget {
             target: crate::names::shown(target),
             known: describe_targets(&panes),

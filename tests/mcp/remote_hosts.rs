@@ -251,3 +251,39 @@ async fn cohort_hosts_says_which_answer_with_their_tmux() {
     assert!(!down.status.success(), "{text}");
     assert!(text.contains("unreachable: host far"), "{text}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_on_a_host_gone_away_is_kept_and_calls_say_why() {
+    if !ssh_support::available() {
+        return;
+    }
+    let mut ssh = SshServer::start().unwrap();
+    let server = TestServer::new();
+    let client = mcp_with_host(&server, &ssh).await;
+    let opened = client
+        .call_tool(call(
+            "open",
+            serde_json::json!({"name": "api", "host": "far"}),
+        ))
+        .await
+        .unwrap();
+    assert_ne!(opened.is_error, Some(true), "{opened:?}");
+    client.cancel().await.unwrap();
+    ssh.stop();
+    // A new cohort process while the host is away: the session is not lost, and a
+    // call on it names the host and what ssh said, not "no session named".
+    let again = mcp_with_host(&server, &ssh).await;
+    let ran = again
+        .call_tool(call(
+            "run",
+            serde_json::json!({"target": "api", "command": "true"}),
+        ))
+        .await
+        .unwrap();
+    assert_eq!(ran.is_error, Some(true), "{ran:?}");
+    let text = format!("{ran:?}");
+    assert!(text.contains("host far"), "{text}");
+    assert!(text.contains("Connection refused"), "{text}");
+    assert!(!text.contains("no session"), "{text}");
+    again.cancel().await.unwrap();
+}

@@ -442,6 +442,10 @@ impl TerminalBackend for Iterm2Backend {
         self.inner.hub.subscribe()
     }
 
+    fn event_hub(&self) -> std::sync::Arc<crate::event::EventHub> {
+        self.inner.hub.clone()
+    }
+
     async fn pane_state(&self, pane: &PaneId) -> Result<PaneState> {
         check_session_id(pane)?;
         let conn = self.conn().await?;

@@ -365,6 +365,10 @@ impl TerminalBackend for TmuxBackend {
         self.inner.hub.subscribe()
     }
 
+    fn event_hub(&self) -> Arc<crate::event::EventHub> {
+        self.inner.hub.hub().clone()
+    }
+
     async fn pane_state(&self, pane: &PaneId) -> Result<PaneState> {
         let mut f = self.pane_state_fields(pane).await?;
         if f[2] == "1" && f[3].is_empty() && f[13].is_empty() && self.nudge_reaping().await {

@@ -35,7 +35,7 @@ use bytes::Bytes;
 
 use crate::backend::TerminalBackend;
 use crate::error::{BackendError, Result};
-use crate::event::{BackendEvent, EventHub, EventStream, PromptMark};
+use crate::event::{BackendEvent, EventSink, EventStream, PromptMark};
 use crate::keys::Key;
 use crate::layout::parse_tmux_layout;
 use crate::link::{Got, Link};
@@ -79,7 +79,7 @@ struct Inner {
     version_text: String,
     shell: PathBuf,
     shell_command: String,
-    hub: Arc<EventHub>,
+    hub: Arc<EventSink>,
     link: Link<ControlClient>,
     paste_counter: std::sync::atomic::AtomicU64,
     /// Panes whose exit was already reported (by the watcher or tmux's subscription).
@@ -143,6 +143,12 @@ impl TmuxBackend {
     /// Checks tmux, writes cohort's tmux config and shell integration under the state
     /// directory, and connects (starting the server if it is not running).
     pub async fn connect(config: TmuxConfig) -> Result<TmuxBackend> {
+        TmuxBackend::connect_into(config, EventSink::new()).await
+    }
+
+    /// [`TmuxBackend::connect`], its events going to `events` (the hub of the backend
+    /// it sits beside, for a remote host's server; see [`crate::hosts`]).
+    pub async fn connect_into(config: TmuxConfig, events: EventSink) -> Result<TmuxBackend> {
         let (version, version_text, shell, shell_command, remote) = match &config.host {
             None => {
                 let (version, version_text) = cli::check_version(&config.program).await?;
@@ -189,7 +195,7 @@ impl TmuxBackend {
                 version_text,
                 shell,
                 shell_command,
-                hub: Arc::new(EventHub::new()),
+                hub: Arc::new(events),
                 link: Link::new(),
                 paste_counter: Default::default(),
                 exits_reported: Default::default(),

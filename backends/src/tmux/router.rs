@@ -6,7 +6,7 @@ use super::*;
 
 /// Per-connection notification handling, run on the control client's reader task.
 pub(super) struct EventRouter {
-    pub(super) hub: Arc<EventHub>,
+    pub(super) hub: Arc<EventSink>,
     pub(super) splitters: HashMap<String, OutputSplitter>,
     /// Last subscription value per pane: (exit reported, foreground command).
     pub(super) pane_state: HashMap<String, (bool, String)>,
