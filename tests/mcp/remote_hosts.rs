@@ -32,6 +32,21 @@ async fn run(
     ran.structured_content.expect("a structured result")
 }
 
+/// Opens session `api` on host `far`; the `open` result.
+async fn open_api_on_far(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
+) -> serde_json::Value {
+    let opened = client
+        .call_tool(call(
+            "open",
+            serde_json::json!({"name": "api", "host": "far"}),
+        ))
+        .await
+        .unwrap();
+    assert_ne!(opened.is_error, Some(true), "{opened:?}");
+    opened.structured_content.expect("a structured result")
+}
+
 /// `cohort mcp` on `server`, with `ssh`'s host declared as `far`.
 async fn mcp_with_host(
     server: &TestServer,
@@ -70,15 +85,7 @@ async fn open_on_a_host_then_run_answers_with_the_remote_output_and_status() {
     let server = TestServer::new();
     let client = mcp_with_host(&server, &ssh).await;
 
-    let opened = client
-        .call_tool(call(
-            "open",
-            serde_json::json!({"name": "api", "host": "far"}),
-        ))
-        .await
-        .unwrap();
-    assert_ne!(opened.is_error, Some(true), "{opened:?}");
-    let opened = opened.structured_content.unwrap();
+    let opened = open_api_on_far(&client).await;
     assert_eq!(opened["session"]["host"], "far", "{opened}");
     assert!(
         opened["session"]["pane"]
@@ -260,14 +267,7 @@ async fn a_session_on_a_host_gone_away_is_kept_and_calls_say_why() {
     let mut ssh = SshServer::start().unwrap();
     let server = TestServer::new();
     let client = mcp_with_host(&server, &ssh).await;
-    let opened = client
-        .call_tool(call(
-            "open",
-            serde_json::json!({"name": "api", "host": "far"}),
-        ))
-        .await
-        .unwrap();
-    assert_ne!(opened.is_error, Some(true), "{opened:?}");
+    open_api_on_far(&client).await;
     client.cancel().await.unwrap();
     ssh.stop();
     // A new cohort process while the host is away: the session is not lost, and a
