@@ -152,8 +152,9 @@ impl BackendEvent {
     /// The event as the layers above know it when it comes from `host`'s server: its
     /// pane and window ids carry the host's name (`far:%3`, see [`crate::hosts`]).
     pub fn on_host(self, host: &str) -> BackendEvent {
-        let pane = |p: PaneId| PaneId(format!("{host}:{}", p.0));
-        let window = |w: WindowId| WindowId(format!("{host}:{}", w.0));
+        let qualify = |id: &str| crate::hosts::qualify(Some(host), id);
+        let pane = |p: PaneId| PaneId(qualify(&p.0));
+        let window = |w: WindowId| WindowId(qualify(&w.0));
         match self {
             BackendEvent::Output { pane: p, bytes } => BackendEvent::Output {
                 pane: pane(p),

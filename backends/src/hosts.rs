@@ -91,20 +91,6 @@ impl Hosts {
         }
     }
 
-    /// The hosts declared in the configuration, by name.
-    pub fn declared(&self) -> Vec<&SshHost> {
-        let mut hosts: Vec<&SshHost> = self.declared.values().collect();
-        hosts.sort_by(|a, b| a.name.cmp(&b.name));
-        hosts
-    }
-
-    /// The names of the hosts connected now.
-    pub fn connected(&self) -> Vec<String> {
-        let mut names: Vec<String> = lock(&self.remotes).keys().cloned().collect();
-        names.sort();
-        names
-    }
-
     /// The server of `host` (`None`: this machine), connecting to it when it is not
     /// yet. A host not declared is taken as an SSH destination of the same name.
     async fn server(&self, host: Option<&str>) -> Result<Server> {
@@ -140,6 +126,14 @@ impl Hosts {
         Ok(server)
     }
 
+    /// The connected remote servers, by host name.
+    fn remotes(&self) -> Vec<(String, Server)> {
+        lock(&self.remotes)
+            .iter()
+            .map(|(n, s)| (n.clone(), s.clone()))
+            .collect()
+    }
+
     /// The server holding `pane` and the pane's id there.
     async fn route(&self, pane: &PaneId) -> Result<(Server, PaneId)> {
         let (host, id) = split(pane.as_str());
@@ -160,7 +154,7 @@ pub fn split(id: &str) -> (Option<&str>, &str) {
 }
 
 /// `id` as the layers above know it: with its host's name when it has one.
-fn qualify(host: Option<&str>, id: &str) -> String {
+pub fn qualify(host: Option<&str>, id: &str) -> String {
     match host {
         Some(host) => format!("{host}:{id}"),
         None => id.to_string(),
@@ -263,11 +257,7 @@ impl TerminalBackend for Hosts {
 
     async fn list_panes(&self) -> Result<Vec<PaneInfo>> {
         let mut panes = self.local.backend.list_panes().await?;
-        let remotes: Vec<(String, Server)> = lock(&self.remotes)
-            .iter()
-            .map(|(n, s)| (n.clone(), s.clone()))
-            .collect();
-        for (name, server) in remotes {
+        for (name, server) in self.remotes() {
             match server.backend.list_panes().await {
                 Ok(list) => panes.extend(list.into_iter().map(|p| info_of(Some(&name), p))),
                 // An unreachable host's panes are not listed; calls on them say why.
@@ -281,11 +271,7 @@ impl TerminalBackend for Hosts {
 
     async fn list_windows(&self) -> Result<Vec<WindowInfo>> {
         let mut windows = self.local.backend.list_windows().await?;
-        let remotes: Vec<(String, Server)> = lock(&self.remotes)
-            .iter()
-            .map(|(n, s)| (n.clone(), s.clone()))
-            .collect();
-        for (name, server) in remotes {
+        for (name, server) in self.remotes() {
             if let Ok(list) = server.backend.list_windows().await {
                 windows.extend(list.into_iter().map(|mut w| {
                     w.id = WindowId(qualify(Some(&name), &w.id.0));

@@ -272,7 +272,7 @@ fn random() -> Result<u64> {
 }
 
 /// Creates `dir` (mode 0700 on Unix) when it is missing.
-fn create_private_dir(dir: &Path) -> Result<()> {
+pub(crate) fn create_private_dir(dir: &Path) -> Result<()> {
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]

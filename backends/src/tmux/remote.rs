@@ -112,7 +112,9 @@ impl SshHost {
             let socket = dir.join("%C");
             // ssh refuses a control socket whose path is too long for a Unix socket;
             // then every call opens its own connection, which works, only slower.
-            if socket.as_os_str().len() <= SOCKET_PATH_MAX && private_dir(dir).is_ok() {
+            if socket.as_os_str().len() <= SOCKET_PATH_MAX
+                && crate::pad::create_private_dir(dir).is_ok()
+            {
                 cmd.arg("-o")
                     .arg("ControlMaster=auto")
                     .arg("-o")
@@ -305,15 +307,6 @@ fn heredoc_end(text: &str) -> String {
         end.push('_');
     }
     end
-}
-
-/// Creates `dir` (mode 0700) when it is missing.
-fn private_dir(dir: &std::path::Path) -> std::io::Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(dir)
 }
 
 #[cfg(test)]
