@@ -112,7 +112,9 @@ pub enum BackendEvent {
         window: WindowId,
     },
     /// The connection to the terminal program was lost; output may be missing until
-    /// [`BackendEvent::Reconnected`].
+    /// [`BackendEvent::Reconnected`]. (A remote tmux server sends neither: it reads
+    /// back what its panes printed meanwhile, and reports
+    /// [`BackendEvent::OutputLost`] for a pane where it could not.)
     Disconnected {
         /// Why.
         reason: String,
@@ -233,8 +235,8 @@ impl EventSink {
     pub fn emit(&self, event: BackendEvent) {
         match &self.host {
             None => self.hub.emit(event),
-            Some(_) if matches!(event, BackendEvent::ServerRestarted) => {
-                tracing::warn!(target: "cohort::hosts", host = self.host.as_deref(), "the tmux server on the remote host was started again: its old panes are gone");
+            Some(host) if matches!(event, BackendEvent::ServerRestarted) => {
+                tracing::warn!(target: "cohort::hosts", host, "the tmux server on the remote host was started again: its old panes are gone");
             }
             Some(host) => self.hub.emit(event.on_host(host)),
         }

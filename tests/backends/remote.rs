@@ -141,6 +141,26 @@ fn cut_the_link(ssh: &SshServer) {
     assert!(cut.success(), "no connection to cut");
 }
 
+/// Cuts the link and keeps the host unreachable for `down`: sshd is stopped, so
+/// connections made meanwhile wait, as they do for a network that is away.
+async fn cut_the_link_for(ssh: &SshServer, down: Duration) {
+    let pid = std::fs::read_to_string(ssh.dir.path().join("sshd.pid"))
+        .expect("sshd pid")
+        .trim()
+        .to_string();
+    let signal = |name: &str| {
+        let sent = std::process::Command::new("kill")
+            .args([&format!("-{name}"), &pid])
+            .status()
+            .expect("kill");
+        assert!(sent.success(), "kill -{name} {pid}");
+    };
+    signal("STOP");
+    cut_the_link(ssh);
+    tokio::time::sleep(down).await;
+    signal("CONT");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_the_link_is_cut_the_next_call_reconnects_to_the_same_panes() {
     use cohort_terminal::completion::{Layer, WaitSpec};
@@ -181,4 +201,119 @@ async fn after_the_link_is_cut_the_next_call_reconnects_to_the_same_panes() {
         "{:?}",
         after.output.text
     );
+}
+
+/// An engine on a remote host with one shell ready, and the way to its sshd.
+async fn remote_shell(name: &str) -> (crate::terminals::EngineOn, cohort_backends::PaneId) {
+    let ctx = crate::terminals::EngineOn::start(crate::terminals::Which::Ssh).await;
+    let pane = ctx
+        .engine
+        .terminal
+        .open(cohort_terminal::OpenOptions::named(name))
+        .await
+        .unwrap()
+        .id;
+    assert!(
+        ctx.engine
+            .terminal
+            .wait_ready(&pane, Duration::from_secs(20))
+            .await
+    );
+    (ctx, pane)
+}
+
+fn ssh_of(ctx: &crate::terminals::EngineOn) -> &SshServer {
+    let crate::terminals::Terminal::Ssh(_, ssh) = &ctx.terminal else {
+        unreachable!()
+    };
+    ssh
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_the_link_broke_under_ends_with_the_real_status_and_output() {
+    use cohort_terminal::completion::{Layer, WaitSpec};
+    use cohort_terminal::{Caller, SendOptions};
+
+    if !ssh_support::available() {
+        return;
+    }
+    let (ctx, pane) = remote_shell("midwait").await;
+    let spec = WaitSpec {
+        timeout: Duration::from_secs(30),
+        ..WaitSpec::default()
+    };
+    let (send, caller) = (SendOptions::default(), Caller::new("test"));
+    let command = "sleep 1.5; echo late-$((6*7)); (exit 5)";
+    let run = ctx
+        .engine
+        .terminal
+        .run(&pane, command, &send, spec, false, &caller);
+    // Down from before the command ends until after.
+    let cut = async {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        cut_the_link_for(ssh_of(&ctx), Duration::from_secs(3)).await;
+    };
+    let (out, ()) = tokio::join!(run, cut);
+    let out = out.unwrap();
+    // The command ended while no connection was there: its output and its status
+    // were read back from the far side, not guessed.
+    assert_eq!(
+        (out.verdict.layer, out.verdict.exit_status),
+        (Layer::Exit, Some(5)),
+        "{:?}",
+        out.verdict
+    );
+    assert!(out.output.text.contains("late-42"), "{:?}", out.output.text);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_pane_printed_while_the_link_was_down_is_read_back_whole() {
+    use cohort_terminal::read::{ReadOptions, ReadWhat};
+    use cohort_terminal::{Caller, SendOptions};
+
+    if !ssh_support::available() {
+        return;
+    }
+    let (ctx, pane) = remote_shell("away").await;
+    let terminal = &ctx.engine.terminal;
+    let reader = ReadOptions {
+        caller: "test".into(),
+        ..Default::default()
+    };
+    terminal.read(&pane, &reader).await; // everything before is read
+    terminal
+        .send(
+            &pane,
+            "sleep 1; seq 1 3000 | sed 's/^/away-/'; echo finished-$((6*7))",
+            &SendOptions::default(),
+            &Caller::new("test"),
+        )
+        .await
+        .unwrap();
+    // Down while all of it is printed.
+    cut_the_link_for(ssh_of(&ctx), Duration::from_secs(3)).await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut text = String::new();
+    let mut meta = String::new();
+    while Instant::now() < deadline && !text.contains("finished-42") {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let all = ReadOptions {
+            what: ReadWhat::All,
+            raw: true,
+            max_lines: Some(100_000),
+            ..Default::default()
+        };
+        let read = terminal.read(&pane, &all).await;
+        text = read.text;
+        meta = read.meta;
+    }
+    assert!(
+        text.contains("finished-42"),
+        "never read back: {text:?} ({meta})"
+    );
+    for n in 1..=3000 {
+        let line = format!("away-{n}\r\n");
+        assert!(text.contains(&line), "{line:?} missing: {meta}");
+    }
+    assert!(!meta.contains("lost"), "said output was lost: {meta}");
 }

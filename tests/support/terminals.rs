@@ -70,11 +70,33 @@ impl Terminal {
     /// log's path.
     pub fn start_raw_log(&self, pane: &cohort_backends::PaneId) -> PathBuf {
         match self {
-            Terminal::Tmux(server) | Terminal::Ssh(server, _) => {
-                let tmpdir = match self {
-                    Terminal::Ssh(_, ssh) => Some(ssh.tmux_tmpdir()),
-                    _ => None,
+            // tmux keeps one pipe per pane, and a remote pane's is cohort's own log
+            // of it (raw, as a user's would be): that file is the raw log.
+            Terminal::Ssh(_, ssh) => {
+                let logs = ssh.home().join(".local/state/cohort");
+                let prefix = format!("{}-", pane.as_str().trim_start_matches('%'));
+                let is_log = |path: &PathBuf| {
+                    path.parent().is_some_and(|p| p.ends_with("logs"))
+                        && path
+                            .file_name()
+                            .and_then(|n| n.to_str())
+                            .is_some_and(|n| n.starts_with(&prefix) && !n.ends_with(".done"))
                 };
+                // The log starts a moment after the pane's first output.
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+                loop {
+                    if let Some(path) = walk_files(&logs).into_iter().find(is_log) {
+                        break path;
+                    }
+                    assert!(
+                        std::time::Instant::now() < deadline,
+                        "no log of {pane} under {}",
+                        logs.display()
+                    );
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+            }
+            Terminal::Tmux(server) => {
                 let log = server
                     .state_dir()
                     .join(format!("raw-{}.log", pane.as_str().trim_start_matches('%')));
@@ -83,7 +105,6 @@ impl Terminal {
                     .arg(&server.socket)
                     .args(["pipe-pane", "-o", "-t", pane.as_str()])
                     .arg(format!("cat >> '{}'", log.display()))
-                    .envs(tmpdir.map(|dir| ("TMUX_TMPDIR", dir)))
                     .env_remove("TMUX")
                     .status()
                     .expect("run tmux pipe-pane");
@@ -129,4 +150,21 @@ impl EngineOn {
             terminal,
         }
     }
+}
+
+/// Every file under `dir`, recursively.
+fn walk_files(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return files;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(walk_files(&path));
+        } else {
+            files.push(path);
+        }
+    }
+    files
 }

@@ -186,9 +186,11 @@ impl TerminalBackend for TmuxBackend {
     }
 
     async fn close(&self, pane: &PaneId) -> Result<()> {
-        self.pane_cmd(pane, &format!("kill-pane -t {pane}"))
-            .await
-            .map(|_| ())
+        self.pane_cmd(pane, &format!("kill-pane -t {pane}")).await?;
+        if let Some(file) = lock(&self.inner.streams).forget(pane.as_str()) {
+            self.ask(LogRequest::Delete(file));
+        }
+        Ok(())
     }
 
     async fn list_panes(&self) -> Result<Vec<PaneInfo>> {

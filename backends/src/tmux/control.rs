@@ -7,7 +7,10 @@
 //!
 //! The reader task drains stdout continuously (tmux blocks a pane's program when
 //! nobody reads) and hands every notification to the owner's handler, in order, on
-//! the reader task itself. When the stream ends (`%exit`, the server died, the child
+//! the reader task itself. A command can carry a marker: the handler receives it
+//! the moment its reply is read, between the notifications tmux sent before the
+//! command ran and those after (see [`ControlClient::pipeline_marked`]). When the
+//! stream ends (`%exit`, the server died, the child
 //! was killed) every waiting command fails with [`BackendError::Disconnected`] and
 //! the handler receives [`ControlEvent::Closed`].
 
@@ -28,10 +31,16 @@ use super::parse::{Event, Notification, Parser, Reply};
 pub enum ControlEvent {
     /// A notification, in stream order.
     Notification(Notification),
+    /// The command carrying this marker was answered: every notification tmux sent
+    /// before it ran came before this event, every later one comes after.
+    Marker(u64),
     /// The stream ended; no more events follow.
     Closed {
         /// `%exit`'s reason, or what else ended it.
         reason: String,
+        /// tmux ended it (`%exit`: the server exited, or detached the client); `false`
+        /// when the stream broke under it (the client was killed, a link was cut).
+        by_server: bool,
     },
 }
 
@@ -40,8 +49,15 @@ pub type EventHandler = Box<dyn FnMut(ControlEvent) + Send>;
 
 #[derive(Default)]
 struct Pending {
-    slots: VecDeque<oneshot::Sender<Reply>>,
+    slots: VecDeque<Slot>,
     closed: Option<String>,
+}
+
+/// A command waiting for its reply.
+struct Slot {
+    reply: oneshot::Sender<Reply>,
+    /// Handed to the event handler when the reply is read.
+    marker: Option<u64>,
 }
 
 /// A live control-mode connection.
@@ -148,7 +164,10 @@ impl ControlClient {
                                 let slot = lock(&pending).slots.pop_front();
                                 match slot {
                                     Some(slot) => {
-                                        let _ = slot.send(reply);
+                                        if let Some(marker) = slot.marker {
+                                            handler(ControlEvent::Marker(marker));
+                                        }
+                                        let _ = slot.reply.send(reply);
                                     }
                                     None => tracing::warn!(
                                         target: "cohort::tmux",
@@ -166,13 +185,14 @@ impl ControlClient {
                         Some(Event::Notification(n)) => handler(ControlEvent::Notification(n)),
                     }
                 }
+                let by_server = exit_reason.is_some();
                 let reason = exit_reason.unwrap_or_else(|| "the tmux control client exited".into());
                 {
                     let mut p = lock(&pending);
                     p.closed = Some(reason.clone());
                     p.slots.clear(); // dropping the senders fails every waiting command
                 }
-                handler(ControlEvent::Closed { reason });
+                handler(ControlEvent::Closed { reason, by_server });
             })
         };
 
@@ -232,6 +252,28 @@ impl ControlClient {
         &self,
         lines: &[S],
     ) -> std::result::Result<Vec<Result<Reply>>, Failure> {
+        self.try_pipeline_marked(lines, &[]).await
+    }
+
+    /// [`Self::pipeline`], each line with the marker at its index in `markers` (none
+    /// past its end): the event handler receives [`ControlEvent::Marker`] when that
+    /// line's reply is read, so it knows which notifications came before the command
+    /// ran and which after.
+    pub async fn pipeline_marked<S: AsRef<str>>(
+        &self,
+        lines: &[S],
+        markers: &[Option<u64>],
+    ) -> Result<Vec<Result<Reply>>> {
+        self.try_pipeline_marked(lines, markers)
+            .await
+            .map_err(Failure::into_error)
+    }
+
+    async fn try_pipeline_marked<S: AsRef<str>>(
+        &self,
+        lines: &[S],
+        markers: &[Option<u64>],
+    ) -> std::result::Result<Vec<Result<Reply>>, Failure> {
         use tracing::Instrument;
         let span = crate::otel_span!(
             "tmux command",
@@ -239,7 +281,10 @@ impl ControlClient {
             command = %command_names(lines),
             otel.status_code = tracing::field::Empty,
         );
-        let replies = self.write_and_wait(lines).instrument(span.clone()).await;
+        let replies = self
+            .write_and_wait(lines, markers)
+            .instrument(span.clone())
+            .await;
         if !matches!(&replies, Ok(r) if r.iter().all(Result::is_ok)) {
             span.record("otel.status_code", "ERROR");
         }
@@ -256,6 +301,7 @@ impl ControlClient {
     async fn write_and_wait<S: AsRef<str>>(
         &self,
         lines: &[S],
+        markers: &[Option<u64>],
     ) -> std::result::Result<Vec<Result<Reply>>, Failure> {
         ROUND_TRIPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let deadline = tokio::time::Instant::now() + COMMAND_TIMEOUT;
@@ -289,9 +335,12 @@ impl ControlClient {
                 if let Some(reason) = &pending.closed {
                     return Err(Failure::Unsent(disconnected(reason)));
                 }
-                for _ in lines {
+                for index in 0..lines.len() {
                     let (tx, rx) = oneshot::channel();
-                    pending.slots.push_back(tx);
+                    pending.slots.push_back(Slot {
+                        reply: tx,
+                        marker: markers.get(index).copied().flatten(),
+                    });
                     receivers.push(rx);
                 }
             }

@@ -12,7 +12,9 @@
 //! - **Several processes.** Any number of cohort processes can attach to the same
 //!   server at once; each sees every window of the session.
 //! - **Reconnect.** When the control client goes away (`%exit`, server restart) the
-//!   next call reconnects, starting the server again if needed.
+//!   next call reconnects, starting the server again if needed. A remote server's
+//!   link that breaks is opened again at once, with backoff, and what its panes
+//!   printed meanwhile is read back from their logs over there (`outlog.rs`).
 
 mod appearance;
 mod backend;
@@ -20,6 +22,7 @@ pub mod cli;
 pub mod config;
 pub mod control;
 mod exit_watch;
+mod outlog;
 pub mod parse;
 pub mod quote;
 pub mod remote;
@@ -31,16 +34,14 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, Weak};
 
 use async_trait::async_trait;
-use bytes::Bytes;
 
 use crate::backend::TerminalBackend;
 use crate::error::{BackendError, Result};
-use crate::event::{BackendEvent, EventSink, EventStream, PromptMark};
+use crate::event::{BackendEvent, EventSink, EventStream};
 use crate::keys::Key;
 use crate::layout::parse_tmux_layout;
 use crate::link::{Got, Link};
 use crate::shell::{command_with_exit_mark, user_shell, ShellIntegration};
-use crate::stream::{OutputSplitter, Piece};
 use crate::types::{
     Appearance, AttachHint, BackendKind, Capabilities, Cursor, Identity, LineRange, Lines, PaneId,
     PaneInfo, PaneState, Screen, Size, SpawnOptions, SplitDirection, SplitOptions, SplitSize,
@@ -50,6 +51,7 @@ use crate::types::{
 use self::cli::Version;
 use self::config::TmuxConfig;
 use self::control::{ControlClient, ControlEvent};
+use self::outlog::Streams;
 use self::parse::Notification;
 use self::router::EventRouter;
 use self::rows::{pane_format, parse_pane_row, PANE_FIELDS};
@@ -94,6 +96,21 @@ struct Inner {
     instance: Mutex<Option<String>>,
     /// The far side, when the server runs on another machine.
     remote: Option<Remote>,
+    /// Every pane's output stream, across connections.
+    streams: Arc<Mutex<Streams>>,
+    /// Requests to the keeper of the far side's logs (remote servers only).
+    logs: Option<tokio::sync::mpsc::UnboundedSender<LogRequest>>,
+}
+
+/// What the keeper of a remote server's logs is asked to do (see [`keep_logs`]).
+#[derive(Debug)]
+enum LogRequest {
+    /// Start (or renew) this pane's log.
+    Start(PaneId),
+    /// Delete this log file, and its `.done` flag, on the host.
+    Delete(String),
+    /// The link broke: connect again.
+    Reconnect,
 }
 
 /// A server on another machine: the host and cohort's directory there.
@@ -104,6 +121,9 @@ struct Remote {
     /// The tmux config, as written there.
     conf: String,
 }
+
+/// Longest wait between attempts to reach a remote server again.
+const RECONNECT_MAX_DELAY: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl Remote {
     fn pad_dir(&self) -> String {
@@ -126,7 +146,23 @@ impl Remote {
             crate::remote_procs::SCRIPT_NAME.into(),
             crate::remote_procs::SCRIPT.into(),
         ));
+        files.push((outlog::SCRIPT_NAME.into(), outlog::SCRIPT.into()));
+        files.push((
+            format!("{}/README", outlog::LOG_DIR),
+            "Output of cohort's panes, kept while a connection to them is away.\n".into(),
+        ));
         self.host.write_files(&self.dir, &files).await
+    }
+
+    /// A new file for `pane`'s log.
+    fn log_file(&self, pane: &PaneId) -> Result<String> {
+        Ok(format!(
+            "{}/{}/{}-{}",
+            self.dir,
+            outlog::LOG_DIR,
+            pane.as_str().trim_start_matches('%'),
+            crate::pad::pad_name()?
+        ))
     }
 }
 
@@ -188,6 +224,16 @@ impl TmuxBackend {
                 )
             }
         };
+        let hub = Arc::new(events);
+        let last_marks: Arc<Mutex<HashMap<String, i32>>> = Default::default();
+        let streams = Streams::new(hub.clone(), last_marks.clone(), remote.is_some());
+        let (logs, requests) = match remote {
+            Some(_) => {
+                let (logs, requests) = tokio::sync::mpsc::unbounded_channel();
+                (Some(logs), Some(requests))
+            }
+            None => (None, None),
+        };
         let backend = TmuxBackend {
             inner: Arc::new(Inner {
                 config,
@@ -195,16 +241,21 @@ impl TmuxBackend {
                 version_text,
                 shell,
                 shell_command,
-                hub: Arc::new(events),
+                hub,
                 link: Link::new(),
                 paste_counter: Default::default(),
                 exits_reported: Default::default(),
                 watched: Default::default(),
-                last_marks: Default::default(),
+                last_marks,
                 instance: Default::default(),
                 remote,
+                streams: Arc::new(Mutex::new(streams)),
+                logs,
             }),
         };
+        if let Some(requests) = requests {
+            tokio::spawn(keep_logs(Arc::downgrade(&backend.inner), requests));
+        }
         backend.client().await?;
         Ok(backend)
     }
@@ -265,12 +316,147 @@ impl TmuxBackend {
             lock(&self.inner.exits_reported).clear();
             lock(&self.inner.watched).clear();
             lock(&self.inner.last_marks).clear();
+            lock(&self.inner.streams).server_restarted();
             tracing::info!(target: "cohort::tmux", "the tmux server was started again: panes of the old one are gone");
             self.inner.hub.emit(BackendEvent::ServerRestarted);
-        } else if got == Got::Reopened {
-            self.inner.hub.emit(BackendEvent::Reconnected);
+        } else {
+            self.catch_up(&client).await;
+            if got == Got::Reopened && self.inner.remote.is_none() {
+                self.inner.hub.emit(BackendEvent::Reconnected);
+            }
         }
         Ok(client)
+    }
+
+    /// Reads back what the held panes printed while no connection was there (see
+    /// [`outlog`]), and lets their output flow again.
+    async fn catch_up(&self, client: &ControlClient) {
+        let Some(remote) = &self.inner.remote else {
+            return;
+        };
+        let mut held = lock(&self.inner.streams).held_logs();
+        if held.is_empty() {
+            return;
+        }
+        // A log someone else's pipe replaced is theirs: it is not switched back.
+        let files: Vec<String> = held.iter().map(|(_, file, _)| file.clone()).collect();
+        if let Some(closed) = self.closed_logs(remote, &files).await {
+            let mut streams = lock(&self.inner.streams);
+            let mut index = 0;
+            held.retain(|(pane, _, _)| {
+                let keep = !closed[index];
+                index += 1;
+                if !keep {
+                    streams.release(pane, outlog::Caught::Lost("its log was closed"));
+                    streams.give_up(pane);
+                }
+                keep
+            });
+        }
+        // Each pane's log moves to a new file; the marker says which of the new
+        // connection's bytes are still in the old one.
+        let mut lines = Vec::with_capacity(held.len());
+        let mut markers = Vec::with_capacity(held.len());
+        let mut switching = Vec::with_capacity(held.len());
+        for (pane, _, _) in &held {
+            let pane = PaneId(pane.clone());
+            let Ok(file) = remote.log_file(&pane) else {
+                switching.push(false);
+                continue;
+            };
+            switching.push(true);
+            lines.push(outlog::pipe_command(&pane, &file));
+            markers.push(Some(
+                lock(&self.inner.streams).begin_switch(pane.as_str(), file),
+            ));
+        }
+        match client.pipeline_marked(&lines, &markers).await {
+            Ok(replies) => {
+                for (reply, marker) in replies.iter().zip(&markers) {
+                    if reply.is_err() {
+                        lock(&self.inner.streams).switch_failed(marker.unwrap_or_default());
+                    }
+                }
+            }
+            // The connection broke again: its end released the panes.
+            Err(_) => return,
+        }
+        let mut line = format!(
+            "sh {}",
+            quote::sh(&format!("{}/{}", remote.dir, outlog::SCRIPT_NAME))
+        );
+        for (_, file, offset) in &held {
+            line.push_str(&format!(" {offset} {}", quote::sh(file)));
+        }
+        let offsets: Vec<u64> = held.iter().map(|(_, _, offset)| *offset).collect();
+        let backs = match remote.host.run_bytes(&line, b"").await {
+            Ok(out) => outlog::parse_read_back(&out, &offsets),
+            Err(e) => {
+                tracing::warn!(target: "cohort::tmux", error = %e, "the panes' logs could not be read back");
+                None
+            }
+        };
+        let mut gone = Vec::new();
+        {
+            let mut streams = lock(&self.inner.streams);
+            for (index, (pane, _, _)) in held.iter().enumerate() {
+                let caught = match &backs {
+                    // Still logging to the old file, its end is not known.
+                    _ if !switching[index] => outlog::Caught::Lost("its log was not switched"),
+                    Some(backs) => streams.judge(pane, &backs[index]),
+                    None => outlog::Caught::Lost("the host did not give its log back"),
+                };
+                gone.extend(streams.release(pane, caught));
+            }
+        }
+        for file in gone {
+            self.ask(LogRequest::Delete(file));
+        }
+    }
+
+    fn ask(&self, request: LogRequest) {
+        if let Some(logs) = &self.inner.logs {
+            let _ = logs.send(request);
+        }
+    }
+
+    /// Which of `files` (logs on the host) were closed by their pipe's end: one ssh
+    /// call; `None` when the host could not say.
+    async fn closed_logs(&self, remote: &Remote, files: &[String]) -> Option<Vec<bool>> {
+        let out = remote
+            .host
+            .run(&outlog::closed_check(files), b"")
+            .await
+            .ok()?;
+        let closed: Vec<bool> = out.lines().map(|line| line.trim() == "1").collect();
+        (closed.len() == files.len()).then_some(closed)
+    }
+
+    /// Starts (or renews) `pane`'s log on the far side, over the live connection.
+    async fn start_log(&self, pane: &PaneId) {
+        let (Some(remote), Some(client)) = (&self.inner.remote, self.inner.link.live()) else {
+            lock(&self.inner.streams).not_switching(pane.as_str());
+            return;
+        };
+        // Renewing a full log: not when the pipe is someone else's now.
+        let current = lock(&self.inner.streams).log_file(pane.as_str());
+        if let Some(current) = current {
+            if self.closed_logs(remote, &[current]).await != Some(vec![false]) {
+                lock(&self.inner.streams).give_up(pane.as_str());
+                return;
+            }
+        }
+        let Ok(file) = remote.log_file(pane) else {
+            lock(&self.inner.streams).not_switching(pane.as_str());
+            return;
+        };
+        let marker = lock(&self.inner.streams).begin_switch(pane.as_str(), file.clone());
+        let started = client
+            .pipeline_marked(&[outlog::pipe_command(pane, &file)], &[Some(marker)])
+            .await;
+        if !matches!(&started, Ok(replies) if replies.iter().all(Result::is_ok)) {
+            lock(&self.inner.streams).switch_failed(marker);
+        }
     }
 
     /// Attaches, retrying briefly: right after a server exits, a new client can still
@@ -340,9 +526,13 @@ impl TmuxBackend {
             }
         };
         let weak_slot: Arc<std::sync::OnceLock<Weak<ControlClient>>> = Arc::default();
+        // What the panes print on this connection waits until their logs are read
+        // back (see `catch_up`).
+        lock(&self.inner.streams).hold_logged();
         let handler = EventRouter {
             hub: self.inner.hub.clone(),
-            splitters: HashMap::new(),
+            streams: self.inner.streams.clone(),
+            logs: self.inner.logs.clone(),
             pane_state: HashMap::new(),
             client: weak_slot.clone(),
             exits_reported: self.inner.exits_reported.clone(),
@@ -674,6 +864,63 @@ impl TmuxBackend {
     /// Whether the server runs on another machine.
     pub fn is_remote(&self) -> bool {
         self.inner.remote.is_some()
+    }
+}
+
+/// Keeps a remote server's logs: starts and renews them, deletes the files of panes
+/// that ended, and connects again when the link broke, with backoff, for as long as
+/// the backend lives and a pane has a log to read back.
+async fn keep_logs(
+    inner: Weak<Inner>,
+    mut requests: tokio::sync::mpsc::UnboundedReceiver<LogRequest>,
+) {
+    while let Some(request) = requests.recv().await {
+        let Some(strong) = inner.upgrade() else {
+            return;
+        };
+        let backend = TmuxBackend { inner: strong };
+        match request {
+            LogRequest::Start(pane) => backend.start_log(&pane).await,
+            LogRequest::Delete(file) => {
+                if let Some(remote) = &backend.inner.remote {
+                    let line = format!(
+                        "rm -f {} {}",
+                        quote::sh(&file),
+                        quote::sh(&format!("{file}.done"))
+                    );
+                    if let Err(e) = remote.host.run(&line, b"").await {
+                        tracing::debug!(target: "cohort::tmux", error = %e, file, "a log was not deleted");
+                    }
+                }
+            }
+            LogRequest::Reconnect => {
+                drop(backend);
+                reconnect(&inner).await;
+            }
+        }
+    }
+}
+
+/// Connects to a remote server again after its link broke, waiting longer between
+/// attempts up to [`RECONNECT_MAX_DELAY`].
+async fn reconnect(inner: &Weak<Inner>) {
+    let mut delay = std::time::Duration::from_millis(50);
+    loop {
+        tokio::time::sleep(delay).await;
+        let Some(strong) = inner.upgrade() else {
+            return;
+        };
+        let backend = TmuxBackend { inner: strong };
+        if backend.inner.link.live().is_some() || !lock(&backend.inner.streams).has_logs() {
+            return; // a call connected already, or nothing waits to be read back
+        }
+        match backend.client().await {
+            Ok(_) => return,
+            Err(e) => {
+                tracing::info!(target: "cohort::tmux", error = %e, retry_in = ?delay, "the remote server is not reachable yet");
+            }
+        }
+        delay = (delay * 2).min(RECONNECT_MAX_DELAY);
     }
 }
 

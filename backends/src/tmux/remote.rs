@@ -134,6 +134,12 @@ impl SshHost {
     /// Runs `remote` on the host with `input` on its standard input; its output on
     /// success, an error naming the host and what ssh or the command said otherwise.
     pub async fn run(&self, remote: &str, input: &[u8]) -> Result<String> {
+        let out = self.run_bytes(remote, input).await?;
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+
+    /// [`SshHost::run`], its output as the bytes the command wrote.
+    pub async fn run_bytes(&self, remote: &str, input: &[u8]) -> Result<Vec<u8>> {
         let mut child = self
             .command(remote)
             .stdin(Stdio::piped())
@@ -161,7 +167,7 @@ impl SshHost {
             .map_err(|e| BackendError::io(format!("running ssh for host {}", self.name), e))?;
         let _ = feed.await;
         if output.status.success() {
-            return Ok(String::from_utf8_lossy(&output.stdout).into_owned());
+            return Ok(output.stdout);
         }
         let said = String::from_utf8_lossy(&output.stderr).trim().to_string();
         // ssh exits 255 for its own failures (connection, authentication, host key).

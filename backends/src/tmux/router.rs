@@ -7,7 +7,10 @@ use super::*;
 /// Per-connection notification handling, run on the control client's reader task.
 pub(super) struct EventRouter {
     pub(super) hub: Arc<EventSink>,
-    pub(super) splitters: HashMap<String, OutputSplitter>,
+    /// Every pane's stream, kept across connections (see [`super::outlog`]).
+    pub(super) streams: Arc<Mutex<Streams>>,
+    /// Where the panes' logs are asked for (remote servers only).
+    pub(super) logs: Option<tokio::sync::mpsc::UnboundedSender<LogRequest>>,
     /// Last subscription value per pane: (exit reported, foreground command).
     pub(super) pane_state: HashMap<String, (bool, String)>,
     pub(super) client: Arc<std::sync::OnceLock<Weak<ControlClient>>>,
@@ -17,49 +20,48 @@ pub(super) struct EventRouter {
 
 impl EventRouter {
     pub(super) fn into_handler(mut self) -> control::EventHandler {
-        let mut pieces = Vec::new();
-        Box::new(move |event| self.handle(event, &mut pieces))
+        Box::new(move |event| self.handle(event))
     }
 
-    fn handle(&mut self, event: ControlEvent, pieces: &mut Vec<Piece>) {
+    fn ask(&self, request: LogRequest) {
+        if let Some(logs) = &self.logs {
+            let _ = logs.send(request);
+        }
+    }
+
+    fn handle(&mut self, event: ControlEvent) {
         let notification = match event {
             ControlEvent::Notification(n) => n,
-            ControlEvent::Closed { reason } => {
-                for (pane, mut splitter) in self.splitters.drain() {
-                    if let Some(bytes) = splitter.flush() {
-                        self.hub.emit(BackendEvent::Output {
-                            pane: PaneId(pane),
-                            bytes: Bytes::from(bytes),
-                        });
-                    }
+            ControlEvent::Marker(marker) => {
+                if let Some(old) = lock(&self.streams).switched(marker) {
+                    self.ask(LogRequest::Delete(old));
                 }
-                self.hub.emit(BackendEvent::Disconnected { reason });
+                return;
+            }
+            ControlEvent::Closed { reason, by_server } => {
+                let logged = lock(&self.streams).connection_closed();
+                if self.logs.is_none() {
+                    self.hub.emit(BackendEvent::Disconnected { reason });
+                } else {
+                    // A remote server says which of its panes lost output, pane by
+                    // pane, once it is reached again (see `outlog`).
+                    tracing::info!(target: "cohort::tmux", %reason, "the connection to the remote server broke");
+                }
+                // The link broke under a remote server that lives on: connect again
+                // without waiting for a call, so what its panes print is read back
+                // and waits on them end with their real verdicts.
+                if logged && !by_server {
+                    self.ask(LogRequest::Reconnect);
+                }
                 return;
             }
         };
         match notification {
             Notification::Output { pane, data }
             | Notification::ExtendedOutput { pane, data, .. } => {
-                let splitter = self.splitters.entry(pane.clone()).or_default();
-                pieces.clear();
-                splitter.push(&data, pieces);
-                for piece in pieces.drain(..) {
-                    let pane = PaneId(pane.clone());
-                    self.hub.emit(match piece {
-                        Piece::Bytes(bytes) => BackendEvent::Output {
-                            pane,
-                            bytes: Bytes::from(bytes),
-                        },
-                        Piece::Mark(mark, params) => {
-                            if let PromptMark::CommandFinished {
-                                exit_status: Some(status),
-                            } = mark
-                            {
-                                lock(&self.last_marks).insert(pane.0.clone(), status);
-                            }
-                            BackendEvent::Prompt { pane, mark, params }
-                        }
-                    });
+                let want = lock(&self.streams).output(&pane, &data);
+                if want == outlog::Want::Log {
+                    self.ask(LogRequest::Start(PaneId(pane)));
                 }
             }
             Notification::Pause { pane } => {
@@ -78,7 +80,7 @@ impl EventRouter {
                 }
             }
             Notification::Continue { pane } => {
-                self.splitters.remove(&pane);
+                lock(&self.streams).output_dropped(&pane);
                 self.hub
                     .emit(BackendEvent::OutputLost { pane: PaneId(pane) });
             }
@@ -104,18 +106,13 @@ impl EventRouter {
                 let (was_reported, old_command) =
                     previous.clone().unwrap_or((false, String::new()));
                 if reported && !was_reported && first_report(&self.exits_reported, &pane) {
-                    if let Some(mut splitter) = self.splitters.remove(&pane) {
-                        if let Some(bytes) = splitter.flush() {
-                            self.hub.emit(BackendEvent::Output {
-                                pane: PaneId(pane.clone()),
-                                bytes: Bytes::from(bytes),
-                            });
-                        }
-                    }
-                    self.hub.emit(BackendEvent::PaneExited {
-                        pane: PaneId(pane),
+                    let exited = BackendEvent::PaneExited {
+                        pane: PaneId(pane.clone()),
                         exit_status,
-                    });
+                    };
+                    if let Some(file) = lock(&self.streams).pane_exited(&pane, exited) {
+                        self.ask(LogRequest::Delete(file));
+                    }
                 } else if !dead && command != old_command && previous.is_some() {
                     self.hub.emit(BackendEvent::ForegroundChanged {
                         pane: PaneId(pane),
