@@ -70,9 +70,42 @@ async fn a_tool_call_its_wait_and_its_backend_commands_are_spans() {
         json!({"target": "traced", "command": "ls /nonexistent"}),
     )
     .await;
+    // A host's trace goes on into cohort's: the W3C traceparent in `_meta`.
+    let parent_trace = "0af7651916cd43dd8448eb211c80319c";
+    let parent_span = "00f067aa0ba902b7";
+    let mut meta = rmcp::model::MetaObject::new();
+    meta.set_traceparent(format!("00-{parent_trace}-{parent_span}-01"));
+    meta.set_tracestate("vendor=value");
+    let mut traced_call = rmcp::model::CallToolRequestParams::new("list");
+    traced_call.meta = Some(rmcp::model::RequestMetaObject(meta));
+    client.call_tool(traced_call).await.expect("list");
+    // One that does not parse starts a trace of its own.
+    let mut bad = rmcp::model::MetaObject::new();
+    bad.set_traceparent("00-not-a-trace-01");
+    let mut untraced_call = rmcp::model::CallToolRequestParams::new("status");
+    untraced_call.meta = Some(rmcp::model::RequestMetaObject(bad));
+    client.call_tool(untraced_call).await.expect("status");
+
     client.cancel().await.unwrap();
     provider.force_flush().unwrap();
     let spans = exporter.get_finished_spans().unwrap();
+
+    let listed = spans
+        .iter()
+        .find(|s| s.name == "tool list")
+        .unwrap_or_else(|| panic!("no list span in {:?}", names(&spans)));
+    assert_eq!(listed.span_context.trace_id().to_string(), parent_trace);
+    assert_eq!(listed.parent_span_id.to_string(), parent_span);
+    let status = spans
+        .iter()
+        .find(|s| s.name == "tool status")
+        .unwrap_or_else(|| panic!("no status span in {:?}", names(&spans)));
+    assert_ne!(status.span_context.trace_id().to_string(), parent_trace);
+    assert_eq!(
+        status.parent_span_id,
+        opentelemetry::trace::SpanId::INVALID,
+        "a root span"
+    );
 
     let tool = spans
         .iter()

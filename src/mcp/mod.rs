@@ -387,6 +387,7 @@ impl ServerHandler for CohortServer {
     ) -> Result<rmcp::model::CallToolResponse, McpError> {
         use tracing::Instrument;
         let span = spans::start(&request);
+        spans::continue_trace(&span, &request, &context.meta);
         if !span.is_disabled() {
             if let Ok(engine) = self.engine().await {
                 spans::identify(&span, engine, &request)

@@ -29,6 +29,53 @@ pub(crate) fn start(request: &CallToolRequestParams) -> tracing::Span {
     )
 }
 
+/// Continues the trace of the client that made the call: the W3C Trace Context
+/// (`traceparent`, `tracestate`) in the request's `_meta` becomes the parent of the
+/// call's span, so a host's trace runs on into cohort's spans and those of tmux
+/// under them. A value that does not parse is ignored (the call starts a trace of
+/// its own, as without one).
+#[cfg_attr(not(feature = "otel"), allow(unused_variables))]
+pub(crate) fn continue_trace(
+    span: &tracing::Span,
+    request: &CallToolRequestParams,
+    context_meta: &rmcp::model::RequestMetaObject,
+) {
+    #[cfg(feature = "otel")]
+    {
+        use opentelemetry::propagation::TextMapPropagator;
+        use opentelemetry::trace::TraceContextExt;
+        use tracing_opentelemetry::OpenTelemetrySpanExt;
+
+        if span.is_disabled() {
+            return;
+        }
+        // rmcp hands `_meta` over in the request context; a request built by hand
+        // may still carry it in its parameters.
+        let meta = request
+            .meta
+            .as_ref()
+            .filter(|meta| meta.get_traceparent().is_some())
+            .unwrap_or(context_meta);
+        let Some(parent) = meta.get_traceparent() else {
+            return;
+        };
+        let mut carrier = std::collections::HashMap::new();
+        carrier.insert("traceparent".to_string(), parent.to_string());
+        if let Some(state) = meta.get_tracestate() {
+            carrier.insert("tracestate".to_string(), state.to_string());
+        }
+        let context =
+            opentelemetry_sdk::propagation::TraceContextPropagator::new().extract(&carrier);
+        if context.span().span_context().is_valid() {
+            if let Err(e) = span.set_parent(context) {
+                tracing::debug!(target: "cohort::mcp", error = %e, "the caller's trace was not continued");
+            }
+        } else {
+            tracing::debug!(target: "cohort::mcp", traceparent = parent, "a traceparent that does not parse was ignored");
+        }
+    }
+}
+
 /// The string argument `key` of `request`.
 #[cfg_attr(not(feature = "otel"), allow(dead_code))]
 fn argument(request: &CallToolRequestParams, key: &str) -> Option<String> {
