@@ -33,6 +33,7 @@ mod resources;
 pub mod roles;
 mod sessions;
 mod spans;
+mod tasks;
 mod team;
 pub mod transport;
 mod types;
@@ -166,6 +167,8 @@ pub struct CohortServer {
     agent: Option<Arc<str>>,
     /// This connection's resource subscriptions.
     subscriptions: Arc<push::Subscriptions>,
+    /// This connection's long calls run as tasks (see [`tasks`]).
+    tasks: rmcp::task_manager::TaskManager,
     /// Releases this connection's locks when its last handle goes.
     _end: Arc<ConnectionEnd>,
 }
@@ -231,6 +234,7 @@ impl CohortServer {
             }),
             connection,
             subscriptions: Default::default(),
+            tasks: rmcp::task_manager::TaskManager::new(),
             ..self.clone()
         }
     }
@@ -270,6 +274,7 @@ impl CohortServer {
             hidden: Arc::new(hidden),
             agent: None,
             subscriptions: Default::default(),
+            tasks: rmcp::task_manager::TaskManager::new(),
         }
     }
 
@@ -395,10 +400,40 @@ impl ServerHandler for CohortServer {
                     .await;
             }
         }
+        if tasks::client_takes_tasks(&context) && tasks::runs_long(&request) {
+            return Ok(tasks::start(self, request, context, span));
+        }
         let call = rmcp::handler::server::tool::ToolCallContext::new(self, request, context);
         let outcome = self.tool_router.call(call).instrument(span.clone()).await;
         spans::record(&span, &outcome);
         outcome.map(bound_error_result).map_err(bound_error)
+    }
+
+    async fn get_task(
+        &self,
+        request: rmcp::model::GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::GetTaskResult, McpError> {
+        Ok(rmcp::model::GetTaskResult::new(
+            self.tasks.get_task(&request.task_id)?,
+        ))
+    }
+
+    async fn update_task(
+        &self,
+        request: rmcp::model::UpdateTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.tasks
+            .update_task(&request.task_id, request.input_responses)
+    }
+
+    async fn cancel_task(
+        &self,
+        request: rmcp::model::CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.tasks.cancel_task(&request.task_id)
     }
 
     fn get_info(&self) -> ServerConfig {
@@ -408,6 +443,7 @@ impl ServerHandler for CohortServer {
                 .enable_resources()
                 .enable_resources_subscribe()
                 .enable_prompts()
+                .enable_tasks()
                 .build(),
         )
         .with_server_info(

@@ -17,15 +17,31 @@ use rmcp::service::{NotificationContext, RunningService};
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::{json, Value};
 
-/// A client that keeps the progress messages and resource updates it hears.
+/// A client that keeps the progress messages and resource updates it hears; with
+/// `tasks`, it declares the tasks extension.
 #[derive(Clone, Default)]
 struct Client {
     progress: Arc<Mutex<Vec<String>>>,
     updated: Arc<Mutex<Vec<String>>>,
     heard: Arc<tokio::sync::Notify>,
+    tasks: bool,
 }
 
 impl ClientHandler for Client {
+    fn get_info(&self) -> rmcp::model::ClientConfig {
+        let capabilities = if self.tasks {
+            rmcp::model::ClientCapabilities::builder()
+                .enable_tasks()
+                .build()
+        } else {
+            Default::default()
+        };
+        rmcp::model::ClientConfig::new(
+            capabilities,
+            rmcp::model::Implementation::new("orchestration-test", "1"),
+        )
+    }
+
     async fn on_progress(
         &self,
         params: ProgressNotificationParam,
@@ -63,6 +79,15 @@ async fn harness_as(
     role: Option<cohort_orchestration::roles::Role>,
     agent: Option<&str>,
 ) -> Harness {
+    harness_with(role, agent, Client::default()).await
+}
+
+/// A harness whose client is `handler`.
+async fn harness_with(
+    role: Option<cohort_orchestration::roles::Role>,
+    agent: Option<&str>,
+    handler: Client,
+) -> Harness {
     let server = TestServer::new();
     let backend = server.backend().await;
     let engine =
@@ -75,7 +100,6 @@ async fn harness_as(
             let _ = running.waiting().await;
         }
     });
-    let handler = Client::default();
     let client = handler.clone().serve(b).await.expect("initialize");
     Harness {
         client,
@@ -229,6 +253,94 @@ async fn wait_for_blocks_until_the_pattern_and_reports_progress() {
         .error("wait_for", json!({"targets": ["srv"], "condition": "soon"}))
         .await;
     assert!(e.contains("idle, exit, pattern or quiet"), "{e}");
+}
+
+/// Polls the task `id` until it ends; its last state.
+async fn task_end(h: &Harness, id: &str) -> rmcp::model::DetailedTask {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let got = h
+            .client
+            .peer()
+            .get_task(rmcp::model::GetTaskParams::new(id.to_string()))
+            .await
+            .expect("tasks/get");
+        if got.task.status().is_terminal() {
+            return got.task;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "task {id} never ended"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_client_that_takes_tasks_gets_long_waits_as_tasks_to_poll_and_cancel() {
+    use rmcp::model::{CallToolResponse, TaskPayload, TaskStatus};
+
+    let handler = Client {
+        tasks: true,
+        ..Client::default()
+    };
+    let h = harness_with(None, None, handler).await;
+    h.open("srv").await;
+    // A short call is answered as always.
+    let listed = h
+        .client
+        .call_tool_once(params("list", json!({})))
+        .await
+        .unwrap();
+    assert!(
+        matches!(listed, CallToolResponse::Complete(_)),
+        "{listed:?}"
+    );
+
+    h.ok(
+        "send",
+        json!({"target": "srv", "text": "sleep 1; echo ready-$((6*7))"}),
+    )
+    .await;
+    let wait = json!({"targets": ["srv"], "condition": "pattern", "pattern": "ready-42", "timeout_ms": 20000});
+    let created = match h.client.call_tool_once(params("wait_for", wait)).await {
+        Ok(CallToolResponse::Task(created)) => created,
+        other => panic!("wait_for should start a task: {other:?}"),
+    };
+    let ended = task_end(&h, &created.task.task_id).await;
+    let TaskPayload::Completed { result } = ended.payload else {
+        panic!("the wait should complete: {ended:?}");
+    };
+    let result: CallToolResult = serde_json::from_value(Value::Object(result)).unwrap();
+    let out = result
+        .structured_content
+        .clone()
+        .unwrap_or_else(|| panic!("{result:?}"));
+    assert_eq!(out["done"], true, "{out:#}");
+    assert_eq!(out["results"][0]["line"], "ready-42", "{out:#}");
+
+    // A wait that would run for minutes stops when its task is cancelled.
+    let forever = json!({"targets": ["srv"], "condition": "pattern", "pattern": "never-printed", "timeout_ms": 600000});
+    let created = match h.client.call_tool_once(params("wait_for", forever)).await {
+        Ok(CallToolResponse::Task(created)) => created,
+        other => panic!("wait_for should start a task: {other:?}"),
+    };
+    h.client
+        .peer()
+        .cancel_task(rmcp::model::CancelTaskParams::new(
+            created.task.task_id.clone(),
+        ))
+        .await
+        .expect("tasks/cancel");
+    let ended = task_end(&h, &created.task.task_id).await;
+    assert_eq!(ended.status(), TaskStatus::Cancelled, "{ended:?}");
+    // An unknown task is a clear error, not a hang.
+    let unknown = h
+        .client
+        .peer()
+        .get_task(rmcp::model::GetTaskParams::new("no-such-task".to_string()))
+        .await;
+    assert!(unknown.is_err(), "{unknown:?}");
 }
 
 #[tokio::test]
