@@ -44,8 +44,9 @@ pub struct Hosts {
     /// the shared SSH connections keep their sockets.
     template: TmuxConfig,
     remotes: Mutex<HashMap<String, Server>>,
-    /// One connection attempt at a time.
-    connecting: tokio::sync::Mutex<()>,
+    /// One connection attempt at a time per host: a host that does not answer holds
+    /// up only the calls that need it.
+    connecting: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     /// Hosts that could not be reached, and when: [`TerminalBackend::reach`] does not
     /// try them again before [`RETRY_AFTER`].
     unreachable: Mutex<HashMap<String, std::time::Instant>>,
@@ -86,7 +87,7 @@ impl Hosts {
             declared: declared.into_iter().map(|h| (h.name.clone(), h)).collect(),
             template,
             remotes: Mutex::new(HashMap::new()),
-            connecting: tokio::sync::Mutex::new(()),
+            connecting: Mutex::new(HashMap::new()),
             unreachable: Mutex::new(HashMap::new()),
         }
     }
@@ -100,7 +101,11 @@ impl Hosts {
         if let Some(server) = lock(&self.remotes).get(name) {
             return Ok(server.clone());
         }
-        let _one = self.connecting.lock().await;
+        let attempt = lock(&self.connecting)
+            .entry(name.to_string())
+            .or_default()
+            .clone();
+        let _one = attempt.lock().await;
         if let Some(server) = lock(&self.remotes).get(name) {
             return Ok(server.clone());
         }

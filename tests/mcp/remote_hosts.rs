@@ -52,16 +52,25 @@ async fn mcp_with_host(
     server: &TestServer,
     ssh: &SshServer,
 ) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
+    mcp_with_hosts(server, &[("far", ssh)]).await
+}
+
+/// `cohort mcp` on `server`, with each ssh server's host declared under its name.
+async fn mcp_with_hosts(
+    server: &TestServer,
+    hosts: &[(&str, &SshServer)],
+) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
+    let declared: String = hosts
+        .iter()
+        .map(|(name, ssh)| {
+            format!(
+                "[hosts.{name}]\nssh = \"cohort-test-host\"\nssh_args = [\"-F\", \"{}\"]\n",
+                ssh.dir.path().join("ssh_config").display()
+            )
+        })
+        .collect();
     let hosts = server.state_dir().join("hosts.toml");
-    let config = ssh.dir.path().join("ssh_config");
-    std::fs::write(
-        &hosts,
-        format!(
-            "[hosts.far]\nssh = \"cohort-test-host\"\nssh_args = [\"-F\", \"{}\"]\n",
-            config.display()
-        ),
-    )
-    .unwrap();
+    std::fs::write(&hosts, declared).unwrap();
     let cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_cohort")).configure(|c| {
         c.arg("mcp")
             .env("COHORT_TMUX_SOCKET", &server.socket)
@@ -222,6 +231,54 @@ async fn a_host_that_cannot_be_reached_is_refused_with_what_ssh_said() {
         .structured_content
         .unwrap();
     assert_eq!(listed["sessions"].as_array().unwrap().len(), 0, "{listed}");
+    client.cancel().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_that_hangs_holds_up_only_the_calls_that_need_it() {
+    if !ssh_support::available() {
+        return;
+    }
+    let far = SshServer::start().unwrap();
+    let dark = SshServer::start().unwrap();
+    let server = TestServer::new();
+    let client = mcp_with_hosts(&server, &[("far", &far), ("dark", &dark)]).await;
+    // `dark` takes connections and never answers them, as a host behind a network
+    // that drops its packets does.
+    let pid = std::fs::read_to_string(dark.dir.path().join("sshd.pid"))
+        .unwrap()
+        .trim()
+        .to_string();
+    let stopped = std::process::Command::new("kill")
+        .args(["-STOP", &pid])
+        .status()
+        .unwrap();
+    assert!(stopped.success());
+    let peer = client.peer().clone();
+    let waiting = tokio::spawn(async move {
+        peer.call_tool(call(
+            "open",
+            serde_json::json!({"name": "lost", "host": "dark"}),
+        ))
+        .await
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let opened = open_api_on_far(&client).await;
+    assert_eq!(opened["session"]["host"], "far", "{opened}");
+    assert!(
+        !waiting.is_finished(),
+        "the dark host's attempt ended before the other host was reached"
+    );
+    // The dark host's call ends too, with an error that names it.
+    let started = std::time::Instant::now();
+    let refused = waiting.await.unwrap().unwrap();
+    assert_eq!(refused.is_error, Some(true), "{refused:?}");
+    let text = format!("{refused:?}");
+    assert!(text.contains("host dark"), "{text}");
+    eprintln!("the dark host was refused {:?} later", started.elapsed());
+    let _ = std::process::Command::new("kill")
+        .args(["-CONT", &pid])
+        .status();
     client.cancel().await.unwrap();
 }
 
