@@ -34,6 +34,17 @@ def rss_kib(pid):
     return None
 
 
+def tmux_server_pid():
+    socket = os.environ.get("COHORT_TMUX_SOCKET", "cohort")
+    flag = "-S" if "/" in socket else "-L"
+    try:
+        out = subprocess.run(["tmux", flag, socket, "display-message", "-p", "#{pid}"],
+                             capture_output=True, text=True, timeout=5).stdout.strip()
+        return int(out)
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return None
+
+
 def cohort_pid(binary):
     out = subprocess.run(["pgrep", "-n", "-f", f"{binary} mcp"], capture_output=True, text=True).stdout.strip()
     return int(out) if out else None
@@ -185,6 +196,10 @@ async def main(binary):
             figures["fan-out: 8 sessions, 0.5 s command, read all (ms)"] = samples
             pid = cohort_pid(binary)
             figures["memory: RSS with 9 sessions (MiB)"] = [rss_kib(pid) / 1024] if pid and rss_kib(pid) else "unknown"
+            tmux_pid = tmux_server_pid()
+            figures["memory: its tmux server's RSS, 9 sessions, one printed seq 1 200000 (MiB)"] = (
+                [rss_kib(tmux_pid) / 1024] if tmux_pid and rss_kib(tmux_pid) else "unknown"
+            )
             for n in names + ["b0"]:
                 await call(session, "close", {"target": n})
 

@@ -17,8 +17,8 @@ use crate::{
 };
 
 /// Lines of scrollback a starting process takes in per pane (see
-/// [`Terminal::take_in_histories`]).
-pub const HISTORY_TAKEN: u64 = 20_000;
+/// [`Terminal::take_in_histories`]): as many as cohort's tmux keeps by default.
+pub const HISTORY_TAKEN: u64 = 10_000;
 
 /// How to open a session.
 #[derive(Clone, Debug, Default)]

@@ -91,7 +91,9 @@ pub struct TmuxConfig {
     pub state_dir: PathBuf,
     /// Size of new windows.
     pub default_size: Size,
-    /// Scrollback lines kept per pane.
+    /// Scrollback lines tmux keeps per pane ([`DEFAULT_HISTORY_LIMIT`] unless set):
+    /// what a human scrolls back through, and what a process that starts later takes
+    /// in. cohort's own journal keeps everything a pane printed while it ran.
     pub history_limit: u32,
     /// Flow control: tmux pauses a pane whose output is this many seconds behind.
     pub pause_after_secs: u32,
@@ -106,6 +108,12 @@ pub struct TmuxConfig {
     pub host: Option<super::remote::SshHost>,
 }
 
+/// Scrollback lines per pane. tmux spends about 300 bytes on each line of history at
+/// cohort's width (a line takes at least a quarter of the width in cells), so a pane
+/// that printed a long build holds about 3 MiB at this limit; at 100 000 lines it
+/// held 30 MiB, ten times the whole server of a tmux with its default limit.
+pub const DEFAULT_HISTORY_LIMIT: u32 = 10_000;
+
 impl TmuxConfig {
     /// Defaults with the given state directory.
     pub fn new(state_dir: impl Into<PathBuf>) -> Self {
@@ -118,7 +126,7 @@ impl TmuxConfig {
                 cols: 200,
                 rows: 50,
             },
-            history_limit: 100_000,
+            history_limit: DEFAULT_HISTORY_LIMIT,
             pause_after_secs: 30,
             shell: None,
             server_env: Vec::new(),
