@@ -111,7 +111,11 @@ async fn check_shell(shell: &str) -> bool {
 
     // Every mark reported carries a token of the chain, in order, each once. The `A`
     // marks iTerm2 does not report take a token of their own, so a reported token may
-    // be two links down from the one before.
+    // be two links down from the one before. The hub hands each event to its
+    // subscribers one after the other: the last `D`, already taken from `events`, may
+    // not be in `marks` yet. A barrier emitted through the hub (under the lock it
+    // delivers under) comes after that delivery has finished.
+    backend.event_hub().synced();
     let seen = marks_follow_chain(&mut marks, &pane.id, &chain, 2, shell);
     assert!(seen >= 8, "{shell}: only {seen} signed marks");
 
