@@ -1,7 +1,8 @@
 //! Resolved configuration: where state lives, which tmux server to use.
 //!
 //! Sources, strongest first: command-line flags, environment (`COHORT_TMUX_SOCKET`,
-//! `COHORT_STATE_DIR`, `COHORT_TMUX`, `COHORT_JOURNAL_CAP_MB`), defaults.
+//! `COHORT_STATE_DIR`, `COHORT_TMUX`, `COHORT_JOURNAL_CAP_MB`, `COHORT_KEEP_TMUX_SERVER`),
+//! defaults.
 
 use std::path::PathBuf;
 
@@ -25,6 +26,8 @@ pub struct Config {
     /// Bytes of each pane's output kept on disk; older output is dropped, and reads
     /// say so.
     pub journal_disk_cap: u64,
+    /// Keep cohort's tmux server running when its last session closes.
+    pub keep_tmux_server: bool,
 }
 
 impl Config {
@@ -53,6 +56,8 @@ impl Config {
             .ok()
             .and_then(|mb| mb.trim().parse::<u64>().ok())
             .map_or(cohort_terminal::journal::DEFAULT_DISK_CAP, |mb| mb << 20);
+        let keep_tmux_server = std::env::var("COHORT_KEEP_TMUX_SERVER")
+            .is_ok_and(|v| matches!(v.trim(), "1" | "true" | "yes"));
         Config {
             state_dir,
             tmux_program,
@@ -60,6 +65,7 @@ impl Config {
             backend,
             iterm2_socket,
             journal_disk_cap,
+            keep_tmux_server,
         }
     }
 
@@ -77,6 +83,7 @@ impl Config {
         let mut config = TmuxConfig::new(self.state_dir.join("tmux"));
         config.program = cohort_backends::tmux::cli::locate(&self.tmux_program);
         config.socket = self.tmux_socket.clone();
+        config.keep_server = self.keep_tmux_server;
         config
     }
 }

@@ -480,6 +480,49 @@ async fn reconnects_after_the_server_goes_away() {
     );
 }
 
+/// Whether `server`'s tmux answers.
+fn server_up(server: &TestServer) -> bool {
+    std::process::Command::new("tmux")
+        .args(["-L", &server.socket, "has-session"])
+        .env_remove("TMUX")
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap()
+        .success()
+}
+
+#[tokio::test]
+async fn the_server_exits_with_the_last_session_unless_asked_to_stay() {
+    let server = TestServer::new();
+    let backend = server.backend().await;
+    let one = backend.spawn(shell("one")).await.unwrap();
+    let two = backend.spawn(shell("two")).await.unwrap();
+    backend.close(&one.id).await.unwrap();
+    assert!(server_up(&server), "a session is still open");
+    backend.close(&two.id).await.unwrap();
+    let deadline = std::time::Instant::now() + WAIT;
+    while server_up(&server) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the server outlived its last session"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The next session starts it again.
+    let again = backend.spawn(shell("again")).await.expect("a new server");
+    assert!(server_up(&server));
+
+    // Asked to stay, it stays.
+    let mut config = server.config();
+    config.keep_server = true;
+    let keeping = cohort_backends::tmux::TmuxBackend::connect(config)
+        .await
+        .unwrap();
+    keeping.close(&again.id).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(server_up(&server), "kept as asked");
+}
+
 /// A team's pane is badged with the team and titled `Team :: agent`: its border names
 /// the team once; a title that does not begin with the badge follows it.
 #[tokio::test]

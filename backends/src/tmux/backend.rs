@@ -190,6 +190,9 @@ impl TerminalBackend for TmuxBackend {
         if let Some(file) = lock(&self.inner.streams).forget(pane.as_str()) {
             self.ask(LogRequest::Delete(file));
         }
+        if !self.inner.config.keep_server {
+            self.stop_server_if_unused().await;
+        }
         Ok(())
     }
 

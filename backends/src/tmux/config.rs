@@ -97,6 +97,9 @@ pub struct TmuxConfig {
     pub history_limit: u32,
     /// Flow control: tmux pauses a pane whose output is this many seconds behind.
     pub pause_after_secs: u32,
+    /// Keep the tmux server running when cohort's last session closes; by default it
+    /// exits with it (the next session starts it again).
+    pub keep_server: bool,
     /// Shell for new panes; the user's login shell when `None`.
     pub shell: Option<PathBuf>,
     /// Environment set for the tmux server when cohort starts it (and so for every
@@ -128,6 +131,7 @@ impl TmuxConfig {
             },
             history_limit: DEFAULT_HISTORY_LIMIT,
             pause_after_secs: 30,
+            keep_server: false,
             shell: None,
             server_env: Vec::new(),
             host: None,

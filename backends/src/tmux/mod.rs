@@ -861,6 +861,27 @@ impl TmuxBackend {
         Ok(crate::remote_procs::ProcSnapshot::parse(&text))
     }
 
+    /// Ends the server when nothing of cohort's is left in it: its session holds only
+    /// the lobby window. tmux itself decides, in one command, so a session another
+    /// process opens at the same moment is never taken down with it.
+    async fn stop_server_if_unused(&self) {
+        let condition = format!(
+            "#{{&&:#{{==:#{{session_windows}},1}},#{{==:#{{window_name}},{LOBBY_WINDOW}}}}}"
+        );
+        let line = format!(
+            "if-shell -F -t {} {} kill-server",
+            self.window_target(),
+            quote::single(&condition)
+        );
+        // The reply may never come: the server is gone before it answers.
+        match self.cmd(&line).await {
+            Ok(_) | Err(BackendError::Disconnected { .. }) => {}
+            Err(e) => {
+                tracing::debug!(target: "cohort::tmux", error = %e, "could not ask whether the server is still used")
+            }
+        }
+    }
+
     /// Whether the server runs on another machine.
     pub fn is_remote(&self) -> bool {
         self.inner.remote.is_some()
