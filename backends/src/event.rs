@@ -247,6 +247,12 @@ impl EventSink {
         self.hub.synced()
     }
 
+    /// A new barrier token, for a [`BackendEvent::Synced`] emitted later, by whoever
+    /// knows when the events before it are out (see [`EventHub::sync_token`]).
+    pub fn sync_token(&self) -> u64 {
+        self.hub.sync_token()
+    }
+
     /// A subscription to the hub.
     pub fn subscribe(&self) -> EventStream {
         self.hub.subscribe()
@@ -291,12 +297,17 @@ impl EventHub {
 
     /// Emits a [`BackendEvent::Synced`] barrier with a new token, and returns it.
     pub fn synced(&self) -> u64 {
-        let token = self
-            .synced
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
-            + 1;
+        let token = self.sync_token();
         self.emit(BackendEvent::Synced { token });
         token
+    }
+
+    /// A new barrier token, not emitted: the caller emits
+    /// [`BackendEvent::Synced`] with it once every event before the barrier is out.
+    pub fn sync_token(&self) -> u64 {
+        self.synced
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+            + 1
     }
 
     /// Number of live subscribers (as of the last event).

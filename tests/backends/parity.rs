@@ -137,6 +137,75 @@ async fn send_and_output(mut ctx: Ctx) {
 }
 parity!(Ctx::new, send_and_output_, send_and_output);
 
+/// A barrier in the event stream comes after everything the pane printed before it,
+/// as a second process sees the pane: once its token is seen, so is the output the
+/// terminal had when `sync` was called (what the input lease relies on when another
+/// process typed last).
+async fn sync_barrier_follows_the_output_before_it(mut ctx: Ctx) {
+    // A pane of cohort's (with its identity): the one another process follows.
+    let pane = ctx
+        .backend
+        .spawn(SpawnOptions {
+            name: "barrier".into(),
+            identity: Some(cohort_backends::Identity {
+                id: "barrier-session".into(),
+                name: "barrier".into(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .await
+        .expect("spawn")
+        .id;
+    wait_prompt(&mut ctx.events, &pane).await;
+    let other = ctx.restart().await;
+    let mut seen = other.subscribe();
+    // The other process's view starts now: it lists the panes, as a process that
+    // starts does, and follows them from here.
+    other.list_panes().await.expect("list panes");
+    ctx.run(&pane, "printf 'sync-%s\\n' probe").await;
+    // As soon as the typist sees the output, the other process asks for a barrier.
+    let mut typist_saw = Vec::new();
+    while !contains(&strip_ansi_escapes::strip(&typist_saw), b"sync-probe") {
+        match tokio::time::timeout(WAIT, ctx.events.recv())
+            .await
+            .expect("the typist never saw the output")
+            .expect("event stream open")
+        {
+            BackendEvent::Output { pane: p, bytes } if p == pane => {
+                typist_saw.extend_from_slice(&bytes)
+            }
+            _ => {}
+        }
+    }
+    let token = other.sync(&pane).await.expect("sync");
+    let mut output = Vec::new();
+    loop {
+        let event = tokio::time::timeout(WAIT, seen.recv())
+            .await
+            .expect("the barrier never came")
+            .expect("event stream open");
+        match event {
+            BackendEvent::Output { pane: p, bytes } if p == pane => {
+                output.extend_from_slice(&bytes)
+            }
+            BackendEvent::Synced { token: t } if t == token => break,
+            _ => {}
+        }
+    }
+    let text = String::from_utf8_lossy(&strip_ansi_escapes::strip(&output)).into_owned();
+    assert!(
+        text.contains("sync-probe"),
+        "on {:?}, output before the barrier: {text:?}",
+        ctx.which
+    );
+}
+parity!(
+    Ctx::new,
+    sync_barrier_follows_the_output_before_it_,
+    sync_barrier_follows_the_output_before_it
+);
+
 async fn keys_interrupt(mut ctx: Ctx) {
     let pane = ctx.shell("keys").await;
     ctx.run(&pane, "sleep 30").await;

@@ -5,7 +5,7 @@ use async_trait::async_trait;
 
 use crate::backend::TerminalBackend;
 use crate::error::{BackendError, Result};
-use crate::event::EventStream;
+use crate::event::{BackendEvent, EventStream};
 use crate::keys::Key;
 use crate::types::{
     Appearance, AttachHint, BackendKind, Capabilities, Identity, LineRange, Lines, PaneId,
@@ -546,11 +546,16 @@ impl TerminalBackend for Iterm2Backend {
 
     async fn sync(&self, pane: &PaneId) -> Result<u64> {
         // A round trip on the connection notifications come on: what iTerm2 notified
-        // before it is handled in order by the events task, which reads a session's new
-        // text as it handles each notification.
+        // before its answer is in the events task's queue by then.
         check_session_id(pane)?;
         self.variables(pane, &["jobName"]).await?;
-        Ok(self.inner.hub.synced())
+        // The barrier goes through the events task, behind the notifications it has
+        // not handled yet (it reads a session's new text in batches).
+        let token = self.inner.hub.sync_token();
+        if !self.conn().await?.barrier(token, pane.as_str()) {
+            self.inner.hub.emit(BackendEvent::Synced { token });
+        }
+        Ok(token)
     }
 
     async fn stamp_mark_state(

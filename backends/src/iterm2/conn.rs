@@ -197,6 +197,14 @@ pub enum ConnEvent {
     Notification(Box<Notification>),
     /// The connection ended.
     Closed(String),
+    /// A barrier ([`Connection::barrier`]): every notification that came before it
+    /// is handled first, and the session's screen is read up to now.
+    Barrier {
+        /// The token to emit.
+        token: u64,
+        /// The session whose text must be out before it.
+        session: String,
+    },
 }
 
 type Pending =
@@ -210,6 +218,8 @@ pub struct Connection {
     closed: Arc<AtomicBool>,
     version: (u32, u32),
     endpoint: Endpoint,
+    /// Where notifications go, for barriers behind them.
+    events: mpsc::UnboundedSender<ConnEvent>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -408,6 +418,7 @@ impl Connection {
         });
         let reader_pending = pending.clone();
         let reader_closed = closed.clone();
+        let barriers = events.clone();
         tokio::spawn(async move {
             let reason = loop {
                 let frame = match stream.next().await {
@@ -448,7 +459,21 @@ impl Connection {
             closed,
             version,
             endpoint,
+            events: barriers,
         }
+    }
+
+    /// Puts a barrier with `token` behind every notification received so far: the
+    /// reader hands notifications over before it answers the request that follows
+    /// them, so after a round trip the barrier comes after whatever iTerm2 sent before
+    /// that answer. `false` when nothing reads the notifications any more.
+    pub fn barrier(&self, token: u64, session: &str) -> bool {
+        self.events
+            .send(ConnEvent::Barrier {
+                token,
+                session: session.to_string(),
+            })
+            .is_ok()
     }
 
     /// The protocol version the server announced (`(0, 0)` when it sent none).

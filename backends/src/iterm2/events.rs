@@ -238,6 +238,19 @@ pub(super) async fn run_events(
                     inner.hub.emit(BackendEvent::Disconnected { reason });
                     return;
                 }
+                ConnEvent::Barrier { token, session } => {
+                    // What the notifications before it changed on screen is read
+                    // first, and the session's text up to now (iTerm2 may not have
+                    // notified its latest update yet): the barrier comes after it.
+                    mark_dirty(&session, &mut dirty);
+                    for session in std::mem::take(&mut dirty) {
+                        if lock(&inner.tracks).contains_key(&session) {
+                            sync_screen(&inner, &conn, &session, prompt_modes).await;
+                        }
+                    }
+                    inner.hub.emit(BackendEvent::Synced { token });
+                    continue;
+                }
                 ConnEvent::Notification(n) => *n,
             };
             if let Some(n) = notification.new_session_notification {
