@@ -868,17 +868,33 @@ impl TmuxBackend {
         let condition = format!(
             "#{{&&:#{{==:#{{session_windows}},1}},#{{==:#{{window_name}},{LOBBY_WINDOW}}}}}"
         );
+        let target = self.window_target();
+        let unused = format!("display-message -p -t {target} {}", quote::arg(&condition));
+        match self.cmd(&unused).await {
+            Ok(reply) if reply.text().trim() == "1" => {}
+            Ok(_) => return,
+            Err(e) => {
+                tracing::debug!(target: "cohort::tmux", error = %e, "could not ask whether the server is still used");
+                return;
+            }
+        }
+        let Some(client) = self.inner.link.live() else {
+            return;
+        };
+        // Asked again inside tmux, in the command that ends it.
         let line = format!(
-            "if-shell -F -t {} {} kill-server",
-            self.window_target(),
+            "if-shell -F -t {target} {} kill-server",
             quote::single(&condition)
         );
-        // The reply may never come: the server is gone before it answers.
-        match self.cmd(&line).await {
-            Ok(_) | Err(BackendError::Disconnected { .. }) => {}
-            Err(e) => {
-                tracing::debug!(target: "cohort::tmux", error = %e, "could not ask whether the server is still used")
-            }
+        if client.command(&line).await.is_err() {
+            return; // gone already, or still used
+        }
+        // Until the connection has seen the server go, a call made now would be sent
+        // to it and lost: wait for that (a moment; bounded, in case another process
+        // opened a session in between and the server stays).
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(2);
+        while !client.is_closed() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
         }
     }
 
