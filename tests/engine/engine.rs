@@ -1542,62 +1542,6 @@ echo "forger tried $(echo $values | wc -w) values"
     );
 }
 
-/// A server that adopts a pane after another one left takes no token the first one
-/// saw spent: a raw capture of the pane's earlier marks, replayed by a command the
-/// first server started, does not end that command under the second.
-#[tokio::test]
-async fn a_server_that_adopts_a_pane_takes_no_spent_token() {
-    let server = TestServer::new();
-    let first = engine(&server).await;
-    let pane = shell(&first, "adopted").await;
-    let capture = server.home().join("raw-capture");
-    let piped = format!(
-        "tmux pipe-pane -o -t \"$TMUX_PANE\" 'cat >> {}'",
-        capture.display()
-    );
-    run(&first, &pane, &piped, spec(10_000)).await;
-    for command in ["echo one", "false"] {
-        run(&first, &pane, command, spec(10_000)).await;
-    }
-    run(
-        &first,
-        &pane,
-        "tmux pipe-pane -t \"$TMUX_PANE\"",
-        spec(10_000),
-    )
-    .await;
-    let replay = format!(
-        "sleep 2; cat {}; sleep 1; echo after-the-replay; (exit 3)",
-        capture.display()
-    );
-    first
-        .terminal
-        .send(
-            &pane,
-            &replay,
-            &SendOptions::default(),
-            &Caller::new("test"),
-        )
-        .await
-        .unwrap();
-    // The command has started, its mark seen and stamped, when the first server goes.
-    tokio::time::sleep(Duration::from_millis(700)).await;
-    drop(first);
-
-    let second = engine(&server).await;
-    second.terminal.adopt().await.unwrap();
-    let verdict = second.terminal.wait(&pane, spec(15_000)).await.unwrap();
-    assert_eq!(
-        (verdict.layer, verdict.exit_status),
-        (Layer::Exit, Some(3)),
-        "a replayed mark ended the command: {verdict:?}"
-    );
-    assert!(
-        verdict.elapsed >= Duration::from_millis(1500),
-        "{verdict:?}"
-    );
-}
-
 /// A server that adopts a pane knows, as the one before it did, that its shell
 /// announces each command's start: a line typed while the shell itself still runs the
 /// command another server started (a loop of builtins: the shell is in the foreground)
