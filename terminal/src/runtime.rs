@@ -589,6 +589,9 @@ impl Runtimes {
     }
 }
 
+/// How long the marks of one command are gathered before their state is stamped.
+const STAMP_GATHER: std::time::Duration = std::time::Duration::from_millis(20);
+
 /// What a mark taught this process about its pane, to stamp on the pane.
 #[derive(Clone, Copy, Debug, Default)]
 struct MarkState {
@@ -607,6 +610,11 @@ pub fn persist_mark_state(runtimes: &Runtimes, backend: Arc<dyn cohort_backends:
     *runtimes.stamps.lock().unwrap_or_else(|e| e.into_inner()) = Some(sender);
     tokio::spawn(async move {
         while let Some(first) = learned.recv().await {
+            // A command's marks (its start, its end, the next prompt) come within a
+            // few milliseconds: gathered, they cost the terminal one command, not
+            // three. The stamp trails the last token by that much at most, which an
+            // adopting server allows for (see `MarkKey::Chain`).
+            tokio::time::sleep(STAMP_GATHER).await;
             let mut latest: HashMap<PaneId, MarkState> = HashMap::new();
             let mut take = |(pane, state): (PaneId, MarkState)| {
                 let kept = latest.entry(pane).or_default();
