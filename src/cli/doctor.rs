@@ -83,6 +83,31 @@ pub async fn run(config: &Config) -> ExitCode {
             println!("FAIL  shell integration: {e}");
         }
     }
+    match super::remote::probe_all(config).await {
+        Ok(answers) if answers.is_empty() => println!(
+            "info  remote hosts: none declared ({})",
+            super::remote::hosts_file_name()
+        ),
+        Ok(answers) => {
+            for (host, probe, took) in answers {
+                match probe {
+                    Ok(probe) => println!(
+                        "ok    host {}: {} answers, {} ({} ms)",
+                        host.name,
+                        host.destination,
+                        probe.version_text,
+                        took.as_millis()
+                    ),
+                    // A host away is not this machine's fault: said, not failed.
+                    Err(e) => println!("warn  host {}: {e}", host.name),
+                }
+            }
+        }
+        Err(e) => {
+            ok = false;
+            println!("FAIL  remote hosts: {e}");
+        }
+    }
     if !running {
         // Leave things as they were: stop the server the check started.
         let _ = tmux_cli::kill_server(&tmux_config.program, &tmux_config.socket).await;

@@ -283,7 +283,7 @@ async fn a_host_that_hangs_holds_up_only_the_calls_that_need_it() {
 }
 
 #[tokio::test]
-async fn cohort_hosts_says_which_answer_with_their_tmux() {
+async fn cohort_hosts_and_doctor_say_which_answer_with_their_tmux() {
     if !ssh_support::available() {
         return;
     }
@@ -291,14 +291,26 @@ async fn cohort_hosts_says_which_answer_with_their_tmux() {
     let server = TestServer::new();
     // Declares the host (and checks the MCP server starts with it).
     mcp_with_host(&server, &ssh).await.cancel().await.unwrap();
-    let hosts = || {
+    let cohort = |command: &str| {
         std::process::Command::new(env!("CARGO_BIN_EXE_cohort"))
-            .arg("hosts")
+            .arg(command)
             .env("COHORT_STATE_DIR", server.state_dir())
+            .env("COHORT_TMUX_SOCKET", &server.socket)
             .env("COHORT_HOSTS_FILE", server.state_dir().join("hosts.toml"))
+            .env("SHELL", bash_path())
+            .env("HOME", server.home())
+            .env_remove("TMUX")
             .output()
             .unwrap()
     };
+    let hosts = || cohort("hosts");
+    let doctor = cohort("doctor");
+    let text = String::from_utf8_lossy(&doctor.stdout);
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("ok    host far:"))
+        .unwrap_or_else(|| panic!("doctor says nothing of host far: {text}"));
+    assert!(line.contains("tmux 3."), "{text}");
     let up = hosts();
     let text = String::from_utf8_lossy(&up.stdout);
     assert!(up.status.success(), "{text}");
@@ -314,6 +326,14 @@ async fn cohort_hosts_says_which_answer_with_their_tmux() {
     let text = String::from_utf8_lossy(&down.stdout);
     assert!(!down.status.success(), "{text}");
     assert!(text.contains("unreachable: host far"), "{text}");
+    // The doctor says so with what ssh said, as a warning: this machine is fine.
+    let doctor = cohort("doctor");
+    let text = String::from_utf8_lossy(&doctor.stdout);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("warn  host far:") && l.contains("Connection refused")),
+        "{text}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
