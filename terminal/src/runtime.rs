@@ -612,8 +612,10 @@ pub fn persist_mark_state(runtimes: &Runtimes, backend: Arc<dyn cohort_backends:
         while let Some(first) = learned.recv().await {
             // A command's marks (its start, its end, the next prompt) come within a
             // few milliseconds: gathered, they cost the terminal one command, not
-            // three. The stamp trails the last token by that much at most, which an
-            // adopting server allows for (see `MarkKey::Chain`).
+            // three. The stamp trails the last token by that, and by the stamps of
+            // other panes before it, which an adopting server allows for (see
+            // `MarkKey::Chain`); a process that ends meanwhile leaves the previous
+            // anchor, as before.
             tokio::time::sleep(STAMP_GATHER).await;
             let mut latest: HashMap<PaneId, MarkState> = HashMap::new();
             let mut take = |(pane, state): (PaneId, MarkState)| {

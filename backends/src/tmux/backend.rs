@@ -431,7 +431,17 @@ impl TerminalBackend for TmuxBackend {
         if lines.is_empty() {
             return Ok(());
         }
-        self.pane_pipeline(pane, &lines).await.map(|_| ())
+        // Over the connection that is open only: a stamp never starts a server (the
+        // pane's may have ended with cohort's last session), and an anchor that
+        // trails is allowed for.
+        check_pane_id(pane)?;
+        let Some(client) = self.inner.link.live() else {
+            return Ok(());
+        };
+        for reply in client.pipeline(&lines).await? {
+            reply.map_err(|e| pane_error(pane, e))?;
+        }
+        Ok(())
     }
 
     async fn stamp_recording(&self, pane: &PaneId, path: Option<&str>) -> Result<()> {

@@ -31,8 +31,9 @@ use super::parse::{Event, Notification, Parser, Reply};
 pub enum ControlEvent {
     /// A notification, in stream order.
     Notification(Notification),
-    /// The command carrying this marker was answered: every notification tmux sent
-    /// before it ran came before this event, every later one comes after.
+    /// The command carrying this marker ran (tmux answered it without an error):
+    /// every notification tmux sent before it ran came before this event, every later
+    /// one comes after.
     Marker(u64),
     /// The stream ended; no more events follow.
     Closed {
@@ -164,7 +165,8 @@ impl ControlClient {
                                 let slot = lock(&pending).slots.pop_front();
                                 match slot {
                                     Some(slot) => {
-                                        if let Some(marker) = slot.marker {
+                                        // A command tmux refused changed nothing.
+                                        if let Some(marker) = slot.marker.filter(|_| reply.ok) {
                                             handler(ControlEvent::Marker(marker));
                                         }
                                         let _ = slot.reply.send(reply);

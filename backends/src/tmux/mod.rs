@@ -330,14 +330,22 @@ impl TmuxBackend {
 
     /// Reads back what the held panes printed while no connection was there (see
     /// [`outlog`]), and lets their output flow again.
-    async fn catch_up(&self, client: &ControlClient) {
+    async fn catch_up(&self, client: &Arc<ControlClient>) {
+        if self.inner.remote.is_none() || lock(&self.inner.streams).held_logs().is_empty() {
+            return;
+        }
+        // On a task of its own: the call that happened to reconnect may be given up
+        // (a timeout, a cancelled request), and the panes must not stay held.
+        let (backend, client) = (self.clone(), client.clone());
+        let _ = tokio::spawn(async move { backend.read_back(&client).await }).await;
+    }
+
+    /// [`TmuxBackend::catch_up`]'s work, on `client`'s connection.
+    async fn read_back(&self, client: &ControlClient) {
         let Some(remote) = &self.inner.remote else {
             return;
         };
         let mut held = lock(&self.inner.streams).held_logs();
-        if held.is_empty() {
-            return;
-        }
         // A log someone else's pipe replaced is theirs: it is not switched back.
         let files: Vec<String> = held.iter().map(|(_, file, _)| file.clone()).collect();
         if let Some(closed) = self.closed_logs(remote, &files).await {
@@ -357,30 +365,45 @@ impl TmuxBackend {
         // connection's bytes are still in the old one.
         let mut lines = Vec::with_capacity(held.len());
         let mut markers = Vec::with_capacity(held.len());
-        let mut switching = Vec::with_capacity(held.len());
+        let mut switched_at = Vec::with_capacity(held.len()); // index into `lines`
         for (pane, _, _) in &held {
             let pane = PaneId(pane.clone());
             let Ok(file) = remote.log_file(&pane) else {
-                switching.push(false);
+                switched_at.push(None);
                 continue;
             };
-            switching.push(true);
+            switched_at.push(Some(lines.len()));
             lines.push(outlog::pipe_command(&pane, &file));
             markers.push(Some(
                 lock(&self.inner.streams).begin_switch(pane.as_str(), file),
             ));
         }
-        match client.pipeline_marked(&lines, &markers).await {
+        let switched: Vec<bool> = match client.pipeline_marked(&lines, &markers).await {
             Ok(replies) => {
                 for (reply, marker) in replies.iter().zip(&markers) {
                     if reply.is_err() {
                         lock(&self.inner.streams).switch_failed(marker.unwrap_or_default());
                     }
                 }
+                switched_at
+                    .iter()
+                    .map(|at| at.is_some_and(|at| replies[at].is_ok()))
+                    .collect()
             }
-            // The connection broke again: its end released the panes.
-            Err(_) => return,
-        }
+            Err(e) => {
+                // Broken again: its end released the panes. Still open (tmux did not
+                // answer in time): nothing is known, and the panes go on as lost.
+                if !client.is_closed() {
+                    tracing::warn!(target: "cohort::tmux", error = %e, "the panes' logs could not be switched");
+                    let mut streams = lock(&self.inner.streams);
+                    for (pane, _, _) in &held {
+                        streams
+                            .release(pane, outlog::Caught::Lost("its log could not be switched"));
+                    }
+                }
+                return;
+            }
+        };
         let mut line = format!(
             "sh {}",
             quote::sh(&format!("{}/{}", remote.dir, outlog::SCRIPT_NAME))
@@ -399,10 +422,15 @@ impl TmuxBackend {
         let mut gone = Vec::new();
         {
             let mut streams = lock(&self.inner.streams);
+            // The connection broke meanwhile: its end released these holds, and any
+            // held now belong to a newer connection, which reads its own back.
+            if client.is_closed() {
+                return;
+            }
             for (index, (pane, _, _)) in held.iter().enumerate() {
                 let caught = match &backs {
-                    // Still logging to the old file, its end is not known.
-                    _ if !switching[index] => outlog::Caught::Lost("its log was not switched"),
+                    // Still logging to the old file (or to none): its end is not known.
+                    _ if !switched[index] => outlog::Caught::Lost("its log was not switched"),
                     Some(backs) => streams.judge(pane, &backs[index]),
                     None => outlog::Caught::Lost("the host did not give its log back"),
                 };
@@ -861,8 +889,8 @@ impl TmuxBackend {
         Ok(crate::remote_procs::ProcSnapshot::parse(&text))
     }
 
-    /// Ends the server when nothing of cohort's is left in it: its session holds only
-    /// the lobby window. tmux itself decides, in one command, so a session another
+    /// Ends cohort's session, and with it the server, when nothing of cohort's is left
+    /// in it: the session holds only the lobby window. tmux itself decides, in one command, so a session another
     /// process opens at the same moment is never taken down with it.
     async fn stop_server_if_unused(&self) {
         let condition = format!(
@@ -881,10 +909,14 @@ impl TmuxBackend {
         let Some(client) = self.inner.link.live() else {
             return;
         };
-        // Asked again inside tmux, in the command that ends it.
+        // Asked again inside tmux, in the command that ends it. The session goes, not
+        // the server: tmux exits once it has no session left, and stays for a human
+        // still attached to a view of their own.
+        let session = quote::single(&format!("={}", self.inner.config.session));
         let line = format!(
-            "if-shell -F -t {target} {} kill-server",
-            quote::single(&condition)
+            "if-shell -F -t {target} {} {}",
+            quote::single(&condition),
+            quote::arg(&format!("kill-session -t {session}"))
         );
         if client.command(&line).await.is_err() {
             return; // gone already, or still used

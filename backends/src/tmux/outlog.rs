@@ -280,7 +280,18 @@ impl Streams {
     /// A new connection starts: holds back every logged pane's output until its log
     /// is read back. Returns those panes with their file and the offset to read from.
     pub(super) fn hold_logged(&mut self) {
-        for stream in self.panes.values_mut() {
+        if !self.logged {
+            return;
+        }
+        for (pane, stream) in &mut self.panes {
+            if stream.log.is_none() && stream.hold.is_none() {
+                // Nothing to read back from (no log yet, or someone else's pipe):
+                // whatever it printed while no connection was there is lost.
+                self.hub.emit(BackendEvent::OutputLost {
+                    pane: PaneId(pane.clone()),
+                });
+                continue;
+            }
             if let Some(hold) = &mut stream.hold {
                 // Held by an attempt that failed before its read-back: what it held
                 // is in the old file too, after the count.
@@ -314,12 +325,17 @@ impl Streams {
         let missed = size
             .checked_sub(hold.old.received)
             .and_then(|rest| rest.checked_sub(hold.before_switch));
-        match missed {
-            Some(missed) if (missed as usize) <= tail.len() => {
-                Caught::Missed(tail[..missed as usize].to_vec())
-            }
-            _ => Caught::Lost("its log on the host was shorter than what arrived"),
+        let Some(missed) = missed.map(|m| m as usize).filter(|m| *m <= tail.len()) else {
+            return Caught::Lost("its log on the host was shorter than what arrived");
+        };
+        // The file ends with what the new connection brought before the switch; when
+        // it does not (tmux drops what its pipe had not written when the pipe is
+        // replaced under load), the end of what was missed is not known either.
+        let before = hold.before_switch as usize;
+        if tail[missed..] != hold.held[..before.min(hold.held.len())] {
+            return Caught::Lost("its log on the host did not end as the connection began");
         }
+        Caught::Missed(tail[..missed].to_vec())
     }
 
     /// Ends `pane`'s hold: `caught`'s bytes first, then what was held back. Returns
@@ -593,6 +609,38 @@ mod tests {
             streams.judge("%1", &ReadBack::Gone),
             Caught::Lost(_)
         ));
+    }
+
+    #[test]
+    fn a_log_cut_short_under_the_new_connections_bytes_is_lost_output() {
+        let (mut streams, _events) = streams();
+        logged(&mut streams, "a", b"0123");
+        streams.connection_closed();
+        streams.hold_logged();
+        streams.output("%1", b"new");
+        // The sizes add up, but the file does not end with what the new connection
+        // brought before the switch: its end was dropped, and something else is there.
+        let back = ReadBack::Read {
+            size: 10,
+            tail: b"awayXYZ"[..6].to_vec(),
+        };
+        assert!(matches!(streams.judge("%1", &back), Caught::Lost(_)));
+        let whole = ReadBack::Read {
+            size: 10,
+            tail: b"awanew".to_vec(),
+        };
+        assert!(matches!(streams.judge("%1", &whole), Caught::Missed(m) if m == b"awa"));
+    }
+
+    #[test]
+    fn panes_without_a_log_at_a_new_connection_say_their_output_was_lost() {
+        let (mut streams, mut events) = streams();
+        assert_eq!(streams.output("%2", b"x"), Want::Log); // its log never came
+        streams.not_switching("%2");
+        drain(&mut events);
+        streams.connection_closed();
+        streams.hold_logged();
+        assert!(drain(&mut events).2, "an OutputLost for %2");
     }
 
     #[test]
