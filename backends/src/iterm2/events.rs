@@ -232,10 +232,19 @@ pub(super) async fn run_events(
                 dirty.push(s.to_string());
             }
         };
-        for event in batch {
+        let mut batch = batch.into_iter();
+        while let Some(event) = batch.next() {
             let notification = match event {
                 ConnEvent::Closed(reason) => {
                     inner.hub.emit(BackendEvent::Disconnected { reason });
+                    // Barriers still queued are answered: nothing more comes before
+                    // them, and their callers wait for them.
+                    let queued = batch.chain(std::iter::from_fn(|| rx.try_recv().ok()));
+                    for event in queued {
+                        if let ConnEvent::Barrier { token, .. } = event {
+                            inner.hub.emit(BackendEvent::Synced { token });
+                        }
+                    }
                     return;
                 }
                 ConnEvent::Barrier { token, session } => {
