@@ -170,20 +170,24 @@ pub struct CohortServer {
     /// This connection's long calls run as tasks (see [`tasks`]).
     tasks: rmcp::task_manager::TaskManager,
     /// Releases this connection's locks when its last handle goes.
-    _end: Arc<ConnectionEnd>,
+    /// `None` in the copy a task runs with, which must not keep the connection.
+    _end: Option<Arc<ConnectionEnd>>,
 }
 
 /// The end of a connection (the last handle of its server dropped: an HTTP session
 /// closed or expired, a stdio server stopping): the locks it took are released, so
-/// a client that went away never holds a session. A process that dies without
-/// getting here loses its locks too: they are leases of its process.
+/// a client that went away never holds a session, and the long calls it left running
+/// as tasks are stopped (a task holds no handle that keeps the connection). A process
+/// that dies without getting here loses its locks too: they are leases of its process.
 struct ConnectionEnd {
     connection: Arc<str>,
     engine: EngineSlot,
+    tasks: rmcp::task_manager::TaskManager,
 }
 
 impl Drop for ConnectionEnd {
     fn drop(&mut self) {
+        self.tasks.shutdown();
         let (Some(engine), Ok(runtime)) =
             (self.engine.started(), tokio::runtime::Handle::try_current())
         else {
@@ -227,14 +231,16 @@ impl CohortServer {
     /// built again.
     pub fn for_new_connection(&self) -> Self {
         let connection: Arc<str> = format!("mcp-{}", uuid::Uuid::new_v4().simple()).into();
+        let tasks = rmcp::task_manager::TaskManager::new();
         CohortServer {
-            _end: Arc::new(ConnectionEnd {
+            _end: Some(Arc::new(ConnectionEnd {
                 connection: connection.clone(),
                 engine: self.engine.clone(),
-            }),
+                tasks: tasks.clone(),
+            })),
             connection,
             subscriptions: Default::default(),
-            tasks: rmcp::task_manager::TaskManager::new(),
+            tasks,
             ..self.clone()
         }
     }
@@ -261,11 +267,13 @@ impl CohortServer {
             None => Vec::new(),
         };
         let connection: Arc<str> = format!("mcp-{}", uuid::Uuid::new_v4().simple()).into();
+        let tasks = rmcp::task_manager::TaskManager::new();
         CohortServer {
-            _end: Arc::new(ConnectionEnd {
+            _end: Some(Arc::new(ConnectionEnd {
                 connection: connection.clone(),
                 engine: engine.clone(),
-            }),
+                tasks: tasks.clone(),
+            })),
             engine,
             toolsets: Arc::new(toolsets.to_vec()),
             tool_router: router,
@@ -274,7 +282,7 @@ impl CohortServer {
             hidden: Arc::new(hidden),
             agent: None,
             subscriptions: Default::default(),
-            tasks: rmcp::task_manager::TaskManager::new(),
+            tasks,
         }
     }
 

@@ -58,7 +58,10 @@ pub(super) fn start(
 ) -> CallToolResponse {
     use tracing::Instrument;
 
-    let server = server.clone();
+    // The task's copy of the server does not keep the connection: when the client
+    // goes, its locks are released and its tasks stopped (see `ConnectionEnd`).
+    let mut server = server.clone();
+    server._end = None;
     // The call stops when the task is cancelled, as it would for a cancelled
     // request: the tools follow their context's token. A token of its own: the
     // request's ends with the request, which the task outlives.

@@ -344,6 +344,58 @@ async fn a_client_that_takes_tasks_gets_long_waits_as_tasks_to_poll_and_cancel()
 }
 
 #[tokio::test]
+async fn a_client_that_goes_takes_its_tasks_and_its_locks_with_it() {
+    use rmcp::model::CallToolResponse;
+
+    let handler = Client {
+        tasks: true,
+        ..Client::default()
+    };
+    let h = harness_with(None, None, handler).await;
+    h.open("held").await;
+    h.ok("lock", json!({"target": "held", "owner": "alice"}))
+        .await;
+    let forever = json!({"targets": ["held"], "condition": "pattern", "pattern": "never-printed", "timeout_ms": 600000});
+    match h.client.call_tool_once(params("wait_for", forever)).await {
+        Ok(CallToolResponse::Task(_)) => {}
+        other => panic!("wait_for should start a task: {other:?}"),
+    }
+    let Harness {
+        client,
+        engine,
+        _server,
+        ..
+    } = h;
+    client.cancel().await.unwrap();
+    // Another client on the same engine gets the lock once the first one's end has
+    // run: its running task must not keep the connection.
+    let other = CohortServer::new(engine.clone());
+    let (a, b) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        if let Ok(running) = other.serve(a).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let bob = ().serve(b).await.expect("initialize");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let took = bob
+            .call_tool(params("lock", json!({"target": "held", "owner": "bob"})))
+            .await
+            .unwrap();
+        if took.is_error != Some(true) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the lock outlived the client that took it: {took:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    bob.cancel().await.unwrap();
+}
+
+#[tokio::test]
 async fn watchers_are_listed_fire_notifications_and_go() {
     let h = harness(None).await;
     h.open("app").await;
