@@ -82,6 +82,15 @@ async fn harness_as(
     harness_with(role, agent, Client::default()).await
 }
 
+/// A harness whose client declares the tasks extension.
+async fn harness_taking_tasks() -> Harness {
+    let handler = Client {
+        tasks: true,
+        ..Client::default()
+    };
+    harness_with(None, None, handler).await
+}
+
 /// A harness whose client is `handler`.
 async fn harness_with(
     role: Option<cohort_orchestration::roles::Role>,
@@ -280,11 +289,7 @@ async fn task_end(h: &Harness, id: &str) -> rmcp::model::DetailedTask {
 async fn a_client_that_takes_tasks_gets_long_waits_as_tasks_to_poll_and_cancel() {
     use rmcp::model::{CallToolResponse, TaskPayload, TaskStatus};
 
-    let handler = Client {
-        tasks: true,
-        ..Client::default()
-    };
-    let h = harness_with(None, None, handler).await;
+    let h = harness_taking_tasks().await;
     h.open("srv").await;
     // A short call is answered as always.
     let listed = h
@@ -347,11 +352,7 @@ async fn a_client_that_takes_tasks_gets_long_waits_as_tasks_to_poll_and_cancel()
 async fn a_client_that_goes_takes_its_tasks_and_its_locks_with_it() {
     use rmcp::model::CallToolResponse;
 
-    let handler = Client {
-        tasks: true,
-        ..Client::default()
-    };
-    let h = harness_with(None, None, handler).await;
+    let h = harness_taking_tasks().await;
     h.open("held").await;
     h.ok("lock", json!({"target": "held", "owner": "alice"}))
         .await;

@@ -534,6 +534,17 @@ mod tests {
         (bytes, marks, lost)
     }
 
+    /// A pane logged to file `a` that received `before`, then a break, then a new
+    /// connection that brought `new` before its switch.
+    fn broken(before: &[u8], new: &[u8]) -> (Streams, crate::event::EventStream) {
+        let (mut streams, events) = streams();
+        logged(&mut streams, "a", before);
+        streams.connection_closed();
+        streams.hold_logged();
+        streams.output("%1", new);
+        (streams, events)
+    }
+
     /// A pane logged to `file` from the start, having received `before`.
     fn logged(streams: &mut Streams, file: &str, before: &[u8]) {
         assert_eq!(streams.output("%1", b""), Want::Log);
@@ -590,11 +601,7 @@ mod tests {
 
     #[test]
     fn a_log_that_does_not_add_up_is_lost_output_not_a_guess() {
-        let (mut streams, mut events) = streams();
-        logged(&mut streams, "a", b"0123456789");
-        streams.connection_closed();
-        streams.hold_logged();
-        streams.output("%1", b"abc");
+        let (mut streams, mut events) = broken(b"0123456789", b"abc");
         let short = ReadBack::Read {
             size: 11,
             tail: b"x".to_vec(),
@@ -613,11 +620,7 @@ mod tests {
 
     #[test]
     fn a_log_cut_short_under_the_new_connections_bytes_is_lost_output() {
-        let (mut streams, _events) = streams();
-        logged(&mut streams, "a", b"0123");
-        streams.connection_closed();
-        streams.hold_logged();
-        streams.output("%1", b"new");
+        let (streams, _events) = broken(b"0123", b"new");
         // The sizes add up, but the file does not end with what the new connection
         // brought before the switch: its end was dropped, and something else is there.
         let back = ReadBack::Read {
