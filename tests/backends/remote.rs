@@ -127,38 +127,18 @@ async fn a_host_nobody_answers_on_fails_at_once_with_what_ssh_said() {
     eprintln!("refused after {:?}", started.elapsed());
 }
 
-/// Cuts every connection of `ssh`'s server, as a network cut or an sshd restart does,
-/// leaving the server up to connect again.
+/// Cuts every connection of `ssh`'s server, leaving it up to connect again.
 fn cut_the_link(ssh: &SshServer) {
-    let pid = std::fs::read_to_string(ssh.dir.path().join("sshd.pid"))
-        .expect("sshd pid")
-        .trim()
-        .to_string();
-    let cut = std::process::Command::new("pkill")
-        .args(["-KILL", "-P", &pid])
-        .status()
-        .expect("pkill");
-    assert!(cut.success(), "no connection to cut");
+    assert!(ssh.cut(), "no connection to cut");
 }
 
-/// Cuts the link and keeps the host unreachable for `down`: sshd is stopped, so
-/// connections made meanwhile wait, as they do for a network that is away.
+/// Cuts the link and keeps the host unreachable for `down`: sshd takes connections
+/// made meanwhile and does not answer them, as a network that is away.
 async fn cut_the_link_for(ssh: &SshServer, down: Duration) {
-    let pid = std::fs::read_to_string(ssh.dir.path().join("sshd.pid"))
-        .expect("sshd pid")
-        .trim()
-        .to_string();
-    let signal = |name: &str| {
-        let sent = std::process::Command::new("kill")
-            .args([&format!("-{name}"), &pid])
-            .status()
-            .expect("kill");
-        assert!(sent.success(), "kill -{name} {pid}");
-    };
-    signal("STOP");
+    ssh.stop_answering();
     cut_the_link(ssh);
     tokio::time::sleep(down).await;
-    signal("CONT");
+    ssh.answer_again();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

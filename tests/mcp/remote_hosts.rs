@@ -32,6 +32,14 @@ async fn run(
     ran.structured_content.expect("a structured result")
 }
 
+/// Checks that a call was refused with an error naming `host`; the error's text.
+fn refused_naming(result: &rmcp::model::CallToolResult, host: &str) -> String {
+    assert_eq!(result.is_error, Some(true), "{result:?}");
+    let text = format!("{result:?}");
+    assert!(text.contains(&format!("host {host}")), "{text}");
+    text
+}
+
 /// Opens session `api` on host `far`; the `open` result.
 async fn open_api_on_far(
     client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
@@ -219,9 +227,7 @@ async fn a_host_that_cannot_be_reached_is_refused_with_what_ssh_said() {
         ))
         .await
         .unwrap();
-    assert_eq!(opened.is_error, Some(true), "{opened:?}");
-    let text = format!("{opened:?}");
-    assert!(text.contains("host far"), "{text}");
+    let text = refused_naming(&opened, "far");
     assert!(text.contains("Connection refused"), "{text}");
     // Nothing was left half-made: the name is free for another try.
     let listed = client
@@ -245,15 +251,7 @@ async fn a_host_that_hangs_holds_up_only_the_calls_that_need_it() {
     let client = mcp_with_hosts(&server, &[("far", &far), ("dark", &dark)]).await;
     // `dark` takes connections and never answers them, as a host behind a network
     // that drops its packets does.
-    let pid = std::fs::read_to_string(dark.dir.path().join("sshd.pid"))
-        .unwrap()
-        .trim()
-        .to_string();
-    let stopped = std::process::Command::new("kill")
-        .args(["-STOP", &pid])
-        .status()
-        .unwrap();
-    assert!(stopped.success());
+    dark.stop_answering();
     let peer = client.peer().clone();
     let waiting = tokio::spawn(async move {
         peer.call_tool(call(
@@ -272,13 +270,9 @@ async fn a_host_that_hangs_holds_up_only_the_calls_that_need_it() {
     // The dark host's call ends too, with an error that names it.
     let started = std::time::Instant::now();
     let refused = waiting.await.unwrap().unwrap();
-    assert_eq!(refused.is_error, Some(true), "{refused:?}");
-    let text = format!("{refused:?}");
-    assert!(text.contains("host dark"), "{text}");
+    refused_naming(&refused, "dark");
     eprintln!("the dark host was refused {:?} later", started.elapsed());
-    let _ = std::process::Command::new("kill")
-        .args(["-CONT", &pid])
-        .status();
+    dark.answer_again();
     client.cancel().await.unwrap();
 }
 
@@ -357,9 +351,7 @@ async fn a_session_on_a_host_gone_away_is_kept_and_calls_say_why() {
         ))
         .await
         .unwrap();
-    assert_eq!(ran.is_error, Some(true), "{ran:?}");
-    let text = format!("{ran:?}");
-    assert!(text.contains("host far"), "{text}");
+    let text = refused_naming(&ran, "far");
     assert!(text.contains("Connection refused"), "{text}");
     assert!(!text.contains("no session"), "{text}");
     again.cancel().await.unwrap();

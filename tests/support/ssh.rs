@@ -129,12 +129,39 @@ impl SshServer {
     /// Stops the server and cuts its connections (its files stay): the host answers
     /// nothing any more.
     pub fn stop(&mut self) {
-        // Each connection is a child process of the listener, which outlives it.
-        let _ = Command::new("pkill")
-            .args(["-KILL", "-P", &self.child.id().to_string()])
-            .status();
+        self.cut();
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+
+    /// Cuts every connection, as a network cut or an sshd restart does; the server
+    /// stays up to take new ones. Whether there was one to cut.
+    pub fn cut(&self) -> bool {
+        // Each connection is a child process of the listener, which outlives it.
+        Command::new("pkill")
+            .args(["-KILL", "-P", &self.child.id().to_string()])
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
+    /// Stops the listener without closing it: connections are taken and never
+    /// answered, as behind a network that drops the packets, until
+    /// [`SshServer::answer_again`].
+    pub fn stop_answering(&self) {
+        self.signal("STOP");
+    }
+
+    /// Undoes [`SshServer::stop_answering`]: connections that waited go on.
+    pub fn answer_again(&self) {
+        self.signal("CONT");
+    }
+
+    fn signal(&self, name: &str) {
+        let sent = Command::new("kill")
+            .args([&format!("-{name}"), &self.child.id().to_string()])
+            .status()
+            .expect("run kill");
+        assert!(sent.success(), "kill -{name} sshd");
     }
 
     /// The far side's tmux socket directory (`TMUX_TMPDIR` there).
