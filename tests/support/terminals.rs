@@ -68,7 +68,7 @@ impl Terminal {
     /// Starts logging the raw output of `pane`, escape sequences and all, as a user's
     /// terminal log would (tmux `pipe-pane`; iTerm2's raw session log); returns the
     /// log's path.
-    pub fn start_raw_log(&self, pane: &cohort_backends::PaneId) -> PathBuf {
+    pub async fn start_raw_log(&self, pane: &cohort_backends::PaneId) -> PathBuf {
         match self {
             // tmux keeps one pipe per pane, and a remote pane's is cohort's own log
             // of it (raw, as a user's would be): that file is the raw log.
@@ -93,7 +93,7 @@ impl Terminal {
                         "no log of {pane} under {}",
                         logs.display()
                     );
-                    std::thread::sleep(std::time::Duration::from_millis(50));
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
                 }
             }
             Terminal::Tmux(server) => {

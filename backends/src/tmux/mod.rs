@@ -367,16 +367,14 @@ impl TmuxBackend {
         let mut markers = Vec::with_capacity(held.len());
         let mut switched_at = Vec::with_capacity(held.len()); // index into `lines`
         for (pane, _, _) in &held {
-            let pane = PaneId(pane.clone());
-            let Ok(file) = remote.log_file(&pane) else {
-                switched_at.push(None);
-                continue;
-            };
-            switched_at.push(Some(lines.len()));
-            lines.push(outlog::pipe_command(&pane, &file));
-            markers.push(Some(
-                lock(&self.inner.streams).begin_switch(pane.as_str(), file),
-            ));
+            match self.log_switch(remote, &PaneId(pane.clone())) {
+                Some((line, marker)) => {
+                    switched_at.push(Some(lines.len()));
+                    lines.push(line);
+                    markers.push(Some(marker));
+                }
+                None => switched_at.push(None),
+            }
         }
         let switched: Vec<bool> = match client.pipeline_marked(&lines, &markers).await {
             Ok(replies) => {
@@ -474,17 +472,23 @@ impl TmuxBackend {
                 return;
             }
         }
-        let Ok(file) = remote.log_file(pane) else {
+        let Some((line, marker)) = self.log_switch(remote, pane) else {
             lock(&self.inner.streams).not_switching(pane.as_str());
             return;
         };
-        let marker = lock(&self.inner.streams).begin_switch(pane.as_str(), file.clone());
-        let started = client
-            .pipeline_marked(&[outlog::pipe_command(pane, &file)], &[Some(marker)])
-            .await;
+        let started = client.pipeline_marked(&[line], &[Some(marker)]).await;
         if !matches!(&started, Ok(replies) if replies.iter().all(Result::is_ok)) {
             lock(&self.inner.streams).switch_failed(marker);
         }
+    }
+
+    /// Readies a switch of `pane`'s log to a new file: the `pipe-pane` line to send,
+    /// and the marker to send it with. `None` when no file name could be drawn.
+    fn log_switch(&self, remote: &Remote, pane: &PaneId) -> Option<(String, u64)> {
+        let file = remote.log_file(pane).ok()?;
+        let line = outlog::pipe_command(pane, &file);
+        let marker = lock(&self.inner.streams).begin_switch(pane.as_str(), file);
+        Some((line, marker))
     }
 
     /// Attaches, retrying briefly: right after a server exits, a new client can still

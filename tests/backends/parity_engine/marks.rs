@@ -70,7 +70,7 @@ parity!(EngineOn::start, ladder_cat_of_marks_, ladder_cat_of_marks);
 /// would keep it), and returns a copy of that log: the shell's own signed marks, one
 /// `D` at least per command, ready to be replayed into the pane.
 async fn signed_marks_log(ctx: &Ctx, pane: &PaneId, commands: &[&str]) -> std::path::PathBuf {
-    let log = ctx.terminal.start_raw_log(pane);
+    let log = ctx.terminal.start_raw_log(pane).await;
     for command in commands {
         ctx.run(pane, command, spec(10_000)).await;
     }
