@@ -414,6 +414,8 @@ impl Workers {
                     let facts = screen::read(kind, &rows, Some(usize::from(s.cursor.y)));
                     let class = facts.class();
                     if t.screen.as_ref().is_none_or(|(c, _)| *c != class) {
+                        // When cohort first saw it: never earlier than it was drawn,
+                        // so a report is taken as newer than a frame only when it is.
                         t.screen = Some((class, now));
                     }
                     t.facts = Some(facts);

@@ -1,8 +1,13 @@
 //! What an agent's screen says: busy, a dialog waiting for an answer, the composer
 //! and what is in it. A pure reading of the rendered rows, per CLI, written against
-//! the strings the real CLIs draw (Claude Code's `❯` composer between two rules and
-//! its `esc to interrupt` footer; Codex's `›` composer and `Working (… esc to
-//! interrupt)` line; their permission dialogs).
+//! the strings the real CLIs draw (Claude Code's `❯`/`>` composer under a rule or in
+//! a box and its `esc to interrupt` line; Codex's `›` composer and `Working (… esc
+//! to interrupt)` line; their permission dialogs).
+//!
+//! Only the live part of a frame counts. An inline TUI leaves blank rows below its
+//! frame and its history above it: the busy line counts where a live one is drawn
+//! (right above the composer, or in the footer under it), and a dialog with a
+//! composer drawn below it was answered and is history.
 
 use crate::agent::AgentKind;
 
@@ -111,7 +116,7 @@ pub fn read(kind: AgentKind, rows: &[String], cursor_row: Option<usize>) -> Scre
         };
     }
     match kind {
-        AgentKind::Claude => claude(rows),
+        AgentKind::Claude => claude(rows, cursor_row),
         AgentKind::Codex => codex(rows, cursor_row),
         AgentKind::Gemini => gemini(rows),
         AgentKind::Aider => aider(rows),
@@ -138,76 +143,167 @@ fn any(rows: &[String], needle: &str) -> bool {
 
 /// Dialogs every CLI words alike.
 fn generic_dialog(rows: &[String]) -> Option<Dialog> {
-    if any(rows, "Do you trust the files in this folder")
-        || any(rows, "Yes, I trust this folder")
-        || any(rows, "Do you trust the contents of this directory")
-    {
-        return Some(Dialog::Trust);
-    }
-    rows.iter()
-        .map(|r| r.trim())
-        .find(|r| r.starts_with("Do you want to") && r.ends_with('?'))
-        .map(|q| Dialog::Approval(q.to_string()))
+    find_dialog(rows, |_| None).map(|(_, d)| d)
 }
 
 fn placeholder(text: &str) -> bool {
     text.contains("[Pasted text #") || text.contains("[Pasted Content ")
 }
 
-/// A full-width horizontal rule.
-fn is_rule(row: &str) -> bool {
-    let n = row.chars().count();
-    n >= 20 && row.chars().all(|c| c == '─')
+/// The rows a frame draws: trailing blank rows removed. An inline TUI that does not
+/// fill its pane leaves them below its frame; nothing there is live.
+fn drawn(rows: &[String], cursor_row: Option<usize>) -> &[String] {
+    let end = rows
+        .iter()
+        .rposition(|r| !r.trim().is_empty())
+        .map_or(0, |i| i + 1)
+        .max(cursor_row.map_or(0, |c| c + 1))
+        .min(rows.len());
+    &rows[..end]
 }
 
-fn claude(rows: &[String]) -> ScreenFacts {
-    let dialog = generic_dialog(rows).or_else(|| {
-        (any(rows, "Enter to select") && rows.iter().any(|r| r.trim_start().starts_with("❯ 1.")))
-            .then_some(Dialog::Question)
-    });
-    let tail = &rows[rows.len().saturating_sub(10)..];
-    let busy = tail
-        .iter()
-        .any(|r| r.to_ascii_lowercase().contains("esc to interrupt"));
-    // The composer sits between the last two rules.
-    let rules: Vec<usize> = rows
-        .iter()
-        .enumerate()
-        .filter(|(_, r)| is_rule(r))
-        .map(|(i, _)| i)
-        .collect();
-    let composer = match rules.as_slice() {
-        [.., top, bottom] if dialog.is_none() && bottom > top => {
-            let inner = &rows[top + 1..*bottom];
-            match inner.first() {
-                Some(first) if first.starts_with('❯') || first.starts_with('>') => {
-                    let mut lines = vec![first
-                        .trim_start_matches(['❯', '>'])
-                        .strip_prefix(' ')
-                        .unwrap_or(first.trim_start_matches(['❯', '>']))
-                        .to_string()];
-                    lines.extend(
-                        inner[1..]
-                            .iter()
-                            .map(|l| l.strip_prefix("  ").unwrap_or(l).to_string()),
-                    );
-                    let text = lines.join("\n");
-                    let queued = text.trim() == "Press up to edit queued messages";
-                    let hint = queued || text.trim_start().starts_with("Try \"");
-                    Some(Composer {
-                        empty: text.trim().is_empty() || hint,
-                        placeholder: placeholder(&text),
-                        trailing_blank: lines.len() > 1
-                            && lines.last().is_some_and(|l| l.trim().is_empty()),
-                        queued: queued || any(rows, "Press up to edit queued messages"),
-                        text: if hint { String::new() } else { text },
-                    })
-                }
-                _ => None,
-            }
-        }
-        _ => None,
+/// A dialog's numbered choice (`1. Yes`), as drawn after its marker.
+fn is_choice(text: &str) -> bool {
+    let t = text.trim_start();
+    let digits = t.chars().take_while(char::is_ascii_digit).count();
+    digits > 0 && t[digits..].starts_with(". ")
+}
+
+/// Whether the busy line shows where a live one is drawn: the first row above the
+/// composer's top (`above`, exclusive) that is not blank, not a tip and not a
+/// queued message (`passes`), or a footer row below the composer (from `below`).
+/// Anything higher is history: a spinner line an interrupt left behind, with the
+/// interrupt's own line under it. Without a composer, the last ten drawn rows.
+fn busy_line(
+    rows: &[String],
+    composer: Option<(usize, usize)>,
+    passes: impl Fn(&str) -> bool,
+    needle: &str,
+) -> bool {
+    let shows = |r: &String| r.to_ascii_lowercase().contains(needle);
+    let Some((above, below)) = composer else {
+        return rows[rows.len().saturating_sub(10)..].iter().any(shows);
     };
+    let live_above = rows[..above]
+        .iter()
+        .rev()
+        .find(|r| !r.trim().is_empty() && !passes(r.trim()));
+    live_above.is_some_and(shows) || rows[below.min(rows.len())..].iter().any(shows)
+}
+
+/// A row inside a box (`│ … │`) without its borders.
+fn unboxed(row: &str) -> &str {
+    let t = row.trim();
+    match t.strip_prefix('│') {
+        Some(inner) => inner.strip_suffix('│').unwrap_or(inner).trim_end(),
+        None => row,
+    }
+}
+
+/// A horizontal rule: a full-width line, or a box's top or bottom edge.
+fn is_rule(row: &str) -> bool {
+    let t = row.trim();
+    let inner = t
+        .trim_start_matches(['╭', '╰', '┌', '└', '├'])
+        .trim_end_matches(['╮', '╯', '┐', '┘', '┤']);
+    inner.chars().count() >= 10 && inner.chars().all(|c| matches!(c, '─' | '━' | '═'))
+}
+
+/// Where a dialog's question is, and the dialog: every CLI's generic dialogs, then
+/// `extra` for the CLI's own.
+fn find_dialog(
+    rows: &[String],
+    extra: impl Fn(&[String]) -> Option<(usize, Dialog)>,
+) -> Option<(usize, Dialog)> {
+    let trust = rows.iter().position(|r| {
+        r.contains("Do you trust the files in this folder")
+            || r.contains("Yes, I trust this folder")
+            || r.contains("Do you trust the contents of this directory")
+    });
+    if let Some(at) = trust {
+        return Some((at, Dialog::Trust));
+    }
+    let approval = rows.iter().enumerate().rev().find_map(|(i, r)| {
+        let q = unboxed(r).trim();
+        (q.starts_with("Do you want to") && q.ends_with('?'))
+            .then(|| (i, Dialog::Approval(q.to_string())))
+    });
+    approval.or_else(|| extra(rows))
+}
+
+/// The first row of Claude Code's composer and the rows its text takes: a row that
+/// starts with `❯` or `>` right under a rule (its box or its top rule), or right
+/// above one; the text runs to the next rule, or, with a single rule, to the cursor
+/// or the first blank row.
+fn claude_composer_rows(rows: &[String], cursor_row: Option<usize>) -> Option<(usize, usize)> {
+    let prompt_row = |r: &str| {
+        let t = unboxed(r).trim_start();
+        t.starts_with("❯ ") || t == "❯" || t.starts_with("> ") || t == ">"
+    };
+    let start = (0..rows.len()).rev().find(|&i| {
+        prompt_row(&rows[i])
+            && (i > 0 && is_rule(&rows[i - 1]) || rows.get(i + 1).is_some_and(|r| is_rule(r)))
+    })?;
+    if let Some(bottom) = (start + 1..rows.len()).find(|&i| is_rule(&rows[i])) {
+        return Some((start, bottom));
+    }
+    // One rule, above: the text ends at the cursor, else at the first blank row or
+    // the first row that is not indented as a continuation.
+    let end = match cursor_row.filter(|c| *c >= start && *c < rows.len()) {
+        Some(c) => c + 1,
+        None => (start + 1..rows.len())
+            .find(|&i| rows[i].trim().is_empty() || !rows[i].starts_with("  "))
+            .unwrap_or(rows.len()),
+    };
+    Some((start, end))
+}
+
+fn claude(rows: &[String], cursor_row: Option<usize>) -> ScreenFacts {
+    let rows = drawn(rows, cursor_row);
+    let composer_rows = claude_composer_rows(rows, cursor_row);
+    let dialog = find_dialog(rows, |rows| {
+        let choice = rows
+            .iter()
+            .rposition(|r| r.trim_start().starts_with("❯ 1."))?;
+        any(rows, "Enter to select").then_some((choice, Dialog::Question))
+    })
+    // A dialog with a composer drawn below it was answered: it is history now.
+    .filter(|(at, _)| composer_rows.is_none_or(|(start, _)| start < *at))
+    .map(|(_, d)| d);
+    // Above the composer's top rule: tips (`⎿ Tip: …`) and queued messages
+    // (`❯ …`) may sit between it and the spinner line.
+    let around = composer_rows.map(|(start, end)| {
+        let top = if start > 0 && is_rule(&rows[start - 1]) {
+            start - 1
+        } else {
+            start
+        };
+        (top, end)
+    });
+    let passes = |r: &str| r.starts_with("❯ ") || r.starts_with('⎿') && r.contains("Tip");
+    let busy = dialog.is_none() && busy_line(rows, around, passes, "esc to interrupt");
+    let composer = composer_rows
+        .filter(|_| dialog.is_none())
+        .map(|(start, end)| {
+            let first = unboxed(&rows[start]).trim_start();
+            let first = first.trim_start_matches(['❯', '>']);
+            let mut lines = vec![first.strip_prefix(' ').unwrap_or(first).to_string()];
+            lines.extend(rows[start + 1..end].iter().map(|l| {
+                let l = unboxed(l);
+                l.strip_prefix("  ").unwrap_or(l).to_string()
+            }));
+            let text = lines.join("\n");
+            let queued = text.trim() == "Press up to edit queued messages";
+            let hint = queued || text.trim_start().starts_with("Try \"");
+            Composer {
+                empty: text.trim().is_empty() || hint,
+                placeholder: placeholder(&text),
+                trailing_blank: lines.len() > 1
+                    && lines.last().is_some_and(|l| l.trim().is_empty()),
+                queued: queued || any(rows, "Press up to edit queued messages"),
+                text: if hint { String::new() } else { text },
+            }
+        });
     ScreenFacts {
         busy,
         dialog,
@@ -229,26 +325,32 @@ const CODEX_HINTS: &[&str] = &[
 ];
 
 fn codex(rows: &[String], cursor_row: Option<usize>) -> ScreenFacts {
-    let dialog = if any(rows, "Hooks need review") {
-        Some(Dialog::HookReview)
-    } else if let Some(q) = rows
-        .iter()
-        .map(|r| r.trim())
-        .find(|r| r.starts_with("Would you like to") && r.ends_with('?'))
-    {
-        Some(Dialog::Approval(q.to_string()))
-    } else if rows
-        .iter()
-        .any(|r| r.trim_start().starts_with("Question 1/"))
-    {
-        Some(Dialog::Question)
-    } else {
-        generic_dialog(rows)
-    };
-    let busy = any(rows, "esc to interrupt)");
-    let start = rows
-        .iter()
-        .rposition(|r| r.starts_with("› ") || r.as_str() == "›");
+    let rows = drawn(rows, cursor_row);
+    // The composer's row; a dialog's choices (`› 1. Yes, proceed`) are not one.
+    let start = rows.iter().rposition(|r| {
+        (r.starts_with("› ") || r.as_str() == "›") && !is_choice(r.trim_start_matches('›'))
+    });
+    let dialog = find_dialog(rows, |rows| {
+        rows.iter().enumerate().rev().find_map(|(i, r)| {
+            let t = r.trim();
+            if t.starts_with("Hooks need review") {
+                Some((i, Dialog::HookReview))
+            } else if t.starts_with("Would you like to") && t.ends_with('?') {
+                Some((i, Dialog::Approval(t.to_string())))
+            } else if t.starts_with("Question 1/") {
+                Some((i, Dialog::Question))
+            } else {
+                None
+            }
+        })
+    })
+    // A dialog with the composer drawn below it was answered: it is history now.
+    .filter(|(at, _)| start.is_none_or(|s| s < *at))
+    .map(|(_, d)| d);
+    // Codex's queued messages sit between its working line and the composer.
+    let passes = |r: &str| r.starts_with("• Messages to be submitted") || r.starts_with('↳');
+    let around = start.map(|s| (s, s + 1));
+    let busy = dialog.is_none() && busy_line(rows, around, passes, "esc to interrupt)");
     let composer = match (start, &dialog) {
         (Some(start), None) => {
             let mut lines = vec![rows[start].strip_prefix("› ").unwrap_or("").to_string()];
@@ -418,6 +520,91 @@ mod tests {
         );
         let c = queued.composer.unwrap();
         assert!(c.empty && c.queued);
+    }
+
+    /// An inline TUI that does not fill its pane: its frame sits at the top with
+    /// blank rows below; the busy line is live though it is far from the last row.
+    #[test]
+    fn an_inline_frame_is_read_where_it_is_drawn() {
+        let mut frame = rows(&format!(
+            "❯ earlier prompt\n⏺ Earlier answer.\n\n✻ Cogitating… (4s · esc to interrupt)\n\n{RULE}\n❯\n{RULE}\n  ? for shortcuts"
+        ));
+        frame.extend(std::iter::repeat_n(String::new(), 30));
+        let f = read(AgentKind::Claude, &frame, Some(6));
+        assert_eq!(f.class(), ScreenClass::Busy, "{f:?}");
+        // The same turn, interrupted: the spinner line left above is history.
+        let mut frame = rows(&format!(
+            "✻ Cogitating… (4s · esc to interrupt)\n  ⎿  Interrupted · What should Claude do instead?\n\n{RULE}\n❯\n{RULE}\n  ? for shortcuts"
+        ));
+        frame.extend(std::iter::repeat_n(String::new(), 30));
+        assert_eq!(
+            read(AgentKind::Claude, &frame, Some(4)).class(),
+            ScreenClass::Idle
+        );
+        // A tip under a live spinner line does not hide it.
+        let frame = rows(&format!(
+            "✻ Cogitating… (4s · esc to interrupt)\n  ⎿  Tip: Use /memory to edit memory\n\n{RULE}\n❯\n{RULE}"
+        ));
+        assert_eq!(
+            read(AgentKind::Claude, &frame, Some(4)).class(),
+            ScreenClass::Busy
+        );
+    }
+
+    /// Composers drawn with one rule, with two, or in a box, with `❯` or `>`.
+    #[test]
+    fn claude_composers_with_one_rule_two_or_a_box() {
+        let one = rows(&format!(
+            "⏺ hi\n\n{RULE}\n> fix the\n  tests\n\n  ? for shortcuts"
+        ));
+        let f = read(AgentKind::Claude, &one, Some(4));
+        assert_eq!(f.draft(), Some("fix the\ntests"), "{f:?}");
+        let empty = rows(&format!("⏺ hi\n\n{RULE}\n❯ \n\n  ? for shortcuts"));
+        let f = read(AgentKind::Claude, &empty, Some(3));
+        assert_eq!(f.class(), ScreenClass::Idle);
+        assert!(f.composer.unwrap().empty);
+        // An Enter taken as a newline: the cursor on the blank row under the text.
+        let newline = rows(&format!("{RULE}\n❯ hello\n\n"));
+        let c = read(AgentKind::Claude, &newline, Some(2)).composer.unwrap();
+        assert!(c.trailing_blank && c.text == "hello\n", "{c:?}");
+        let boxed = rows("╭──────────────────────────────╮\n│ > Try \"fix lint errors\"      │\n╰──────────────────────────────╯\n  ? for shortcuts");
+        let f = read(AgentKind::Claude, &boxed, Some(1));
+        assert!(f.composer.as_ref().is_some_and(|c| c.empty), "{f:?}");
+        let drafted = rows("╭──────────────────────────────╮\n│ > ship it                    │\n╰──────────────────────────────╯");
+        assert_eq!(
+            read(AgentKind::Claude, &drafted, Some(1)).draft(),
+            Some("ship it")
+        );
+        // A past prompt in the history is not a composer.
+        let history = rows("> an old prompt\n⏺ its answer");
+        assert_eq!(read(AgentKind::Claude, &history, None).composer, None);
+    }
+
+    /// A dialog answered on screen whose text stays above a fresh composer is
+    /// history, for both CLIs.
+    #[test]
+    fn an_answered_dialog_left_above_the_composer_is_history() {
+        let claude = rows(&format!(
+            " Do you want to proceed?\n ❯ 1. Yes\n   2. No\n⏺ Bash(touch approved.txt)\n\n{RULE}\n❯\n{RULE}\n  ? for shortcuts"
+        ));
+        let f = read(AgentKind::Claude, &claude, Some(6));
+        assert_eq!(f.class(), ScreenClass::Idle, "{f:?}");
+        let question = rows(&format!(
+            " Which file?\n ❯ 1. a.txt\n   2. b.txt\n Enter to select · Esc to cancel\n\n{RULE}\n❯\n{RULE}"
+        ));
+        assert_eq!(
+            read(AgentKind::Claude, &question, Some(6)).class(),
+            ScreenClass::Idle
+        );
+        let codex = rows("  Would you like to run the following command?\n  $ touch approved.txt\n› 1. Yes, proceed (y)\n• Ran touch approved.txt\n\n› Ask Codex to do anything\n\n  gpt-5 default · /w");
+        let f = read(AgentKind::Codex, &codex, Some(5));
+        assert_eq!(f.class(), ScreenClass::Idle, "{f:?}");
+        // The dialog still up: the choices are not a composer.
+        let up = rows("  Would you like to run the following command?\n\n  $ touch approved.txt\n\n› 1. Yes, proceed (y)\n  2. No");
+        assert!(matches!(
+            read(AgentKind::Codex, &up, Some(4)).class(),
+            ScreenClass::Waiting(Dialog::Approval(_))
+        ));
     }
 
     #[test]

@@ -456,8 +456,23 @@ pub fn assess(o: &Observed<'_>) -> Assessment {
     // ends one session and starts the next in the same process, and a report can be
     // forged by any program that runs `cohort hook`. Only the process going (above)
     // ends the worker; the report then says why.
-    let screen = o.screen.as_ref();
-    // A dialog on the screen means the agent waits, whatever was reported.
+    let mut screen = o.screen.as_ref();
+    // A dialog on the screen means the agent waits, unless the agent reported a
+    // turn beginning or ending after the dialog was drawn: then the dialog was
+    // answered and its text stayed behind.
+    if let Some(ScreenView {
+        class: ScreenClass::Waiting(_),
+        since_ms,
+    }) = screen
+    {
+        let moved_on = o.reports.iter().any(|r| {
+            r.at_ms > *since_ms
+                && matches!(r.kind, ReportKind::TurnStart | ReportKind::TurnEnd { .. })
+        });
+        if moved_on {
+            screen = None;
+        }
+    }
     if let Some(ScreenView {
         class: ScreenClass::Waiting(dialog),
         since_ms,
@@ -488,7 +503,7 @@ pub fn assess(o: &Observed<'_>) -> Assessment {
         );
     }
     let decided = match reported {
-        Some(r) => cross_check(o, r),
+        Some(r) => cross_check(o, screen, r),
         None => screen_only(o),
     };
     if o.queued && matches!(decided.state, WorkerState::Idle | WorkerState::Ready) {
@@ -504,30 +519,38 @@ pub fn assess(o: &Observed<'_>) -> Assessment {
 }
 
 /// The reports against the screen (and the stall bound).
-fn cross_check(o: &Observed<'_>, r: Reported) -> Assessment {
+///
+/// The newer signal wins: a screen that has shown the same thing since before the
+/// agent's last report is not evidence against it (a spinner line left behind by an
+/// interrupt, an idle-looking frame while a turn is reported). Only a screen that
+/// changed after the last report, and stayed so for [`Bounds::disagree_ms`], makes
+/// the worker `stuck`; an idle-looking screen that keeps printing has not stayed.
+fn cross_check(o: &Observed<'_>, screen: Option<&ScreenView>, r: Reported) -> Assessment {
     let last_output = o.process.last_output_ms.unwrap_or(0);
-    let screen_says = o.screen.as_ref().and_then(|s| match s.class {
-        ScreenClass::Busy => Some((WorkerState::Busy, s.since_ms)),
-        ScreenClass::Idle => Some((WorkerState::Idle, s.since_ms)),
-        _ => None,
-    });
+    let screen_says = screen
+        .filter(|s| s.since_ms > r.last_activity_ms)
+        .and_then(|s| match s.class {
+            ScreenClass::Busy => Some((WorkerState::Busy, s.since_ms)),
+            // A frame that looks idle while output still flows (a spinner cohort
+            // does not recognise) is idle only from the last output on.
+            ScreenClass::Idle => Some((WorkerState::Idle, s.since_ms.max(last_output))),
+            _ => None,
+        });
     let reported_busy = r.state == WorkerState::Busy;
     let settled_report = matches!(r.state, WorkerState::Idle | WorkerState::Ready);
     let disagreement = match screen_says {
         Some((WorkerState::Idle, since)) if reported_busy => {
-            Some((since.max(r.since_ms), "the screen shows an idle prompt"))
+            Some((since, "the screen shows an idle prompt"))
         }
         Some((WorkerState::Busy, since)) if settled_report => {
-            Some((since.max(r.since_ms), "the screen shows it working"))
+            Some((since, "the screen shows it working"))
         }
-        Some((WorkerState::Idle, since)) if r.state == WorkerState::NeedsApproval => Some((
-            since.max(r.since_ms),
-            "the screen shows an idle prompt and no dialog",
-        )),
-        Some((WorkerState::Busy, since)) if r.state == WorkerState::NeedsApproval => Some((
-            since.max(r.since_ms),
-            "the screen shows it working and no dialog",
-        )),
+        Some((WorkerState::Idle, since)) if r.state == WorkerState::NeedsApproval => {
+            Some((since, "the screen shows an idle prompt and no dialog"))
+        }
+        Some((WorkerState::Busy, since)) if r.state == WorkerState::NeedsApproval => {
+            Some((since, "the screen shows it working and no dialog"))
+        }
         _ => None,
     };
     if let Some((since, screen_reason)) = disagreement {
@@ -700,11 +723,17 @@ mod tests {
             },
             Signal::Hook,
         ));
-        // The screen still shows the spinner for a frame: the hook wins meanwhile.
-        let idle = assess(&observed(&r, Some((ScreenClass::Busy, 120)), 310));
-        assert_eq!((idle.state, idle.signal), (WorkerState::Idle, Signal::Hook));
+        // The screen still shows the spinner it showed before the hook: the newer
+        // signal wins, now and later.
+        for now in [310, 60_000] {
+            let idle = assess(&observed(&r, Some((ScreenClass::Busy, 120)), now));
+            assert_eq!((idle.state, idle.signal), (WorkerState::Idle, Signal::Hook));
+            assert_eq!(idle.reason, "the turn ended");
+        }
+        // A spinner drawn after the turn's end disagrees, and is given its bound.
+        let idle = assess(&observed(&r, Some((ScreenClass::Busy, 400)), 500));
+        assert_eq!(idle.state, WorkerState::Idle);
         assert!(idle.recheck_ms.is_some());
-        assert_eq!(idle.reason, "the turn ended");
         // A message queued in the agent: the next turn starts right after.
         let mut o = observed(&r, Some((ScreenClass::Busy, 120)), 310);
         o.queued = true;
@@ -798,6 +827,88 @@ mod tests {
         // Never busy forever: no screen, no output, the stall bound.
         let stalled = assess(&observed(&r, None, 100 + Bounds::default().stall_ms + 10));
         assert_eq!(stalled.state, WorkerState::Stuck);
+    }
+
+    /// A dialog answered on screen whose text stays: the turn's end reported after
+    /// it was drawn wins; a dialog drawn after the last report still waits.
+    #[test]
+    fn a_dialog_left_on_screen_yields_to_a_newer_turn_report() {
+        let dialog = || ScreenClass::Waiting(Dialog::Approval("Do you want to proceed?".into()));
+        let mut r = turn(100);
+        r.push(report(
+            200,
+            ReportKind::Approval { tool: None },
+            Signal::Hook,
+        ));
+        let waiting = assess(&observed(&r, Some((dialog(), 210)), 220));
+        assert_eq!(waiting.state, WorkerState::NeedsApproval);
+        r.push(report(
+            300,
+            ReportKind::Activity { tool: None },
+            Signal::Hook,
+        ));
+        r.push(report(
+            400,
+            ReportKind::TurnEnd {
+                outcome: TurnOutcome::Answered,
+                background: 0,
+            },
+            Signal::Hook,
+        ));
+        for now in [410, 600_000] {
+            let a = assess(&observed(&r, Some((dialog(), 210)), now));
+            assert_eq!(
+                (a.state, a.signal),
+                (WorkerState::Idle, Signal::Hook),
+                "{a:?}"
+            );
+        }
+        // The next turn asks again: its dialog is newer than every report.
+        r.push(report(500, ReportKind::TurnStart, Signal::Hook));
+        let a = assess(&observed(&r, Some((dialog(), 700)), 710));
+        assert_eq!(
+            (a.state, a.signal),
+            (WorkerState::NeedsApproval, Signal::Screen)
+        );
+    }
+
+    /// An interrupt leaves the spinner line behind: the transcript's interrupt,
+    /// newer than that frame, makes the worker idle for good.
+    #[test]
+    fn a_spinner_left_behind_by_an_interrupt_is_not_work() {
+        let mut r = turn(100);
+        r.push(report(
+            900,
+            ReportKind::TurnEnd {
+                outcome: TurnOutcome::Interrupted,
+                background: 0,
+            },
+            Signal::Transcript,
+        ));
+        for now in [910, 30_000] {
+            let a = assess(&observed(&r, Some((ScreenClass::Busy, 150)), now));
+            assert_eq!(a.state, WorkerState::Idle, "{a:?}");
+            assert_eq!(a.reason, "the turn was interrupted");
+        }
+    }
+
+    /// A turn reported after the screen last changed, and a screen that looks idle
+    /// while it still prints (a spinner not recognised), are not `stuck`.
+    #[test]
+    fn an_idle_looking_frame_older_than_the_turn_or_still_printing_is_not_stuck() {
+        let r = turn(1_000);
+        let a = assess(&observed(&r, Some((ScreenClass::Idle, 500)), 60_000));
+        assert_eq!(
+            (a.state, a.signal),
+            (WorkerState::Busy, Signal::Hook),
+            "{a:?}"
+        );
+        let mut o = observed(&r, Some((ScreenClass::Idle, 2_000)), 60_000);
+        o.process.last_output_ms = Some(59_900);
+        assert_eq!(assess(&o).state, WorkerState::Busy);
+        // Quiet for longer than the bound: the disagreement stands.
+        o.process.last_output_ms = Some(50_000);
+        assert_eq!(assess(&o).state, WorkerState::Stuck);
     }
 
     /// An agent that quits because it cannot reach its service says so in its last

@@ -54,6 +54,13 @@ impl ClaudeParser {
         let content = &v["message"]["content"];
         match v.get("type").and_then(Value::as_str) {
             Some("user") => match content {
+                // An interrupt is written as a text block or as the whole content.
+                Value::String(text) if text.starts_with("[Request interrupted by user") => {
+                    vec![Entry::End {
+                        at_ms,
+                        outcome: TurnOutcome::Interrupted,
+                    }]
+                }
                 Value::String(text)
                     if !text.starts_with("<command-") && !text.starts_with("<local-command-") =>
                 {
@@ -155,16 +162,19 @@ mod tests {
             json!({"type": "user", "timestamp": t, "message": {"content": "third"}}),
             json!({"type": "user", "timestamp": t, "message": {"content": [
                 {"type": "text", "text": "[Request interrupted by user]"}]}}),
+            json!({"type": "user", "timestamp": t, "message": {"content": "fourth"}}),
+            json!({"type": "user", "timestamp": t, "message": {"content": "[Request interrupted by user for tool use]"}}),
         ];
         let entries: Vec<Entry> = lines.iter().flat_map(|l| p.entries(l)).collect();
         let turns = crate::transcript::turns(&entries);
-        assert_eq!(turns.len(), 3);
+        assert_eq!(turns.len(), 4);
         assert_eq!(turns[0].tools, vec![("Bash".to_string(), "ls".to_string())]);
         assert_eq!(turns[0].outcome, Some(TurnOutcome::Answered));
         assert!(
             matches!(&turns[1].outcome, Some(TurnOutcome::ApiError(e)) if e.starts_with("API Error: 500"))
         );
         assert_eq!(turns[2].outcome, Some(TurnOutcome::Interrupted));
+        assert_eq!(turns[3].outcome, Some(TurnOutcome::Interrupted));
         assert_eq!(entries[0].at_ms(), 1_795_446_147_030);
     }
 }
