@@ -180,6 +180,25 @@ impl CohortServer {
                 error: s.error,
             });
         }
+        if !results.is_empty() && results.iter().all(|r| r.error.is_some()) {
+            // Not one worker is up: that is a failure, whatever was left behind.
+            let why: Vec<String> = results
+                .iter()
+                .map(|r| {
+                    let left = if r.attach.is_some() {
+                        " (its pane is left open: read its screen, or close it with close_workers)"
+                    } else {
+                        ""
+                    };
+                    format!(
+                        "{}: {}{left}",
+                        r.worker.name,
+                        r.error.as_deref().unwrap_or_default()
+                    )
+                })
+                .collect();
+            return Err(format!("no worker came up. {}", why.join("; ")));
+        }
         Ok(Json(SpawnWorkersResult { workers: results }))
     }
 

@@ -46,19 +46,27 @@ async fn first_screen(program: &str) {
         "HOME": home.display().to_string(),
         "CODEX_HOME": home.join(".codex").display().to_string(),
     });
+    let name = format!("first-{program}");
     let spawned = m
-        .ok(
+        .call(
             "spawn_workers",
-            json!({"workers": [{"agent": program, "project_path": repo, "env": env}]}),
+            json!({"workers": [{"name": name, "agent": program, "project_path": repo, "env": env}]}),
         )
         .await;
-    let w = &spawned["workers"][0];
-    let name = w["name"].as_str().expect("a name").to_string();
+    // Not signed in here: the worker is not up, and the call says why.
+    if spawned.is_error == Some(true) {
+        let text = format!("{:?}", spawned.content);
+        assert!(
+            text.contains("sign-in") || text.contains("exited") || text.contains("status"),
+            "{program}: spawn failed without saying why: {text}"
+        );
+    }
+    let w = m.ok("examine_worker", json!({"session_id": name})).await;
     assert!(
         w["worktree"]
             .as_str()
             .is_some_and(|p| p != repo.to_str().unwrap()),
-        "{program}: no worktree of its own: {spawned}"
+        "{program}: no worktree of its own: {w}"
     );
     // The first screen: some text from the CLI, and no complaint about its
     // arguments. A CLI that exits (no network here) must be reported exited, why.

@@ -88,6 +88,7 @@ impl Workers {
         }
         let kind = row.agent;
         let mut ended = "already exited";
+        let mut typed_exit = false;
         if let Some(pane) = seen.pane.clone().filter(|_| state != WorkerState::Exited) {
             let gone = |engine: &Workers, row: &WorkerRow| {
                 let (engine, row) = (engine.clone(), row.clone());
@@ -117,16 +118,11 @@ impl Workers {
                         tokio::time::sleep(Duration::from_millis(300)).await;
                     }
                     if let Some(exit) = kind.exit_command() {
-                        // A draft would be sent with it: clear the composer first.
-                        let _ = turn.keys(&[key("C-u")]).await;
-                        let _ = turn.text(exit).await;
-                        turn.settle(Duration::from_millis(150), Duration::from_secs(1))
-                            .await;
-                        let _ = turn.keys(&[Key::ENTER]).await;
+                        typed_exit = self.type_exit(row, &mut turn, exit).await;
                     }
                 }
             }
-            if kind.exit_command().is_some() && gone(self, row).await {
+            if typed_exit && gone(self, row).await {
                 ended = "exit command";
             } else {
                 let keys = match kind {
@@ -189,6 +185,38 @@ impl Workers {
         self.forget_worker(row).await?;
         self.hub.poke();
         Ok(closed)
+    }
+
+    /// Types the agent's exit command and presses Enter, only into its composer:
+    /// a draft there is taken out first (it would go out with the command), and
+    /// Enter waits until the composer shows the command and nothing else. A dialog,
+    /// a sign-in menu or a frame cohort does not know gets no key (Enter would
+    /// choose something there); the caller's keys and the pane's closing follow.
+    async fn type_exit(
+        &self,
+        row: &WorkerRow,
+        turn: &mut cohort_terminal::InputTurn,
+        exit: &str,
+    ) -> bool {
+        if !self.clear_composer(row, turn).await.unwrap_or(false) {
+            return false;
+        }
+        if turn.text(exit).await.is_err() {
+            return false;
+        }
+        let shows_exit = |o: &crate::observe::Observation| {
+            o.screen
+                .as_ref()
+                .and_then(|s| s.composer.as_ref())
+                .is_some_and(|c| c.text.trim() == exit)
+        };
+        match self.await_composer(row, shows_exit, EXIT_WAIT).await {
+            Ok(seen) if shows_exit(&seen) => turn.keys(&[Key::ENTER]).await.is_ok(),
+            _ => {
+                let _ = self.clear_composer(row, turn).await;
+                false
+            }
+        }
     }
 
     /// Removes every trace of a worker whose pane and worktree are dealt with: its

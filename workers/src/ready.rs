@@ -9,7 +9,10 @@ use cohort_terminal::Purpose;
 use crate::registry::WorkerTables;
 use crate::Workers;
 use crate::*;
-use crate::{screen::Dialog, spawn::last_lines};
+use crate::{events::now_ms, screen::Dialog, spawn::last_lines};
+
+/// How long after the agent's first hook a frame cohort cannot read ends the wait.
+const UNREAD_AFTER_START: Duration = Duration::from_secs(8);
 
 impl Workers {
     /// Waits until the agent's input takes keys (a probe key shows in its composer
@@ -90,6 +93,25 @@ impl Workers {
                 .and_then(|s| s.composer.as_ref())
                 .is_none()
             {
+                // The agent's hooks say its session is up, yet no frame cohort
+                // knows has shown for a while: say so now, not at the time limit.
+                let reported = seen
+                    .hook
+                    .last_event_ms
+                    .filter(|at| *at >= row.launched_ms)
+                    .map(|at| now_ms() - at);
+                if reported.is_some_and(|ago| ago >= UNREAD_AFTER_START.as_millis() as i64) {
+                    let tail = self
+                        .terminal
+                        .screen(&pane.id)
+                        .await
+                        .map(|s| last_lines(&s.rows, 4))
+                        .unwrap_or_default();
+                    return Err(not_ready(format!(
+                        "its hooks report its session started, but after {} s its screen still shows no composer or dialog cohort recognises (nothing was typed into it); its screen ends with: {tail}",
+                        UNREAD_AFTER_START.as_secs()
+                    )));
+                }
                 continue;
             }
             // The probe: a key typed before the input handler is mounted is dropped.

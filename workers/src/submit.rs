@@ -176,7 +176,8 @@ impl Workers {
                 Err(_) => String::new(),
             };
             return Err(not(format!(
-                "the paste never showed in the composer (the agent's input is not taking keys); its screen ends with: {tail}"
+                "the paste never showed in the composer (the agent's input is not taking keys, or its frame changed); the screen shows {}, ending with: {tail}; Enter was not pressed",
+                describe_frame(&drawn)
             )));
         }
         let attempts = self.hub.settings().enter_attempts.max(1);
@@ -201,6 +202,15 @@ impl Workers {
                 if let Some(proof) = submitted(&now, last_enter) {
                     proven = Some((now, last_enter, proof));
                     break;
+                }
+                if !composer_holds_text(&now) {
+                    // A menu or a dialog took the composer's place (a CLI that drew
+                    // its composer a moment before its sign-in page): an Enter
+                    // there would choose something. Nothing more is pressed.
+                    return Err(not(format!(
+                        "after Enter was pressed {enters} time(s) the screen shows {} and not the prompt in a composer; no more keys were pressed",
+                        describe_frame(&now)
+                    )));
                 }
                 let grew = |o: &Observation| {
                     o.screen
@@ -261,9 +271,53 @@ impl Workers {
             .and_then(|s| s.composer.as_ref())
             .map(|c| c.text.chars().take(80).collect::<String>())
             .unwrap_or_default();
+        // Left there, the text would go out with the next prompt: take it back.
+        let taken_back = self.clear_composer(row, &mut turn).await.unwrap_or(false);
         Err(not(format!(
-            "Enter was pressed {enters} times and the prompt is still in the composer ({shown:?}); the text was not typed again"
+            "Enter was pressed {enters} times and the prompt stayed in the composer ({shown:?}); {}",
+            if taken_back {
+                "it was taken back out, so nothing of it goes with a later prompt"
+            } else {
+                "it could not be taken back out: read the worker's screen before sending again"
+            }
         )))
+    }
+
+    /// Empties the composer with Backspace, checked on the screen: as many presses
+    /// as its text has characters (a collapsed paste goes with the first), a few
+    /// rounds at most. Presses nothing into a frame that is not a composer. Returns
+    /// whether the composer shows empty after.
+    pub(crate) async fn clear_composer(
+        &self,
+        row: &WorkerRow,
+        turn: &mut cohort_terminal::InputTurn,
+    ) -> Result<bool, WorkerError> {
+        let emptied = |o: &Observation| {
+            o.screen
+                .as_ref()
+                .and_then(|s| s.composer.as_ref())
+                .is_some_and(|c| c.empty && !c.placeholder)
+        };
+        for _ in 0..3 {
+            let seen = self.observe(row, true).await?;
+            let Some(composer) = seen.screen.as_ref().and_then(|s| s.composer.as_ref()) else {
+                return Ok(false);
+            };
+            if emptied(&seen) {
+                return Ok(true);
+            }
+            let presses = composer.text.chars().count().clamp(1, 1024);
+            turn.keys(&vec![Key::plain(KeyCode::Backspace); presses])
+                .await?;
+            if emptied(
+                &self
+                    .await_composer(row, emptied, Duration::from_secs(1))
+                    .await?,
+            ) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// Observes the worker until `done` holds or `limit` passes, waking on its
@@ -294,6 +348,19 @@ impl Workers {
                 _ = tokio::time::sleep_until(tick.min(deadline)) => {}
             }
         }
+    }
+}
+
+/// What a frame shows, in words, for an error.
+pub(crate) fn describe_frame(o: &Observation) -> String {
+    match o.screen.as_ref() {
+        Some(s) => match (&s.dialog, &s.composer) {
+            (Some(d), _) => d.describe(),
+            (None, Some(c)) if c.empty => "an empty composer".into(),
+            (None, Some(_)) => "a composer with text in it".into(),
+            (None, None) => "a frame cohort does not know (no composer, no dialog)".into(),
+        },
+        None => "nothing readable".into(),
     }
 }
 
