@@ -8,7 +8,7 @@ use crate::cli::{Flavor, Options};
 use crate::composer::{Composer, PasteRule};
 use crate::hooks;
 use crate::keys::{Decoder, Key};
-use crate::screen::{self, Dialog, View};
+use crate::screen::{self, Dialog, Look, View};
 use crate::term;
 use crate::turn::{Step, Turn, Waiting};
 
@@ -23,12 +23,23 @@ pub struct Settings {
     pub paste: PasteRule,
     /// Behave as if hooks were disabled by policy.
     pub no_hooks: bool,
+    /// How the frame is drawn.
+    pub look: Look,
+    /// An answered dialog's text stays on screen, and an interrupt leaves the
+    /// spinner line behind (TUIs that append rather than repaint).
+    pub leave_behind: bool,
+    /// How long after its input is mounted Enter does nothing (a fresh TUI that
+    /// draws its composer before it takes prompts).
+    pub enter_deaf: Duration,
 }
 
 impl Settings {
     /// `FAKE_AGENT_READY_MS` (default 300), `FAKE_AGENT_PASTE_TRAP` (`0` turns the
     /// paste-Enter trap off), `FAKE_AGENT_PASTE_ENTER_MS` (default 20),
-    /// `FAKE_AGENT_NO_HOOKS` (`1`: no hook ever runs).
+    /// `FAKE_AGENT_NO_HOOKS` (`1`: no hook ever runs), `FAKE_AGENT_LOOK`
+    /// (`inline`, `one-rule`, `box`, comma-separated), `FAKE_AGENT_LEAVE_BEHIND`
+    /// (`1`: answered dialogs and interrupted spinners stay on screen),
+    /// `FAKE_AGENT_ENTER_DEAF_MS` (default 0).
     pub fn from_env() -> Settings {
         let ms = |name: &str, default: u64| {
             std::env::var(name)
@@ -44,6 +55,9 @@ impl Settings {
                 window: Duration::from_millis(ms("FAKE_AGENT_PASTE_ENTER_MS", 20)),
             },
             no_hooks: flag("FAKE_AGENT_NO_HOOKS"),
+            look: Look::parse(&std::env::var("FAKE_AGENT_LOOK").unwrap_or_default()),
+            leave_behind: flag("FAKE_AGENT_LEAVE_BEHIND"),
+            enter_deaf: Duration::from_millis(ms("FAKE_AGENT_ENTER_DEAF_MS", 0)),
         }
     }
 }
@@ -71,6 +85,7 @@ struct App {
     armed: Option<(Armed, Instant)>,
     turn: Option<Turn>,
     ready: bool,
+    deaf_until: Option<Instant>,
     initial: Option<String>,
     exit: Option<&'static str>,
     dirty: bool,
@@ -111,6 +126,7 @@ pub fn run(o: Options, settings: Settings) -> Result<i32, StartError> {
         armed: None,
         turn: None,
         ready: false,
+        deaf_until: None,
         initial,
         exit: None,
         dirty: true,
@@ -141,6 +157,7 @@ impl App {
             let now = Instant::now();
             if !self.ready && now >= ready_at {
                 self.ready = true;
+                self.deaf_until = Some(now + self.settings.enter_deaf);
                 if !self.trust_pending {
                     self.submit_initial(now);
                 }
@@ -225,6 +242,7 @@ impl App {
             composer: self.composer.text(),
             dialog: self.dialog.as_ref(),
             hint: self.hint.as_ref().map(|(h, _)| h.as_str()),
+            look: self.settings.look,
         };
         term::write(&screen::render(&view, cols, rows));
         self.dirty = false;
@@ -363,6 +381,13 @@ impl App {
 
     fn interrupt(&mut self, now: Instant) {
         if let Some(t) = self.turn.take() {
+            if self.settings.leave_behind {
+                let secs = now.saturating_duration_since(t.started).as_secs();
+                self.s.history.push(match self.s.o.flavor {
+                    Flavor::Claude => format!("✻ Working… ({secs}s · esc to interrupt)"),
+                    Flavor::Codex => format!("• Working ({secs}s • esc to interrupt)"),
+                });
+            }
             self.s.interrupt(&t, now);
             if self.s.o.flavor == Flavor::Codex && !self.queued.is_empty() {
                 self.s
@@ -390,6 +415,8 @@ impl App {
             Key::Char(c) => self.composer.type_char(c, now),
             Key::Paste(text) => self.composer.paste(&text, now),
             Key::Newline => self.composer.newline(),
+            // Drawn, but not taking prompts yet: Enter does nothing.
+            Key::Enter if self.deaf_until.is_some_and(|until| now < until) => {}
             Key::Enter if self.composer.enter_is_newline(now) => self.composer.newline(),
             Key::Enter => self.enter(now),
             Key::Backspace => self.composer.backspace(),
@@ -495,6 +522,9 @@ impl App {
         let Some(dialog) = self.dialog.take() else {
             return;
         };
+        if self.settings.leave_behind {
+            self.s.history.push(left_behind(&dialog, self.s.o.flavor));
+        }
         match dialog {
             Dialog::HookTrust { .. } => {
                 self.trust_pending = false;
@@ -530,6 +560,33 @@ impl App {
                 self.turn = Some(t);
             }
         }
+    }
+}
+
+/// The text of an answered dialog, as a TUI that appends leaves it on screen.
+fn left_behind(dialog: &Dialog, flavor: Flavor) -> String {
+    match (dialog, flavor) {
+        (Dialog::Approval { command, .. }, Flavor::Claude) => format!(
+            " Bash command\n   {command}\n Do you want to proceed?\n ❯ 1. Yes\n   2. Yes, and don't ask again for this command\n   3. No"
+        ),
+        (Dialog::Approval { command, .. }, Flavor::Codex) => format!(
+            "  Would you like to run the following command?\n  $ {command}\n› 1. Yes, proceed (y)"
+        ),
+        (Dialog::Question { question, options, .. }, Flavor::Claude) => {
+            let mut text = format!(" {question}");
+            for (i, o) in options.iter().enumerate() {
+                text.push_str(&format!("\n {} {}. {o}", if i == 0 { "❯" } else { " " }, i + 1));
+            }
+            text + "\n Enter to select · Esc to cancel"
+        }
+        (Dialog::Question { question, options, .. }, Flavor::Codex) => {
+            let mut text = format!("  Question 1/1\n  {question}");
+            for (i, o) in options.iter().enumerate() {
+                text.push_str(&format!("\n{} {}. {o}", if i == 0 { "›" } else { " " }, i + 1));
+            }
+            text
+        }
+        (Dialog::HookTrust { .. }, _) => "  Hooks need review".into(),
     }
 }
 

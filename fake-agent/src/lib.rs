@@ -56,7 +56,14 @@
 //! handler mounts this much later; keys arriving before are dropped.
 //! `FAKE_AGENT_PASTE_TRAP=0`: Enter always submits. `FAKE_AGENT_PASTE_ENTER_MS`
 //! (default 20): how long after a paste an Enter is still a newline.
-//! `FAKE_AGENT_NO_HOOKS=1`: no hook or notify ever runs. `CLAUDE_CONFIG_DIR`,
+//! `FAKE_AGENT_NO_HOOKS=1`: no hook or notify ever runs.
+//! `FAKE_AGENT_LOOK`: Claude's frame as other releases and terminals draw it,
+//! comma-separated: `inline` (drawn from the top without filling the pane, blank
+//! rows below), `one-rule` (`>` under a single rule), `box` (`>` in a rounded box).
+//! `FAKE_AGENT_LEAVE_BEHIND=1`: an answered dialog's text stays on screen above the
+//! composer, and an interrupt leaves its spinner line behind.
+//! `FAKE_AGENT_ENTER_DEAF_MS` (default 0): Enter does nothing for this long after the
+//! input is mounted (the composer takes text, but no prompt). `CLAUDE_CONFIG_DIR`,
 //! `CODEX_HOME`, `HOME` place transcripts and configuration as for the real CLIs.
 //!
 //! # Faithful

@@ -83,6 +83,47 @@ pub struct View<'a> {
     pub dialog: Option<&'a Dialog>,
     /// A footer message replacing the usual one.
     pub hint: Option<&'a str>,
+    /// How the frame is laid out.
+    pub look: Look,
+}
+
+/// How Claude's frame is drawn: the releases and terminals differ.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Look {
+    /// Drawn inline from the top without filling the pane: blank rows stay below
+    /// the frame (a fresh pane of an inline TUI).
+    pub inline: bool,
+    /// The composer's frame.
+    pub rules: Rules,
+}
+
+/// The lines around Claude's composer.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Rules {
+    /// A rule above and one below, `❯` (2.x).
+    #[default]
+    Two,
+    /// A rule above only, `>`.
+    One,
+    /// A rounded box, `>` (1.x).
+    Boxed,
+}
+
+impl Look {
+    /// Reads `inline`, `one-rule` and `box` from a comma-separated list; anything
+    /// else is the default look.
+    pub fn parse(text: &str) -> Look {
+        let mut look = Look::default();
+        for word in text.split(',').map(str::trim) {
+            match word {
+                "inline" => look.inline = true,
+                "one-rule" => look.rules = Rules::One,
+                "box" => look.rules = Rules::Boxed,
+                _ => {}
+            }
+        }
+        look
+    }
 }
 
 const SPINNER: [&str; 6] = ["·", "✢", "✳", "✶", "✻", "✽"];
@@ -95,6 +136,7 @@ pub fn render(view: &View, cols: u16, rows: u16) -> Vec<u8> {
         Flavor::Claude => claude(view, cols),
         Flavor::Codex => codex(view, cols),
     };
+    let inline = view.look.inline && view.flavor == Flavor::Claude;
     let room = rows.saturating_sub(bottom.len() + top.len());
     let start = view.history.len().saturating_sub(room);
     top.extend(
@@ -109,11 +151,12 @@ pub fn render(view: &View, cols: u16, rows: u16) -> Vec<u8> {
         let cut = lines.len() - keep_top;
         lines.drain(..cut);
     }
-    while lines.len() + bottom.len() < rows {
+    while !inline && lines.len() + bottom.len() < rows {
         lines.push(String::new());
     }
     lines.extend(bottom.iter().cloned());
     lines.truncate(rows);
+    let drawn = lines.len();
     let mut out = String::from("\x1b[?2026h\x1b[?25l\x1b[H");
     for (i, line) in lines.iter().enumerate() {
         if i > 0 {
@@ -127,8 +170,12 @@ pub fn render(view: &View, cols: u16, rows: u16) -> Vec<u8> {
             out.push_str("\x1b[K");
         }
     }
+    if inline {
+        // Nothing below the frame.
+        out.push_str("\x1b[J");
+    }
     if let Some((row_from_bottom, col)) = cursor_col {
-        let row = rows.saturating_sub(row_from_bottom);
+        let row = drawn.saturating_sub(row_from_bottom);
         out.push_str(&format!("\x1b[{};{}H\x1b[?25h", row, col.min(cols) + 1));
     }
     out.push_str("\x1b[?2026l");
@@ -206,12 +253,33 @@ fn claude(view: &View, cols: usize) -> Frame {
                 view.composer
             };
             let mut last = 0;
-            for (i, line) in text.split('\n').enumerate() {
-                let prefix = if i == 0 { "❯ " } else { "  " };
-                bottom.push(format!("{prefix}{line}"));
-                last = 2 + line.chars().count();
+            let (sign, boxed) = match view.look.rules {
+                Rules::Two => ("❯ ", false),
+                Rules::One => ("> ", false),
+                Rules::Boxed => ("> ", true),
+            };
+            if boxed {
+                // The box replaces the rule above.
+                bottom.pop();
+                bottom.push(format!("╭{}╮", "─".repeat(cols.saturating_sub(2))));
             }
-            bottom.push(rule);
+            for (i, line) in text.split('\n').enumerate() {
+                let prefix = if i == 0 { sign } else { "  " };
+                let inner = format!("{prefix}{line}");
+                last = 2 + line.chars().count();
+                if boxed {
+                    let pad = cols.saturating_sub(4 + inner.chars().count());
+                    bottom.push(format!("│ {inner}{} │", " ".repeat(pad)));
+                    last += 2;
+                } else {
+                    bottom.push(inner);
+                }
+            }
+            match view.look.rules {
+                Rules::Two => bottom.push(rule),
+                Rules::One => bottom.push(String::new()),
+                Rules::Boxed => bottom.push(format!("╰{}╯", "─".repeat(cols.saturating_sub(2)))),
+            }
             let footer = match (view.hint, view.busy) {
                 (Some(h), _) => format!("  {h}"),
                 (None, Some(_)) => "  esc to interrupt".into(),
@@ -353,6 +421,7 @@ mod tests {
             composer: "draft",
             dialog: None,
             hint: None,
+            look: Look::default(),
         };
         let frame = text(render(&view, 80, 24));
         assert!(frame.contains("esc to interrupt") && frame.contains("❯ draft"));
@@ -384,6 +453,7 @@ mod tests {
                     composer: "a\nb\nc",
                     dialog: None,
                     hint: Some("Press Ctrl-D again to exit"),
+                    look: Look::parse("inline,box"),
                 };
                 let _ = render(&view, c, r);
             }

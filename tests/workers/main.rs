@@ -24,4 +24,5 @@ mod workers_orchestration;
 mod workers_prompts;
 mod workers_real_cli;
 mod workers_recovery;
+mod workers_screens;
 mod workers_states;

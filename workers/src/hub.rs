@@ -25,8 +25,12 @@ pub struct WorkerSettings {
     pub bounds: Bounds,
     /// How long an agent may take to come up.
     pub ready_timeout: Duration,
-    /// How many times Enter is pressed before a prompt counts as not submitted.
+    /// How many times Enter is pressed at least before a prompt counts as not
+    /// submitted.
     pub enter_attempts: u32,
+    /// How long Enter keeps being pressed (more slowly) into a composer that still
+    /// holds the prompt: a fresh TUI may ignore Enter for a while after it drew.
+    pub enter_patience: Duration,
 }
 
 impl Default for WorkerSettings {
@@ -36,6 +40,7 @@ impl Default for WorkerSettings {
             bounds: Bounds::default(),
             ready_timeout: Duration::from_secs(60),
             enter_attempts: 5,
+            enter_patience: Duration::from_secs(60),
         }
     }
 }

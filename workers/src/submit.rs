@@ -180,7 +180,11 @@ impl Workers {
                 describe_frame(&drawn)
             )));
         }
-        let attempts = self.hub.settings().enter_attempts.max(1);
+        let (attempts, patience) = {
+            let settings = self.hub.settings();
+            (settings.enter_attempts.max(1), settings.enter_patience)
+        };
+        let pressing = tokio::time::Instant::now();
         let drawn_text = drawn
             .screen
             .as_ref()
@@ -191,11 +195,16 @@ impl Workers {
         let mut last_enter = now_ms();
         let mut last = drawn;
         let mut proven: Option<(Observation, i64, &'static str)> = None;
-        while enters < attempts {
+        // Quick presses first (a paste burst that swallowed Enter), then slower ones
+        // for as long as the agent's patience lasts: a fresh TUI may draw its
+        // composer well before Enter does anything. Each press goes only into a
+        // composer that still holds the prompt.
+        while enters < attempts || pressing.elapsed() < patience {
             if enters > 0 {
                 // The agent still counts the paste as a burst: give it longer each
-                // time (100 ms, 200 ms, 400 ms…), then take out the newline a lost
-                // Enter left, so the prompt submitted is exactly what was pasted.
+                // time (100 ms, 200 ms, 400 ms… up to 3.2 s), then take out the
+                // newline a lost Enter left, so the prompt submitted is exactly what
+                // was pasted.
                 tokio::time::sleep(Duration::from_millis(100 << (enters - 1).min(5))).await;
                 // The screen as it is now, not as it was when the wait gave up.
                 let now = self.observe(row, true).await?;
@@ -274,7 +283,8 @@ impl Workers {
         // Left there, the text would go out with the next prompt: take it back.
         let taken_back = self.clear_composer(row, &mut turn).await.unwrap_or(false);
         Err(not(format!(
-            "Enter was pressed {enters} times and the prompt stayed in the composer ({shown:?}); {}",
+            "Enter was pressed {enters} times over {} s and the prompt stayed in the composer ({shown:?}); {}",
+            pressing.elapsed().as_secs(),
             if taken_back {
                 "it was taken back out, so nothing of it goes with a later prompt"
             } else {
