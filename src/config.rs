@@ -1,8 +1,8 @@
 //! Resolved configuration: where state lives, which tmux server to use.
 //!
 //! Sources, strongest first: command-line flags, environment (`COHORT_TMUX_SOCKET`,
-//! `COHORT_STATE_DIR`, `COHORT_TMUX`, `COHORT_JOURNAL_CAP_MB`, `COHORT_KEEP_TMUX_SERVER`),
-//! defaults.
+//! `COHORT_STATE_DIR`, `COHORT_TMUX`, `COHORT_JOURNAL_CAP_MB`, `COHORT_KEEP_TMUX_SERVER`,
+//! `COHORT_STUCK_AFTER`), defaults.
 
 use std::path::PathBuf;
 
@@ -28,6 +28,9 @@ pub struct Config {
     pub journal_disk_cap: u64,
     /// Keep cohort's tmux server running when its last session closes.
     pub keep_tmux_server: bool,
+    /// How long a worker reported working may show no sign of life (no output, no
+    /// hook, no transcript entry) before it is `stuck`; the default when unset.
+    pub stuck_after: Option<std::time::Duration>,
 }
 
 impl Config {
@@ -58,6 +61,13 @@ impl Config {
             .map_or(cohort_terminal::journal::DEFAULT_DISK_CAP, |mb| mb << 20);
         let keep_tmux_server = std::env::var("COHORT_KEEP_TMUX_SERVER")
             .is_ok_and(|v| matches!(v.trim(), "1" | "true" | "yes"));
+        let stuck_after = std::env::var("COHORT_STUCK_AFTER").ok().and_then(|v| {
+            let secs = v.trim().parse::<u64>().ok().filter(|s| *s > 0);
+            if secs.is_none() {
+                tracing::warn!(target: "cohort::config", "COHORT_STUCK_AFTER={v:?} ignored: give whole seconds, more than 0");
+            }
+            secs.map(std::time::Duration::from_secs)
+        });
         Config {
             state_dir,
             tmux_program,
@@ -66,6 +76,7 @@ impl Config {
             iterm2_socket,
             journal_disk_cap,
             keep_tmux_server,
+            stuck_after,
         }
     }
 

@@ -86,6 +86,7 @@ struct App {
     turn: Option<Turn>,
     ready: bool,
     deaf_until: Option<Instant>,
+    drawn_secs: Option<u64>,
     initial: Option<String>,
     exit: Option<&'static str>,
     dirty: bool,
@@ -127,6 +128,7 @@ pub fn run(o: Options, settings: Settings) -> Result<i32, StartError> {
         turn: None,
         ready: false,
         deaf_until: None,
+        drawn_secs: None,
         initial,
         exit: None,
         dirty: true,
@@ -170,6 +172,16 @@ impl App {
                 return "other";
             }
             if term::take_resized() {
+                self.dirty = true;
+            }
+            // The spinner's clock ticks every second of a turn, as the real TUIs'.
+            let busy_secs = self.turn.as_ref().map(|t| {
+                Instant::now()
+                    .saturating_duration_since(t.started)
+                    .as_secs()
+            });
+            if busy_secs != self.drawn_secs {
+                self.drawn_secs = busy_secs;
                 self.dirty = true;
             }
             if self.dirty {
@@ -335,6 +347,15 @@ impl App {
                     unsafe {
                         libc::kill(libc::getpid(), libc::SIGKILL);
                     }
+                }
+                Step::Hang => {
+                    // Stuck for good: nothing drawn, no hook, no key read. Only the
+                    // terminal going away ends it.
+                    while !term::hung_up() {
+                        std::thread::sleep(Duration::from_millis(100));
+                    }
+                    self.exit = Some("other");
+                    return;
                 }
                 Step::Approval => {
                     if let Some(mut t) = self.turn.take() {

@@ -35,6 +35,7 @@
 //! | `[[crash]]` | the process kills itself mid-turn (SIGKILL): no hook, no entry |
 //! | `[[ask]]` | asks a question (Claude fires `Elicitation`/`ElicitationResult`) |
 //! | `[[no-hooks]]` | this turn fires no hook at all (hooks disabled by policy) |
+//! | `[[hang]]` | the process hangs mid-turn: alive, silent, taking no keys |
 //!
 //! Every answer is `Done: received <bytes> bytes, <lines> lines, fnv1a64 <hex>.`,
 //! computed over the prompt exactly as submitted ([`script::digest`]), so a test can

@@ -21,6 +21,8 @@ pub struct Script {
     pub ask: bool,
     /// Fire no hooks during this turn.
     pub no_hooks: bool,
+    /// Hang mid-turn: alive, but no output, no hook and no key taken ever again.
+    pub hang: bool,
 }
 
 impl Script {
@@ -42,6 +44,7 @@ impl Script {
                 "crash" => script.crash = true,
                 "ask" => script.ask = true,
                 "no-hooks" => script.no_hooks = true,
+                "hang" => script.hang = true,
                 _ => {
                     if let Some(ms) = marker.strip_prefix("work ") {
                         if let Ok(ms) = ms.trim().parse::<u64>() {

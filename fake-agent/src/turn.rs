@@ -26,6 +26,8 @@ pub enum Step {
     Ask,
     /// The process dies here.
     Crash,
+    /// The process hangs here (until the terminal hangs up).
+    Hang,
     /// The turn ends with an API error.
     ApiError,
     /// The turn ends with its answer.
@@ -100,6 +102,9 @@ pub fn plan(script: &Script) -> VecDeque<Step> {
     ]);
     if script.crash {
         steps.push_back(Step::Crash);
+    }
+    if script.hang {
+        steps.push_back(Step::Hang);
     }
     steps.push_back(Step::Tool {
         name: "Bash",

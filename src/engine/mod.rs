@@ -74,7 +74,13 @@ impl Engine {
             tracing::error!(target: "cohort::engine", "{message}");
         }
         terminal.adopt().await?;
-        Engine::over(terminal)
+        let engine = Engine::over(terminal)?;
+        if let Some(after) = config.stuck_after {
+            engine.workers.configure_workers(|s| {
+                s.bounds.stall_ms = i64::try_from(after.as_millis()).unwrap_or(i64::MAX)
+            });
+        }
+        Ok(engine)
     }
 
     /// An engine over any backend. `state_dir` holds journals, locks and the

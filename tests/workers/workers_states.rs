@@ -279,3 +279,61 @@ async fn say_one(m: &Manager, name: &str, text: &str) {
     assert_eq!(r["results"][0]["status"], "submitted", "{r}");
     assert_eq!(r["wait"]["timed_out"], false, "{r}");
 }
+
+/// An agent that hangs mid-turn (alive, silent, taking no keys) is `stuck` once the
+/// stall bound passes, and a wait for any worker returns on it saying why, while a
+/// worker that is really working (its spinner ticking) stays `busy`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_agent_ends_a_wait_for_any_as_stuck() {
+    let m = Manager::new(Which::Tmux).await;
+    m.engine
+        .workers
+        .configure_workers(|s| s.bounds.stall_ms = 3_000);
+    let repo = m.agents.repo("hang");
+    let spec = |name: &str, agent: &str| {
+        json!({"name": name, "agent": agent, "project_path": repo.display().to_string(),
+               "env": m.agents.env_json(&[])})
+    };
+    m.ok(
+        "spawn_workers",
+        json!({"workers": [spec("hangs", "claude"), spec("works", "codex")]}),
+    )
+    .await;
+    for (name, text) in [
+        ("hangs", "[[hang]] freeze"),
+        ("works", "[[work 20000]] steady"),
+    ] {
+        let r = m
+            .ok(
+                "message_workers",
+                json!({"session_ids": [name], "message": text}),
+            )
+            .await;
+        assert_eq!(r["results"][0]["status"], "submitted", "{r}");
+    }
+    let r = m
+        .ok(
+            "wait_idle_workers",
+            json!({"session_ids": ["hangs", "works"], "mode": "any", "timeout": 60}),
+        )
+        .await;
+    assert_eq!(r["timed_out"], false, "{r}");
+    assert_eq!(r["stuck"], json!(["hangs"]), "{r}");
+    assert_eq!(r["busy"], json!(["works"]), "{r}");
+    let hung = r["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["name"] == "hangs")
+        .unwrap();
+    assert!(
+        hung["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("nothing happened for 3 s")),
+        "{r}"
+    );
+    eprintln!(
+        "a hang was reported stuck {} ms into the wait (bound 3 s)",
+        r["waited_ms"]
+    );
+}

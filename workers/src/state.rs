@@ -417,6 +417,15 @@ fn needs_a_person(words: &str) -> bool {
     .any(|sign| words.contains(sign))
 }
 
+/// A span of time in words: seconds up to two minutes, then minutes.
+fn span(ms: i64) -> String {
+    if ms < 120_000 {
+        format!("{} s", ms / 1000)
+    } else {
+        format!("{} min", ms / 60_000)
+    }
+}
+
 /// Decides the worker's state from what is observed.
 pub fn assess(o: &Observed<'_>) -> Assessment {
     let decided = |state, reason: String, signal, since_ms| Assessment {
@@ -585,10 +594,10 @@ fn cross_check(o: &Observed<'_>, screen: Option<&ScreenView>, r: Reported) -> As
             return Assessment {
                 state: WorkerState::Stuck,
                 reason: format!(
-                    "busy since its {} said so ({}), and nothing happened for {} min",
+                    "busy since its {} said so ({}), and nothing happened for {}: no output, no hook, no transcript entry (hung, or waiting on something cohort cannot see)",
                     r.source.name(),
                     r.reason,
-                    still / 60_000
+                    span(still)
                 ),
                 signal: Signal::Quiescence,
                 since_ms: active + o.bounds.stall_ms,
