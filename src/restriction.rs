@@ -38,7 +38,7 @@ pub fn permission_named(name: &str) -> Option<Permission> {
         "close" | "close_workers" => Close,
         "list_workers" | "examine_worker" | "read_worker_logs" | "list_worktrees"
         | "discover_workers" | "check_idle_workers" | "wait_idle_workers" => Read,
-        "message_workers" => Type,
+        "message_workers" | "approve_workers" => Type,
         "spawn_workers" | "adopt_worker" => Open,
         "annotate_worker" => Team,
         _ => return None,

@@ -483,6 +483,74 @@ impl CohortServer {
     }
 
     #[tool(
+        description = "Permission requests workers wait on (tool and input, the dialog's question, the screen), and answers to them: decision allow, allow_always or deny for the named workers, given by the keys of each CLI's dialog and checked on screen; each decision is noted on the worker with who made it.",
+        annotations(
+            title = "Approve workers",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn approve_workers(
+        &self,
+        Parameters(args): Parameters<ApproveArgs>,
+    ) -> Result<Json<ApproveResult>, String> {
+        let decision = args
+            .decision
+            .as_deref()
+            .map(cohort_workers::approve::Decision::parse)
+            .transpose()?;
+        if decision.is_some() && args.session_ids.is_empty() {
+            return Err(
+                "name the workers to answer (session_ids): a decision is never given to every worker at once; call without decision to list what waits".into(),
+            );
+        }
+        let by = self
+            .restriction()
+            .owner(args.by.clone())
+            .unwrap_or_else(|| format!("connection {}", self.connection()));
+        let engine = self.engine().await?;
+        let rows = engine
+            .workers
+            .worker_rows_named(&args.session_ids, true)
+            .await
+            .map_err(e)?;
+        let mut answered = Vec::new();
+        if let Some(decision) = decision {
+            for row in &rows {
+                let a = engine
+                    .workers
+                    .answer_approval(row, decision, &by)
+                    .await
+                    .map_err(e)?;
+                answered.push(AnsweredOut {
+                    worker: a.name,
+                    request: a.request,
+                    answered: a.answered,
+                    detail: a.detail,
+                });
+            }
+        }
+        let now = cohort_workers::events::now_ms();
+        let pending = engine
+            .workers
+            .pending_approvals(&rows)
+            .await
+            .map_err(e)?
+            .into_iter()
+            .map(|p| PendingOut {
+                worker: p.name,
+                request: p.request,
+                question: p.question,
+                shows: p.shows,
+                waiting_s: (now - p.since_ms).max(0) / 1000,
+            })
+            .collect();
+        Ok(Json(ApproveResult { pending, answered }))
+    }
+
+    #[tool(
         description = "Close workers: the agent exits by its own command, then signals; worktrees are removed only with remove_worktree and only when clean unless force. Branches are kept.",
         annotations(
             title = "Close workers",

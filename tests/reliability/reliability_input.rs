@@ -187,6 +187,7 @@ fn base(tool: &str, n: usize) -> Option<Value> {
         "annotate_worker" => json!({"session_id": NO_WORKER, "annotation": "note"}),
         "message_workers" => json!({"session_ids": [NO_WORKER], "message": "hi"}),
         "close_workers" => json!({"session_ids": [NO_WORKER]}),
+        "approve_workers" => json!({"session_ids": [NO_WORKER], "decision": "deny"}),
         "wait_idle_workers" => json!({"session_ids": [NO_WORKER], "timeout": 0.1}),
         // Orchestration: a watcher that never fires, a wait that ends at once, a
         // playbook file that is not there.

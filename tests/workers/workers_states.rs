@@ -337,3 +337,117 @@ async fn a_hung_agent_ends_a_wait_for_any_as_stuck() {
         r["waited_ms"]
     );
 }
+
+/// Permission requests are listed with what each worker wants to run, answered per
+/// worker (allow for two, deny for one) by the keys of each CLI's dialog, checked
+/// on screen and noted with who decided; nothing is answered for every worker at
+/// once, and a worker that waits on nothing is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn approvals_are_listed_and_answered_from_anywhere() {
+    let m = Manager::new(Which::Tmux).await;
+    let repo = m.agents.repo("approvals");
+    let spec = |name: &str, agent: &str, extra: &[(&str, &str)]| {
+        json!({"name": name, "agent": agent, "project_path": repo.display().to_string(),
+               "env": m.agents.env_json(extra)})
+    };
+    m.ok(
+        "spawn_workers",
+        json!({"workers": [
+            spec("claude", "claude", &[]),
+            spec("codex", "codex", &[]),
+            spec("quiet", "claude", &[("FAKE_AGENT_NO_HOOKS", "1")]),
+        ]}),
+    )
+    .await;
+    let idle = m
+        .error(
+            "approve_workers",
+            json!({"session_ids": ["claude"], "decision": "allow"}),
+        )
+        .await;
+    assert!(idle.contains("waits on no approval"), "{idle}");
+    m.ok(
+        "message_workers",
+        json!({"session_ids": WORKERS, "message": "[[approval]] make a file"}),
+    )
+    .await;
+    for name in WORKERS {
+        m.worker_until(name, "asking", |w| w["state"] == "needs_approval")
+            .await;
+    }
+    let listed = m.ok("approve_workers", json!({})).await;
+    let pending = listed["pending"].as_array().unwrap();
+    assert_eq!(pending.len(), 3, "{listed}");
+    for p in pending {
+        assert!(
+            p["shows"].as_str().unwrap().contains("touch approved.txt"),
+            "{listed}"
+        );
+        let hooked = p["worker"] != "quiet";
+        assert_eq!(
+            p["request"]
+                .as_str()
+                .is_some_and(|r| r.contains("touch approved.txt")),
+            hooked,
+            "{listed}"
+        );
+    }
+    let everyone = m
+        .error("approve_workers", json!({"decision": "allow"}))
+        .await;
+    assert!(everyone.contains("name the workers"), "{everyone}");
+
+    let started = std::time::Instant::now();
+    let allowed = m
+        .ok(
+            "approve_workers",
+            json!({"session_ids": ["claude", "quiet"], "decision": "allow", "by": "lead"}),
+        )
+        .await;
+    let took = started.elapsed();
+    for a in allowed["answered"].as_array().unwrap() {
+        assert_eq!(a["answered"], true, "{allowed}");
+    }
+    assert_eq!(
+        allowed["pending"].as_array().unwrap().len(),
+        0,
+        "only the named workers' requests are in this call: {allowed}"
+    );
+    let denied = m
+        .ok(
+            "approve_workers",
+            json!({"session_ids": ["codex"], "decision": "deny", "by": "lead"}),
+        )
+        .await;
+    assert_eq!(denied["answered"][0]["answered"], true, "{denied}");
+    for name in WORKERS {
+        m.worker_until(name, "idle after the answer", |w| w["state"] == "idle")
+            .await;
+    }
+    for (name, made) in [("claude", true), ("quiet", true), ("codex", false)] {
+        let w = m.ok("examine_worker", json!({"session_id": name})).await;
+        let dir = std::path::PathBuf::from(w["worktree"].as_str().unwrap());
+        assert_eq!(dir.join("approved.txt").exists(), made, "{name}: {w}");
+        let listed = m.ok("list_workers", json!({"verbose": true})).await;
+        let notes = listed["workers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["name"] == name)
+            .map(|x| x["notes"].to_string())
+            .unwrap_or_default();
+        let said = if made {
+            "approval: allow"
+        } else {
+            "approval: deny"
+        };
+        assert!(
+            notes.contains(said) && notes.contains("(by lead)"),
+            "{name}: {notes}"
+        );
+    }
+    eprintln!(
+        "two approvals answered and their dialogs gone in {} ms",
+        took.as_millis()
+    );
+}

@@ -22,6 +22,7 @@
 //! watchers and notifications pick it up.
 
 pub mod agent;
+pub mod approve;
 pub mod close;
 mod error;
 pub mod events;

@@ -50,6 +50,9 @@ pub struct Tracker {
 pub struct HookMemory {
     /// The tool running now (between `PreToolUse` and its end).
     pub tool: Option<String>,
+    /// The tool and input a permission request asks for, until the tool ran or the
+    /// turn ended.
+    pub permission_request: Option<String>,
     /// The assistant's last message (`Stop`).
     pub last_message: Option<String>,
     /// Background tasks at the last `Stop`.
@@ -108,8 +111,15 @@ impl Tracker {
                     None => t.clone(),
                 })
             }
+            "PermissionRequest" => {
+                m.permission_request = e.tool.as_ref().map(|t| match &e.tool_input {
+                    Some(i) => format!("{t}({i})"),
+                    None => t.clone(),
+                })
+            }
             "PostToolUse" | "PostToolUseFailure" | "Stop" | "StopFailure" | "UserPromptSubmit" => {
-                m.tool = None
+                m.tool = None;
+                m.permission_request = None;
             }
             _ => {}
         }

@@ -584,6 +584,58 @@ pub struct CloseArgs {
     pub remove_worktree: bool,
 }
 
+/// `approve_workers` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApproveArgs {
+    /// Worker names (default: every worker, when only listing).
+    #[serde(default, alias = "workers")]
+    pub session_ids: Vec<String>,
+    /// allow, allow_always or deny; leave out to list what waits.
+    #[serde(default)]
+    pub decision: Option<String>,
+    /// Who decides (kept with the decision; a restricted server uses its agent).
+    #[serde(default)]
+    pub by: Option<String>,
+}
+
+/// A permission request a worker waits on.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct PendingOut {
+    /// Worker.
+    pub worker: String,
+    /// Tool and input, as its hook reported them.
+    pub request: Option<String>,
+    /// The dialog's question.
+    pub question: Option<String>,
+    /// The screen's last rows.
+    pub shows: String,
+    /// Seconds it has waited.
+    pub waiting_s: i64,
+}
+
+/// One answered request.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct AnsweredOut {
+    /// Worker.
+    pub worker: String,
+    /// The request.
+    pub request: Option<String>,
+    /// The dialog went after the keys.
+    pub answered: bool,
+    /// What happened.
+    pub detail: String,
+}
+
+/// `approve_workers` result.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct ApproveResult {
+    /// Requests still waiting (all of them, when listing).
+    pub pending: Vec<PendingOut>,
+    /// Requests answered by this call.
+    pub answered: Vec<AnsweredOut>,
+}
+
 /// One closed worker.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ClosedOut {
@@ -721,6 +773,7 @@ impl Plain for ExamineResult {}
 impl Plain for MessageResult {}
 impl Plain for IdleResult {}
 impl Plain for CloseResult {}
+impl Plain for ApproveResult {}
 impl Plain for DiscoverResult {}
 impl Plain for AdoptResult {}
 impl Plain for WorktreesResult {}

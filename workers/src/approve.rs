@@ -1,0 +1,254 @@
+//! Approvals answered from anywhere: what each waiting worker asks to run, and an
+//! answer given by the keys its CLI's dialog takes, checked on the screen and kept
+//! as a note on the worker with who gave it.
+//!
+//! Only an approval dialog is answered. A question, a sign-in page, a trust or
+//! hook-review dialog is refused with what it is: its answer is not "allow" or
+//! "deny". Nothing is pressed unless the dialog is on the screen at that moment.
+
+use std::time::Duration;
+
+use cohort_backends::{Key, KeyCode};
+
+use crate::{
+    agent::AgentKind,
+    error::WorkerError,
+    observe::Observation,
+    registry::WorkerRow,
+    screen::{Dialog, ScreenClass},
+    spawn::last_lines,
+    state::WorkerState,
+    Workers,
+};
+
+/// An answer to a permission request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// Run it this once.
+    Allow,
+    /// Run it, and do not ask again for the like (the CLI's own "always").
+    AllowAlways,
+    /// Do not run it.
+    Deny,
+}
+
+impl Decision {
+    /// The decision named `name`.
+    pub fn parse(name: &str) -> Result<Decision, String> {
+        match name {
+            "allow" | "yes" => Ok(Decision::Allow),
+            "allow_always" | "always" => Ok(Decision::AllowAlways),
+            "deny" | "no" => Ok(Decision::Deny),
+            other => Err(format!(
+                "unknown decision {:?}: use allow, allow_always or deny",
+                other.chars().take(40).collect::<String>()
+            )),
+        }
+    }
+
+    /// The name used in results and notes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Decision::Allow => "allow",
+            Decision::AllowAlways => "allow_always",
+            Decision::Deny => "deny",
+        }
+    }
+
+    /// The keys that give this answer in `kind`'s approval dialog, when known.
+    fn keys(self, kind: AgentKind) -> Option<Vec<Key>> {
+        let char_key = |c: char| Key::plain(KeyCode::Char(c));
+        let escape = Key::plain(KeyCode::Escape);
+        Some(match (kind, self) {
+            // Claude Code and Gemini CLI: numbered choices, a digit answers at once.
+            (AgentKind::Claude | AgentKind::Gemini, Decision::Allow) => vec![char_key('1')],
+            (AgentKind::Claude | AgentKind::Gemini, Decision::AllowAlways) => {
+                vec![char_key('2')]
+            }
+            // Codex: `(y)`, `(p)` for "don't ask again for commands that start with…".
+            (AgentKind::Codex, Decision::Allow) => vec![char_key('y')],
+            (AgentKind::Codex, Decision::AllowAlways) => vec![char_key('p')],
+            (AgentKind::Claude | AgentKind::Gemini | AgentKind::Codex, Decision::Deny) => {
+                vec![escape]
+            }
+            // Aider: (Y)es/(N)o/(A)ll, then Enter.
+            (AgentKind::Aider, Decision::Allow) => vec![char_key('y'), Key::ENTER],
+            (AgentKind::Aider, Decision::AllowAlways) => vec![char_key('a'), Key::ENTER],
+            (AgentKind::Aider, Decision::Deny) => vec![char_key('n'), Key::ENTER],
+            (AgentKind::Custom, _) => return None,
+        })
+    }
+}
+
+/// A permission request a worker waits on.
+#[derive(Clone, Debug)]
+pub struct Pending {
+    /// The worker.
+    pub name: String,
+    /// The tool and its input, as its hook reported them.
+    pub request: Option<String>,
+    /// The dialog's question, as drawn.
+    pub question: Option<String>,
+    /// The screen's last rows (the command or change shown with the question).
+    pub shows: String,
+    /// Since when it waits (Unix ms).
+    pub since_ms: i64,
+}
+
+/// What answering one worker did.
+#[derive(Clone, Debug)]
+pub struct Answered {
+    /// The worker.
+    pub name: String,
+    /// The request answered, as reported or drawn.
+    pub request: Option<String>,
+    /// The dialog went away after the keys.
+    pub answered: bool,
+    /// What happened, in words.
+    pub detail: String,
+}
+
+/// How long an answered dialog may take to go.
+const GONE_WITHIN: Duration = Duration::from_secs(3);
+
+fn approval_on_screen(o: &Observation) -> Option<String> {
+    match o.screen.as_ref().map(|s| s.class()) {
+        Some(ScreenClass::Waiting(Dialog::Approval(q))) => Some(q),
+        _ => None,
+    }
+}
+
+impl Workers {
+    /// The permission requests `rows` wait on.
+    pub async fn pending_approvals(&self, rows: &[WorkerRow]) -> Result<Vec<Pending>, WorkerError> {
+        let mut out = Vec::new();
+        for row in rows {
+            let seen = self.observe(row, true).await?;
+            if seen.assessment.state != WorkerState::NeedsApproval {
+                continue;
+            }
+            let question = approval_on_screen(&seen);
+            let request = seen.hook.permission_request.clone();
+            if question.is_none() && request.is_none() {
+                // A question, a sign-in page, a trust dialog: not a permission.
+                continue;
+            }
+            out.push(Pending {
+                name: row.name.clone(),
+                request,
+                question,
+                shows: self.screen_tail(&seen).await,
+                since_ms: seen.assessment.since_ms,
+            });
+        }
+        Ok(out)
+    }
+
+    /// Answers the permission request `row` waits on with `decision`, by the keys
+    /// its CLI's dialog takes, once the dialog is on the screen; checks that the
+    /// dialog went, and notes the decision and `by` on the worker.
+    pub async fn answer_approval(
+        &self,
+        row: &WorkerRow,
+        decision: Decision,
+        by: &str,
+    ) -> Result<Answered, WorkerError> {
+        let refuse = |why: String| WorkerError::Invalid(format!("{}: {why}", row.name));
+        let seen = self.observe(row, true).await?;
+        if seen.assessment.state != WorkerState::NeedsApproval {
+            return Err(refuse(format!(
+                "it waits on no approval: it is {} ({})",
+                seen.assessment.state, seen.assessment.reason
+            )));
+        }
+        let Some(keys) = decision.keys(row.agent) else {
+            return Err(refuse(
+                "cohort does not know the keys of a custom program's dialogs: answer it with the key tool".into(),
+            ));
+        };
+        // A hook may report the request a moment before the dialog is drawn.
+        let seen = self
+            .await_composer(row, |o| approval_on_screen(o).is_some(), GONE_WITHIN)
+            .await?;
+        let Some(question) = approval_on_screen(&seen) else {
+            let shows = match seen.screen.as_ref().and_then(|s| s.dialog.clone()) {
+                Some(d) => d.describe(),
+                None => "no dialog".into(),
+            };
+            return Err(refuse(format!(
+                "its screen shows {shows}, not an approval dialog: nothing was pressed"
+            )));
+        };
+        let request = seen
+            .hook
+            .permission_request
+            .clone()
+            .or(Some(question.clone()));
+        let Some(pane) = seen.pane.clone() else {
+            return Err(refuse("its pane is gone".into()));
+        };
+        self.press(&pane.id, &keys).await?;
+        let after = self
+            .await_composer(row, |o| approval_on_screen(o).is_none(), GONE_WITHIN)
+            .await?;
+        let answered = approval_on_screen(&after).is_none();
+        let what = request.as_deref().unwrap_or("its request");
+        let detail = if answered {
+            format!("{} {what}", decision.name())
+        } else {
+            format!(
+                "pressed {} for {what}, but the dialog is still on its screen: read its screen",
+                decision.name()
+            )
+        };
+        let note = format!("approval: {detail} (by {by})");
+        let _ = self
+            .annotate_worker(row, &note.chars().take(900).collect::<String>(), Some(by))
+            .await;
+        tracing::info!(target: "cohort::workers", worker = %row.name, by, answered, "{note}");
+        self.hub.poke();
+        Ok(Answered {
+            name: row.name.clone(),
+            request,
+            answered,
+            detail,
+        })
+    }
+
+    async fn screen_tail(&self, seen: &Observation) -> String {
+        match &seen.pane {
+            Some(p) => self
+                .terminal
+                .screen(&p.id)
+                .await
+                .map(|s| last_lines(&s.rows, 8))
+                .unwrap_or_default(),
+            None => String::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decisions_parse_and_map_to_each_clis_keys() {
+        assert_eq!(Decision::parse("allow"), Ok(Decision::Allow));
+        assert_eq!(Decision::parse("always"), Ok(Decision::AllowAlways));
+        assert!(Decision::parse("maybe")
+            .unwrap_err()
+            .contains("allow_always"));
+        let one = Decision::Allow.keys(AgentKind::Claude).unwrap();
+        assert_eq!(one, vec![Key::plain(KeyCode::Char('1'))]);
+        assert_eq!(
+            Decision::AllowAlways.keys(AgentKind::Codex).unwrap(),
+            vec![Key::plain(KeyCode::Char('p'))]
+        );
+        assert_eq!(
+            Decision::Deny.keys(AgentKind::Codex).unwrap(),
+            vec![Key::plain(KeyCode::Escape)]
+        );
+        assert!(Decision::Allow.keys(AgentKind::Custom).is_none());
+    }
+}
