@@ -296,8 +296,31 @@ impl Session {
                 [{"toolName": "Bash", "ruleContent": APPROVAL_COMMAND}],
                 "behavior": "allow", "destination": "localSettings"}]);
         }
-        self.fire("PermissionRequest", "Bash", Some(turn), request);
-        true
+        if turn.script.no_hooks {
+            return true;
+        }
+        let mut input = self.hook_input("PermissionRequest", Some(turn));
+        if let Value::Object(extra) = request {
+            input.extend(extra);
+        }
+        // A hook may answer at once: then no dialog is shown.
+        match self
+            .hooks
+            .permission("Bash", &Value::Object(input), &self.cwd)
+        {
+            Some(crate::hooks::Behavior::Allow) => {
+                self.approved(turn);
+                false
+            }
+            Some(crate::hooks::Behavior::Deny) => {
+                self.history.push(match self.o.flavor {
+                    Flavor::Claude => format!("● Bash({APPROVAL_COMMAND})\n  ⎿  Denied by a hook"),
+                    Flavor::Codex => format!("✗ {APPROVAL_COMMAND} (denied by a hook)"),
+                });
+                false
+            }
+            None => true,
+        }
     }
 
     /// The user approved (once, or `always` for the rest of the session).

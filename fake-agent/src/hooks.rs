@@ -174,11 +174,36 @@ impl Hooks {
                 continue;
             }
             for handler in &group.handlers {
-                run_hook(&handler.command, &stdin, cwd, handler.timeout);
+                let _ = run_hook(&handler.command, &stdin, cwd, handler.timeout);
                 ran.push(handler.command.clone());
             }
         }
         ran
+    }
+
+    /// Runs the `PermissionRequest` hooks for `target` and folds what they answer
+    /// on stdout (`hookSpecificOutput.decision.behavior`): any `deny` wins, else an
+    /// `allow`; `None` when no hook decided (the dialog is shown).
+    pub fn permission(&self, target: &str, input: &Value, cwd: &Path) -> Option<Behavior> {
+        if self.disabled {
+            return None;
+        }
+        let stdin = input.to_string();
+        let mut decided = None;
+        for group in self.events.get("PermissionRequest").into_iter().flatten() {
+            if !matches(&group.matcher, target) {
+                continue;
+            }
+            for handler in &group.handlers {
+                let out = run_hook(&handler.command, &stdin, cwd, handler.timeout);
+                match behavior(&out) {
+                    Some(Behavior::Deny) => decided = Some(Behavior::Deny),
+                    Some(Behavior::Allow) if decided.is_none() => decided = Some(Behavior::Allow),
+                    _ => {}
+                }
+            }
+        }
+        decided
     }
 
     /// Codex's `notify`: the program gets one more argument, the JSON, and is not
@@ -207,12 +232,32 @@ pub fn codex_hook_files(home: &Path, cwd: &Path) -> Vec<PathBuf> {
     vec![home.join("hooks.json"), cwd.join(".codex/hooks.json")]
 }
 
+/// A permission hook's answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Behavior {
+    /// Run the tool without asking.
+    Allow,
+    /// Do not run it.
+    Deny,
+}
+
+/// The decision a `PermissionRequest` hook printed, if any.
+fn behavior(stdout: &str) -> Option<Behavior> {
+    let v: Value = serde_json::from_str(stdout.trim()).ok()?;
+    match v["hookSpecificOutput"]["decision"]["behavior"].as_str()? {
+        "allow" => Some(Behavior::Allow),
+        "deny" => Some(Behavior::Deny),
+        _ => None,
+    }
+}
+
 /// Matchers as alternatives separated by `|`; empty or `*` matches everything.
 fn matches(matcher: &str, target: &str) -> bool {
     matcher.is_empty() || matcher == "*" || matcher.split('|').any(|m| m.trim() == target)
 }
 
-fn run_hook(command: &str, stdin: &str, cwd: &Path, timeout: Duration) {
+/// Runs one hook command with `stdin`; returns what it printed (the first 64 KiB).
+fn run_hook(command: &str, stdin: &str, cwd: &Path, timeout: Duration) -> String {
     // The hangup that ends a session (a closed pane) must not also kill the
     // SessionEnd hook it runs: own process group, and SIGHUP ignored.
     let mut cmd = Command::new("/bin/sh");
@@ -230,10 +275,25 @@ fn run_hook(command: &str, stdin: &str, cwd: &Path, timeout: Duration) {
         .current_dir(cwd)
         .env("CLAUDE_PROJECT_DIR", cwd)
         .stdin(Stdio::piped())
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn();
-    let Ok(mut child) = child else { return };
+    let Ok(mut child) = child else {
+        return String::new();
+    };
+    let printed = child.stdout.take().map(|out| {
+        std::thread::spawn(move || {
+            use std::io::Read;
+            let mut text = String::new();
+            let _ = out.take(64 << 10).read_to_string(&mut text);
+            text
+        })
+    });
+    let collect = move || {
+        printed
+            .and_then(|reader| reader.join().ok())
+            .unwrap_or_default()
+    };
     if let Some(mut pipe) = child.stdin.take() {
         // Written from a thread: a hook that does not read a large input must not
         // block the session past its timeout.
@@ -243,11 +303,12 @@ fn run_hook(command: &str, stdin: &str, cwd: &Path, timeout: Duration) {
     let deadline = Instant::now() + timeout;
     loop {
         match child.try_wait() {
-            Ok(Some(_)) | Err(_) => return,
+            Ok(Some(_)) | Err(_) => return collect(),
             Ok(None) if Instant::now() >= deadline => {
                 let _ = child.kill();
                 let _ = child.wait();
-                return;
+                // A hook past its timeout decides nothing.
+                return String::new();
             }
             Ok(None) => std::thread::sleep(Duration::from_millis(2)),
         }

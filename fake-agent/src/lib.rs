@@ -112,7 +112,8 @@
 //! Frames are repainted whole, not diffed; the cursor stays at the end of the
 //! composer; no model, so answers are the digest line; tool calls are fixed; hooks of
 //! one event run one after another (the real CLIs run them concurrently) and their
-//! output is not interpreted (no blocking decisions); matchers are `|`-separated
+//! output is not interpreted except a `PermissionRequest` hook's decision (allow or
+//! deny, any deny winning), which answers the request without a dialog; matchers are `|`-separated
 //! names, not regular expressions; the hook-trust record is a marker, not a hash;
 //! Codex's `[hooks]` tables in `config.toml` are not read; long project directory
 //! names get a different hash suffix than the real one; a queued Codex message

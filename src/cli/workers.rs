@@ -35,8 +35,46 @@ pub fn hook(config: &Config, worker: Option<&str>, event: &str, payload: Option<
     let key = std::env::var(events::HOOK_KEY_ENV)
         .ok()
         .and_then(|k| cohort_terminal::seal::SealKey::from_hex(&k).ok());
+    if event == "PermissionRequest" {
+        if let Some(answer) = answer_by_policy(config, &worker, &input, key.as_ref()) {
+            // The agent reads the decision from the hook's output: no dialog.
+            println!("{answer}");
+            return ExitCode::SUCCESS;
+        }
+    }
     events::record(&config.state_dir, &worker, event, &input, key.as_ref());
     ExitCode::SUCCESS
+}
+
+/// A permission request the worker's approval policy decides: the hook's answer,
+/// with the decision recorded for the server (in place of the request, so nobody
+/// is woken for a dialog that never shows).
+fn answer_by_policy(
+    config: &Config,
+    worker: &str,
+    input: &str,
+    key: Option<&cohort_terminal::seal::SealKey>,
+) -> Option<String> {
+    use cohort_workers::policy::{self, Verdict};
+    let policy = policy::load(&config.state_dir, worker)?;
+    let mut payload: serde_json::Value = serde_json::from_str(input.trim()).ok()?;
+    let (tool, argument) = policy::request_of(&payload)?;
+    let verdict = policy.decide(&tool, &argument);
+    let answer = policy::hook_answer(&verdict)?;
+    let said = match &verdict {
+        Verdict::Allow(rule) => format!("allow by policy rule {rule}"),
+        Verdict::Deny(rule) => format!("deny by policy rule {rule}"),
+        Verdict::Ask(_) => return None,
+    };
+    payload["reason"] = serde_json::Value::String(said);
+    events::record(
+        &config.state_dir,
+        worker,
+        events::POLICY_DECISION,
+        &payload.to_string(),
+        key,
+    );
+    Some(answer)
 }
 
 /// `cohort workers`: every worker with its state, branch and directory.

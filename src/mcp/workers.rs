@@ -483,7 +483,7 @@ impl CohortServer {
     }
 
     #[tool(
-        description = "Permission requests workers wait on (tool and input, the dialog's question, the screen), and answers to them: decision allow, allow_always or deny for the named workers, given by the keys of each CLI's dialog and checked on screen; each decision is noted on the worker with who made it.",
+        description = "Permission requests workers wait on (tool and input, the dialog's question, the screen), and answers to them: decision allow, allow_always or deny for the named workers, given by the keys of each CLI's dialog and checked on screen; policy sets rules their hooks answer by at once. Each decision is noted on the worker with who made it.",
         annotations(
             title = "Approve workers",
             read_only_hint = false,
@@ -501,10 +501,17 @@ impl CohortServer {
             .as_deref()
             .map(cohort_workers::approve::Decision::parse)
             .transpose()?;
-        if decision.is_some() && args.session_ids.is_empty() {
+        if (decision.is_some() || args.policy.is_some()) && args.session_ids.is_empty() {
             return Err(
-                "name the workers to answer (session_ids): a decision is never given to every worker at once; call without decision to list what waits".into(),
+                "name the workers (session_ids): a decision or a policy is never given to every worker at once; call without decision to list what waits".into(),
             );
+        }
+        let policy = args.policy.map(|p| cohort_workers::policy::ApprovalPolicy {
+            allow: p.allow,
+            deny: p.deny,
+        });
+        if let Some(policy) = &policy {
+            policy.validate()?;
         }
         let by = self
             .restriction()
@@ -516,6 +523,17 @@ impl CohortServer {
             .worker_rows_named(&args.session_ids, true)
             .await
             .map_err(e)?;
+        let mut policy_set = Vec::new();
+        if let Some(policy) = &policy {
+            for row in &rows {
+                engine
+                    .workers
+                    .set_approval_policy(row, policy, &by)
+                    .await
+                    .map_err(e)?;
+                policy_set.push(row.name.clone());
+            }
+        }
         let mut answered = Vec::new();
         if let Some(decision) = decision {
             for row in &rows {
@@ -547,7 +565,11 @@ impl CohortServer {
                 waiting_s: (now - p.since_ms).max(0) / 1000,
             })
             .collect();
-        Ok(Json(ApproveResult { pending, answered }))
+        Ok(Json(ApproveResult {
+            pending,
+            answered,
+            policy_set,
+        }))
     }
 
     #[tool(

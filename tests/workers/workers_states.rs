@@ -26,6 +26,18 @@ async fn say(m: &Manager, text: &str) -> Value {
     r
 }
 
+/// The notes kept on a worker, as one text.
+async fn notes_of(m: &Manager, name: &str) -> String {
+    let listed = m.ok("list_workers", json!({"verbose": true})).await;
+    listed["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == name)
+        .map(|x| x["notes"].to_string())
+        .unwrap_or_default()
+}
+
 async fn state(m: &Manager, name: &str) -> Value {
     m.ok("examine_worker", json!({"session_id": name})).await
 }
@@ -428,14 +440,7 @@ async fn approvals_are_listed_and_answered_from_anywhere() {
         let w = m.ok("examine_worker", json!({"session_id": name})).await;
         let dir = std::path::PathBuf::from(w["worktree"].as_str().unwrap());
         assert_eq!(dir.join("approved.txt").exists(), made, "{name}: {w}");
-        let listed = m.ok("list_workers", json!({"verbose": true})).await;
-        let notes = listed["workers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|x| x["name"] == name)
-            .map(|x| x["notes"].to_string())
-            .unwrap_or_default();
+        let notes = notes_of(&m, name).await;
         let said = if made {
             "approval: allow"
         } else {
@@ -450,4 +455,78 @@ async fn approvals_are_listed_and_answered_from_anywhere() {
         "two approvals answered and their dialogs gone in {} ms",
         took.as_millis()
     );
+}
+
+/// A policy lets the workers' own hooks answer: an allowed request runs with no
+/// dialog and nobody woken, a denied one does not run, each decision is noted with
+/// its rule, and a rule that is not one is refused before anything changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_policy_answers_requests_through_the_hook_without_a_dialog() {
+    let m = Manager::new(Which::Tmux).await;
+    let repo = m.agents.repo("policy");
+    let spec = |name: &str, agent: &str| {
+        json!({"name": name, "agent": agent, "project_path": repo.display().to_string(),
+               "env": m.agents.env_json(&[])})
+    };
+    m.ok(
+        "spawn_workers",
+        json!({"workers": [spec("claude", "claude"), spec("codex", "codex")]}),
+    )
+    .await;
+    let both = ["claude", "codex"];
+    let bad = m
+        .error(
+            "approve_workers",
+            json!({"session_ids": both, "policy": {"allow": ["Bash(touch"]}}),
+        )
+        .await;
+    assert!(bad.contains("parenthesis"), "{bad}");
+    let set = m
+        .ok(
+            "approve_workers",
+            json!({"session_ids": both, "policy": {"allow": ["Read", "Bash(touch *)"]}, "by": "lead"}),
+        )
+        .await;
+    assert_eq!(set["policy_set"], json!(both), "{set}");
+    let r = m
+        .ok(
+            "message_workers",
+            json!({"session_ids": both, "message": "[[approval]] make a file", "wait_mode": "all", "timeout": 60}),
+        )
+        .await;
+    assert_eq!(r["wait"]["needs_approval"], json!([]), "{r}");
+    assert_eq!(r["wait"]["all_idle"], true, "{r}");
+    let worktree = |w: &Value| std::path::PathBuf::from(w["worktree"].as_str().unwrap());
+    for name in both {
+        let w = m.ok("examine_worker", json!({"session_id": name})).await;
+        let file = worktree(&w).join("approved.txt");
+        assert!(file.exists(), "{name}: not allowed: {w}");
+        std::fs::remove_file(file).unwrap();
+        let said = notes_of(&m, name).await;
+        assert!(
+            said.contains("allow by policy rule Bash(touch *)") && said.contains("(by lead)"),
+            "{name}: {said}"
+        );
+    }
+    m.ok(
+        "approve_workers",
+        json!({"session_ids": both, "policy": {"deny": ["Bash"]}, "by": "lead"}),
+    )
+    .await;
+    let r = m
+        .ok(
+            "message_workers",
+            json!({"session_ids": both, "message": "[[approval]] again", "wait_mode": "all", "timeout": 60}),
+        )
+        .await;
+    assert_eq!(r["wait"]["all_idle"], true, "{r}");
+    for name in both {
+        let w = m.ok("examine_worker", json!({"session_id": name})).await;
+        assert!(
+            !worktree(&w).join("approved.txt").exists(),
+            "{name}: ran: {w}"
+        );
+        let said = notes_of(&m, name).await;
+        assert!(said.contains("deny by policy rule Bash"), "{name}: {said}");
+    }
 }

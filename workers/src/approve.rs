@@ -215,6 +215,36 @@ impl Workers {
         })
     }
 
+    /// Gives `row` the approval `policy` its hook answers requests by (an empty one
+    /// removes it), and notes it on the worker with who set it.
+    pub async fn set_approval_policy(
+        &self,
+        row: &WorkerRow,
+        policy: &crate::policy::ApprovalPolicy,
+        by: &str,
+    ) -> Result<(), WorkerError> {
+        policy.validate().map_err(WorkerError::Invalid)?;
+        crate::policy::store(&self.hub.state_dir, &row.id, policy).map_err(|e| {
+            WorkerError::Invalid(format!(
+                "{}'s approval policy could not be kept: {e}",
+                row.name
+            ))
+        })?;
+        let note = if policy.is_empty() {
+            format!("approval policy removed (by {by})")
+        } else {
+            format!(
+                "approval policy: allow [{}], deny [{}] (by {by})",
+                policy.allow.join(", "),
+                policy.deny.join(", ")
+            )
+        };
+        let _ = self
+            .annotate_worker(row, &note.chars().take(900).collect::<String>(), Some(by))
+            .await;
+        Ok(())
+    }
+
     async fn screen_tail(&self, seen: &Observation) -> String {
         match &seen.pane {
             Some(p) => self

@@ -103,6 +103,10 @@ pub struct HookEvent {
     pub tag: Option<String>,
 }
 
+/// The event `cohort hook` records when a worker's approval policy answered a
+/// permission request (`detail` says which way and by which rule).
+pub const POLICY_DECISION: &str = "PolicyDecision";
+
 /// FNV-1a, 64 bits (the digest the fake agents answer with, and prompt checks use).
 pub fn fnv1a64(bytes: &[u8]) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;

@@ -31,6 +31,7 @@ pub mod hub;
 pub mod inspect;
 pub mod messages;
 pub mod observe;
+pub mod policy;
 mod ready;
 pub mod recover;
 pub mod registry;

@@ -41,6 +41,8 @@ pub struct Tracker {
     screen_seen: (u64, i64),
     dead_since_ms: Option<i64>,
     pane: Option<PaneInfo>,
+    /// Requests the worker's approval policy answered, not yet noted on it.
+    policy_decisions: Vec<String>,
     /// What the hooks told beyond the state.
     pub hook: HookMemory,
 }
@@ -81,6 +83,7 @@ impl Tracker {
             screen_seen: (u64::MAX, 0),
             dead_since_ms: None,
             pane: None,
+            policy_decisions: Vec::new(),
             hook: HookMemory::default(),
         }
     }
@@ -96,6 +99,16 @@ impl Tracker {
     }
 
     fn remember(&mut self, e: &HookEvent) {
+        if e.event == crate::events::POLICY_DECISION {
+            let request = match (&e.tool, &e.tool_input) {
+                (Some(t), Some(i)) => format!("{t}({i})"),
+                (Some(t), None) => t.clone(),
+                _ => "a request".into(),
+            };
+            let how = e.detail.as_deref().unwrap_or("answered by policy");
+            self.policy_decisions
+                .push(format!("approval: {request}: {how}"));
+        }
         let m = &mut self.hook;
         m.last_event_ms = Some(e.at_ms);
         if e.session_id.is_some() {
@@ -517,7 +530,12 @@ impl Workers {
                 .and_then(|(_, _, parser)| parser.usage())
                 .filter(|u| !u.is_empty()),
         };
+        let decided = std::mem::take(&mut t.policy_decisions);
         drop(t);
+        for note in decided {
+            let note: String = note.chars().take(900).collect();
+            let _ = self.annotate_worker(row, &note, Some("policy")).await;
+        }
         self.remember_state(row, &observation).await;
         Ok(observation)
     }

@@ -597,6 +597,23 @@ pub struct ApproveArgs {
     /// Who decides (kept with the decision; a restricted server uses its agent).
     #[serde(default)]
     pub by: Option<String>,
+    /// Requests the named workers' hooks answer at once from now on, in Claude Code's
+    /// rule form (`Read`, `Bash(git status*)`, `mcp__github__*`); deny rules first; a
+    /// command the tripwire refuses is never allowed; empty lists remove it.
+    #[serde(default)]
+    pub policy: Option<PolicyArgs>,
+}
+
+/// An approval policy.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyArgs {
+    /// Rules whose requests are allowed.
+    #[serde(default)]
+    pub allow: Vec<String>,
+    /// Rules whose requests are denied.
+    #[serde(default)]
+    pub deny: Vec<String>,
 }
 
 /// A permission request a worker waits on.
@@ -634,6 +651,9 @@ pub struct ApproveResult {
     pub pending: Vec<PendingOut>,
     /// Requests answered by this call.
     pub answered: Vec<AnsweredOut>,
+    /// Workers given the policy by this call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub policy_set: Vec<String>,
 }
 
 /// One closed worker.

@@ -1,0 +1,334 @@
+//! Approval policies: the permission requests a worker's own hook answers at once,
+//! so no dialog stalls it. A policy is two lists of rules in Claude Code's own form:
+//! `Read` (any use of the tool), `Bash(git status*)` (the tool with an argument that
+//! matches, `*` standing for any text), `mcp__github__*` (tools by prefix).
+//!
+//! Deny rules are read first, and a request no rule names is left to the dialog (a
+//! person, or `approve_workers`). An allowed shell command the tripwire would refuse
+//! is never allowed by a policy: it goes to the dialog with the tripwire's reason.
+//!
+//! The policy is a file in the worker's state directory that `cohort hook` reads. Like
+//! the hook key, it is protected by the user account and no more: a process of the
+//! same user can write it.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::events::worker_dir;
+
+/// The most rules a policy holds.
+const RULES_MAX: usize = 64;
+/// The longest rule.
+const RULE_MAX: usize = 300;
+
+/// Which requests are answered without a dialog.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovalPolicy {
+    /// Rules whose requests are allowed.
+    #[serde(default)]
+    pub allow: Vec<String>,
+    /// Rules whose requests are denied (read first).
+    #[serde(default)]
+    pub deny: Vec<String>,
+}
+
+/// What a policy says of one request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Allowed by this rule.
+    Allow(String),
+    /// Denied by this rule.
+    Deny(String),
+    /// Left to the dialog, and why when a rule matched but could not decide.
+    Ask(Option<String>),
+}
+
+/// One rule, parsed: the tool (a trailing `*` matches by prefix) and the argument
+/// pattern, if any.
+struct Rule<'a> {
+    tool: &'a str,
+    argument: Option<&'a str>,
+}
+
+fn parse_rule(rule: &str) -> Result<Rule<'_>, String> {
+    let rule = rule.trim();
+    if rule.is_empty() || rule.len() > RULE_MAX {
+        return Err(format!(
+            "a rule must be 1 to {RULE_MAX} characters, like Read or Bash(git status*)"
+        ));
+    }
+    let (tool, argument) = match rule.split_once('(') {
+        Some((tool, rest)) => {
+            let Some(argument) = rest.strip_suffix(')') else {
+                return Err(format!(
+                    "the rule {rule:?} opens a parenthesis it does not close: write Tool(argument)"
+                ));
+            };
+            (tool, Some(argument))
+        }
+        None => (rule, None),
+    };
+    let name = tool.strip_suffix('*').unwrap_or(tool);
+    let tool_ok = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+    if !tool_ok {
+        return Err(format!(
+            "the rule {rule:?} does not start with a tool name (letters, digits, _ - ., a trailing * for a prefix)"
+        ));
+    }
+    Ok(Rule { tool, argument })
+}
+
+/// Whether `text` matches `pattern`, where `*` stands for any text.
+fn glob(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == text;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !text.starts_with(first) || text.len() < first.len() + last.len() || !text.ends_with(last) {
+        return false;
+    }
+    let mut rest = &text[first.len()..text.len() - last.len()];
+    for part in &parts[1..parts.len() - 1] {
+        match rest.find(part) {
+            Some(at) => rest = &rest[at + part.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
+impl Rule<'_> {
+    fn matches(&self, tool: &str, argument: &str) -> bool {
+        let tool_matches = match self.tool.strip_suffix('*') {
+            Some(prefix) => tool.starts_with(prefix),
+            None => self.tool == tool,
+        };
+        tool_matches && self.argument.is_none_or(|pattern| glob(pattern, argument))
+    }
+}
+
+impl ApprovalPolicy {
+    /// Refuses a policy with a rule that is not one, saying which and why.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.allow.len() + self.deny.len() > RULES_MAX {
+            return Err(format!("a policy holds at most {RULES_MAX} rules"));
+        }
+        for rule in self.allow.iter().chain(&self.deny) {
+            parse_rule(rule)?;
+        }
+        Ok(())
+    }
+
+    /// What the policy says of a request to run `tool` with `argument` (its main
+    /// input: a command, a path).
+    pub fn decide(&self, tool: &str, argument: &str) -> Verdict {
+        let first = |rules: &[String]| {
+            rules
+                .iter()
+                .find(|r| parse_rule(r).is_ok_and(|rule| rule.matches(tool, argument)))
+                .cloned()
+        };
+        if let Some(rule) = first(&self.deny) {
+            return Verdict::Deny(rule);
+        }
+        let Some(rule) = first(&self.allow) else {
+            return Verdict::Ask(None);
+        };
+        if is_shell(tool) {
+            if let Err(refusal) = cohort_terminal::tripwire::check_command(argument) {
+                return Verdict::Ask(Some(format!(
+                    "{rule} matches, but the tripwire refuses it (rule {}: {}); a person decides",
+                    refusal.rule, refusal.why
+                )));
+            }
+        }
+        Verdict::Allow(rule)
+    }
+
+    /// Whether the policy has no rule at all.
+    pub fn is_empty(&self) -> bool {
+        self.allow.is_empty() && self.deny.is_empty()
+    }
+}
+
+/// Whether `tool` runs shell commands (its argument is a command line).
+fn is_shell(tool: &str) -> bool {
+    matches!(
+        tool,
+        "Bash" | "shell" | "exec_command" | "local_shell" | "run_shell_command"
+    )
+}
+
+/// Where worker `id`'s policy is kept.
+pub fn policy_path(state_dir: &Path, id: &str) -> PathBuf {
+    worker_dir(state_dir, id).join("approvals.json")
+}
+
+/// Worker `id`'s policy, if it has one.
+pub fn load(state_dir: &Path, id: &str) -> Option<ApprovalPolicy> {
+    let text = std::fs::read_to_string(policy_path(state_dir, id)).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// Keeps `policy` for worker `id` (an empty one removes it).
+pub fn store(state_dir: &Path, id: &str, policy: &ApprovalPolicy) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let path = policy_path(state_dir, id);
+    if policy.is_empty() {
+        return match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        };
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+    }
+    let tmp = path.with_extension("json.new");
+    let text = serde_json::to_string_pretty(policy).map_err(std::io::Error::other)?;
+    {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        f.write_all(text.as_bytes())?;
+    }
+    std::fs::rename(tmp, path)
+}
+
+/// The tool and main argument (a command, a path) of a `PermissionRequest` hook's
+/// input, whole: Claude Code's `tool_input.command`, Codex's command as a list.
+pub fn request_of(payload: &serde_json::Value) -> Option<(String, String)> {
+    use serde_json::Value;
+    let tool = payload.get("tool_name")?.as_str()?.to_string();
+    let input = payload.get("tool_input").unwrap_or(&Value::Null);
+    let argument = ["command", "file_path", "path", "pattern", "url"]
+        .iter()
+        .find_map(|k| input.get(*k))
+        .map(|v| match v {
+            Value::String(s) => s.clone(),
+            Value::Array(parts) => parts
+                .iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(" "),
+            other => other.to_string(),
+        })
+        .unwrap_or_default();
+    Some((tool, argument))
+}
+
+/// The answer a `PermissionRequest` hook prints for a verdict (Claude Code's and
+/// Codex's form); nothing for a request left to the dialog.
+pub fn hook_answer(verdict: &Verdict) -> Option<String> {
+    let decision = match verdict {
+        Verdict::Allow(_) => serde_json::json!({"behavior": "allow"}),
+        Verdict::Deny(rule) => serde_json::json!({
+            "behavior": "deny",
+            "message": format!("denied by this worker's approval policy (rule {rule})"),
+        }),
+        Verdict::Ask(_) => return None,
+    };
+    Some(
+        serde_json::json!({"hookSpecificOutput": {
+            "hookEventName": "PermissionRequest",
+            "decision": decision,
+        }})
+        .to_string(),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn policy(allow: &[&str], deny: &[&str]) -> ApprovalPolicy {
+        ApprovalPolicy {
+            allow: allow.iter().map(|s| s.to_string()).collect(),
+            deny: deny.iter().map(|s| s.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn deny_first_then_allow_then_the_dialog() {
+        let p = policy(
+            &["Read", "Bash(git *)", "mcp__github__*"],
+            &["Bash(git push*)"],
+        );
+        assert_eq!(
+            p.decide("Read", "src/lib.rs"),
+            Verdict::Allow("Read".into())
+        );
+        assert_eq!(
+            p.decide("Bash", "git status"),
+            Verdict::Allow("Bash(git *)".into())
+        );
+        assert_eq!(
+            p.decide("Bash", "git push --force"),
+            Verdict::Deny("Bash(git push*)".into())
+        );
+        assert_eq!(p.decide("Bash", "rm -f x"), Verdict::Ask(None));
+        assert_eq!(
+            p.decide("mcp__github__create_issue", ""),
+            Verdict::Allow("mcp__github__*".into())
+        );
+        assert_eq!(p.decide("Edit", "a.rs"), Verdict::Ask(None));
+    }
+
+    #[test]
+    fn the_tripwire_is_never_allowed_by_a_policy() {
+        let p = policy(&["Bash"], &[]);
+        match p.decide("Bash", "rm -rf ~") {
+            Verdict::Ask(Some(why)) => assert!(why.contains("tripwire"), "{why}"),
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(p.decide("Bash", "ls -la"), Verdict::Allow("Bash".into()));
+    }
+
+    #[test]
+    fn rules_that_are_not_rules_are_refused_with_why() {
+        assert!(policy(&["Bash(git"], &[])
+            .validate()
+            .unwrap_err()
+            .contains("parenthesis"));
+        assert!(policy(&["rm -rf"], &[])
+            .validate()
+            .unwrap_err()
+            .contains("tool name"));
+        assert!(policy(&[""], &[]).validate().is_err());
+        assert!(policy(&["Bash(*)", "mcp__x__*", "Read"], &[])
+            .validate()
+            .is_ok());
+    }
+
+    #[test]
+    fn globs_match_anywhere_with_stars() {
+        assert!(glob("git *", "git status"));
+        assert!(glob("*test*", "cargo test --all"));
+        assert!(!glob("git *", "gitk"));
+        assert!(glob("a*b*c", "aXbYc") && !glob("a*b*c", "aXc"));
+        assert!(glob("exact", "exact") && !glob("exact", "exactly"));
+    }
+
+    #[test]
+    fn answers_are_claude_codes_hook_output() {
+        let allow = hook_answer(&Verdict::Allow("Read".into())).unwrap();
+        let v: serde_json::Value = serde_json::from_str(&allow).unwrap();
+        assert_eq!(v["hookSpecificOutput"]["decision"]["behavior"], "allow");
+        assert_eq!(
+            v["hookSpecificOutput"]["hookEventName"],
+            "PermissionRequest"
+        );
+        assert!(hook_answer(&Verdict::Ask(None)).is_none());
+    }
+}
