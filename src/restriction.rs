@@ -37,7 +37,8 @@ pub fn permission_named(name: &str) -> Option<Permission> {
         "playbook" => Orchestrate,
         "close" | "close_workers" => Close,
         "list_workers" | "examine_worker" | "read_worker_logs" | "list_worktrees"
-        | "discover_workers" | "check_idle_workers" | "wait_idle_workers" => Read,
+        | "discover_workers" | "check_idle_workers" | "wait_idle_workers" | "diff_workers" => Read,
+        "merge_workers" => Run,
         "message_workers" | "approve_workers" => Type,
         "spawn_workers" | "adopt_worker" => Open,
         "annotate_worker" => Team,

@@ -573,6 +573,133 @@ impl CohortServer {
     }
 
     #[tool(
+        description = "Merge workers' branches onto a new branch made from a target (default: the checked-out branch), in a scratch worktree: one after another (given order or smallest_first), a check command after each; the first conflict (files and hunks) or failing check stops it, and the new branch keeps what passed. The user's checkout is never touched; nothing is pushed.",
+        annotations(
+            title = "Merge workers' branches",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn merge_workers(
+        &self,
+        Parameters(args): Parameters<MergeArgs>,
+    ) -> Result<Json<MergeResult>, String> {
+        use cohort_workers::merge::{MergeOrder, MergeRequest, StepOutcome};
+        let order = MergeOrder::parse(args.order.as_deref().unwrap_or("given"))?;
+        if let Some(check) = &args.check {
+            if let Err(refusal) = cohort_terminal::tripwire::check_command(check) {
+                return Err(format!(
+                    "the check command is refused by cohort's tripwire (rule {}: {}): give a check that does not destroy data",
+                    refusal.rule, refusal.why
+                ));
+            }
+        }
+        let check_timeout = match args.check_timeout {
+            Some(s) if !(s.is_finite() && s > 0.0) => {
+                return Err("check_timeout must be a number of seconds above 0".into())
+            }
+            Some(s) => Duration::from_secs_f64(s.min(86_400.0)),
+            None => Duration::from_secs(600),
+        };
+        let engine = self.engine().await?;
+        let rows = engine
+            .workers
+            .worker_rows_named(&args.session_ids, false)
+            .await
+            .map_err(e)?;
+        let report = engine
+            .workers
+            .merge_workers(
+                &rows,
+                &MergeRequest {
+                    into: args.into,
+                    branch: args.branch,
+                    check: args.check,
+                    check_timeout,
+                    order,
+                },
+            )
+            .await
+            .map_err(e)?;
+        let steps = report
+            .steps
+            .into_iter()
+            .map(|s| {
+                let mut out = MergeStepOut {
+                    worker: s.worker,
+                    branch: s.branch,
+                    lines_changed: s.lines_changed,
+                    uncommitted: s.uncommitted,
+                    ..MergeStepOut::default()
+                };
+                out.outcome = match s.outcome {
+                    StepOutcome::Merged(commit) => {
+                        out.commit = Some(commit);
+                        "merged"
+                    }
+                    StepOutcome::UpToDate => "up_to_date",
+                    StepOutcome::Conflict { files, hunks } => {
+                        out.conflicts = files;
+                        out.hunks = Some(hunks);
+                        "conflict"
+                    }
+                    StepOutcome::CheckFailed { status, tail } => {
+                        out.check_status = status;
+                        out.check_output = Some(tail);
+                        "check_failed"
+                    }
+                    StepOutcome::NotTried => "not_tried",
+                }
+                .into();
+                out
+            })
+            .collect();
+        Ok(Json(MergeResult {
+            complete: report.complete,
+            into: report.into,
+            branch: report.branch,
+            worktree: report.worktree.map(|p| p.display().to_string()),
+            steps,
+        }))
+    }
+
+    #[tool(
+        description = "What each worker changed against the commit its worktree started from: commits, diff size, untracked files, and git diff --stat.",
+        annotations(
+            title = "Diff workers",
+            read_only_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn diff_workers(
+        &self,
+        Parameters(args): Parameters<DiffArgs>,
+    ) -> Result<Json<DiffResult>, String> {
+        let engine = self.engine().await?;
+        let rows = engine
+            .workers
+            .worker_rows_named(&args.session_ids, true)
+            .await
+            .map_err(e)?;
+        let workers = engine
+            .workers
+            .diff_workers(&rows)
+            .await
+            .into_iter()
+            .map(|c| ChangesOut {
+                worker: c.worker,
+                branch: c.branch,
+                change: c.line,
+                stat: c.stat,
+            })
+            .collect();
+        Ok(Json(DiffResult { workers }))
+    }
+
+    #[tool(
         description = "Close workers: the agent exits by its own command, then signals; worktrees are removed only with remove_worktree and only when clean unless force. Branches are kept.",
         annotations(
             title = "Close workers",

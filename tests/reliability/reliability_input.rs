@@ -188,6 +188,7 @@ fn base(tool: &str, n: usize) -> Option<Value> {
         "message_workers" => json!({"session_ids": [NO_WORKER], "message": "hi"}),
         "close_workers" => json!({"session_ids": [NO_WORKER]}),
         "approve_workers" => json!({"session_ids": [NO_WORKER], "decision": "deny"}),
+        "merge_workers" | "diff_workers" => json!({"session_ids": [NO_WORKER]}),
         "wait_idle_workers" => json!({"session_ids": [NO_WORKER], "timeout": 0.1}),
         // Orchestration: a watcher that never fires, a wait that ends at once, a
         // playbook file that is not there.

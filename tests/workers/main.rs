@@ -20,6 +20,7 @@ mod workers;
 
 mod workers_dashboard;
 mod workers_manager;
+mod workers_merge;
 mod workers_orchestration;
 mod workers_prompts;
 mod workers_real_cli;

@@ -29,6 +29,7 @@ pub mod events;
 pub mod hooks;
 pub mod hub;
 pub mod inspect;
+pub mod merge;
 pub mod messages;
 pub mod observe;
 pub mod policy;

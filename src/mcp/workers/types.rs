@@ -656,6 +656,105 @@ pub struct ApproveResult {
     pub policy_set: Vec<String>,
 }
 
+/// `merge_workers` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MergeArgs {
+    /// Workers whose branches to merge, in this order unless order says otherwise.
+    #[serde(alias = "workers")]
+    pub session_ids: Vec<String>,
+    /// Branch or commit to start from (default: the branch checked out in the repository).
+    #[serde(default)]
+    pub into: Option<String>,
+    /// New branch for the merges (default cohort/merge-<time>); never an existing one.
+    #[serde(default)]
+    pub branch: Option<String>,
+    /// Command run after each merge in the scratch worktree (the tests); a failure stops.
+    #[serde(default)]
+    pub check: Option<String>,
+    /// Seconds the check may run each time (default 600).
+    #[serde(default)]
+    pub check_timeout: Option<f64>,
+    /// given (default) or smallest_first.
+    #[serde(default)]
+    pub order: Option<String>,
+}
+
+/// One worker's merge.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct MergeStepOut {
+    /// Worker.
+    pub worker: String,
+    /// Its branch.
+    pub branch: String,
+    /// merged, up_to_date, conflict, check_failed or not_tried.
+    pub outcome: String,
+    /// Lines it adds and removes against the target.
+    pub lines_changed: usize,
+    /// Uncommitted files in its worktree, left out of the merge.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub uncommitted: usize,
+    /// The merge commit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// Conflicting files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conflicts: Vec<String>,
+    /// The conflicted hunks, with their markers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hunks: Option<String>,
+    /// The check's exit status (null with check_failed: it ran out of time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check_status: Option<i32>,
+    /// The check's last lines.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub check_output: Option<String>,
+}
+
+/// `merge_workers` result.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct MergeResult {
+    /// Every branch merged (and checked).
+    pub complete: bool,
+    /// What the merges started from.
+    pub into: String,
+    /// The branch holding the merges that passed.
+    pub branch: String,
+    /// The scratch worktree, kept when it stopped (resolve there).
+    pub worktree: Option<String>,
+    /// Each worker, in the order tried.
+    pub steps: Vec<MergeStepOut>,
+}
+
+/// `diff_workers` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DiffArgs {
+    /// Worker names (default: all).
+    #[serde(default, alias = "workers")]
+    pub session_ids: Vec<String>,
+}
+
+/// What one worker changed.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct ChangesOut {
+    /// Worker.
+    pub worker: String,
+    /// Its branch.
+    pub branch: Option<String>,
+    /// Commits, diff size, untracked files.
+    pub change: String,
+    /// git diff --stat against its base.
+    pub stat: String,
+}
+
+/// `diff_workers` result.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct DiffResult {
+    /// Each worker.
+    pub workers: Vec<ChangesOut>,
+}
+
 /// One closed worker.
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ClosedOut {
@@ -794,6 +893,8 @@ impl Plain for MessageResult {}
 impl Plain for IdleResult {}
 impl Plain for CloseResult {}
 impl Plain for ApproveResult {}
+impl Plain for MergeResult {}
+impl Plain for DiffResult {}
 impl Plain for DiscoverResult {}
 impl Plain for AdoptResult {}
 impl Plain for WorktreesResult {}

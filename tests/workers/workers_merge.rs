@@ -1,0 +1,141 @@
+//! Bringing workers' branches together: four workers, one of them in conflict with
+//! another, merged smallest first with a check between merges; a failing check; a
+//! clean merge. The user's checkout is never touched.
+
+use crate::{agents::git, terminals::Which, workers::Manager};
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+fn commit(dir: &Path, file: &str, text: &str, message: &str) {
+    std::fs::write(dir.join(file), text).unwrap();
+    git(dir, &["add", file]);
+    git(dir, &["commit", "-q", "-m", message]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn branches_merge_smallest_first_and_stop_at_a_conflict_or_a_failed_check() {
+    let m = Manager::new(Which::Tmux).await;
+    let repo = m.agents.repo("merge");
+    let names = ["big", "small", "left", "right"];
+    let specs: Vec<Value> = names
+        .iter()
+        .map(|n| {
+            json!({"name": n, "agent": "claude", "project_path": repo.display().to_string(),
+                   "env": m.agents.env_json(&[])})
+        })
+        .collect();
+    m.ok("spawn_workers", json!({"workers": specs})).await;
+    let tree = |name: &str| -> PathBuf { repo.join(".worktrees").join(name) };
+    let many: String = (0..100).map(|i| format!("line {i}\n")).collect();
+    commit(&tree("big"), "big.txt", &many, "a big change");
+    commit(&tree("small"), "small.txt", "one\n", "a small change");
+    commit(&tree("left"), "README.md", "# left\n", "left's title");
+    commit(&tree("right"), "README.md", "# right\n", "right's title");
+    // Work not committed is left out, and said so.
+    std::fs::write(tree("small").join("draft.txt"), "wip\n").unwrap();
+    let head_before = git(&repo, &["rev-parse", "HEAD"]);
+
+    let changes = m.ok("diff_workers", json!({"session_ids": names})).await;
+    let big = &changes["workers"][0];
+    assert!(
+        big["change"].as_str().unwrap().contains("1 commit")
+            && big["stat"].as_str().unwrap().contains("big.txt"),
+        "{changes}"
+    );
+
+    let started = std::time::Instant::now();
+    let r = m
+        .ok(
+            "merge_workers",
+            json!({"session_ids": names, "order": "smallest_first", "check": "test -f small.txt"}),
+        )
+        .await;
+    let took = started.elapsed();
+    assert_eq!(r["complete"], false, "{r}");
+    assert_eq!(r["into"], "main", "{r}");
+    let steps = r["steps"].as_array().unwrap();
+    let seen: Vec<(&str, &str)> = steps
+        .iter()
+        .map(|s| {
+            (
+                s["worker"].as_str().unwrap(),
+                s["outcome"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        [
+            ("small", "merged"),
+            ("left", "merged"),
+            ("right", "conflict"),
+            ("big", "not_tried")
+        ],
+        "{r}"
+    );
+    assert_eq!(steps[0]["uncommitted"], 1, "{r}");
+    assert_eq!(steps[2]["conflicts"], json!(["README.md"]), "{r}");
+    assert!(
+        steps[2]["hunks"].as_str().unwrap().contains("<<<<<<<"),
+        "{r}"
+    );
+    let scratch = PathBuf::from(r["worktree"].as_str().expect("kept to resolve in"));
+    assert!(scratch.exists(), "{r}");
+    let branch = r["branch"].as_str().unwrap();
+    assert_eq!(
+        git(&repo, &["show", &format!("{branch}:README.md")]),
+        "# left\n"
+    );
+    // The user's checkout and branch are as they were.
+    assert_eq!(git(&repo, &["rev-parse", "HEAD"]), head_before);
+    assert_eq!(git(&repo, &["status", "--porcelain"]), "");
+
+    // A check that fails after a merge: that merge is taken back out, and it stops.
+    let r = m
+        .ok(
+            "merge_workers",
+            json!({"session_ids": ["small", "big"], "branch": "cohort/checked",
+                   "check": "test ! -f big.txt || { echo big.txt is not wanted; exit 3; }"}),
+        )
+        .await;
+    let steps = r["steps"].as_array().unwrap();
+    assert_eq!(steps[0]["outcome"], "merged", "{r}");
+    assert_eq!(steps[1]["outcome"], "check_failed", "{r}");
+    assert_eq!(steps[1]["check_status"], 3, "{r}");
+    assert!(
+        steps[1]["check_output"]
+            .as_str()
+            .unwrap()
+            .contains("big.txt is not wanted"),
+        "{r}"
+    );
+    let files = git(&repo, &["ls-tree", "--name-only", "cohort/checked"]);
+    assert!(
+        files.contains("small.txt") && !files.contains("big.txt"),
+        "{files}"
+    );
+
+    // Nothing in the way: every branch in, the scratch worktree gone.
+    let r = m
+        .ok(
+            "merge_workers",
+            json!({"session_ids": ["big", "left"], "branch": "cohort/clean"}),
+        )
+        .await;
+    assert_eq!(r["complete"], true, "{r}");
+    assert!(r["worktree"].is_null(), "{r}");
+    let files = git(&repo, &["ls-tree", "--name-only", "cohort/clean"]);
+    assert!(files.contains("big.txt"), "{files}");
+    // An existing branch is never overwritten.
+    let taken = m
+        .error(
+            "merge_workers",
+            json!({"session_ids": ["big"], "branch": "cohort/clean"}),
+        )
+        .await;
+    assert!(taken.contains("exists already"), "{taken}");
+    eprintln!(
+        "merging 4 workers' branches with one conflict and a check after each: {} ms",
+        took.as_millis()
+    );
+}

@@ -1,0 +1,523 @@
+//! Bringing workers' branches together. Each branch is merged in turn onto a new
+//! branch made from the target, in a scratch worktree of its own; a check command
+//! (the tests) runs after each merge; the first conflict or failing check stops it,
+//! reported with the conflicting files and hunks or the check's last lines, and the
+//! new branch keeps only the merges that passed. The user's checkout and its branch
+//! are never touched, and nothing is pushed.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::{error::WorkerError, registry::WorkerRow, worktree, Workers};
+
+/// In which order the branches are merged.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum MergeOrder {
+    /// As the caller named the workers.
+    #[default]
+    Given,
+    /// The smallest change first (lines added and removed against the target), so
+    /// the big ones meet a tree that already holds the small ones.
+    SmallestFirst,
+}
+
+impl MergeOrder {
+    /// The order named `name`.
+    pub fn parse(name: &str) -> Result<MergeOrder, String> {
+        match name {
+            "given" => Ok(MergeOrder::Given),
+            "smallest_first" | "smallest" => Ok(MergeOrder::SmallestFirst),
+            other => Err(format!(
+                "unknown order {:?}: use given or smallest_first",
+                other.chars().take(40).collect::<String>()
+            )),
+        }
+    }
+}
+
+/// What to merge into, and how.
+#[derive(Clone, Debug, Default)]
+pub struct MergeRequest {
+    /// The branch (or commit) the merges start from; default: the branch checked
+    /// out in the repository's main checkout.
+    pub into: Option<String>,
+    /// The new branch that takes the merges; default `cohort/merge-<unix seconds>`.
+    pub branch: Option<String>,
+    /// A command run after each merge in the scratch worktree (`sh -c`); a non-zero
+    /// status stops the merging.
+    pub check: Option<String>,
+    /// How long the check may run each time.
+    pub check_timeout: Duration,
+    /// In which order.
+    pub order: MergeOrder,
+}
+
+/// How one worker's branch went.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StepOutcome {
+    /// Merged, as this commit.
+    Merged(String),
+    /// Nothing to merge: the target already holds it.
+    UpToDate,
+    /// It conflicts: the files, and the conflicted hunks (shortened).
+    Conflict {
+        /// The conflicting files.
+        files: Vec<String>,
+        /// The hunks with their conflict markers.
+        hunks: String,
+    },
+    /// The check failed after merging it (the merge was taken back out).
+    CheckFailed {
+        /// The check's exit status (`None`: killed at its time limit).
+        status: Option<i32>,
+        /// Its last lines.
+        tail: String,
+    },
+    /// Not tried: an earlier step stopped the merging.
+    NotTried,
+}
+
+/// One worker's step.
+#[derive(Clone, Debug)]
+pub struct MergeStep {
+    /// The worker.
+    pub worker: String,
+    /// Its branch.
+    pub branch: String,
+    /// Lines it adds and removes against the target.
+    pub lines_changed: usize,
+    /// Files with uncommitted changes in its worktree, which the merge leaves out.
+    pub uncommitted: usize,
+    /// What happened.
+    pub outcome: StepOutcome,
+}
+
+/// What merging did.
+#[derive(Clone, Debug)]
+pub struct MergeReport {
+    /// The target the merges started from.
+    pub into: String,
+    /// The new branch holding the merges that passed.
+    pub branch: String,
+    /// The scratch worktree, kept when the merging stopped (to resolve there).
+    pub worktree: Option<PathBuf>,
+    /// Each worker, in the order tried.
+    pub steps: Vec<MergeStep>,
+    /// Every branch merged and checked.
+    pub complete: bool,
+}
+
+/// The most of a conflict's hunks returned.
+const HUNKS_MAX: usize = 6000;
+/// The check's lines returned.
+const TAIL_LINES: usize = 30;
+
+/// git in `dir`, with an identity for the merge commits when the repository has
+/// none configured (a fresh machine, CI).
+fn git(dir: &Path, args: &[&str]) -> Result<String, WorkerError> {
+    let mut cmd = Command::new("git");
+    cmd.arg("-C").arg(dir);
+    let configured = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["config", "user.email"])
+        .stdin(Stdio::null())
+        .output()
+        .is_ok_and(|o| o.status.success() && !o.stdout.trim_ascii().is_empty());
+    if !configured {
+        cmd.args([
+            "-c",
+            "user.name=cohort",
+            "-c",
+            "user.email=cohort@localhost",
+        ]);
+    }
+    let out = cmd
+        .args(args)
+        .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_MERGE_AUTOEDIT", "no")
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| WorkerError::Git {
+            command: args.join(" "),
+            dir: dir.to_path_buf(),
+            message: format!("could not run git ({e}); is git installed?"),
+        })?;
+    if !out.status.success() {
+        let mut message = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        if message.is_empty() {
+            message = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        }
+        return Err(WorkerError::Git {
+            command: args.join(" "),
+            dir: dir.to_path_buf(),
+            message,
+        });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Lines added plus removed between `from` and `to` (`git diff --numstat`).
+fn lines_between(repo: &Path, from: &str, to: &str) -> usize {
+    git(repo, &["diff", "--numstat", &format!("{from}...{to}")])
+        .map(|text| {
+            text.lines()
+                .map(|l| {
+                    l.split_whitespace()
+                        .take(2)
+                        .filter_map(|n| n.parse::<usize>().ok())
+                        .sum::<usize>()
+                })
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// Runs `check` in `dir` for at most `limit`: its status (`None` when killed at the
+/// limit) and its last lines.
+async fn run_check(dir: &Path, check: &str, limit: Duration) -> (Option<i32>, String) {
+    let child = tokio::process::Command::new("/bin/sh")
+        .arg("-c")
+        .arg(format!("exec 2>&1; {check}"))
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn();
+    let child = match child {
+        Ok(c) => c,
+        Err(e) => return (Some(127), format!("the check could not start: {e}")),
+    };
+    match tokio::time::timeout(limit, child.wait_with_output()).await {
+        Ok(Ok(out)) => {
+            let text = String::from_utf8_lossy(&out.stdout);
+            let lines: Vec<&str> = text.lines().collect();
+            let tail = lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n");
+            (Some(out.status.code().unwrap_or(128)), tail)
+        }
+        Ok(Err(e)) => (Some(127), format!("the check could not be waited for: {e}")),
+        Err(_) => (
+            None,
+            format!(
+                "the check ran past its {} s limit and was stopped",
+                limit.as_secs()
+            ),
+        ),
+    }
+}
+
+/// Merges `branch` into the scratch worktree's HEAD; a conflict is taken back out
+/// and reported.
+fn merge_one(scratch: &Path, worker: &str, branch: &str) -> Result<StepOutcome, WorkerError> {
+    let before = git(scratch, &["rev-parse", "HEAD"])?.trim().to_string();
+    let message = format!("Merge worker {worker} ({branch})");
+    match git(
+        scratch,
+        &["merge", "--no-ff", "--no-edit", "-m", &message, branch],
+    ) {
+        Ok(_) => {
+            let after = git(scratch, &["rev-parse", "HEAD"])?.trim().to_string();
+            Ok(if after == before {
+                StepOutcome::UpToDate
+            } else {
+                StepOutcome::Merged(after)
+            })
+        }
+        Err(e) => {
+            let files: Vec<String> = git(scratch, &["diff", "--name-only", "--diff-filter=U"])
+                .unwrap_or_default()
+                .lines()
+                .map(str::to_string)
+                .collect();
+            if files.is_empty() {
+                let _ = git(scratch, &["merge", "--abort"]);
+                return Err(e);
+            }
+            let mut hunks = git(scratch, &["diff"]).unwrap_or_default();
+            if hunks.len() > HUNKS_MAX {
+                let mut end = HUNKS_MAX;
+                while !hunks.is_char_boundary(end) {
+                    end -= 1;
+                }
+                hunks.truncate(end);
+                hunks.push_str("\n… (shortened: read the scratch worktree for the rest)");
+            }
+            let _ = git(scratch, &["merge", "--abort"]);
+            Ok(StepOutcome::Conflict { files, hunks })
+        }
+    }
+}
+
+impl Workers {
+    /// Merges the workers' branches, in `request.order`, onto a new branch made from
+    /// the target, checking after each; see the module's overview.
+    pub async fn merge_workers(
+        &self,
+        rows: &[WorkerRow],
+        request: &MergeRequest,
+    ) -> Result<MergeReport, WorkerError> {
+        if rows.is_empty() {
+            return Err(WorkerError::Invalid(
+                "no workers named: pass the workers whose branches to merge".into(),
+            ));
+        }
+        let mut repo: Option<PathBuf> = None;
+        let mut planned = Vec::new();
+        for row in rows {
+            let (Some(r), Some(branch)) = (&row.repo, &row.branch) else {
+                return Err(WorkerError::Invalid(format!(
+                    "{} has no branch of its own (it works in a shared directory): nothing to merge",
+                    row.name
+                )));
+            };
+            let r = PathBuf::from(r);
+            if repo.as_ref().is_some_and(|known| *known != r) {
+                return Err(WorkerError::Invalid(format!(
+                    "{} works in another repository ({}): merge the workers of one repository at a time",
+                    row.name,
+                    r.display()
+                )));
+            }
+            repo = Some(r);
+            planned.push((row.clone(), branch.clone()));
+        }
+        let repo = repo.expect("at least one worker");
+        let request = request.clone();
+        tokio::task::spawn_blocking(move || plan_and_start(&repo, planned, &request))
+            .await
+            .map_err(|e| WorkerError::Invalid(format!("the merge could not run: {e}")))??
+            .finish()
+            .await
+    }
+}
+
+/// What a worker changed against its base: one line (commits, the diff's size,
+/// untracked files) and `git diff --stat`.
+#[derive(Clone, Debug)]
+pub struct Changes {
+    /// The worker.
+    pub worker: String,
+    /// Its branch.
+    pub branch: Option<String>,
+    /// One line on it.
+    pub line: String,
+    /// The diff's stat.
+    pub stat: String,
+}
+
+impl Workers {
+    /// What each worker changed against the commit its worktree started from.
+    pub async fn diff_workers(&self, rows: &[WorkerRow]) -> Vec<Changes> {
+        let mut out = Vec::new();
+        for row in rows {
+            let (dir, base) = (PathBuf::from(&row.cwd), row.base_commit.clone());
+            let found = match base.filter(|_| row.repo.is_some() && dir.exists()) {
+                Some(base) => tokio::task::spawn_blocking(move || {
+                    let line = worktree::change_line(&dir, &base).ok()?;
+                    let stat = worktree::diff_stat(&dir, &base).ok()?;
+                    Some((line, stat))
+                })
+                .await
+                .ok()
+                .flatten(),
+                None => None,
+            };
+            let (line, stat) = found.unwrap_or_else(|| {
+                (
+                    "no worktree of its own: nothing to compare".into(),
+                    String::new(),
+                )
+            });
+            out.push(Changes {
+                worker: row.name.clone(),
+                branch: row.branch.clone(),
+                line,
+                stat,
+            });
+        }
+        out
+    }
+}
+
+/// The merging, set up: the scratch worktree made, the steps ordered.
+struct Started {
+    repo: PathBuf,
+    scratch: PathBuf,
+    into: String,
+    branch: String,
+    steps: Vec<MergeStep>,
+    request: MergeRequest,
+}
+
+fn plan_and_start(
+    repo: &Path,
+    planned: Vec<(WorkerRow, String)>,
+    request: &MergeRequest,
+) -> Result<Started, WorkerError> {
+    let into = match &request.into {
+        Some(into) => into.clone(),
+        None => worktree::current_branch(repo).ok_or_else(|| {
+            WorkerError::Invalid(
+                "the repository's checkout is on no branch: say which branch to merge into (into)"
+                    .into(),
+            )
+        })?,
+    };
+    git(
+        repo,
+        &["rev-parse", "--verify", &format!("{into}^{{commit}}")],
+    )
+    .map_err(|_| {
+        WorkerError::Invalid(format!(
+            "{into:?} names no branch or commit in {}: give the branch to merge into",
+            repo.display()
+        ))
+    })?;
+    let stamp = crate::events::now_ms() / 1000;
+    let branch = request
+        .branch
+        .clone()
+        .unwrap_or_else(|| format!("cohort/merge-{stamp}"));
+    git(repo, &["check-ref-format", "--branch", &branch]).map_err(|_| {
+        WorkerError::Invalid(format!("{branch:?} is not a branch name git accepts"))
+    })?;
+    if git(
+        repo,
+        &[
+            "show-ref",
+            "--verify",
+            "--quiet",
+            &format!("refs/heads/{branch}"),
+        ],
+    )
+    .is_ok()
+    {
+        return Err(WorkerError::Invalid(format!(
+            "the branch {branch} exists already: name a new one (branch), so nothing of it is overwritten"
+        )));
+    }
+    let mut steps: Vec<MergeStep> = planned
+        .into_iter()
+        .map(|(row, b)| MergeStep {
+            lines_changed: lines_between(repo, &into, &b),
+            uncommitted: row
+                .worktree
+                .as_deref()
+                .map(Path::new)
+                .filter(|p| p.exists())
+                .and_then(|p| worktree::dirty_files(p).ok())
+                .unwrap_or(0),
+            worker: row.name,
+            branch: b,
+            outcome: StepOutcome::NotTried,
+        })
+        .collect();
+    if request.order == MergeOrder::SmallestFirst {
+        steps.sort_by_key(|s| s.lines_changed);
+    }
+    worktree::exclude(repo, &format!("/{}/", worktree::WORKTREES_DIR))?;
+    // Named after its branch: a worktree kept from a merge that stopped says which.
+    let dir = format!("merge-{}", branch.replace('/', "-"));
+    let root = repo.join(worktree::WORKTREES_DIR);
+    let scratch = (1..)
+        .map(|n| match n {
+            1 => root.join(&dir),
+            n => root.join(format!("{dir}-{n}")),
+        })
+        .find(|p| !p.exists())
+        .expect("a free name");
+    let scratch_text = scratch.to_string_lossy().into_owned();
+    git(
+        repo,
+        &["worktree", "add", "-b", &branch, &scratch_text, &into],
+    )?;
+    Ok(Started {
+        repo: repo.to_path_buf(),
+        scratch,
+        into,
+        branch,
+        steps,
+        request: request.clone(),
+    })
+}
+
+impl Started {
+    async fn finish(mut self) -> Result<MergeReport, WorkerError> {
+        let mut stopped = false;
+        for i in 0..self.steps.len() {
+            let (scratch, worker, branch) = (
+                self.scratch.clone(),
+                self.steps[i].worker.clone(),
+                self.steps[i].branch.clone(),
+            );
+            let before = {
+                let scratch = scratch.clone();
+                tokio::task::spawn_blocking(move || git(&scratch, &["rev-parse", "HEAD"]))
+                    .await
+                    .map_err(|e| WorkerError::Invalid(format!("git could not run: {e}")))??
+                    .trim()
+                    .to_string()
+            };
+            let outcome =
+                tokio::task::spawn_blocking(move || merge_one(&scratch, &worker, &branch))
+                    .await
+                    .map_err(|e| WorkerError::Invalid(format!("git could not run: {e}")))??;
+            let merged = matches!(outcome, StepOutcome::Merged(_));
+            self.steps[i].outcome = outcome;
+            if matches!(self.steps[i].outcome, StepOutcome::Conflict { .. }) {
+                stopped = true;
+                break;
+            }
+            if let (true, Some(check)) = (merged, self.request.check.as_deref()) {
+                let (status, tail) =
+                    run_check(&self.scratch, check, self.request.check_timeout).await;
+                if status != Some(0) {
+                    // The branch keeps only what passed.
+                    let scratch = self.scratch.clone();
+                    let _ = tokio::task::spawn_blocking(move || {
+                        git(&scratch, &["reset", "--hard", &before])
+                    })
+                    .await;
+                    self.steps[i].outcome = StepOutcome::CheckFailed { status, tail };
+                    stopped = true;
+                    break;
+                }
+            }
+        }
+        let worktree = if stopped {
+            Some(self.scratch.clone())
+        } else {
+            let (repo, scratch) = (self.repo.clone(), self.scratch.clone());
+            let _ =
+                tokio::task::spawn_blocking(move || worktree::remove(&repo, &scratch, true)).await;
+            None
+        };
+        Ok(MergeReport {
+            into: self.into,
+            branch: self.branch,
+            worktree,
+            complete: !stopped,
+            steps: self.steps,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn orders_parse() {
+        assert_eq!(
+            MergeOrder::parse("smallest_first"),
+            Ok(MergeOrder::SmallestFirst)
+        );
+        assert!(MergeOrder::parse("random")
+            .unwrap_err()
+            .contains("smallest_first"));
+    }
+}
