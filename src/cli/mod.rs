@@ -102,8 +102,13 @@ pub enum Command {
     },
     /// List cohort's sessions: name, pane, command, state.
     Ls,
-    /// List the workers: name, agent, state and why, branch.
-    Workers,
+    /// List the workers: name, agent, state and why, branch; `explain NAME` says
+    /// why one is in its state.
+    Workers {
+        /// `explain`.
+        #[command(subcommand)]
+        command: Option<WorkersCommand>,
+    },
     /// Record an agent's hook event for its worker (what workers' hooks run).
     #[command(hide = true)]
     Hook {
@@ -141,6 +146,17 @@ pub enum Command {
     /// Reduce a command's output to fewer tokens: `--command "git log" < file`, or
     /// `-- git log -n 30` to run it (its exit status passes through).
     Reduce(reduce::ReduceArgs),
+}
+
+/// `cohort workers` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum WorkersCommand {
+    /// Why a worker is in its state: the signal that decided and since when, its
+    /// newest report, the screen rule and row that matched, its output, the bounds.
+    Explain {
+        /// The worker's name.
+        name: String,
+    },
 }
 
 /// `cohort playbook` subcommands.
@@ -270,7 +286,10 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Init(args) => init::run(&args),
         Command::Tools { markdown } => tools(markdown),
         Command::Ls => ls(&config).await,
-        Command::Workers => workers::list(&config).await,
+        Command::Workers { command: None } => workers::list(&config).await,
+        Command::Workers {
+            command: Some(WorkersCommand::Explain { name }),
+        } => workers::explain(&config, &name).await,
         // Handled before the match (see run_hook).
         Command::Hook { .. } => Ok(()),
         Command::Attach { name, print } => attach(&config, &name, print).await,

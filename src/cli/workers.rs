@@ -110,3 +110,23 @@ pub async fn list(config: &Config) -> Result<(), String> {
     );
     Ok(())
 }
+
+/// `cohort workers explain NAME`: why the worker is in its state.
+pub async fn explain(config: &Config, name: &str) -> Result<(), String> {
+    let engine = Engine::start(config).await.map_err(|e| e.to_string())?;
+    let row = engine
+        .workers
+        .worker_row(name)
+        .await
+        .map_err(|e| e.to_string())?;
+    let x = engine
+        .workers
+        .examine_worker(&row)
+        .await
+        .map_err(|e| e.to_string())?;
+    println!("{}", row.name);
+    for line in x.explanation {
+        println!("  {line}");
+    }
+    Ok(())
+}

@@ -268,6 +268,7 @@ impl CohortServer {
             usage: o.usage.as_ref().map(UsageOut::from),
             screen: x.screen_tail,
             attach: x.attach,
+            explain: x.explanation,
         }))
     }
 

@@ -404,6 +404,39 @@ async fn approvals_are_listed_and_answered_from_anywhere() {
             "{listed}"
         );
     }
+    // Why each waits: the hooked worker by its report, the other by a screen rule
+    // on a row, through MCP and on the command line.
+    let why = m
+        .ok("examine_worker", json!({"session_id": "claude"}))
+        .await;
+    let lines = why["explain"].to_string();
+    assert!(
+        lines.contains("decided by its hook")
+            && lines.contains("newest report: a permission request (Bash(touch approved.txt))"),
+        "{why}"
+    );
+    let (state_dir, socket) = m.terminal.engine_home();
+    let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_cohort"))
+        .args(["workers", "explain", "quiet"])
+        .env("COHORT_STATE_DIR", &state_dir)
+        .env("COHORT_BACKEND", "tmux")
+        .env("COHORT_TMUX_SOCKET", &socket)
+        .env_remove("TMUX")
+        .output()
+        .await
+        .expect("cohort workers explain");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("needs_approval, decided by its screen")
+            && text.contains("screen rule \"dialog\" matched row")
+            && text.contains("Do you want to proceed?"),
+        "{text}"
+    );
     let everyone = m
         .error("approve_workers", json!({"decision": "allow"}))
         .await;

@@ -51,6 +51,8 @@ pub struct Examination {
     pub screen_tail: Option<String>,
     /// How a human watches it.
     pub attach: Option<String>,
+    /// Why it is in its state, line by line ([`crate::explain::explain`]).
+    pub explanation: Vec<String>,
 }
 
 /// A page of a worker's transcript.
@@ -191,7 +193,9 @@ impl Workers {
             ),
             None => (None, None),
         };
+        let explanation = crate::explain::explain(&view.observation, &self.hub.settings().bounds);
         Ok(Examination {
+            explanation,
             view,
             diff_stat,
             commits,

@@ -26,6 +26,7 @@ pub mod approve;
 pub mod close;
 mod error;
 pub mod events;
+pub mod explain;
 pub mod hooks;
 pub mod hub;
 pub mod inspect;

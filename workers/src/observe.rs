@@ -209,6 +209,12 @@ pub struct Observation {
     pub turn_ended_ms: Option<i64>,
     /// What the agent's session spent so far, from its transcript.
     pub usage: Option<crate::transcript::usage::Usage>,
+    /// The agent's newest report.
+    pub last_report: Option<Report>,
+    /// Since when the screen has shown its class (Unix ms).
+    pub screen_since_ms: Option<i64>,
+    /// When the pane last printed (Unix ms).
+    pub last_output_ms: Option<i64>,
 }
 
 impl Observation {
@@ -529,6 +535,9 @@ impl Workers {
                 .as_ref()
                 .and_then(|(_, _, parser)| parser.usage())
                 .filter(|u| !u.is_empty()),
+            last_report: reports.last().cloned(),
+            screen_since_ms: t.screen.as_ref().map(|(_, since)| *since),
+            last_output_ms: process.last_output_ms,
         };
         let decided = std::mem::take(&mut t.policy_decisions);
         drop(t);

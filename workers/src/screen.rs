@@ -66,6 +66,8 @@ pub struct ScreenFacts {
     pub dialog: Option<Dialog>,
     /// The composer, when it is drawn.
     pub composer: Option<Composer>,
+    /// The rule that decided the screen's class, and the row it matched.
+    pub matched: Option<Matched>,
 }
 
 /// The screen in one word, as the state machine weighs it.
@@ -108,10 +110,14 @@ impl ScreenFacts {
 /// Reads `rows` (the rendered screen, trailing spaces trimmed) of `kind`'s TUI, with
 /// the cursor's row when known.
 pub fn read(kind: AgentKind, rows: &[String], cursor_row: Option<usize>) -> ScreenFacts {
-    if kind != AgentKind::Custom && SIGN_IN.iter().any(|needle| any(rows, needle)) {
+    let sign_in = rows
+        .iter()
+        .position(|r| SIGN_IN.iter().any(|needle| r.contains(needle)));
+    if let Some(row) = sign_in.filter(|_| kind != AgentKind::Custom) {
         // Its menu rows look like a composer; nothing typed there is a prompt.
         return ScreenFacts {
             dialog: Some(Dialog::SignIn),
+            matched: Matched::at("sign-in page", rows, row),
             ..ScreenFacts::default()
         };
     }
@@ -179,16 +185,38 @@ fn busy_line(
     composer: Option<(usize, usize)>,
     passes: impl Fn(&str) -> bool,
     needle: &str,
-) -> bool {
-    let shows = |r: &String| r.to_ascii_lowercase().contains(needle);
+) -> Option<usize> {
+    let shows = |i: &usize| rows[*i].to_ascii_lowercase().contains(needle);
     let Some((above, below)) = composer else {
-        return rows[rows.len().saturating_sub(10)..].iter().any(shows);
+        return (rows.len().saturating_sub(10)..rows.len()).find(shows);
     };
-    let live_above = rows[..above]
-        .iter()
+    let live_above = (0..above)
         .rev()
-        .find(|r| !r.trim().is_empty() && !passes(r.trim()));
-    live_above.is_some_and(shows) || rows[below.min(rows.len())..].iter().any(shows)
+        .find(|i| !rows[*i].trim().is_empty() && !passes(rows[*i].trim()));
+    live_above
+        .filter(shows)
+        .or_else(|| (below.min(rows.len())..rows.len()).find(shows))
+}
+
+/// Which screen rule decided, on which row (0-based) of the frame, and that row.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Matched {
+    /// The rule: `dialog`, `busy line`, `composer`, `sign-in page`.
+    pub rule: &'static str,
+    /// The row.
+    pub row: usize,
+    /// The row's text, trimmed.
+    pub text: String,
+}
+
+impl Matched {
+    fn at(rule: &'static str, rows: &[String], row: usize) -> Option<Matched> {
+        Some(Matched {
+            rule,
+            row,
+            text: rows.get(row)?.trim().chars().take(160).collect(),
+        })
+    }
 }
 
 /// A row inside a box (`│ … │`) without its borders.
@@ -268,8 +296,9 @@ fn claude(rows: &[String], cursor_row: Option<usize>) -> ScreenFacts {
         any(rows, "Enter to select").then_some((choice, Dialog::Question))
     })
     // A dialog with a composer drawn below it was answered: it is history now.
-    .filter(|(at, _)| composer_rows.is_none_or(|(start, _)| start < *at))
-    .map(|(_, d)| d);
+    .filter(|(at, _)| composer_rows.is_none_or(|(start, _)| start < *at));
+    let dialog_row = dialog.as_ref().map(|(at, _)| *at);
+    let dialog = dialog.map(|(_, d)| d);
     // Above the composer's top rule: tips (`⎿ Tip: …`) and queued messages
     // (`❯ …`) may sit between it and the spinner line.
     let around = composer_rows.map(|(start, end)| {
@@ -281,7 +310,8 @@ fn claude(rows: &[String], cursor_row: Option<usize>) -> ScreenFacts {
         (top, end)
     });
     let passes = |r: &str| r.starts_with("❯ ") || r.starts_with('⎿') && r.contains("Tip");
-    let busy = dialog.is_none() && busy_line(rows, around, passes, "esc to interrupt");
+    let busy_row = busy_line(rows, around, passes, "esc to interrupt").filter(|_| dialog.is_none());
+    let busy = busy_row.is_some();
     let composer = composer_rows
         .filter(|_| dialog.is_none())
         .map(|(start, end)| {
@@ -304,10 +334,33 @@ fn claude(rows: &[String], cursor_row: Option<usize>) -> ScreenFacts {
                 text: if hint { String::new() } else { text },
             }
         });
+    let matched = matched(
+        rows,
+        dialog_row,
+        busy_row,
+        composer_rows.map(|(start, _)| start),
+    );
     ScreenFacts {
         busy,
         dialog,
         composer,
+        matched,
+    }
+}
+
+/// The rule that decides the class, in the class's order: a dialog, the busy line,
+/// the composer.
+fn matched(
+    rows: &[String],
+    dialog: Option<usize>,
+    busy: Option<usize>,
+    composer: Option<usize>,
+) -> Option<Matched> {
+    match (dialog, busy, composer) {
+        (Some(row), _, _) => Matched::at("dialog", rows, row),
+        (None, Some(row), _) => Matched::at("busy line", rows, row),
+        (None, None, Some(row)) => Matched::at("composer", rows, row),
+        _ => None,
     }
 }
 
@@ -345,12 +398,15 @@ fn codex(rows: &[String], cursor_row: Option<usize>) -> ScreenFacts {
         })
     })
     // A dialog with the composer drawn below it was answered: it is history now.
-    .filter(|(at, _)| start.is_none_or(|s| s < *at))
-    .map(|(_, d)| d);
+    .filter(|(at, _)| start.is_none_or(|s| s < *at));
+    let dialog_row = dialog.as_ref().map(|(at, _)| *at);
+    let dialog = dialog.map(|(_, d)| d);
     // Codex's queued messages sit between its working line and the composer.
     let passes = |r: &str| r.starts_with("• Messages to be submitted") || r.starts_with('↳');
     let around = start.map(|s| (s, s + 1));
-    let busy = dialog.is_none() && busy_line(rows, around, passes, "esc to interrupt)");
+    let busy_row =
+        busy_line(rows, around, passes, "esc to interrupt)").filter(|_| dialog.is_none());
+    let busy = busy_row.is_some();
     let composer = match (start, &dialog) {
         (Some(start), None) => {
             let mut lines = vec![rows[start].strip_prefix("› ").unwrap_or("").to_string()];
@@ -399,10 +455,12 @@ fn codex(rows: &[String], cursor_row: Option<usize>) -> ScreenFacts {
         }),
         _ => None,
     };
+    let matched = matched(rows, dialog_row, busy_row, start);
     ScreenFacts {
         busy,
         dialog,
         composer,
+        matched,
     }
 }
 
@@ -433,6 +491,7 @@ fn gemini(rows: &[String]) -> ScreenFacts {
         busy,
         dialog,
         composer,
+        matched: None,
     }
 }
 
@@ -459,6 +518,7 @@ fn aider(rows: &[String]) -> ScreenFacts {
         busy: false,
         dialog,
         composer,
+        matched: None,
     }
 }
 
@@ -532,6 +592,8 @@ mod tests {
         frame.extend(std::iter::repeat_n(String::new(), 30));
         let f = read(AgentKind::Claude, &frame, Some(6));
         assert_eq!(f.class(), ScreenClass::Busy, "{f:?}");
+        let m = f.matched.unwrap();
+        assert_eq!((m.rule, m.row), ("busy line", 3), "{}", m.text);
         // The same turn, interrupted: the spinner line left above is history.
         let mut frame = rows(&format!(
             "✻ Cogitating… (4s · esc to interrupt)\n  ⎿  Interrupted · What should Claude do instead?\n\n{RULE}\n❯\n{RULE}\n  ? for shortcuts"

@@ -367,6 +367,9 @@ pub struct ExamineResult {
     pub screen: Option<String>,
     /// How a human watches it.
     pub attach: Option<String>,
+    /// Why it is in its state: the deciding signal, the newest report, the screen
+    /// rule and row that matched, its output, the bounds.
+    pub explain: Vec<String>,
 }
 
 /// `annotate_worker` arguments.
