@@ -151,6 +151,7 @@ impl CohortServer {
             ..SpawnRequest::default()
         };
         let spawned = engine.workers.spawn_workers(request).await.map_err(e)?;
+        let none_up = spawned.iter().all(|s| !s.up);
         let mut results = Vec::new();
         for (s, badge) in spawned.into_iter().zip(badges) {
             let mut worker = WorkerOut {
@@ -180,7 +181,7 @@ impl CohortServer {
                 error: s.error,
             });
         }
-        if !results.is_empty() && results.iter().all(|r| r.error.is_some()) {
+        if !results.is_empty() && none_up {
             // Not one worker is up: that is a failure, whatever was left behind.
             let why: Vec<String> = results
                 .iter()
@@ -526,6 +527,14 @@ impl CohortServer {
             .map_err(e)?;
         let mut policy_set = Vec::new();
         if let Some(policy) = &policy {
+            // Every worker must take the policy before any is given it.
+            if let Some(row) = rows.iter().find(|r| !r.agent.answers_permission_hooks()) {
+                return Err(format!(
+                    "{} runs {}, whose permission requests no hook of cohort's sees: a policy would never apply to it; answer its dialogs with decision",
+                    row.name,
+                    row.agent.name()
+                ));
+            }
             for row in &rows {
                 engine
                     .workers
@@ -535,20 +544,34 @@ impl CohortServer {
                 policy_set.push(row.name.clone());
             }
         }
+        // Each worker answered on its own: one that waits on nothing does not hide
+        // the answers given to the others.
         let mut answered = Vec::new();
         if let Some(decision) = decision {
+            let mut refused = Vec::new();
             for row in &rows {
-                let a = engine
-                    .workers
-                    .answer_approval(row, decision, &by)
-                    .await
-                    .map_err(e)?;
-                answered.push(AnsweredOut {
-                    worker: a.name,
-                    request: a.request,
-                    answered: a.answered,
-                    detail: a.detail,
-                });
+                answered.push(
+                    match engine.workers.answer_approval(row, decision, &by).await {
+                        Ok(a) => AnsweredOut {
+                            worker: a.name,
+                            request: a.request,
+                            answered: a.answered,
+                            detail: a.detail,
+                        },
+                        Err(err) => {
+                            refused.push(err.to_string());
+                            AnsweredOut {
+                                worker: row.name.clone(),
+                                request: None,
+                                answered: false,
+                                detail: err.to_string(),
+                            }
+                        }
+                    },
+                );
+            }
+            if refused.len() == rows.len() {
+                return Err(format!("nothing was pressed: {}", refused.join("; ")));
             }
         }
         let now = cohort_workers::events::now_ms();
@@ -650,6 +673,10 @@ impl CohortServer {
                         out.check_status = status;
                         out.check_output = Some(tail);
                         "check_failed"
+                    }
+                    StepOutcome::Failed(why) => {
+                        out.error = Some(why);
+                        "failed"
                     }
                     StepOutcome::NotTried => "not_tried",
                 }

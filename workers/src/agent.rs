@@ -112,6 +112,12 @@ impl AgentKind {
         }
     }
 
+    /// Whether cohort's hooks see this CLI's permission requests (and a policy can
+    /// answer them through the hook's response).
+    pub fn answers_permission_hooks(self) -> bool {
+        matches!(self, AgentKind::Claude | AgentKind::Codex)
+    }
+
     /// Whether the agent can continue a session it had before.
     pub fn resumes(self) -> bool {
         matches!(

@@ -55,28 +55,49 @@ impl Decision {
         }
     }
 
-    /// The keys that give this answer in `kind`'s approval dialog, when known.
-    fn keys(self, kind: AgentKind) -> Option<Vec<Key>> {
+    /// The keys that give this answer in `kind`'s approval dialog, chosen by the
+    /// labels the dialog shows (`rows`): a choice is pressed only when the dialog
+    /// offers it, never by its place alone.
+    fn keys(self, kind: AgentKind, rows: &[String]) -> Result<Vec<Key>, String> {
         let char_key = |c: char| Key::plain(KeyCode::Char(c));
-        let escape = Key::plain(KeyCode::Escape);
-        Some(match (kind, self) {
-            // Claude Code and Gemini CLI: numbered choices, a digit answers at once.
-            (AgentKind::Claude | AgentKind::Gemini, Decision::Allow) => vec![char_key('1')],
-            (AgentKind::Claude | AgentKind::Gemini, Decision::AllowAlways) => {
-                vec![char_key('2')]
+        let labels: Vec<String> = rows.iter().map(|r| r.to_lowercase()).collect();
+        let offers = |needle: &str| labels.iter().any(|l| l.contains(needle));
+        let always = |l: &str| l.contains("don't ask again") || l.contains("always");
+        match (kind, self) {
+            (AgentKind::Custom, _) => Err(
+                "cohort does not know the keys of a custom program's dialogs: answer it with the key tool".into(),
+            ),
+            (AgentKind::Aider, Decision::Deny) => Ok(vec![char_key('n'), Key::ENTER]),
+            (_, Decision::Deny) => Ok(vec![Key::plain(KeyCode::Escape)]),
+            (AgentKind::Codex, Decision::Allow) if offers("(y)") => Ok(vec![char_key('y')]),
+            (AgentKind::Codex, Decision::AllowAlways) if offers("(p)") => {
+                Ok(vec![char_key('p')])
             }
-            // Codex: `(y)`, `(p)` for "don't ask again for commands that start with…".
-            (AgentKind::Codex, Decision::Allow) => vec![char_key('y')],
-            (AgentKind::Codex, Decision::AllowAlways) => vec![char_key('p')],
-            (AgentKind::Claude | AgentKind::Gemini | AgentKind::Codex, Decision::Deny) => {
-                vec![escape]
+            (AgentKind::Aider, Decision::Allow) if offers("(y)es") => {
+                Ok(vec![char_key('y'), Key::ENTER])
             }
-            // Aider: (Y)es/(N)o/(A)ll, then Enter.
-            (AgentKind::Aider, Decision::Allow) => vec![char_key('y'), Key::ENTER],
-            (AgentKind::Aider, Decision::AllowAlways) => vec![char_key('a'), Key::ENTER],
-            (AgentKind::Aider, Decision::Deny) => vec![char_key('n'), Key::ENTER],
-            (AgentKind::Custom, _) => return None,
-        })
+            (AgentKind::Aider, Decision::AllowAlways) if offers("(a)ll") => {
+                Ok(vec![char_key('a'), Key::ENTER])
+            }
+            (AgentKind::Claude | AgentKind::Gemini, _) => {
+                // Numbered choices: `1. Yes`, `2. Yes, and don't ask again…`.
+                let wanted = labels.iter().find_map(|l| {
+                    let t = l.trim().trim_start_matches(['│', '❯', '>', '●', '○']).trim_start();
+                    let digits = t.chars().take_while(char::is_ascii_digit).count();
+                    let label = t.get(digits..)?.strip_prefix(". ")?;
+                    let yes = label.starts_with("yes") || label.starts_with("allow");
+                    let fits = match self {
+                        Decision::Allow => yes && !always(label),
+                        _ => yes && always(label),
+                    };
+                    (digits == 1 && fits).then(|| t.chars().next())?
+                });
+                wanted
+                    .map(|d| vec![char_key(d)])
+                    .ok_or_else(|| format!("its dialog offers no choice to {}", self.name()))
+            }
+            _ => Err(format!("its dialog offers no choice to {}", self.name())),
+        }
     }
 }
 
@@ -161,11 +182,11 @@ impl Workers {
                 seen.assessment.state, seen.assessment.reason
             )));
         }
-        let Some(keys) = decision.keys(row.agent) else {
+        if row.agent == AgentKind::Custom {
             return Err(refuse(
                 "cohort does not know the keys of a custom program's dialogs: answer it with the key tool".into(),
             ));
-        };
+        }
         // A hook may report the request a moment before the dialog is drawn.
         let seen = self
             .await_composer(row, |o| approval_on_screen(o).is_some(), GONE_WITHIN)
@@ -187,6 +208,8 @@ impl Workers {
         let Some(pane) = seen.pane.clone() else {
             return Err(refuse("its pane is gone".into()));
         };
+        let rows: Vec<String> = self.terminal.screen(&pane.id).await?.rows;
+        let keys = decision.keys(row.agent, &rows).map_err(refuse)?;
         self.press(&pane.id, &keys).await?;
         let after = self
             .await_composer(row, |o| approval_on_screen(o).is_none(), GONE_WITHIN)
@@ -203,7 +226,7 @@ impl Workers {
         };
         let note = format!("approval: {detail} (by {by})");
         let _ = self
-            .annotate_worker(row, &note.chars().take(900).collect::<String>(), Some(by))
+            .annotate_worker(row, &crate::inspect::note_text(&note), Some(by))
             .await;
         tracing::info!(target: "cohort::workers", worker = %row.name, by, answered, "{note}");
         self.hub.poke();
@@ -240,7 +263,7 @@ impl Workers {
             )
         };
         let _ = self
-            .annotate_worker(row, &note.chars().take(900).collect::<String>(), Some(by))
+            .annotate_worker(row, &crate::inspect::note_text(&note), Some(by))
             .await;
         Ok(())
     }
@@ -263,22 +286,37 @@ mod tests {
     use super::*;
 
     #[test]
-    fn decisions_parse_and_map_to_each_clis_keys() {
+    fn decisions_are_pressed_by_the_labels_the_dialog_shows() {
+        let rows = |text: &str| text.lines().map(str::to_string).collect::<Vec<_>>();
         assert_eq!(Decision::parse("allow"), Ok(Decision::Allow));
         assert_eq!(Decision::parse("always"), Ok(Decision::AllowAlways));
         assert!(Decision::parse("maybe")
             .unwrap_err()
             .contains("allow_always"));
-        let one = Decision::Allow.keys(AgentKind::Claude).unwrap();
-        assert_eq!(one, vec![Key::plain(KeyCode::Char('1'))]);
+        let claude = rows(" Do you want to proceed?\n ❯ 1. Yes\n   2. Yes, and don't ask again for this command\n   3. No");
+        let key = |c| vec![Key::plain(KeyCode::Char(c))];
         assert_eq!(
-            Decision::AllowAlways.keys(AgentKind::Codex).unwrap(),
-            vec![Key::plain(KeyCode::Char('p'))]
+            Decision::Allow.keys(AgentKind::Claude, &claude),
+            Ok(key('1'))
         );
         assert_eq!(
-            Decision::Deny.keys(AgentKind::Codex).unwrap(),
-            vec![Key::plain(KeyCode::Escape)]
+            Decision::AllowAlways.keys(AgentKind::Claude, &claude),
+            Ok(key('2'))
         );
-        assert!(Decision::Allow.keys(AgentKind::Custom).is_none());
+        // Two choices only: "always" is not offered, and `2` would deny.
+        let short = rows(" Do you want to proceed?\n ❯ 1. Yes\n   2. No");
+        assert!(Decision::AllowAlways
+            .keys(AgentKind::Claude, &short)
+            .is_err());
+        let codex = rows("› 1. Yes, proceed (y)\n  2. Yes, and don't ask again for commands that start with `touch` (p)\n  3. No (esc)");
+        assert_eq!(
+            Decision::AllowAlways.keys(AgentKind::Codex, &codex),
+            Ok(key('p'))
+        );
+        assert_eq!(
+            Decision::Deny.keys(AgentKind::Codex, &codex),
+            Ok(vec![Key::plain(KeyCode::Escape)])
+        );
+        assert!(Decision::Allow.keys(AgentKind::Custom, &claude).is_err());
     }
 }

@@ -107,6 +107,24 @@ pub struct HookEvent {
 /// permission request (`detail` says which way and by which rule).
 pub const POLICY_DECISION: &str = "PolicyDecision";
 
+/// A tool call's main argument, whole: the command (Codex gives it as a list), the
+/// file, path, pattern or URL; the input as JSON when it has none of these.
+pub fn main_argument(input: &Value) -> String {
+    ["command", "file_path", "path", "pattern", "url"]
+        .iter()
+        .find_map(|k| input.get(*k))
+        .map(|v| match v {
+            Value::String(s) => s.clone(),
+            Value::Array(parts) => parts
+                .iter()
+                .filter_map(Value::as_str)
+                .collect::<Vec<_>>()
+                .join(" "),
+            other => other.to_string(),
+        })
+        .unwrap_or_else(|| input.to_string())
+}
+
 /// FNV-1a, 64 bits (the digest the fake agents answer with, and prompt checks use).
 pub fn fnv1a64(bytes: &[u8]) -> u64 {
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
@@ -147,22 +165,9 @@ impl HookEvent {
             e => e.to_string(),
         };
         let prompt = payload.get("prompt").and_then(Value::as_str);
-        let tool_input = payload.get("tool_input").map(|input| {
-            let main = ["command", "file_path", "path", "pattern", "url"]
-                .iter()
-                .find_map(|k| input.get(*k))
-                .map(|v| match v {
-                    Value::String(s) => s.clone(),
-                    Value::Array(parts) => parts
-                        .iter()
-                        .filter_map(Value::as_str)
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                    other => other.to_string(),
-                })
-                .unwrap_or_else(|| input.to_string());
-            shorten(&main, 200)
-        });
+        let tool_input = payload
+            .get("tool_input")
+            .map(|input| shorten(&main_argument(input), 200));
         let background = payload
             .get("background_tasks")
             .and_then(Value::as_array)
@@ -258,10 +263,10 @@ impl HookEvent {
                 tool: self.tool.clone(),
             },
             "PermissionRequest" => ReportKind::Approval {
-                tool: self.tool.as_ref().map(|t| match &self.tool_input {
-                    Some(input) => format!("{t}({input})"),
-                    None => t.clone(),
-                }),
+                tool: self
+                    .tool
+                    .as_ref()
+                    .map(|t| crate::observe::tool_call(t, self.tool_input.as_deref())),
             },
             "Elicitation" => ReportKind::Question,
             "Stop" => ReportKind::TurnEnd {

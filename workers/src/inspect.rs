@@ -386,6 +386,15 @@ fn page(
     LogPage { text, meta, total }
 }
 
+/// Text fit for a note: control characters (a command's escape or line break)
+/// as spaces, at most 900 characters.
+pub(crate) fn note_text(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .take(900)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

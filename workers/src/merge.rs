@@ -74,6 +74,8 @@ pub enum StepOutcome {
         /// Its last lines.
         tail: String,
     },
+    /// git failed for another reason (the branch is gone, unrelated histories…).
+    Failed(String),
     /// Not tried: an earlier step stopped the merging.
     NotTried,
 }
@@ -113,19 +115,12 @@ const HUNKS_MAX: usize = 6000;
 /// The check's lines returned.
 const TAIL_LINES: usize = 30;
 
-/// git in `dir`, with an identity for the merge commits when the repository has
-/// none configured (a fresh machine, CI).
-fn git(dir: &Path, args: &[&str]) -> Result<String, WorkerError> {
+/// git in `dir`; `identity` gives the merge commits an author where the repository
+/// has none configured (a fresh machine, CI).
+fn git_as(dir: &Path, args: &[&str], identity: bool) -> Result<String, WorkerError> {
     let mut cmd = Command::new("git");
     cmd.arg("-C").arg(dir);
-    let configured = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["config", "user.email"])
-        .stdin(Stdio::null())
-        .output()
-        .is_ok_and(|o| o.status.success() && !o.stdout.trim_ascii().is_empty());
-    if !configured {
+    if identity {
         cmd.args([
             "-c",
             "user.name=cohort",
@@ -160,6 +155,15 @@ fn git(dir: &Path, args: &[&str]) -> Result<String, WorkerError> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+fn git(dir: &Path, args: &[&str]) -> Result<String, WorkerError> {
+    git_as(dir, args, false)
+}
+
+/// Whether git has no committer identity for `repo` (it would refuse to commit).
+fn lacks_identity(repo: &Path) -> bool {
+    git(repo, &["var", "GIT_COMMITTER_IDENT"]).is_err()
+}
+
 /// Lines added plus removed between `from` and `to` (`git diff --numstat`).
 fn lines_between(repo: &Path, from: &str, to: &str) -> usize {
     git(repo, &["diff", "--numstat", &format!("{from}...{to}")])
@@ -176,57 +180,95 @@ fn lines_between(repo: &Path, from: &str, to: &str) -> usize {
         .unwrap_or(0)
 }
 
-/// Runs `check` in `dir` for at most `limit`: its status (`None` when killed at the
-/// limit) and its last lines.
+/// Runs `check` in `dir` for at most `limit`, in a process group of its own: its
+/// status (`None` when it was stopped at the limit, with everything it started) and
+/// its last lines.
 async fn run_check(dir: &Path, check: &str, limit: Duration) -> (Option<i32>, String) {
+    use tokio::io::AsyncReadExt;
     let child = tokio::process::Command::new("/bin/sh")
         .arg("-c")
         .arg(format!("exec 2>&1; {check}"))
         .current_dir(dir)
+        .process_group(0)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .kill_on_drop(true)
         .spawn();
-    let child = match child {
+    let mut child = match child {
         Ok(c) => c,
         Err(e) => return (Some(127), format!("the check could not start: {e}")),
     };
-    match tokio::time::timeout(limit, child.wait_with_output()).await {
-        Ok(Ok(out)) => {
-            let text = String::from_utf8_lossy(&out.stdout);
-            let lines: Vec<&str> = text.lines().collect();
-            let tail = lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n");
-            (Some(out.status.code().unwrap_or(128)), tail)
+    let group = child.id();
+    let reader = child.stdout.take().map(|mut out| {
+        tokio::spawn(async move {
+            let mut bytes = Vec::new();
+            let _ = (&mut out).take(8 << 20).read_to_end(&mut bytes).await;
+            bytes
+        })
+    });
+    let status = match tokio::time::timeout(limit, child.wait()).await {
+        Ok(Ok(status)) => Some(status.code().unwrap_or(128)),
+        Ok(Err(_)) => Some(127),
+        Err(_) => None,
+    };
+    if let Some(pid) = group.and_then(|p| i32::try_from(p).ok()) {
+        // What it left running (a test runner's workers, a server) goes with it.
+        // SAFETY: signals the process group the check was started in.
+        unsafe {
+            libc::killpg(
+                pid,
+                if status.is_none() {
+                    libc::SIGKILL
+                } else {
+                    libc::SIGTERM
+                },
+            );
         }
-        Ok(Err(e)) => (Some(127), format!("the check could not be waited for: {e}")),
-        Err(_) => (
-            None,
-            format!(
-                "the check ran past its {} s limit and was stopped",
-                limit.as_secs()
-            ),
-        ),
     }
+    if status.is_none() {
+        let _ = child.wait().await;
+    }
+    // A background process holding the pipe does not hold up the report.
+    let bytes = match reader {
+        Some(r) => tokio::time::timeout(Duration::from_secs(2), r)
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .unwrap_or_default(),
+        None => Vec::new(),
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    let mut tail = lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n");
+    if status.is_none() {
+        tail.push_str(&format!(
+            "\n(the check ran past its {} s limit and was stopped)",
+            limit.as_secs()
+        ));
+    }
+    (status, tail)
 }
 
-/// Merges `branch` into the scratch worktree's HEAD; a conflict is taken back out
-/// and reported.
-fn merge_one(scratch: &Path, worker: &str, branch: &str) -> Result<StepOutcome, WorkerError> {
-    let before = git(scratch, &["rev-parse", "HEAD"])?.trim().to_string();
+/// Merges `branch` into the scratch worktree's HEAD. A conflict is left in place,
+/// to resolve there; any other failure is reported as it is.
+fn merge_one(scratch: &Path, worker: &str, branch: &str, identity: bool) -> StepOutcome {
+    let head = || git(scratch, &["rev-parse", "HEAD"]).map(|h| h.trim().to_string());
+    let Ok(before) = head() else {
+        return StepOutcome::Failed("the scratch worktree has no HEAD".into());
+    };
     let message = format!("Merge worker {worker} ({branch})");
-    match git(
+    let merged = git_as(
         scratch,
         &["merge", "--no-ff", "--no-edit", "-m", &message, branch],
-    ) {
-        Ok(_) => {
-            let after = git(scratch, &["rev-parse", "HEAD"])?.trim().to_string();
-            Ok(if after == before {
-                StepOutcome::UpToDate
-            } else {
-                StepOutcome::Merged(after)
-            })
-        }
+        identity,
+    );
+    match merged {
+        Ok(_) => match head() {
+            Ok(after) if after == before => StepOutcome::UpToDate,
+            Ok(after) => StepOutcome::Merged(after),
+            Err(e) => StepOutcome::Failed(e.to_string()),
+        },
         Err(e) => {
             let files: Vec<String> = git(scratch, &["diff", "--name-only", "--diff-filter=U"])
                 .unwrap_or_default()
@@ -235,7 +277,7 @@ fn merge_one(scratch: &Path, worker: &str, branch: &str) -> Result<StepOutcome, 
                 .collect();
             if files.is_empty() {
                 let _ = git(scratch, &["merge", "--abort"]);
-                return Err(e);
+                return StepOutcome::Failed(e.to_string());
             }
             let mut hunks = git(scratch, &["diff"]).unwrap_or_default();
             if hunks.len() > HUNKS_MAX {
@@ -244,10 +286,9 @@ fn merge_one(scratch: &Path, worker: &str, branch: &str) -> Result<StepOutcome, 
                     end -= 1;
                 }
                 hunks.truncate(end);
-                hunks.push_str("\n… (shortened: read the scratch worktree for the rest)");
+                hunks.push_str("\n… (shortened: the scratch worktree holds the whole conflict)");
             }
-            let _ = git(scratch, &["merge", "--abort"]);
-            Ok(StepOutcome::Conflict { files, hunks })
+            StepOutcome::Conflict { files, hunks }
         }
     }
 }
@@ -347,6 +388,8 @@ impl Workers {
 struct Started {
     repo: PathBuf,
     scratch: PathBuf,
+    /// Merge commits need an author given (the repository has none).
+    identity: bool,
     into: String,
     branch: String,
     steps: Vec<MergeStep>,
@@ -435,8 +478,20 @@ fn plan_and_start(
         repo,
         &["worktree", "add", "-b", &branch, &scratch_text, &into],
     )?;
+    // Locked while it works: list_worktrees' remove_orphans leaves it alone.
+    let _ = git(
+        repo,
+        &[
+            "worktree",
+            "lock",
+            "--reason",
+            "a merge_workers in progress",
+            &scratch_text,
+        ],
+    );
     Ok(Started {
         repo: repo.to_path_buf(),
+        identity: lacks_identity(repo),
         scratch,
         into,
         branch,
@@ -447,32 +502,43 @@ fn plan_and_start(
 
 impl Started {
     async fn finish(mut self) -> Result<MergeReport, WorkerError> {
+        let blocking =
+            |e: tokio::task::JoinError| WorkerError::Invalid(format!("git could not run: {e}"));
         let mut stopped = false;
         for i in 0..self.steps.len() {
-            let (scratch, worker, branch) = (
+            let (scratch, worker, branch, identity) = (
                 self.scratch.clone(),
                 self.steps[i].worker.clone(),
                 self.steps[i].branch.clone(),
+                self.identity,
             );
             let before = {
                 let scratch = scratch.clone();
                 tokio::task::spawn_blocking(move || git(&scratch, &["rev-parse", "HEAD"]))
                     .await
-                    .map_err(|e| WorkerError::Invalid(format!("git could not run: {e}")))??
-                    .trim()
-                    .to_string()
+                    .map_err(blocking)?
+                    .map(|h| h.trim().to_string())
             };
-            let outcome =
-                tokio::task::spawn_blocking(move || merge_one(&scratch, &worker, &branch))
-                    .await
-                    .map_err(|e| WorkerError::Invalid(format!("git could not run: {e}")))??;
+            let outcome = match &before {
+                Ok(_) => tokio::task::spawn_blocking(move || {
+                    merge_one(&scratch, &worker, &branch, identity)
+                })
+                .await
+                .map_err(blocking)?,
+                Err(e) => StepOutcome::Failed(e.to_string()),
+            };
             let merged = matches!(outcome, StepOutcome::Merged(_));
+            let stops = matches!(
+                outcome,
+                StepOutcome::Conflict { .. } | StepOutcome::Failed(_)
+            );
             self.steps[i].outcome = outcome;
-            if matches!(self.steps[i].outcome, StepOutcome::Conflict { .. }) {
+            if stops {
                 stopped = true;
                 break;
             }
-            if let (true, Some(check)) = (merged, self.request.check.as_deref()) {
+            if let (true, Some(check), Ok(before)) = (merged, self.request.check.as_deref(), before)
+            {
                 let (status, tail) =
                     run_check(&self.scratch, check, self.request.check_timeout).await;
                 if status != Some(0) {
@@ -488,18 +554,20 @@ impl Started {
                 }
             }
         }
-        let worktree = if stopped {
-            Some(self.scratch.clone())
-        } else {
-            let (repo, scratch) = (self.repo.clone(), self.scratch.clone());
-            let _ =
-                tokio::task::spawn_blocking(move || worktree::remove(&repo, &scratch, true)).await;
-            None
-        };
+        let (repo, scratch) = (self.repo.clone(), self.scratch.clone());
+        let keep = stopped;
+        let _ = tokio::task::spawn_blocking(move || {
+            let text = scratch.to_string_lossy().into_owned();
+            let _ = git(&repo, &["worktree", "unlock", &text]);
+            if !keep {
+                let _ = worktree::remove(&repo, &scratch, true);
+            }
+        })
+        .await;
         Ok(MergeReport {
             into: self.into,
             branch: self.branch,
-            worktree,
+            worktree: stopped.then_some(self.scratch),
             complete: !stopped,
             steps: self.steps,
         })

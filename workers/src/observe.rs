@@ -100,11 +100,10 @@ impl Tracker {
 
     fn remember(&mut self, e: &HookEvent) {
         if e.event == crate::events::POLICY_DECISION {
-            let request = match (&e.tool, &e.tool_input) {
-                (Some(t), Some(i)) => format!("{t}({i})"),
-                (Some(t), None) => t.clone(),
-                _ => "a request".into(),
-            };
+            let request = e.tool.as_deref().map_or_else(
+                || "a request".into(),
+                |t| tool_call(t, e.tool_input.as_deref()),
+            );
             let how = e.detail.as_deref().unwrap_or("answered by policy");
             self.policy_decisions
                 .push(format!("approval: {request}: {how}"));
@@ -119,15 +118,18 @@ impl Tracker {
         }
         match e.event.as_str() {
             "PreToolUse" => {
-                m.tool = e.tool.as_ref().map(|t| match &e.tool_input {
-                    Some(i) => format!("{t}({i})"),
-                    None => t.clone(),
-                })
+                m.tool = e
+                    .tool
+                    .as_ref()
+                    .map(|t| tool_call(t, e.tool_input.as_deref()))
             }
             "PermissionRequest" => {
-                m.permission_request = e.tool.as_ref().map(|t| match &e.tool_input {
-                    Some(i) => format!("{t}({i})"),
-                    None => t.clone(),
+                m.permission_request = e.tool.as_ref().map(|t| {
+                    let request = tool_call(t, e.tool_input.as_deref());
+                    match e.detail.as_deref().filter(|d| d.starts_with("policy: ")) {
+                        Some(why) => format!("{request} ({why})"),
+                        None => request,
+                    }
                 })
             }
             "PostToolUse" | "PostToolUseFailure" | "Stop" | "StopFailure" | "UserPromptSubmit" => {
@@ -177,6 +179,14 @@ impl Tracker {
     /// The transcript being read, if one was found.
     pub fn transcript_path(&self) -> Option<&Path> {
         self.transcript.as_ref().map(|(p, _, _)| p.as_path())
+    }
+}
+
+/// A tool call as shown: `Bash(git status)`, or the tool alone.
+pub(crate) fn tool_call(tool: &str, input: Option<&str>) -> String {
+    match input {
+        Some(i) => format!("{tool}({i})"),
+        None => tool.to_string(),
     }
 }
 
@@ -542,8 +552,10 @@ impl Workers {
         let decided = std::mem::take(&mut t.policy_decisions);
         drop(t);
         for note in decided {
-            let note: String = note.chars().take(900).collect();
-            let _ = self.annotate_worker(row, &note, Some("policy")).await;
+            let note = crate::inspect::note_text(&note);
+            if let Err(e) = self.annotate_worker(row, &note, Some("policy")).await {
+                tracing::warn!(target: "cohort::workers", worker = %row.name, "a policy decision was not noted: {e}");
+            }
         }
         self.remember_state(row, &observation).await;
         Ok(observation)

@@ -264,9 +264,11 @@ fn find_dialog(
 /// above one; the text runs to the next rule, or, with a single rule, to the cursor
 /// or the first blank row.
 fn claude_composer_rows(rows: &[String], cursor_row: Option<usize>) -> Option<(usize, usize)> {
+    // A dialog's highlighted choice (`❯ 3. No`) is no composer, even on a box's edge.
     let prompt_row = |r: &str| {
         let t = unboxed(r).trim_start();
-        t.starts_with("❯ ") || t == "❯" || t.starts_with("> ") || t == ">"
+        let after = t.trim_start_matches(['❯', '>']);
+        (t.starts_with("❯ ") || t == "❯" || t.starts_with("> ") || t == ">") && !is_choice(after)
     };
     let start = (0..rows.len()).rev().find(|&i| {
         prompt_row(&rows[i])
@@ -299,8 +301,6 @@ fn claude(rows: &[String], cursor_row: Option<usize>) -> ScreenFacts {
     .filter(|(at, _)| composer_rows.is_none_or(|(start, _)| start < *at));
     let dialog_row = dialog.as_ref().map(|(at, _)| *at);
     let dialog = dialog.map(|(_, d)| d);
-    // Above the composer's top rule: tips (`⎿ Tip: …`) and queued messages
-    // (`❯ …`) may sit between it and the spinner line.
     let around = composer_rows.map(|(start, end)| {
         let top = if start > 0 && is_rule(&rows[start - 1]) {
             start - 1
@@ -309,7 +309,14 @@ fn claude(rows: &[String], cursor_row: Option<usize>) -> ScreenFacts {
         };
         (top, end)
     });
-    let passes = |r: &str| r.starts_with("❯ ") || r.starts_with('⎿') && r.contains("Tip");
+    // Above the composer's top rule: what hangs under a live spinner line (a tip,
+    // the todo list: `⎿ ☐ …`, `☒ …`) and queued messages (`❯ …`) may sit between it
+    // and the spinner line; an interrupt's own line does not.
+    let passes = |r: &str| {
+        r.starts_with("❯ ")
+            || (r.starts_with('⎿') && !r.contains("Interrupted"))
+            || r.starts_with(['☐', '☒', '◼', '□', '■', '✔'])
+    };
     let busy_row = busy_line(rows, around, passes, "esc to interrupt").filter(|_| dialog.is_none());
     let busy = busy_row.is_some();
     let composer = composer_rows
@@ -609,6 +616,24 @@ mod tests {
         ));
         assert_eq!(
             read(AgentKind::Claude, &frame, Some(4)).class(),
+            ScreenClass::Busy
+        );
+    }
+
+    /// A boxed dialog whose highlighted last choice sits on the box's edge is a
+    /// dialog, and a todo list under a live spinner does not hide it.
+    #[test]
+    fn choices_are_not_composers_and_todo_lists_hang_under_the_spinner() {
+        let boxed = rows("╭──────────────────────────────╮\n│ Bash command                 │\n│ Do you want to proceed?      │\n│   1. Yes                     │\n│ ❯ 3. No, and tell Claude     │\n╰──────────────────────────────╯");
+        assert!(matches!(
+            read(AgentKind::Claude, &boxed, None).class(),
+            ScreenClass::Waiting(Dialog::Approval(_))
+        ));
+        let todo = rows(&format!(
+            "✻ Working… (12s · esc to interrupt)\n  ⎿  ☐ Fix the parser\n     ☒ Read the tests\n\n{RULE}\n❯\n{RULE}"
+        ));
+        assert_eq!(
+            read(AgentKind::Claude, &todo, Some(5)).class(),
             ScreenClass::Busy
         );
     }

@@ -123,6 +123,8 @@ pub struct Spawned {
     pub prompt: Option<Submitted>,
     /// What went wrong, when something did.
     pub error: Option<String>,
+    /// Its agent came up and took keys (whatever became of its first prompt).
+    pub up: bool,
 }
 
 /// The most workers one spawn starts.
@@ -630,6 +632,7 @@ impl Workers {
             setup_tail: p.setup_tail.clone(),
             prompt: None,
             error: None,
+            up: false,
         };
         let session_id = pane
             .identity
@@ -677,6 +680,7 @@ impl Workers {
                 return out;
             }
         };
+        out.up = true;
         if let Some(prompt) = p.spec.prompt.as_deref().filter(|t| !t.trim().is_empty()) {
             match self.submit_prompt(&row, prompt, false, false).await {
                 Ok(s) => out.prompt = Some(s),
@@ -737,6 +741,7 @@ fn failed(name: &str, e: WorkerError) -> Spawned {
         setup_tail: None,
         prompt: None,
         error: Some(e.to_string()),
+        up: false,
     }
 }
 

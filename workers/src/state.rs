@@ -536,10 +536,33 @@ pub fn assess(o: &Observed<'_>) -> Assessment {
 /// the worker `stuck`; an idle-looking screen that keeps printing has not stayed.
 fn cross_check(o: &Observed<'_>, screen: Option<&ScreenView>, r: Reported) -> Assessment {
     let last_output = o.process.last_output_ms.unwrap_or(0);
+    // A live busy line is redrawn (its clock ticks); one left behind is not.
+    let printing = o.now_ms - last_output < o.bounds.quiet_ms;
+    if let Some(s) = screen.filter(|s| s.class == ScreenClass::Busy) {
+        let settled = matches!(r.state, WorkerState::Idle | WorkerState::Ready);
+        if settled && printing && last_output > r.last_activity_ms + o.bounds.quiet_ms {
+            // It kept working after its report said it stopped (a hook that sent it
+            // on, a turn the report missed): the newer, live signal wins.
+            return Assessment {
+                state: WorkerState::Busy,
+                reason: format!(
+                    "the screen shows it working and still drawing, after its {} said {} ({})",
+                    r.source.name(),
+                    r.state,
+                    r.reason
+                ),
+                signal: Signal::Screen,
+                since_ms: s.since_ms.max(r.last_activity_ms),
+                recheck_ms: Some(o.bounds.quiet_ms),
+            };
+        }
+    }
     let screen_says = screen
         .filter(|s| s.since_ms > r.last_activity_ms)
         .and_then(|s| match s.class {
-            ScreenClass::Busy => Some((WorkerState::Busy, s.since_ms)),
+            // Only a busy line still drawn is evidence: one an interrupt left
+            // behind stays as it was.
+            ScreenClass::Busy if printing => Some((WorkerState::Busy, s.since_ms)),
             // A frame that looks idle while output still flows (a spinner cohort
             // does not recognise) is idle only from the last output on.
             ScreenClass::Idle => Some((WorkerState::Idle, s.since_ms.max(last_output))),
@@ -739,10 +762,18 @@ mod tests {
             assert_eq!((idle.state, idle.signal), (WorkerState::Idle, Signal::Hook));
             assert_eq!(idle.reason, "the turn ended");
         }
-        // A spinner drawn after the turn's end disagrees, and is given its bound.
-        let idle = assess(&observed(&r, Some((ScreenClass::Busy, 400)), 500));
-        assert_eq!(idle.state, WorkerState::Idle);
-        assert!(idle.recheck_ms.is_some());
+        // A spinner first seen after the turn's end but not drawn any more (left
+        // behind) is no evidence; one still drawn well after the end is work.
+        let mut o = observed(&r, Some((ScreenClass::Busy, 400)), 5_000);
+        o.process.last_output_ms = Some(1_000);
+        assert_eq!(assess(&o).state, WorkerState::Idle);
+        o.process.last_output_ms = Some(4_900);
+        let busy = assess(&o);
+        assert_eq!(
+            (busy.state, busy.signal),
+            (WorkerState::Busy, Signal::Screen),
+            "{busy:?}"
+        );
         // A message queued in the agent: the next turn starts right after.
         let mut o = observed(&r, Some((ScreenClass::Busy, 120)), 310);
         o.queued = true;

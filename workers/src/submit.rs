@@ -216,10 +216,7 @@ impl Workers {
                     // A menu or a dialog took the composer's place (a CLI that drew
                     // its composer a moment before its sign-in page): an Enter
                     // there would choose something. Nothing more is pressed.
-                    return Err(not(format!(
-                        "after Enter was pressed {enters} time(s) the screen shows {} and not the prompt in a composer; no more keys were pressed",
-                        describe_frame(&now)
-                    )));
+                    return Err(not(frame_changed(enters, &now)));
                 }
                 let grew = |o: &Observation| {
                     o.screen
@@ -232,6 +229,15 @@ impl Workers {
                 }
                 turn.settle(Duration::from_millis(150), Duration::from_secs(1))
                     .await;
+                // A last look: the frame may have changed while it settled.
+                let before_enter = self.observe(row, true).await?;
+                if let Some(proof) = submitted(&before_enter, last_enter) {
+                    proven = Some((before_enter, last_enter, proof));
+                    break;
+                }
+                if !composer_holds_text(&before_enter) {
+                    return Err(not(frame_changed(enters, &before_enter)));
+                }
             }
             let at = now_ms();
             last_enter = at;
@@ -359,6 +365,14 @@ impl Workers {
             }
         }
     }
+}
+
+/// Why pressing stopped: the frame is no composer holding the prompt any more.
+fn frame_changed(enters: u32, o: &Observation) -> String {
+    format!(
+        "after Enter was pressed {enters} time(s) the screen shows {} and not the prompt in a composer; no more keys were pressed",
+        describe_frame(o)
+    )
 }
 
 /// What a frame shows, in words, for an error.

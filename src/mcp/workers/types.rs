@@ -690,7 +690,7 @@ pub struct MergeStepOut {
     pub worker: String,
     /// Its branch.
     pub branch: String,
-    /// merged, up_to_date, conflict, check_failed or not_tried.
+    /// merged, up_to_date, conflict, check_failed, failed or not_tried.
     pub outcome: String,
     /// Lines it adds and removes against the target.
     pub lines_changed: usize,
@@ -712,6 +712,9 @@ pub struct MergeStepOut {
     /// The check's last lines.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub check_output: Option<String>,
+    /// What git said, when the merge failed for another reason than a conflict.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// `merge_workers` result.
