@@ -41,6 +41,9 @@ pub struct AccessAnswer {
 /// Agent states that make a notification when an agent enters them.
 pub const NOTABLE_STATES: &[&str] = &["idle", "needs_approval", "stuck", "exited"];
 
+/// How often the budgets of working agents are looked at between state changes.
+const BUDGET_LOOK: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// One agent's status, for a one-line summary.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AgentStatus {
@@ -249,11 +252,21 @@ impl Orchestrator {
     pub(crate) async fn notifier(&self, stop: CancellationToken) {
         let mut events = self.terminal.events();
         let mut last_state: HashMap<String, String> = HashMap::new();
+        // Budgets are looked at when an agent's state changes, and while it works.
+        let mut budgets = tokio::time::interval(BUDGET_LOOK);
+        budgets.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             let event = tokio::select! {
                 _ = stop.cancelled() => return,
+                _ = budgets.tick() => {
+                    self.look_at_budgets(None).await;
+                    continue;
+                }
                 e = events.recv() => e,
             };
+            if let Ok(EngineEvent::AgentState { agent, .. }) = &event {
+                self.look_at_budgets(Some(agent)).await;
+            }
             let event = match event {
                 Ok(event) => event,
                 Err(RecvError::Lagged(n)) => {
@@ -264,6 +277,42 @@ impl Orchestrator {
             };
             if let Err(e) = self.notice(event, &mut last_state).await {
                 tracing::warn!(target: "cohort::notify", "a notification was not made: {e}");
+            }
+        }
+    }
+
+    /// Checks the budgets of the workers (or of `agent` alone): a budget reached is
+    /// a notification for everyone, once; a turn interrupted for it is said too.
+    async fn look_at_budgets(&self, agent: Option<&str>) {
+        let rows = match agent {
+            Some(name) => match self.workers.find_worker(name).await {
+                Ok(Some(row)) => vec![row],
+                _ => return,
+            },
+            None => self.workers.worker_rows().await.unwrap_or_default(),
+        };
+        for row in rows {
+            let news = match self.workers.check_budget(&row).await {
+                Ok(news) => news,
+                Err(e) => {
+                    tracing::debug!(target: "cohort::notify", worker = %row.name, "budget not checked: {e}");
+                    continue;
+                }
+            };
+            let mut said = Vec::new();
+            if let Some(reached) = news.reached {
+                said.push(("budget_reached", reached));
+            }
+            if news.interrupted {
+                said.push((
+                    "budget_interrupt",
+                    format!("{}'s turn was interrupted: its budget is spent", row.name),
+                ));
+            }
+            for (kind, message) in said {
+                if let Err(e) = self.leave(&row.name, EVERYONE, kind, &message).await {
+                    tracing::warn!(target: "cohort::notify", "a budget notification was not made: {e}");
+                }
             }
         }
     }

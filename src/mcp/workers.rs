@@ -113,10 +113,15 @@ impl CohortServer {
             }
         };
         let mut badges = Vec::new();
+        let mut budgets = Vec::new();
         let mut workers = Vec::new();
         for w in args.workers {
             let agent = AgentKind::parse(w.agent.as_deref().unwrap_or("claude"))?;
+            if w.budget_tokens == Some(0) {
+                return Err("budget_tokens must be above 0 (leave it out for no budget)".into());
+            }
             badges.push(w.badge.clone());
+            budgets.push((w.budget_tokens, w.budget_interrupt));
             let tree = w.worktree.clone().unwrap_or_default();
             workers.push(WorkerSpec {
                 name: w.name,
@@ -153,13 +158,18 @@ impl CohortServer {
         let spawned = engine.workers.spawn_workers(request).await.map_err(e)?;
         let none_up = spawned.iter().all(|s| !s.up);
         let mut results = Vec::new();
-        for (s, badge) in spawned.into_iter().zip(badges) {
+        for ((s, badge), (budget, interrupt)) in spawned.into_iter().zip(badges).zip(budgets) {
             let mut worker = WorkerOut {
                 name: s.name.clone(),
                 state: "exited".into(),
                 ..WorkerOut::default()
             };
             if let Some(row) = &s.row {
+                if budget.is_some() {
+                    if let Err(err) = engine.workers.set_budget(row, budget, interrupt).await {
+                        tracing::warn!(target: "cohort::mcp", "{err}");
+                    }
+                }
                 if let Some(badge) = badge.filter(|b| !b.trim().is_empty()) {
                     let _ = engine
                         .workers
@@ -270,6 +280,7 @@ impl CohortServer {
             screen: x.screen_tail,
             attach: x.attach,
             explain: x.explanation,
+            budget: engine.workers.budget_line(&row).await,
         }))
     }
 

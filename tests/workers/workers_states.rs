@@ -563,3 +563,103 @@ async fn a_policy_answers_requests_through_the_hook_without_a_dialog() {
         assert!(said.contains("deny by policy rule Bash"), "{name}: {said}");
     }
 }
+
+/// The budget_reached and budget_interrupt notifications `from` left for everyone.
+async fn budget_news(m: &Manager, from: &str) -> Vec<String> {
+    let notes = m
+        .ok("notifications", json!({"owner": "lead", "all": true}))
+        .await;
+    notes["notifications"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["from"] == from && n["kind"].as_str().unwrap().starts_with("budget"))
+        .map(|n| {
+            format!(
+                "{}: {}",
+                n["kind"].as_str().unwrap(),
+                n["message"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+/// A token budget: reaching it notifies everyone once; with interrupt, a turn the
+/// worker starts past it is interrupted, and said so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_budget_reached_notifies_once_and_can_interrupt() {
+    let m = Manager::new(Which::Tmux).await;
+    let repo = m.agents.repo("budget");
+    let spec = |name: &str, interrupt: bool| {
+        json!({"name": name, "agent": "claude", "project_path": repo.display().to_string(),
+               "env": m.agents.env_json(&[]), "budget_tokens": 1000, "budget_interrupt": interrupt})
+    };
+    m.ok(
+        "spawn_workers",
+        json!({"workers": [spec("thrifty", false), spec("capped", true)]}),
+    )
+    .await;
+    let r = m
+        .ok(
+            "message_workers",
+            json!({"session_ids": ["thrifty", "capped"], "message": "a normal turn", "wait_mode": "all", "timeout": 60}),
+        )
+        .await;
+    assert_eq!(r["wait"]["all_idle"], true, "{r}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while budget_news(&m, "thrifty").await.is_empty() || budget_news(&m, "capped").await.is_empty()
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no budget notification"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    let w = m
+        .ok("examine_worker", json!({"session_id": "thrifty"}))
+        .await;
+    assert!(
+        w["budget"]
+            .as_str()
+            .is_some_and(|b| b.contains("of 1.0k tokens, reached")),
+        "{w}"
+    );
+    // Past its budget, a worker without interrupt works on; the other is stopped.
+    m.ok(
+        "message_workers",
+        json!({"session_ids": ["capped"], "message": "[[work 30000]] a long job"}),
+    )
+    .await;
+    let r = m
+        .ok(
+            "message_workers",
+            json!({"session_ids": ["thrifty"], "message": "another turn", "wait_mode": "all", "timeout": 60}),
+        )
+        .await;
+    assert_eq!(r["wait"]["all_idle"], true, "{r}");
+    let capped = m
+        .worker_until("capped", "interrupted", |w| {
+            w["state"] == "idle"
+                && w["reason"]
+                    .as_str()
+                    .is_some_and(|r| r.contains("interrupted"))
+        })
+        .await;
+    assert!(
+        capped["notes"]
+            .to_string()
+            .contains("budget: a turn was interrupted"),
+        "{capped}"
+    );
+    let thrifty = budget_news(&m, "thrifty").await;
+    assert_eq!(thrifty.len(), 1, "{thrifty:?}");
+    assert!(
+        thrifty[0].starts_with("budget_reached: thrifty reached its budget"),
+        "{thrifty:?}"
+    );
+    let news = budget_news(&m, "capped").await;
+    assert!(
+        news.iter().any(|n| n.starts_with("budget_interrupt")),
+        "{news:?}"
+    );
+}

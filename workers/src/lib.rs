@@ -23,6 +23,7 @@
 
 pub mod agent;
 pub mod approve;
+pub mod budget;
 pub mod close;
 mod error;
 pub mod events;

@@ -72,6 +72,12 @@ pub struct WorkerArgs {
     /// Your label for it (kept as a note).
     #[serde(default)]
     pub badge: Option<String>,
+    /// Tokens it may spend (its transcript's count); reaching them notifies everyone.
+    #[serde(default)]
+    pub budget_tokens: Option<u64>,
+    /// Interrupt its turns once the budget is spent.
+    #[serde(default)]
+    pub budget_interrupt: bool,
 }
 
 /// `spawn_workers` arguments.
@@ -370,6 +376,9 @@ pub struct ExamineResult {
     /// Why it is in its state: the deciding signal, the newest report, the screen
     /// rule and row that matched, its output, the bounds.
     pub explain: Vec<String>,
+    /// Its token budget and what it spent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<String>,
 }
 
 /// `annotate_worker` arguments.

@@ -1,0 +1,189 @@
+//! Token budgets: a worker may spend so many tokens (as its transcript counts them:
+//! input, output, cache reads and writes, reasoning). When it reaches the budget a
+//! notification goes out once; with `interrupt`, a turn it works on past the
+//! budget is interrupted (Esc), then and at every later look, until the budget is
+//! raised. The budget is a file in the worker's state directory.
+
+use std::path::{Path, PathBuf};
+
+use cohort_backends::{Key, KeyCode};
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    error::WorkerError, events::worker_dir, registry::WorkerRow, state::WorkerState, Workers,
+};
+
+/// A worker's budget.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Budget {
+    /// Tokens it may spend.
+    pub tokens: u64,
+    /// Interrupt its turns once the budget is spent.
+    #[serde(default)]
+    pub interrupt: bool,
+    /// When it was reached (Unix ms), once it was.
+    #[serde(default)]
+    pub reached_ms: Option<i64>,
+}
+
+/// What a look at a worker's budget found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BudgetNews {
+    /// The budget was reached just now (the notification to make).
+    pub reached: Option<String>,
+    /// A turn was interrupted because the budget is spent.
+    pub interrupted: bool,
+}
+
+fn budget_path(state_dir: &Path, id: &str) -> PathBuf {
+    worker_dir(state_dir, id).join("budget.json")
+}
+
+/// Worker `id`'s budget, if it has one.
+pub fn load(state_dir: &Path, id: &str) -> Option<Budget> {
+    let text = std::fs::read_to_string(budget_path(state_dir, id)).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+fn store(state_dir: &Path, id: &str, budget: Option<&Budget>) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    let path = budget_path(state_dir, id);
+    let Some(budget) = budget else {
+        return match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        };
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+    }
+    let text = serde_json::to_string(budget).map_err(std::io::Error::other)?;
+    let tmp = path.with_extension("json.new");
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(tmp, path)
+}
+
+/// A token count in words: `1.2k`, `3.4M`.
+pub fn tokens_text(n: u64) -> String {
+    match n {
+        0..=999 => n.to_string(),
+        1_000..=999_999 => format!("{:.1}k", n as f64 / 1e3),
+        _ => format!("{:.1}M", n as f64 / 1e6),
+    }
+}
+
+impl Workers {
+    /// Gives `row` a budget of `tokens` (none: removes it), interrupting its turns
+    /// past it when `interrupt`. A budget already spent is reported at the next look.
+    pub async fn set_budget(
+        &self,
+        row: &WorkerRow,
+        tokens: Option<u64>,
+        interrupt: bool,
+    ) -> Result<(), WorkerError> {
+        let budget = tokens.map(|tokens| Budget {
+            tokens,
+            interrupt,
+            reached_ms: None,
+        });
+        store(&self.hub.state_dir, &row.id, budget.as_ref()).map_err(|e| {
+            WorkerError::Invalid(format!("{}'s budget could not be kept: {e}", row.name))
+        })
+    }
+
+    /// The worker's budget and what it spent, in words (`12.3k of 50.0k tokens`).
+    pub async fn budget_line(&self, row: &WorkerRow) -> Option<String> {
+        let budget = load(&self.hub.state_dir, &row.id)?;
+        let spent = self.usage_of(row).await.map_or(0, |u| u.total());
+        Some(format!(
+            "{} of {} tokens{}{}",
+            tokens_text(spent),
+            tokens_text(budget.tokens),
+            if budget.reached_ms.is_some() {
+                ", reached"
+            } else {
+                ""
+            },
+            if budget.interrupt {
+                "; turns past it are interrupted"
+            } else {
+                ""
+            }
+        ))
+    }
+
+    /// Looks at the worker's spending against its budget: the first time it is
+    /// reached, says so (once); with `interrupt`, interrupts a turn it works on
+    /// past the budget.
+    pub async fn check_budget(&self, row: &WorkerRow) -> Result<BudgetNews, WorkerError> {
+        let mut news = BudgetNews {
+            reached: None,
+            interrupted: false,
+        };
+        let Some(mut budget) = load(&self.hub.state_dir, &row.id) else {
+            return Ok(news);
+        };
+        let spent = self.usage_of(row).await.map_or(0, |u| u.total());
+        if spent < budget.tokens {
+            return Ok(news);
+        }
+        if budget.reached_ms.is_none() {
+            budget.reached_ms = Some(crate::events::now_ms());
+            store(&self.hub.state_dir, &row.id, Some(&budget)).map_err(|e| {
+                WorkerError::Invalid(format!("{}'s budget could not be kept: {e}", row.name))
+            })?;
+            news.reached = Some(format!(
+                "{} reached its budget: {} of {} tokens{}",
+                row.name,
+                tokens_text(spent),
+                tokens_text(budget.tokens),
+                if budget.interrupt {
+                    "; its turns are interrupted until the budget is raised"
+                } else {
+                    ""
+                }
+            ));
+        }
+        if budget.interrupt {
+            let seen = self.observe(row, true).await?;
+            if seen.assessment.state == WorkerState::Busy {
+                if let Some(pane) = &seen.pane {
+                    self.press(&pane.id, &[Key::plain(KeyCode::Escape)]).await?;
+                    news.interrupted = true;
+                    let note = format!(
+                        "budget: a turn was interrupted at {} of {} tokens",
+                        tokens_text(spent),
+                        tokens_text(budget.tokens)
+                    );
+                    let _ = self.annotate_worker(row, &note, Some("budget")).await;
+                }
+            }
+        }
+        Ok(news)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budgets_are_kept_and_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(load(dir.path(), "w1"), None);
+        let b = Budget {
+            tokens: 5_000,
+            interrupt: true,
+            reached_ms: None,
+        };
+        store(dir.path(), "w1", Some(&b)).unwrap();
+        assert_eq!(load(dir.path(), "w1"), Some(b));
+        store(dir.path(), "w1", None).unwrap();
+        assert_eq!(load(dir.path(), "w1"), None);
+        assert_eq!(tokens_text(12_345), "12.3k");
+        assert_eq!(tokens_text(7), "7");
+    }
+}
