@@ -281,8 +281,10 @@ impl Orchestrator {
         }
     }
 
-    /// Checks the budgets of the workers (or of `agent` alone): a budget reached is
-    /// a notification for everyone, once; a turn interrupted for it is said too.
+    /// Checks the budgets of the workers (or of `agent` alone) and their requests
+    /// unanswered past their policy's time: a budget reached is a notification for
+    /// everyone, once; a turn interrupted for it, or a request denied for lack of an
+    /// answer, is said too.
     async fn look_at_budgets(&self, agent: Option<&str>) {
         let rows = match agent {
             Some(name) => match self.workers.find_worker(name).await {
@@ -300,6 +302,9 @@ impl Orchestrator {
                 }
             };
             let mut said = Vec::new();
+            if let Some(denied) = self.workers.deny_overdue(&row).await {
+                said.push(("approval_timed_out", denied));
+            }
             if let Some(reached) = news.reached {
                 said.push(("budget_reached", reached));
             }

@@ -522,6 +522,7 @@ impl CohortServer {
         let policy = args.policy.map(|p| cohort_workers::policy::ApprovalPolicy {
             allow: p.allow,
             deny: p.deny,
+            deny_after_s: p.deny_after_s,
         });
         if let Some(policy) = &policy {
             policy.validate()?;
@@ -539,9 +540,13 @@ impl CohortServer {
         let mut policy_set = Vec::new();
         if let Some(policy) = &policy {
             // Every worker must take the policy before any is given it.
-            if let Some(row) = rows.iter().find(|r| !r.agent.answers_permission_hooks()) {
+            let has_rules = !policy.allow.is_empty() || !policy.deny.is_empty();
+            if let Some(row) = rows
+                .iter()
+                .find(|r| has_rules && !r.agent.answers_permission_hooks())
+            {
                 return Err(format!(
-                    "{} runs {}, whose permission requests no hook of cohort's sees: a policy would never apply to it; answer its dialogs with decision",
+                    "{} runs {}, whose permission requests no hook of cohort's sees: allow and deny rules would never apply to it (deny_after_s does); answer its dialogs with decision",
                     row.name,
                     row.agent.name()
                 ));

@@ -562,6 +562,31 @@ async fn a_policy_answers_requests_through_the_hook_without_a_dialog() {
         let said = notes_of(&m, name).await;
         assert!(said.contains("deny by policy rule Bash"), "{name}: {said}");
     }
+    // No rule, only a time: a request nobody answers is denied on its dialog.
+    m.ok(
+        "approve_workers",
+        json!({"session_ids": ["claude"], "policy": {"deny_after_s": 1}, "by": "lead"}),
+    )
+    .await;
+    let r = m
+        .ok(
+            "message_workers",
+            json!({"session_ids": ["claude"], "message": "[[approval]] unanswered", "wait_mode": "all", "timeout": 60}),
+        )
+        .await;
+    assert_eq!(r["wait"]["needs_approval"], json!(["claude"]), "{r}");
+    m.worker_until("claude", "denied for want of an answer", |w| {
+        w["state"] == "idle"
+    })
+    .await;
+    let w = m
+        .ok("examine_worker", json!({"session_id": "claude"}))
+        .await;
+    assert!(!worktree(&w).join("approved.txt").exists(), "ran: {w}");
+    let notes = m
+        .ok("notifications", json!({"owner": "lead", "all": true}))
+        .await;
+    assert!(notes.to_string().contains("approval_timed_out"), "{notes}");
 }
 
 /// The budget_reached and budget_interrupt notifications `from` left for everyone.

@@ -238,6 +238,27 @@ impl Workers {
         })
     }
 
+    /// Denies the request `row` waits on when its policy's `deny_after_s` has
+    /// passed with no answer; what was done, in words.
+    pub async fn deny_overdue(&self, row: &WorkerRow) -> Option<String> {
+        let after = crate::policy::load(&self.hub.state_dir, &row.id)?.deny_after_s?;
+        let seen = self.observe(row, false).await.ok()?;
+        let waited = crate::events::now_ms() - seen.assessment.since_ms;
+        if seen.assessment.state != WorkerState::NeedsApproval
+            || approval_on_screen(&seen).is_none()
+            || waited < i64::try_from(after.saturating_mul(1000)).unwrap_or(i64::MAX)
+        {
+            return None;
+        }
+        let by = format!("policy: no answer within {after} s");
+        let answered = self.answer_approval(row, Decision::Deny, &by).await.ok()?;
+        Some(format!(
+            "{}'s request {} was denied: no answer within {after} s",
+            row.name,
+            answered.request.as_deref().unwrap_or("")
+        ))
+    }
+
     /// Gives `row` the approval `policy` its hook answers requests by (an empty one
     /// removes it), and notes it on the worker with who set it.
     pub async fn set_approval_policy(
@@ -257,9 +278,13 @@ impl Workers {
             format!("approval policy removed (by {by})")
         } else {
             format!(
-                "approval policy: allow [{}], deny [{}] (by {by})",
+                "approval policy: allow [{}], deny [{}]{} (by {by})",
                 policy.allow.join(", "),
-                policy.deny.join(", ")
+                policy.deny.join(", "),
+                policy
+                    .deny_after_s
+                    .map(|s| format!(", unanswered requests denied after {s} s"))
+                    .unwrap_or_default()
             )
         };
         let _ = self

@@ -4,13 +4,17 @@
 //! budget is interrupted (Esc), then and at every later look, until the budget is
 //! raised. The budget is a file in the worker's state directory.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use cohort_backends::{Key, KeyCode};
 use serde::{Deserialize, Serialize};
 
 use crate::{
-    error::WorkerError, events::worker_dir, registry::WorkerRow, state::WorkerState, Workers,
+    error::WorkerError,
+    events::{keep_worker_file, worker_dir},
+    registry::WorkerRow,
+    state::WorkerState,
+    Workers,
 };
 
 /// A worker's budget.
@@ -35,35 +39,21 @@ pub struct BudgetNews {
     pub interrupted: bool,
 }
 
-fn budget_path(state_dir: &Path, id: &str) -> PathBuf {
-    worker_dir(state_dir, id).join("budget.json")
-}
+/// The budget's file in a worker's state directory.
+const BUDGET_FILE: &str = "budget.json";
 
 /// Worker `id`'s budget, if it has one.
 pub fn load(state_dir: &Path, id: &str) -> Option<Budget> {
-    let text = std::fs::read_to_string(budget_path(state_dir, id)).ok()?;
+    let text = std::fs::read_to_string(worker_dir(state_dir, id).join(BUDGET_FILE)).ok()?;
     serde_json::from_str(&text).ok()
 }
 
 fn store(state_dir: &Path, id: &str, budget: Option<&Budget>) -> std::io::Result<()> {
-    use std::os::unix::fs::DirBuilderExt;
-    let path = budget_path(state_dir, id);
-    let Some(budget) = budget else {
-        return match std::fs::remove_file(&path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-            _ => Ok(()),
-        };
+    let text = match budget {
+        Some(b) => Some(serde_json::to_vec(b).map_err(std::io::Error::other)?),
+        None => None,
     };
-    if let Some(dir) = path.parent() {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)?;
-    }
-    let text = serde_json::to_string(budget).map_err(std::io::Error::other)?;
-    let tmp = path.with_extension("json.new");
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(tmp, path)
+    keep_worker_file(state_dir, id, BUDGET_FILE, text.as_deref())
 }
 
 /// A token count in words: `1.2k`, `3.4M`.

@@ -103,6 +103,40 @@ pub struct HookEvent {
     pub tag: Option<String>,
 }
 
+/// Replaces (or with `None` removes) the file `name` in worker `id`'s state
+/// directory, whole: written beside it and renamed over, readable by its owner only.
+pub fn keep_worker_file(
+    state_dir: &Path,
+    id: &str,
+    name: &str,
+    contents: Option<&[u8]>,
+) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    let path = worker_dir(state_dir, id).join(name);
+    let Some(contents) = contents else {
+        return match std::fs::remove_file(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        };
+    };
+    if let Some(dir) = path.parent() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)?;
+    }
+    let tmp = path.with_extension("new");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)?
+        .write_all(contents)?;
+    std::fs::rename(tmp, path)
+}
+
 /// The event `cohort hook` records when a worker's approval policy answered a
 /// permission request (`detail` says which way and by which rule).
 pub const POLICY_DECISION: &str = "PolicyDecision";

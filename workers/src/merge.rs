@@ -6,7 +6,7 @@
 //! are never touched, and nothing is pushed.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use crate::{error::WorkerError, registry::WorkerRow, worktree, Workers};
@@ -115,48 +115,8 @@ const HUNKS_MAX: usize = 6000;
 /// The check's lines returned.
 const TAIL_LINES: usize = 30;
 
-/// git in `dir`; `identity` gives the merge commits an author where the repository
-/// has none configured (a fresh machine, CI).
-fn git_as(dir: &Path, args: &[&str], identity: bool) -> Result<String, WorkerError> {
-    let mut cmd = Command::new("git");
-    cmd.arg("-C").arg(dir);
-    if identity {
-        cmd.args([
-            "-c",
-            "user.name=cohort",
-            "-c",
-            "user.email=cohort@localhost",
-        ]);
-    }
-    let out = cmd
-        .args(args)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_MERGE_AUTOEDIT", "no")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| WorkerError::Git {
-            command: args.join(" "),
-            dir: dir.to_path_buf(),
-            message: format!("could not run git ({e}); is git installed?"),
-        })?;
-    if !out.status.success() {
-        let mut message = String::from_utf8_lossy(&out.stderr).trim().to_string();
-        if message.is_empty() {
-            message = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        }
-        return Err(WorkerError::Git {
-            command: args.join(" "),
-            dir: dir.to_path_buf(),
-            message,
-        });
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
 fn git(dir: &Path, args: &[&str]) -> Result<String, WorkerError> {
-    git_as(dir, args, false)
+    worktree::git_as(dir, args, false)
 }
 
 /// Whether git has no committer identity for `repo` (it would refuse to commit).
@@ -258,7 +218,7 @@ fn merge_one(scratch: &Path, worker: &str, branch: &str, identity: bool) -> Step
         return StepOutcome::Failed("the scratch worktree has no HEAD".into());
     };
     let message = format!("Merge worker {worker} ({branch})");
-    let merged = git_as(
+    let merged = worktree::git_as(
         scratch,
         &["merge", "--no-ff", "--no-edit", "-m", &message, branch],
         identity,

@@ -35,6 +35,10 @@ pub struct ApprovalPolicy {
     /// Rules whose requests are denied (read first).
     #[serde(default)]
     pub deny: Vec<String>,
+    /// A request left to the dialog and not answered for this many seconds is
+    /// denied (on the dialog, by cohort), so a worker never waits for good.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deny_after_s: Option<u64>,
 }
 
 /// What a policy says of one request.
@@ -157,6 +161,12 @@ impl ApprovalPolicy {
         if self.allow.len() + self.deny.len() > RULES_MAX {
             return Err(format!("a policy holds at most {RULES_MAX} rules"));
         }
+        if self.deny_after_s == Some(0) {
+            return Err(
+                "deny_after_s must be at least 1 second (leave it out to wait for an answer)"
+                    .into(),
+            );
+        }
         for rule in self.allow.iter().chain(&self.deny) {
             parse_rule(rule)?;
         }
@@ -217,7 +227,7 @@ impl ApprovalPolicy {
 
     /// Whether the policy has no rule at all.
     pub fn is_empty(&self) -> bool {
-        self.allow.is_empty() && self.deny.is_empty()
+        self.allow.is_empty() && self.deny.is_empty() && self.deny_after_s.is_none()
     }
 }
 
@@ -229,9 +239,12 @@ fn is_shell(tool: &str) -> bool {
     )
 }
 
+/// The policy's file in a worker's state directory.
+const POLICY_FILE: &str = "approvals.json";
+
 /// Where worker `id`'s policy is kept.
 pub fn policy_path(state_dir: &Path, id: &str) -> PathBuf {
-    worker_dir(state_dir, id).join("approvals.json")
+    worker_dir(state_dir, id).join(POLICY_FILE)
 }
 
 /// Worker `id`'s policy, if it has one.
@@ -242,33 +255,13 @@ pub fn load(state_dir: &Path, id: &str) -> Option<ApprovalPolicy> {
 
 /// Keeps `policy` for worker `id` (an empty one removes it).
 pub fn store(state_dir: &Path, id: &str, policy: &ApprovalPolicy) -> std::io::Result<()> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    let path = policy_path(state_dir, id);
-    if policy.is_empty() {
-        return match std::fs::remove_file(&path) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
-            _ => Ok(()),
-        };
-    }
-    if let Some(dir) = path.parent() {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)?;
-    }
-    let tmp = path.with_extension("json.new");
     let text = serde_json::to_string_pretty(policy).map_err(std::io::Error::other)?;
-    {
-        use std::io::Write;
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        f.write_all(text.as_bytes())?;
-    }
-    std::fs::rename(tmp, path)
+    crate::events::keep_worker_file(
+        state_dir,
+        id,
+        POLICY_FILE,
+        (!policy.is_empty()).then_some(text.as_bytes()),
+    )
 }
 
 /// The tool and main argument (a command, a path) of a `PermissionRequest` hook's
@@ -310,6 +303,7 @@ mod tests {
         ApprovalPolicy {
             allow: allow.iter().map(|s| s.to_string()).collect(),
             deny: deny.iter().map(|s| s.to_string()).collect(),
+            deny_after_s: None,
         }
     }
 

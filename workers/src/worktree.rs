@@ -19,11 +19,27 @@ pub const WORKTREES_DIR: &str = ".worktrees";
 pub const INCLUDE_FILE: &str = ".worktreeinclude";
 
 fn git(dir: &Path, args: &[&str]) -> Result<String, WorkerError> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
+    git_as(dir, args, false)
+}
+
+/// git in `dir`, never asking anything; `identity` gives commits an author where the
+/// repository has none configured (a fresh machine, CI). What git said is the
+/// error, from its stderr (or its stdout, where it says it there).
+pub(crate) fn git_as(dir: &Path, args: &[&str], identity: bool) -> Result<String, WorkerError> {
+    let mut cmd = Command::new("git");
+    cmd.arg("-C").arg(dir);
+    if identity {
+        cmd.args([
+            "-c",
+            "user.name=cohort",
+            "-c",
+            "user.email=cohort@localhost",
+        ]);
+    }
+    let out = cmd
         .args(args)
         .env("GIT_TERMINAL_PROMPT", "0")
+        .env("GIT_MERGE_AUTOEDIT", "no")
         .env_remove("GIT_DIR")
         .env_remove("GIT_WORK_TREE")
         .stdin(Stdio::null())
@@ -34,10 +50,14 @@ fn git(dir: &Path, args: &[&str]) -> Result<String, WorkerError> {
             message: format!("could not run git ({e}); is git installed?"),
         })?;
     if !out.status.success() {
+        let mut message = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        if message.is_empty() {
+            message = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        }
         return Err(WorkerError::Git {
             command: args.join(" "),
             dir: dir.to_path_buf(),
-            message: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+            message,
         });
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())

@@ -626,6 +626,9 @@ pub struct PolicyArgs {
     /// Rules whose requests are denied.
     #[serde(default)]
     pub deny: Vec<String>,
+    /// Deny a request left to the dialog when nobody answered it for this many seconds.
+    #[serde(default)]
+    pub deny_after_s: Option<u64>,
 }
 
 /// A permission request a worker waits on.
