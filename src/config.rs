@@ -2,7 +2,8 @@
 //!
 //! Sources, strongest first: command-line flags, environment (`COHORT_TMUX_SOCKET`,
 //! `COHORT_STATE_DIR`, `COHORT_TMUX`, `COHORT_JOURNAL_CAP_MB`, `COHORT_KEEP_TMUX_SERVER`,
-//! `COHORT_STUCK_AFTER`), defaults.
+//! `COHORT_STUCK_AFTER`; the webhook's `COHORT_WEBHOOK_*` are read by
+//! `cohort_orchestration::webhook`), defaults.
 
 use std::path::PathBuf;
 

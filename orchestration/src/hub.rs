@@ -71,6 +71,8 @@ pub struct Hub {
     /// journal offset each was added at, so what they print from then on is watched
     /// even before the runner wakes.
     pub(crate) watch_from: Mutex<HashMap<cohort_backends::PaneId, u64>>,
+    /// Where the notifier posts the notifications that need a person, if anywhere.
+    pub(crate) webhook: Mutex<Option<crate::webhook::Webhook>>,
 }
 
 impl Drop for Hub {
@@ -133,6 +135,7 @@ impl Hub {
             state_dir: state_dir.to_path_buf(),
             watch_changes: tokio::sync::Notify::new(),
             watch_from: Mutex::new(HashMap::new()),
+            webhook: Mutex::new(None),
         }
     }
 

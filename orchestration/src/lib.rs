@@ -27,6 +27,7 @@ pub mod relay;
 pub mod roles;
 pub mod waits;
 pub mod watch;
+pub mod webhook;
 
 use std::sync::Arc;
 
@@ -68,5 +69,10 @@ impl Orchestrator {
     /// The workers it orchestrates.
     pub fn workers(&self) -> &Workers {
         &self.workers
+    }
+
+    /// Posts the notifications that need a person to `webhook` (none: stops).
+    pub fn set_webhook(&self, webhook: Option<webhook::Webhook>) {
+        *self.hub.webhook.lock().unwrap_or_else(|e| e.into_inner()) = webhook;
     }
 }

@@ -41,8 +41,11 @@ pub struct AccessAnswer {
 /// Agent states that make a notification when an agent enters them.
 pub const NOTABLE_STATES: &[&str] = &["idle", "needs_approval", "stuck", "exited"];
 
-/// How often the budgets of working agents are looked at between state changes.
+/// How often workers' states and budgets are looked at between their hooks.
 const BUDGET_LOOK: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// How long a burst of hook events is let finish before the workers are looked at.
+const HOOK_BURST: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// One agent's status, for a one-line summary.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -252,20 +255,42 @@ impl Orchestrator {
     pub(crate) async fn notifier(&self, stop: CancellationToken) {
         let mut events = self.terminal.events();
         let mut last_state: HashMap<String, String> = HashMap::new();
-        // Budgets are looked at when an agent's state changes, and while it works.
+        // Workers are looked at when their hooks report (so a state nobody asks
+        // about still makes its notification) and on a tick (screens, budgets).
         let mut budgets = tokio::time::interval(BUDGET_LOOK);
         budgets.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut hooks = self.workers.wakes();
         loop {
             let event = tokio::select! {
                 _ = stop.cancelled() => return,
                 _ = budgets.tick() => {
-                    self.look_at_budgets(None).await;
+                    self.look_at_workers().await;
+                    continue;
+                }
+                changed = hooks.changed() => {
+                    if changed.is_err() {
+                        // The workers are gone; the tick still runs.
+                        hooks = self.workers.wakes();
+                    }
+                    // Hooks come in bursts: one look for the burst.
+                    tokio::time::sleep(HOOK_BURST).await;
+                    hooks.borrow_and_update();
+                    self.look_at_workers().await;
                     continue;
                 }
                 e = events.recv() => e,
             };
             if let Ok(EngineEvent::AgentState { agent, .. }) = &event {
                 self.look_at_budgets(Some(agent)).await;
+            }
+            if let Ok(EngineEvent::Notification {
+                to,
+                from,
+                kind,
+                message,
+            }) = &event
+            {
+                self.to_webhook(kind, from, to, message);
             }
             let event = match event {
                 Ok(event) => event,
@@ -279,6 +304,40 @@ impl Orchestrator {
                 tracing::warn!(target: "cohort::notify", "a notification was not made: {e}");
             }
         }
+    }
+
+    /// Posts a notification that needs a person to the webhook, on a task of its
+    /// own (a slow receiver holds up no notification).
+    fn to_webhook(&self, kind: &str, from: &str, to: &str, message: &str) {
+        let hook = self
+            .hub
+            .webhook
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        let Some(hook) = hook.filter(|h| h.wants(kind, message)) else {
+            return;
+        };
+        let (kind, from, to, message) = (
+            kind.to_string(),
+            from.to_string(),
+            to.to_string(),
+            message.to_string(),
+        );
+        tokio::spawn(async move {
+            if let Err(e) = hook.post(&kind, &from, &to, &message).await {
+                tracing::warn!(target: "cohort::notify", "{e}");
+            }
+        });
+    }
+
+    /// Brings every worker's state up to date (a change is published, and becomes
+    /// a notification above), then looks at their budgets and requests.
+    async fn look_at_workers(&self) {
+        for row in self.workers.worker_rows().await.unwrap_or_default() {
+            let _ = self.workers.observe(&row, false).await;
+        }
+        self.look_at_budgets(None).await;
     }
 
     /// Checks the budgets of the workers (or of `agent` alone) and their requests

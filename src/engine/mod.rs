@@ -75,6 +75,11 @@ impl Engine {
         }
         terminal.adopt().await?;
         let engine = Engine::over(terminal)?;
+        match cohort_orchestration::webhook::Webhook::from_env() {
+            Some(Ok(hook)) => engine.orchestrator.set_webhook(Some(hook)),
+            Some(Err(e)) => tracing::error!(target: "cohort::engine", "no webhook: {e}"),
+            None => {}
+        }
         if let Some(after) = config.stuck_after {
             engine.workers.configure_workers(|s| {
                 s.bounds.stall_ms = i64::try_from(after.as_millis()).unwrap_or(i64::MAX)

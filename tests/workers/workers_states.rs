@@ -688,3 +688,111 @@ async fn a_budget_reached_notifies_once_and_can_interrupt() {
         "{news:?}"
     );
 }
+
+/// The body of one HTTP request read from `stream` (its headers up to the blank
+/// line, then Content-Length bytes).
+async fn http_body(stream: &mut tokio::net::TcpStream) -> String {
+    use tokio::io::AsyncReadExt;
+    let mut bytes = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = stream.read(&mut buf).await.unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        bytes.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&bytes).to_string();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length = head
+                .lines()
+                .find_map(|l| {
+                    let (k, v) = l.split_once(':')?;
+                    k.eq_ignore_ascii_case("content-length")
+                        .then(|| v.trim().parse::<usize>().ok())?
+                })
+                .unwrap_or(0);
+            if body.len() >= length {
+                return body.to_string();
+            }
+        }
+    }
+    String::new()
+}
+
+/// The next post the receiver took: its number and body.
+async fn posted_next(
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<(usize, String)>,
+) -> (usize, String) {
+    tokio::time::timeout(std::time::Duration::from_secs(30), rx.recv())
+        .await
+        .expect("a post within 30 s")
+        .expect("the receiver")
+}
+
+/// A worker that needs approval reaches a person: the notifier posts it to the
+/// webhook as JSON, and a receiver that failed the first post gets it on the retry.
+/// An idle worker is not posted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_needing_approval_is_posted_to_the_webhook() {
+    use tokio::io::AsyncWriteExt;
+    let m = Manager::new(Which::Tmux).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<(usize, String)>();
+    tokio::spawn(async move {
+        let mut n = 0;
+        while let Ok((mut stream, _)) = listener.accept().await {
+            n += 1;
+            let body = http_body(&mut stream).await;
+            let status = if n == 1 {
+                "500 Internal Server Error"
+            } else {
+                "200 OK"
+            };
+            let _ = stream
+                .write_all(
+                    format!("HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                        .as_bytes(),
+                )
+                .await;
+            let _ = tx.send((n, body));
+        }
+    });
+    let hook = cohort_orchestration::webhook::Webhook::new(
+        &format!("http://127.0.0.1:{port}/hook"),
+        None,
+        "",
+    )
+    .unwrap();
+    m.engine.orchestrator.set_webhook(Some(hook));
+    let repo = m.agents.repo("webhook");
+    m.ok(
+        "spawn_workers",
+        json!({"workers": [{"name": "asker", "agent": "claude",
+               "project_path": repo.display().to_string(), "env": m.agents.env_json(&[])}]}),
+    )
+    .await;
+    m.ok(
+        "message_workers",
+        json!({"session_ids": ["asker"], "message": "[[approval]] make a file"}),
+    )
+    .await;
+    let (first, failed) = posted_next(&mut rx).await;
+    let (second, body) = posted_next(&mut rx).await;
+    assert_eq!((first, second), (1, 2));
+    assert_eq!(failed, body, "the retry posts the same notification");
+    let posted: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(posted["kind"], "agent_state", "{posted}");
+    assert!(
+        posted["message"].as_str().is_some_and(
+            |t| t.contains("asker is needs_approval") && t.contains("touch approved.txt")
+        ),
+        "{posted}"
+    );
+    // Answered, the worker goes idle: nothing more is posted.
+    m.ok("key", json!({"target": "asker", "keys": ["1"]})).await;
+    m.worker_until("asker", "idle", |w| w["state"] == "idle")
+        .await;
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    assert!(rx.try_recv().is_err(), "an idle worker was posted");
+}
