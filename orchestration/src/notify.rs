@@ -10,6 +10,7 @@
 //! kept in the registry within a bound (see [`crate::registry::NOTIFICATIONS_KEPT`]).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::broadcast::error::RecvError;
@@ -43,6 +44,12 @@ pub const NOTABLE_STATES: &[&str] = &["idle", "needs_approval", "stuck", "exited
 
 /// How often workers' states and budgets are looked at between their hooks.
 const BUDGET_LOOK: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Notifications waiting for the webhook at most.
+const POSTS_QUEUED: usize = 64;
+
+/// A notification to post: kind, from, to, message.
+type Post = (String, String, String, String);
 
 /// How long a burst of hook events is let finish before the workers are looked at.
 const HOOK_BURST: std::time::Duration = std::time::Duration::from_millis(50);
@@ -255,42 +262,35 @@ impl Orchestrator {
     pub(crate) async fn notifier(&self, stop: CancellationToken) {
         let mut events = self.terminal.events();
         let mut last_state: HashMap<String, String> = HashMap::new();
-        // Workers are looked at when their hooks report (so a state nobody asks
-        // about still makes its notification) and on a tick (screens, budgets).
-        let mut budgets = tokio::time::interval(BUDGET_LOOK);
-        budgets.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut hooks = self.workers.wakes();
+        // The slow work runs beside the event loop, one piece at a time, so the loop
+        // never falls behind the bus: looking at workers (their states, budgets and
+        // requests) and posting to the webhook.
+        let looks = Arc::new(tokio::sync::Notify::new());
+        tokio::spawn(self.clone().looker(looks.clone(), stop.clone()));
+        let (posts, queue) = tokio::sync::mpsc::channel::<Post>(POSTS_QUEUED);
+        tokio::spawn(self.clone().poster(queue, stop.clone()));
+        let mut dropped = 0u64;
         loop {
             let event = tokio::select! {
                 _ = stop.cancelled() => return,
-                _ = budgets.tick() => {
-                    self.look_at_workers().await;
-                    continue;
-                }
-                changed = hooks.changed() => {
-                    if changed.is_err() {
-                        // The workers are gone; the tick still runs.
-                        hooks = self.workers.wakes();
-                    }
-                    // Hooks come in bursts: one look for the burst.
-                    tokio::time::sleep(HOOK_BURST).await;
-                    hooks.borrow_and_update();
-                    self.look_at_workers().await;
-                    continue;
-                }
                 e = events.recv() => e,
             };
-            if let Ok(EngineEvent::AgentState { agent, .. }) = &event {
-                self.look_at_budgets(Some(agent)).await;
-            }
-            if let Ok(EngineEvent::Notification {
-                to,
-                from,
-                kind,
-                message,
-            }) = &event
-            {
-                self.to_webhook(kind, from, to, message);
+            match &event {
+                // A state change may have spent a budget or left a request waiting.
+                Ok(EngineEvent::AgentState { .. }) => looks.notify_one(),
+                Ok(EngineEvent::Notification {
+                    to,
+                    from,
+                    kind,
+                    message,
+                }) => {
+                    let post = (kind.clone(), from.clone(), to.clone(), message.clone());
+                    if posts.try_send(post).is_err() {
+                        dropped += 1;
+                        tracing::warn!(target: "cohort::notify", "the webhook is behind: {dropped} notification(s) not posted");
+                    }
+                }
+                _ => {}
             }
             let event = match event {
                 Ok(event) => event,
@@ -306,29 +306,55 @@ impl Orchestrator {
         }
     }
 
-    /// Posts a notification that needs a person to the webhook, on a task of its
-    /// own (a slow receiver holds up no notification).
-    fn to_webhook(&self, kind: &str, from: &str, to: &str, message: &str) {
-        let hook = self
-            .hub
-            .webhook
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
-        let Some(hook) = hook.filter(|h| h.wants(kind, message)) else {
-            return;
-        };
-        let (kind, from, to, message) = (
-            kind.to_string(),
-            from.to_string(),
-            to.to_string(),
-            message.to_string(),
-        );
-        tokio::spawn(async move {
+    /// Looks at the workers when asked (a state change), when their hooks report
+    /// (after a burst settles) and every few seconds; one look at a time, and
+    /// requests that came in meanwhile make one more.
+    async fn looker(self, asked: Arc<tokio::sync::Notify>, stop: CancellationToken) {
+        let mut tick = tokio::time::interval(BUDGET_LOOK);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut hooks = self.workers.wakes();
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = tick.tick() => {}
+                _ = asked.notified() => {}
+                changed = hooks.changed() => {
+                    if changed.is_err() {
+                        return;
+                    }
+                    // Hooks come in bursts: one look for the burst.
+                    tokio::time::sleep(HOOK_BURST).await;
+                }
+            }
+            hooks.borrow_and_update();
+            self.look_at_workers().await;
+        }
+    }
+
+    /// Posts the notifications that need a person to the webhook, one at a time and
+    /// in order; a queue that fills while the receiver is down drops the newest.
+    async fn poster(self, mut queue: tokio::sync::mpsc::Receiver<Post>, stop: CancellationToken) {
+        loop {
+            let (kind, from, to, message) = tokio::select! {
+                _ = stop.cancelled() => return,
+                post = queue.recv() => match post {
+                    Some(post) => post,
+                    None => return,
+                },
+            };
+            let hook = self
+                .hub
+                .webhook
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
+            let Some(hook) = hook.filter(|h| h.wants(&kind, &from, &message)) else {
+                continue;
+            };
             if let Err(e) = hook.post(&kind, &from, &to, &message).await {
                 tracing::warn!(target: "cohort::notify", "{e}");
             }
-        });
+        }
     }
 
     /// Brings every worker's state up to date (a change is published, and becomes
@@ -337,35 +363,29 @@ impl Orchestrator {
         for row in self.workers.worker_rows().await.unwrap_or_default() {
             let _ = self.workers.observe(&row, false).await;
         }
-        self.look_at_budgets(None).await;
+        self.look_at_budgets().await;
     }
 
-    /// Checks the budgets of the workers (or of `agent` alone) and their requests
+    /// Checks the budgets of the workers and their requests
     /// unanswered past their policy's time: a budget reached is a notification for
     /// everyone, once; a turn interrupted for it, or a request denied for lack of an
     /// answer, is said too.
-    async fn look_at_budgets(&self, agent: Option<&str>) {
-        let rows = match agent {
-            Some(name) => match self.workers.find_worker(name).await {
-                Ok(Some(row)) => vec![row],
-                _ => return,
-            },
-            None => self.workers.worker_rows().await.unwrap_or_default(),
-        };
+    async fn look_at_budgets(&self) {
+        let rows = self.workers.worker_rows().await.unwrap_or_default();
         for row in rows {
-            let news = match self.workers.check_budget(&row).await {
-                Ok(news) => news,
-                Err(e) => {
-                    tracing::debug!(target: "cohort::notify", worker = %row.name, "budget not checked: {e}");
-                    continue;
-                }
-            };
+            let news = self.workers.check_budget(&row).await;
             let mut said = Vec::new();
             if let Some(denied) = self.workers.deny_overdue(&row).await {
                 said.push(("approval_timed_out", denied));
             }
             if let Some(reached) = news.reached {
-                said.push(("budget_reached", reached));
+                if self
+                    .leave(&row.name, EVERYONE, "budget_reached", &reached)
+                    .await
+                    .is_ok()
+                {
+                    self.workers.budget_said(&row);
+                }
             }
             if news.interrupted {
                 said.push((

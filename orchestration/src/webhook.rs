@@ -97,17 +97,26 @@ impl Webhook {
         })
     }
 
-    /// Whether a notification of `kind` saying `message` is posted.
-    pub fn wants(&self, kind: &str, message: &str) -> bool {
+    /// Whether a notification of `kind` from `from` saying `message` is posted.
+    pub fn wants(&self, kind: &str, from: &str, message: &str) -> bool {
         if !self.kinds.is_empty() {
             return self.kinds.iter().any(|k| k == kind);
         }
         if kind == "agent_state" {
+            // `ada is stuck: …`: the state, not a word of the reason.
             return STATES_POSTED
                 .iter()
-                .any(|s| message.contains(&format!(" is {s}")));
+                .any(|s| message.starts_with(&format!("{from} is {s}")));
         }
         NEEDS_A_PERSON.contains(&kind)
+    }
+
+    /// The URL as logs may show it: scheme and host, not the path or query (for
+    /// many services the path is the secret).
+    fn shown(&self) -> String {
+        let (scheme, rest) = self.url.split_once("://").unwrap_or(("", &self.url));
+        let host = rest.split(['/', '?', '#']).next().unwrap_or("");
+        format!("{scheme}://{host}/…")
     }
 
     /// Posts one notification, retrying twice; says why when it never got through.
@@ -131,7 +140,7 @@ impl Webhook {
         }
         Err(format!(
             "the webhook {} did not take a {kind} notification after {} attempts: {last}",
-            self.url,
+            self.shown(),
             RETRIES.len() + 1
         ))
     }
@@ -163,8 +172,9 @@ impl Webhook {
     }
 
     async fn post_once(&self, body: &str, headers: &[String]) -> Result<(), String> {
+        // -q first: no ~/.curlrc adds options; -g: the URL is not a glob pattern.
         let mut cmd = tokio::process::Command::new("curl");
-        cmd.args(["-sS", "-f", "--max-time", "10", "-X", "POST"]);
+        cmd.args(["-q", "-g", "-sS", "-f", "--max-time", "10", "-X", "POST"]);
         for h in headers {
             cmd.arg("-H").arg(h);
         }
@@ -187,7 +197,9 @@ impl Webhook {
         if out.status.success() {
             Ok(())
         } else {
-            Err(String::from_utf8_lossy(&out.stderr).trim().to_string())
+            // curl names the URL in its errors: keep the secret part out.
+            let said = String::from_utf8_lossy(&out.stderr).replace(&self.url, &self.shown());
+            Err(said.trim().to_string())
         }
     }
 }
@@ -209,11 +221,23 @@ mod tests {
         assert!(Webhook::new("http://h/x", Some("xml"), "").is_err());
         let w = Webhook::new("http://127.0.0.1:9/hook", None, "").unwrap();
         assert_eq!(w.format, Format::Json);
-        assert!(w.wants("agent_state", "ada is needs_approval: asks permission"));
-        assert!(!w.wants("agent_state", "ada is idle: the turn ended"));
-        assert!(w.wants("budget_reached", "ada reached its budget"));
-        assert!(!w.wants("command_failed", "x"));
+        assert!(w.wants(
+            "agent_state",
+            "ada",
+            "ada is needs_approval: asks permission"
+        ));
+        assert!(!w.wants("agent_state", "ada", "ada is idle: the turn ended"));
+        // A word of the reason is not the state.
+        assert!(!w.wants(
+            "agent_state",
+            "ada",
+            "ada is idle: the tests said it is stuck"
+        ));
+        assert!(w.wants("budget_reached", "ada", "ada reached its budget"));
+        assert!(!w.wants("command_failed", "ada", "x"));
         let only = Webhook::new("http://h/x", None, "command_failed").unwrap();
-        assert!(only.wants("command_failed", "x") && !only.wants("watch", "x"));
+        assert!(only.wants("command_failed", "a", "x") && !only.wants("watch", "a", "x"));
+        let secret = Webhook::new("https://hooks.example/T0/B1/sEcReT?k=1", None, "").unwrap();
+        assert_eq!(secret.shown(), "https://hooks.example/…");
     }
 }

@@ -120,6 +120,12 @@ impl CohortServer {
             if w.budget_tokens == Some(0) {
                 return Err("budget_tokens must be above 0 (leave it out for no budget)".into());
             }
+            if w.budget_tokens.is_some() && !agent.counts_tokens() {
+                return Err(format!(
+                    "budget_tokens needs a CLI whose transcript counts its tokens (claude, codex); {} writes none cohort reads",
+                    agent.name()
+                ));
+            }
             badges.push(w.badge.clone());
             budgets.push((w.budget_tokens, w.budget_interrupt));
             let tree = w.worktree.clone().unwrap_or_default();
@@ -540,6 +546,12 @@ impl CohortServer {
         let mut policy_set = Vec::new();
         if let Some(policy) = &policy {
             // Every worker must take the policy before any is given it.
+            if let Some(row) = rows.iter().find(|r| r.agent == AgentKind::Custom) {
+                return Err(format!(
+                    "{} runs a custom program, whose dialogs' keys cohort does not know: no policy applies to it",
+                    row.name
+                ));
+            }
             let has_rules = !policy.allow.is_empty() || !policy.deny.is_empty();
             if let Some(row) = rows
                 .iter()

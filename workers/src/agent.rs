@@ -118,6 +118,11 @@ impl AgentKind {
         matches!(self, AgentKind::Claude | AgentKind::Codex)
     }
 
+    /// Whether cohort reads the tokens this CLI spends from its transcript.
+    pub fn counts_tokens(self) -> bool {
+        matches!(self, AgentKind::Claude | AgentKind::Codex)
+    }
+
     /// Whether the agent can continue a session it had before.
     pub fn resumes(self) -> bool {
         matches!(

@@ -174,6 +174,20 @@ impl Workers {
         decision: Decision,
         by: &str,
     ) -> Result<Answered, WorkerError> {
+        self.answer_request(row, decision, by, None).await
+    }
+
+    /// [`Workers::answer_approval`], for the request that has waited since
+    /// `expected` when given (another one drawn meanwhile is not answered). The
+    /// screen is read again while the pane's input is held, so two answers (a
+    /// manager's, a policy's time) never both press into one dialog.
+    async fn answer_request(
+        &self,
+        row: &WorkerRow,
+        decision: Decision,
+        by: &str,
+        expected: Option<i64>,
+    ) -> Result<Answered, WorkerError> {
         let refuse = |why: String| WorkerError::Invalid(format!("{}: {why}", row.name));
         let seen = self.observe(row, true).await?;
         if seen.assessment.state != WorkerState::NeedsApproval {
@@ -208,9 +222,23 @@ impl Workers {
         let Some(pane) = seen.pane.clone() else {
             return Err(refuse("its pane is gone".into()));
         };
+        let mut turn = self
+            .terminal
+            .input(&pane.id, &self.caller(), cohort_terminal::Purpose::Prompt)
+            .await?;
+        // Held: what the screen shows now is what the keys go into.
+        let now = self.observe(row, true).await?;
+        if approval_on_screen(&now).as_deref() != Some(question.as_str())
+            || expected.is_some_and(|since| now.assessment.since_ms != since)
+        {
+            return Err(refuse(
+                "its dialog changed before the keys could be pressed (someone answered it): nothing was pressed".into(),
+            ));
+        }
         let rows: Vec<String> = self.terminal.screen(&pane.id).await?.rows;
         let keys = decision.keys(row.agent, &rows).map_err(refuse)?;
-        self.press(&pane.id, &keys).await?;
+        turn.keys(&keys).await?;
+        drop(turn);
         let after = self
             .await_composer(row, |o| approval_on_screen(o).is_none(), GONE_WITHIN)
             .await?;
@@ -250,8 +278,22 @@ impl Workers {
         {
             return None;
         }
+        let since = seen.assessment.since_ms;
+        // One try per request: a dialog that stays after the keys is not pressed
+        // again every few seconds.
+        {
+            let mut tried = self.hub.denials.lock().unwrap_or_else(|e| e.into_inner());
+            if tried.get(&row.id) == Some(&since) {
+                return None;
+            }
+            tried.insert(row.id.clone(), since);
+        }
         let by = format!("policy: no answer within {after} s");
-        let answered = self.answer_approval(row, Decision::Deny, &by).await.ok()?;
+        let answered = self
+            .answer_request(row, Decision::Deny, &by, Some(since))
+            .await
+            .ok()
+            .filter(|a| a.answered)?;
         Some(format!(
             "{}'s request {} was denied: no answer within {after} s",
             row.name,

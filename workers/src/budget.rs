@@ -25,9 +25,12 @@ pub struct Budget {
     /// Interrupt its turns once the budget is spent.
     #[serde(default)]
     pub interrupt: bool,
-    /// When it was reached (Unix ms), once it was.
+    /// When it was reached (Unix ms), once it was said.
     #[serde(default)]
     pub reached_ms: Option<i64>,
+    /// The turn (by when it began, Unix ms) last interrupted for it.
+    #[serde(default)]
+    pub interrupted_turn_ms: Option<i64>,
 }
 
 /// What a look at a worker's budget found.
@@ -77,7 +80,7 @@ impl Workers {
         let budget = tokens.map(|tokens| Budget {
             tokens,
             interrupt,
-            reached_ms: None,
+            ..Budget::default()
         });
         store(&self.hub.state_dir, &row.id, budget.as_ref()).map_err(|e| {
             WorkerError::Invalid(format!("{}'s budget could not be kept: {e}", row.name))
@@ -105,31 +108,32 @@ impl Workers {
         ))
     }
 
-    /// Looks at the worker's spending against its budget: the first time it is
-    /// reached, says so (once); with `interrupt`, interrupts a turn it works on
-    /// past the budget.
-    pub async fn check_budget(&self, row: &WorkerRow) -> Result<BudgetNews, WorkerError> {
+    /// Looks at the worker's spending against its budget: whether it is reached
+    /// and not said yet (say it, then [`Workers::budget_said`]); with `interrupt`,
+    /// interrupts the turn it works on past the budget, once per turn, and only
+    /// when its screen shows it working while its input is held (Esc into a dialog
+    /// would deny, into a composer would clear it).
+    pub async fn check_budget(&self, row: &WorkerRow) -> BudgetNews {
         let mut news = BudgetNews {
             reached: None,
             interrupted: false,
         };
         let Some(mut budget) = load(&self.hub.state_dir, &row.id) else {
-            return Ok(news);
+            return news;
         };
         let spent = self.usage_of(row).await.map_or(0, |u| u.total());
         if spent < budget.tokens {
-            return Ok(news);
+            return news;
         }
+        let of = format!(
+            "{} of {} tokens",
+            tokens_text(spent),
+            tokens_text(budget.tokens)
+        );
         if budget.reached_ms.is_none() {
-            budget.reached_ms = Some(crate::events::now_ms());
-            store(&self.hub.state_dir, &row.id, Some(&budget)).map_err(|e| {
-                WorkerError::Invalid(format!("{}'s budget could not be kept: {e}", row.name))
-            })?;
             news.reached = Some(format!(
-                "{} reached its budget: {} of {} tokens{}",
+                "{} reached its budget: {of}{}",
                 row.name,
-                tokens_text(spent),
-                tokens_text(budget.tokens),
                 if budget.interrupt {
                     "; its turns are interrupted until the budget is raised"
                 } else {
@@ -138,21 +142,64 @@ impl Workers {
             ));
         }
         if budget.interrupt {
-            let seen = self.observe(row, true).await?;
-            if seen.assessment.state == WorkerState::Busy {
-                if let Some(pane) = &seen.pane {
-                    self.press(&pane.id, &[Key::plain(KeyCode::Escape)]).await?;
+            match self.interrupt_for_budget(row, &mut budget).await {
+                Ok(true) => {
                     news.interrupted = true;
-                    let note = format!(
-                        "budget: a turn was interrupted at {} of {} tokens",
-                        tokens_text(spent),
-                        tokens_text(budget.tokens)
-                    );
+                    let note = format!("budget: a turn was interrupted at {of}");
                     let _ = self.annotate_worker(row, &note, Some("budget")).await;
+                }
+                Ok(false) => {}
+                Err(e) => {
+                    tracing::warn!(target: "cohort::workers", worker = %row.name, "not interrupted for its budget: {e}")
                 }
             }
         }
-        Ok(news)
+        news
+    }
+
+    /// Records that the budget's reach was said, so it is said once.
+    pub fn budget_said(&self, row: &WorkerRow) {
+        if let Some(mut budget) = load(&self.hub.state_dir, &row.id) {
+            budget.reached_ms = Some(crate::events::now_ms());
+            if let Err(e) = store(&self.hub.state_dir, &row.id, Some(&budget)) {
+                tracing::warn!(target: "cohort::workers", worker = %row.name, "its budget could not be kept: {e}");
+            }
+        }
+    }
+
+    async fn interrupt_for_budget(
+        &self,
+        row: &WorkerRow,
+        budget: &mut Budget,
+    ) -> Result<bool, WorkerError> {
+        let seen = self.observe(row, false).await?;
+        let turn_ms = seen.turn_started_ms.or(row.last_prompt_ms);
+        if seen.assessment.state != WorkerState::Busy
+            || turn_ms.is_some_and(|t| budget.interrupted_turn_ms == Some(t))
+        {
+            return Ok(false);
+        }
+        let Some(pane) = seen.pane.clone() else {
+            return Ok(false);
+        };
+        let mut turn = self
+            .terminal
+            .input(&pane.id, &self.caller(), cohort_terminal::Purpose::Prompt)
+            .await?;
+        let now = self.observe(row, true).await?;
+        let working = now
+            .screen
+            .as_ref()
+            .is_some_and(|s| s.class() == crate::screen::ScreenClass::Busy);
+        if !working {
+            return Ok(false);
+        }
+        turn.keys(&[Key::plain(KeyCode::Escape)]).await?;
+        budget.interrupted_turn_ms = Some(turn_ms.unwrap_or_else(crate::events::now_ms));
+        store(&self.hub.state_dir, &row.id, Some(budget)).map_err(|e| {
+            WorkerError::Invalid(format!("{}'s budget could not be kept: {e}", row.name))
+        })?;
+        Ok(true)
     }
 }
 
@@ -167,7 +214,7 @@ mod tests {
         let b = Budget {
             tokens: 5_000,
             interrupt: true,
-            reached_ms: None,
+            ..Budget::default()
         };
         store(dir.path(), "w1", Some(&b)).unwrap();
         assert_eq!(load(dir.path(), "w1"), Some(b));

@@ -126,7 +126,12 @@ pub fn keep_worker_file(
             .mode(0o700)
             .create(dir)?;
     }
-    let tmp = path.with_extension("new");
+    // Each writer its own temporary file: two at once never tear each other's.
+    let tmp = path.with_file_name(format!(
+        ".{name}.{}.{}",
+        std::process::id(),
+        uuid::Uuid::new_v4().simple()
+    ));
     std::fs::OpenOptions::new()
         .write(true)
         .create(true)

@@ -59,6 +59,9 @@ pub struct Hub {
     /// Each worker's change line, when it was taken and for which state (since when):
     /// see [`crate::Workers::change_line`].
     pub(crate) changes: Mutex<HashMap<String, (std::time::Instant, i64, String)>>,
+    /// The request (by since when it waited) each worker's policy last tried to
+    /// deny for want of an answer.
+    pub(crate) denials: Mutex<HashMap<String, i64>>,
 }
 
 impl Hub {
@@ -73,6 +76,7 @@ impl Hub {
             trackers: Mutex::new(HashMap::new()),
             pumps: Mutex::new(HashSet::new()),
             changes: Mutex::new(HashMap::new()),
+            denials: Mutex::new(HashMap::new()),
         }
     }
 
