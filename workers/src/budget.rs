@@ -135,7 +135,7 @@ impl Workers {
                 "{} reached its budget: {of}{}",
                 row.name,
                 if budget.interrupt {
-                    "; its turns are interrupted until the budget is raised"
+                    "; its turns past it are interrupted (close it, or spawn it again with a higher budget)"
                 } else {
                     ""
                 }
