@@ -314,20 +314,23 @@ impl Orchestrator {
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut hooks = self.workers.wakes();
         loop {
-            tokio::select! {
+            // Everyone on a tick or a state change; after hooks, the workers whose
+            // hooks reported.
+            let only = tokio::select! {
                 _ = stop.cancelled() => return,
-                _ = tick.tick() => {}
-                _ = asked.notified() => {}
+                _ = tick.tick() => None,
+                _ = asked.notified() => None,
                 changed = hooks.changed() => {
                     if changed.is_err() {
                         return;
                     }
                     // Hooks come in bursts: one look for the burst.
                     tokio::time::sleep(HOOK_BURST).await;
+                    Some(self.workers.take_woken())
                 }
-            }
+            };
             hooks.borrow_and_update();
-            self.look_at_workers().await;
+            self.look_at_workers(only.as_ref()).await;
         }
     }
 
@@ -359,23 +362,30 @@ impl Orchestrator {
 
     /// Brings every worker's state up to date (a change is published, and becomes
     /// a notification above), then looks at their budgets and requests.
-    async fn look_at_workers(&self) {
-        for row in self.workers.worker_rows().await.unwrap_or_default() {
-            let _ = self.workers.observe(&row, false).await;
+    async fn look_at_workers(&self, only: Option<&std::collections::HashSet<String>>) {
+        let rows: Vec<_> = self
+            .workers
+            .worker_rows()
+            .await
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|r| only.is_none_or(|ids| ids.contains(&r.id)))
+            .collect();
+        for row in &rows {
+            let _ = self.workers.observe(row, false).await;
         }
-        self.look_at_budgets().await;
+        self.look_at_budgets(&rows).await;
     }
 
     /// Checks the budgets of the workers and their requests
     /// unanswered past their policy's time: a budget reached is a notification for
     /// everyone, once; a turn interrupted for it, or a request denied for lack of an
     /// answer, is said too.
-    async fn look_at_budgets(&self) {
-        let rows = self.workers.worker_rows().await.unwrap_or_default();
+    async fn look_at_budgets(&self, rows: &[cohort_workers::registry::WorkerRow]) {
         for row in rows {
-            let news = self.workers.check_budget(&row).await;
+            let news = self.workers.check_budget(row).await;
             let mut said = Vec::new();
-            if let Some(denied) = self.workers.deny_overdue(&row).await {
+            if let Some(denied) = self.workers.deny_overdue(row).await {
                 said.push(("approval_timed_out", denied));
             }
             if let Some(reached) = news.reached {
@@ -384,7 +394,7 @@ impl Orchestrator {
                     .await
                     .is_ok()
                 {
-                    self.workers.budget_said(&row);
+                    self.workers.budget_said(row);
                 }
             }
             if news.interrupted {

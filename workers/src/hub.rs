@@ -62,6 +62,8 @@ pub struct Hub {
     /// The request (by since when it waited) each worker's policy last tried to
     /// deny for want of an answer.
     pub(crate) denials: Mutex<HashMap<String, i64>>,
+    /// Workers whose hooks reported since the last [`Hub::take_woken`].
+    woken: Arc<Mutex<HashSet<String>>>,
 }
 
 impl Hub {
@@ -77,6 +79,7 @@ impl Hub {
             pumps: Mutex::new(HashSet::new()),
             changes: Mutex::new(HashMap::new()),
             denials: Mutex::new(HashMap::new()),
+            woken: Arc::default(),
         }
     }
 
@@ -138,13 +141,29 @@ impl Hub {
             }
         };
         let wake = self.wake.clone();
+        let woken = self.woken.clone();
         let task = tokio::spawn(async move {
             let mut buf = [0u8; 256];
-            while bound.recv(&mut buf).await.is_ok() {
+            while let Ok(n) = bound.recv(&mut buf).await {
+                // The datagram names the worker whose hook reported.
+                if let Ok(id) = std::str::from_utf8(&buf[..n]) {
+                    let id = id.trim();
+                    if !id.is_empty() && id.len() <= 64 && !id.contains(['/', '\0']) {
+                        let mut set = woken.lock().unwrap_or_else(|e| e.into_inner());
+                        if set.len() < 4096 {
+                            set.insert(id.to_string());
+                        }
+                    }
+                }
                 wake.send_modify(|v| *v += 1);
             }
         });
         *socket = Some((path, task.abort_handle()));
+    }
+
+    /// The workers whose hooks reported since the last call, by id.
+    pub fn take_woken(&self) -> HashSet<String> {
+        std::mem::take(&mut *self.woken.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// The tracker of worker `id`, created on first use.

@@ -113,6 +113,11 @@ impl Workers {
         self.hub.wakes()
     }
 
+    /// The ids of the workers whose hooks reported since the last call.
+    pub fn take_woken(&self) -> std::collections::HashSet<String> {
+        self.hub.take_woken()
+    }
+
     /// The worker named `name` (or with that id), if there is one.
     pub async fn find_worker(&self, name: &str) -> Result<Option<WorkerRow>, WorkerError> {
         let name = name.to_string();
