@@ -26,6 +26,19 @@ async fn say(m: &Manager, text: &str) -> Value {
     r
 }
 
+/// One worker of `spawn_workers`: a fake `agent` in `repo` with the test's agents'
+/// environment and `extra` on top.
+fn worker_spec(
+    m: &Manager,
+    repo: &std::path::Path,
+    name: &str,
+    agent: &str,
+    extra: &[(&str, &str)],
+) -> Value {
+    json!({"name": name, "agent": agent, "project_path": repo.display().to_string(),
+           "env": m.agents.env_json(extra)})
+}
+
 /// The notes kept on a worker, as one text.
 async fn notes_of(m: &Manager, name: &str) -> String {
     let listed = m.ok("list_workers", json!({"verbose": true})).await;
@@ -58,8 +71,7 @@ async fn scripted_turns(which: Which) {
     let m = Manager::new(which).await;
     let repo = m.agents.repo("states");
     let spec = |name: &str, agent: &str, extra: &[(&str, &str)]| {
-        json!({"name": name, "agent": agent, "project_path": repo.display().to_string(),
-               "env": m.agents.env_json(extra)})
+        worker_spec(&m, &repo, name, agent, extra)
     };
     let spawned = m
         .ok(
@@ -302,10 +314,7 @@ async fn a_hung_agent_ends_a_wait_for_any_as_stuck() {
         .workers
         .configure_workers(|s| s.bounds.stall_ms = 3_000);
     let repo = m.agents.repo("hang");
-    let spec = |name: &str, agent: &str| {
-        json!({"name": name, "agent": agent, "project_path": repo.display().to_string(),
-               "env": m.agents.env_json(&[])})
-    };
+    let spec = |name: &str, agent: &str| worker_spec(&m, &repo, name, agent, &[]);
     m.ok(
         "spawn_workers",
         json!({"workers": [spec("hangs", "claude"), spec("works", "codex")]}),
@@ -359,8 +368,7 @@ async fn approvals_are_listed_and_answered_from_anywhere() {
     let m = Manager::new(Which::Tmux).await;
     let repo = m.agents.repo("approvals");
     let spec = |name: &str, agent: &str, extra: &[(&str, &str)]| {
-        json!({"name": name, "agent": agent, "project_path": repo.display().to_string(),
-               "env": m.agents.env_json(extra)})
+        worker_spec(&m, &repo, name, agent, extra)
     };
     m.ok(
         "spawn_workers",
@@ -497,10 +505,7 @@ async fn approvals_are_listed_and_answered_from_anywhere() {
 async fn a_policy_answers_requests_through_the_hook_without_a_dialog() {
     let m = Manager::new(Which::Tmux).await;
     let repo = m.agents.repo("policy");
-    let spec = |name: &str, agent: &str| {
-        json!({"name": name, "agent": agent, "project_path": repo.display().to_string(),
-               "env": m.agents.env_json(&[])})
-    };
+    let spec = |name: &str, agent: &str| worker_spec(&m, &repo, name, agent, &[]);
     m.ok(
         "spawn_workers",
         json!({"workers": [spec("claude", "claude"), spec("codex", "codex")]}),

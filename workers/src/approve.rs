@@ -16,7 +16,6 @@ use crate::{
     observe::Observation,
     registry::WorkerRow,
     screen::{Dialog, ScreenClass},
-    spawn::last_lines,
     state::WorkerState,
     Workers,
 };
@@ -158,7 +157,10 @@ impl Workers {
                 name: row.name.clone(),
                 request,
                 question,
-                shows: self.screen_tail(&seen).await,
+                shows: match &seen.pane {
+                    Some(p) => self.screen_tail(&p.id, 8).await,
+                    None => String::new(),
+                },
                 since_ms: seen.assessment.since_ms,
             });
         }
@@ -333,18 +335,6 @@ impl Workers {
             .annotate_worker(row, &crate::inspect::note_text(&note), Some(by))
             .await;
         Ok(())
-    }
-
-    async fn screen_tail(&self, seen: &Observation) -> String {
-        match &seen.pane {
-            Some(p) => self
-                .terminal
-                .screen(&p.id)
-                .await
-                .map(|s| last_lines(&s.rows, 8))
-                .unwrap_or_default(),
-            None => String::new(),
-        }
     }
 }
 

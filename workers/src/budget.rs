@@ -59,6 +59,11 @@ fn store(state_dir: &Path, id: &str, budget: Option<&Budget>) -> std::io::Result
     keep_worker_file(state_dir, id, BUDGET_FILE, text.as_deref())
 }
 
+/// What was spent against a budget: `12.3k of 50.0k tokens`.
+fn spent_of(spent: u64, budget: u64) -> String {
+    format!("{} of {} tokens", tokens_text(spent), tokens_text(budget))
+}
+
 /// A token count in words: `1.2k`, `3.4M`.
 pub fn tokens_text(n: u64) -> String {
     match n {
@@ -82,7 +87,11 @@ impl Workers {
             interrupt,
             ..Budget::default()
         });
-        store(&self.hub.state_dir, &row.id, budget.as_ref()).map_err(|e| {
+        self.keep_budget(row, budget.as_ref())
+    }
+
+    fn keep_budget(&self, row: &WorkerRow, budget: Option<&Budget>) -> Result<(), WorkerError> {
+        store(&self.hub.state_dir, &row.id, budget).map_err(|e| {
             WorkerError::Invalid(format!("{}'s budget could not be kept: {e}", row.name))
         })
     }
@@ -92,9 +101,8 @@ impl Workers {
         let budget = load(&self.hub.state_dir, &row.id)?;
         let spent = self.usage_of(row).await.map_or(0, |u| u.total());
         Some(format!(
-            "{} of {} tokens{}{}",
-            tokens_text(spent),
-            tokens_text(budget.tokens),
+            "{}{}{}",
+            spent_of(spent, budget.tokens),
             if budget.reached_ms.is_some() {
                 ", reached"
             } else {
@@ -125,11 +133,7 @@ impl Workers {
         if spent < budget.tokens {
             return news;
         }
-        let of = format!(
-            "{} of {} tokens",
-            tokens_text(spent),
-            tokens_text(budget.tokens)
-        );
+        let of = spent_of(spent, budget.tokens);
         if budget.reached_ms.is_none() {
             news.reached = Some(format!(
                 "{} reached its budget: {of}{}",
@@ -161,8 +165,8 @@ impl Workers {
     pub fn budget_said(&self, row: &WorkerRow) {
         if let Some(mut budget) = load(&self.hub.state_dir, &row.id) {
             budget.reached_ms = Some(crate::events::now_ms());
-            if let Err(e) = store(&self.hub.state_dir, &row.id, Some(&budget)) {
-                tracing::warn!(target: "cohort::workers", worker = %row.name, "its budget could not be kept: {e}");
+            if let Err(e) = self.keep_budget(row, Some(&budget)) {
+                tracing::warn!(target: "cohort::workers", "{e}");
             }
         }
     }
@@ -196,9 +200,7 @@ impl Workers {
         }
         turn.keys(&[Key::plain(KeyCode::Escape)]).await?;
         budget.interrupted_turn_ms = Some(turn_ms.unwrap_or_else(crate::events::now_ms));
-        store(&self.hub.state_dir, &row.id, Some(budget)).map_err(|e| {
-            WorkerError::Invalid(format!("{}'s budget could not be kept: {e}", row.name))
-        })?;
+        self.keep_budget(row, Some(budget))?;
         Ok(true)
     }
 }

@@ -9,7 +9,7 @@ use cohort_terminal::Purpose;
 use crate::registry::WorkerTables;
 use crate::Workers;
 use crate::*;
-use crate::{events::now_ms, screen::Dialog, spawn::last_lines};
+use crate::{events::now_ms, screen::Dialog};
 
 /// How long after the agent's first hook a frame cohort cannot read ends the wait.
 const UNREAD_AFTER_START: Duration = Duration::from_secs(8);
@@ -52,12 +52,7 @@ impl Workers {
                 .await?;
             if seen.assessment.state.name() == "exited" {
                 let tail = match &seen.pane {
-                    Some(p) => self
-                        .terminal
-                        .screen(&p.id)
-                        .await
-                        .map(|s| last_lines(&s.rows, 4))
-                        .unwrap_or_default(),
+                    Some(p) => self.screen_tail(&p.id, 4).await,
                     None => String::new(),
                 };
                 return Err(not_ready(format!(
@@ -101,12 +96,7 @@ impl Workers {
                     .filter(|at| *at >= row.launched_ms)
                     .map(|at| now_ms() - at);
                 if reported.is_some_and(|ago| ago >= UNREAD_AFTER_START.as_millis() as i64) {
-                    let tail = self
-                        .terminal
-                        .screen(&pane.id)
-                        .await
-                        .map(|s| last_lines(&s.rows, 4))
-                        .unwrap_or_default();
+                    let tail = self.screen_tail(&pane.id, 4).await;
                     return Err(not_ready(format!(
                         "its hooks report its session started, but after {} s its screen still shows no composer or dialog cohort recognises (nothing was typed into it); its screen ends with: {tail}",
                         UNREAD_AFTER_START.as_secs()

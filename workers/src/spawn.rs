@@ -745,6 +745,18 @@ fn failed(name: &str, e: WorkerError) -> Spawned {
     }
 }
 
+impl Workers {
+    /// The last `n` non-blank rows of `pane`'s screen, joined with ` | ` (empty
+    /// when the screen cannot be read): what errors and listings quote of it.
+    pub(crate) async fn screen_tail(&self, pane: &cohort_backends::PaneId, n: usize) -> String {
+        self.terminal
+            .screen(pane)
+            .await
+            .map(|s| last_lines(&s.rows, n))
+            .unwrap_or_default()
+    }
+}
+
 /// The last `n` non-blank rows, joined with ` | `.
 pub(crate) fn last_lines(rows: &[String], n: usize) -> String {
     let kept: Vec<&str> = rows

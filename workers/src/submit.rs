@@ -171,10 +171,7 @@ impl Workers {
             .await_composer(row, composer_holds_text, DRAW_LIMIT)
             .await?;
         if !composer_holds_text(&drawn) {
-            let tail = match self.terminal.screen(&pane.id).await {
-                Ok(s) => crate::spawn::last_lines(&s.rows, 4),
-                Err(_) => String::new(),
-            };
+            let tail = self.screen_tail(&pane.id, 4).await;
             return Err(not(format!(
                 "the paste never showed in the composer (the agent's input is not taking keys, or its frame changed); the screen shows {}, ending with: {tail}; Enter was not pressed",
                 describe_frame(&drawn)
