@@ -523,6 +523,56 @@ async fn the_server_exits_with_the_last_session_unless_asked_to_stay() {
     assert!(server_up(&server), "kept as asked");
 }
 
+/// tmux answers an `if-shell` twice (its own block, then its branch's): the control
+/// client takes both, and the replies after it stay with their commands; an `if-shell`
+/// sent as an ordinary command is refused before it can shift them.
+#[tokio::test]
+async fn an_if_shell_answer_never_goes_to_the_next_command() {
+    use cohort_backends::tmux::control::ControlClient;
+    let server = TestServer::new();
+    let status = std::process::Command::new("tmux")
+        .args(["-L", &server.socket, "new-session", "-d", "-s", "probe"])
+        .env_remove("TMUX")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mut command = tokio::process::Command::new("tmux");
+    command
+        .args(["-L", &server.socket, "-C", "attach", "-t", "probe"])
+        .env_remove("TMUX");
+    let client = ControlClient::start(command, Box::new(|_| {}))
+        .await
+        .unwrap();
+    let text = |reply: cohort_backends::tmux::parse::Reply| reply.text().trim().to_string();
+    for (condition, branch) in [("1", "yes"), ("0", "no")] {
+        let line =
+            format!("if-shell -F {condition} 'display-message -p yes' 'display-message -p no'");
+        assert_eq!(text(client.if_shell(&line).await.unwrap()), branch);
+        let after = client.command("display-message -p after").await.unwrap();
+        assert_eq!(
+            text(after),
+            "after",
+            "the branch's answer went to the next command"
+        );
+    }
+    // Refused by tmux (a branch it cannot parse): no branch runs, nothing is left to
+    // shift.
+    let refused = "if-shell -F 1 'no-such-command' 'display-message -p no'";
+    assert!(client.if_shell(refused).await.is_err());
+    let after = client.command("display-message -p next").await.unwrap();
+    assert_eq!(text(after), "next");
+    // A branch that fails when it runs is the call's error.
+    let failing = "if-shell -F 1 'kill-session -t =no-such-session' 'display-message -p no'";
+    assert!(client.if_shell(failing).await.is_err());
+    let err = client
+        .command("if-shell -F 1 'display-message -p yes'")
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("if_shell"), "{err}");
+    let after = client.command("display-message -p still").await.unwrap();
+    assert_eq!(text(after), "still");
+}
+
 /// A team's pane is badged with the team and titled `Team :: agent`: its border names
 /// the team once; a title that does not begin with the badge follows it.
 #[tokio::test]

@@ -59,6 +59,11 @@ struct Slot {
     reply: oneshot::Sender<Reply>,
     /// Handed to the event handler when the reply is read.
     marker: Option<u64>,
+    /// An `if-shell` with both branches: when tmux accepts it, the branch it runs is
+    /// answered in a block of its own, flagged as ours, right after this one (tmux
+    /// inserts the branch after the command that queued it, before anything written
+    /// later). That block goes here, not to the next command.
+    branch: Option<oneshot::Sender<Reply>>,
 }
 
 /// A live control-mode connection.
@@ -169,6 +174,13 @@ impl ControlClient {
                                         if let Some(marker) = slot.marker.filter(|_| reply.ok) {
                                             handler(ControlEvent::Marker(marker));
                                         }
+                                        if let Some(branch) = slot.branch.filter(|_| reply.ok) {
+                                            lock(&pending).slots.push_front(Slot {
+                                                reply: branch,
+                                                marker: None,
+                                                branch: None,
+                                            });
+                                        }
                                         let _ = slot.reply.send(reply);
                                     }
                                     None => tracing::warn!(
@@ -241,6 +253,38 @@ impl ControlClient {
         replies.pop().expect("one reply per command")
     }
 
+    /// Runs an `if-shell -F` line that names both branches (`if-shell -F COND THEN
+    /// ELSE`) and returns the reply of the branch that ran: tmux answers such a line
+    /// twice, once for the `if-shell` and once for its branch. An `if-shell` through
+    /// any other method is refused, since its second answer would be taken as the next
+    /// command's and every reply after it would go to the wrong command.
+    pub async fn if_shell(&self, line: &str) -> Result<Reply> {
+        let (tx, rx) = oneshot::channel();
+        let deadline = tokio::time::Instant::now() + COMMAND_TIMEOUT;
+        let mut replies = self
+            .write_and_wait(&[line], &[], Some(tx))
+            .await
+            .map_err(Failure::into_error)?;
+        replies.pop().expect("one reply per command")?;
+        match tokio::time::timeout_at(deadline, rx).await {
+            Ok(Ok(reply)) if reply.ok => Ok(reply),
+            Ok(Ok(reply)) => Err(BackendError::Tmux {
+                cmd: shorten(line),
+                message: reply.text(),
+            }),
+            Ok(Err(_)) => Err(disconnected(
+                lock(&self.pending)
+                    .closed
+                    .as_deref()
+                    .unwrap_or("tmux went away"),
+            )),
+            Err(_) => Err(BackendError::Timeout {
+                what: format!("tmux to run the branch of `{}`", shorten(line)),
+                after_ms: COMMAND_TIMEOUT.as_millis() as u64,
+            }),
+        }
+    }
+
     /// Writes several commands back to back and waits for all replies, in order.
     /// The outer error is a lost connection; each inner result is that command's.
     pub async fn pipeline<S: AsRef<str>>(&self, lines: &[S]) -> Result<Vec<Result<Reply>>> {
@@ -284,7 +328,7 @@ impl ControlClient {
             otel.status_code = tracing::field::Empty,
         );
         let replies = self
-            .write_and_wait(lines, markers)
+            .write_and_wait(lines, markers, None)
             .instrument(span.clone())
             .await;
         if !matches!(&replies, Ok(r) if r.iter().all(Result::is_ok)) {
@@ -300,10 +344,14 @@ impl ControlClient {
     /// later still takes its place in the queue, so the replies that follow stay
     /// matched to their commands; a write that cannot finish ends the connection,
     /// since a half-written line would run as part of the next command.
+    ///
+    /// `branch` takes the second answer of an `if-shell` (see [`Self::if_shell`]),
+    /// the one line given with it.
     async fn write_and_wait<S: AsRef<str>>(
         &self,
         lines: &[S],
         markers: &[Option<u64>],
+        mut branch: Option<oneshot::Sender<Reply>>,
     ) -> std::result::Result<Vec<Result<Reply>>, Failure> {
         ROUND_TRIPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let deadline = tokio::time::Instant::now() + COMMAND_TIMEOUT;
@@ -329,6 +377,12 @@ impl ControlClient {
                         shorten(line)
                     ))));
                 }
+                if queues_commands(line) && (branch.is_none() || lines.len() != 1) {
+                    return Err(Failure::Unsent(BackendError::InvalidArgument(format!(
+                        "internal: `{}` is answered twice; send it with `if_shell`",
+                        shorten(line)
+                    ))));
+                }
                 buf.extend_from_slice(line.as_bytes());
                 buf.push(b'\n');
             }
@@ -342,6 +396,7 @@ impl ControlClient {
                     pending.slots.push_back(Slot {
                         reply: tx,
                         marker: markers.get(index).copied().flatten(),
+                        branch: branch.take(),
                     });
                     receivers.push(rx);
                 }
@@ -441,6 +496,12 @@ fn disconnected(reason: &str) -> BackendError {
         backend: BACKEND,
         reason: reason.to_string(),
     }
+}
+
+/// Whether tmux answers `line` with more than one block: a command that queues
+/// other commands (`if-shell`, `if`) has them answered in blocks of their own.
+fn queues_commands(line: &str) -> bool {
+    matches!(line.split_whitespace().next(), Some("if-shell" | "if"))
 }
 
 /// A command shortened for error messages, on a character boundary.

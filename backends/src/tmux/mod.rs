@@ -918,12 +918,19 @@ impl TmuxBackend {
         // still attached to a view of their own.
         let session = quote::single(&format!("={}", self.inner.config.session));
         let line = format!(
-            "if-shell -F -t {target} {} {}",
+            "if-shell -F -t {target} {} {} {}",
             quote::single(&condition),
-            quote::arg(&format!("kill-session -t {session}"))
+            quote::arg(&format!("kill-session -t {session}")),
+            quote::arg("display-message -p still-used")
         );
-        if client.command(&line).await.is_err() {
-            return; // gone already, or still used
+        match client.if_shell(&line).await {
+            Ok(reply) if reply.text().trim() == "still-used" => return,
+            Ok(_) => {}
+            Err(_) => {
+                if !client.is_closed() {
+                    return; // refused, or tmux is slow: leave it be
+                }
+            }
         }
         // Until the connection has seen the server go, a call made now would be sent
         // to it and lost: wait for that (a moment; bounded, in case another process
