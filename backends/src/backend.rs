@@ -10,7 +10,7 @@ use async_trait::async_trait;
 
 use crate::error::{BackendError, Result};
 use crate::event::EventStream;
-use crate::keys::Key;
+use crate::keys::{Key, Keystrokes};
 use crate::types::{
     Appearance, AttachHint, BackendKind, Capabilities, Identity, LineRange, Lines, PaneId,
     PaneInfo, PaneState, Screen, SpawnOptions, SplitOptions, WindowInfo,
@@ -53,6 +53,21 @@ pub trait TerminalBackend: Send + Sync + 'static {
 
     /// Presses named keys in order.
     async fn send_keys(&self, pane: &PaneId, keys: &[Key]) -> Result<()>;
+
+    /// Types text and presses keys in the order given, as one input: what
+    /// [`Self::send_text`] and [`Self::send_keys`] would do one after the other, for
+    /// when nothing has to be seen between the parts (a line for a shell at its
+    /// prompt). A backend that can sends it in one round trip. An error may come after
+    /// a first part went in.
+    async fn send_input(&self, pane: &PaneId, input: &[Keystrokes]) -> Result<()> {
+        for part in input {
+            match part {
+                Keystrokes::Text(text) => self.send_text(pane, text).await?,
+                Keystrokes::Keys(keys) => self.send_keys(pane, keys).await?,
+            }
+        }
+        Ok(())
+    }
 
     /// Pastes `text` as one paste: wrapped in bracketed-paste codes when the program
     /// asked for them, so a shell shows it whole and runs nothing until Enter.

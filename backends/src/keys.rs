@@ -354,6 +354,16 @@ impl FromStr for Key {
     }
 }
 
+/// One part of what is typed into a pane in one go
+/// ([`crate::TerminalBackend::send_input`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Keystrokes {
+    /// Text typed literally, as [`crate::TerminalBackend::send_text`] types it.
+    Text(String),
+    /// Named keys pressed in order, as [`crate::TerminalBackend::send_keys`] presses them.
+    Keys(Vec<Key>),
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,7 +6,7 @@ use async_trait::async_trait;
 use crate::backend::TerminalBackend;
 use crate::error::{BackendError, Result};
 use crate::event::{BackendEvent, EventStream};
-use crate::keys::Key;
+use crate::keys::{Key, Keystrokes};
 use crate::types::{
     Appearance, AttachHint, BackendKind, Capabilities, Identity, LineRange, Lines, PaneId,
     PaneInfo, PaneState, Screen, Size, SpawnOptions, SplitDirection, SplitOptions, WindowId,
@@ -359,13 +359,18 @@ impl TerminalBackend for Iterm2Backend {
     }
 
     async fn send_keys(&self, pane: &PaneId, keys: &[Key]) -> Result<()> {
-        let mut bytes = Vec::new();
-        for key in keys {
-            bytes.extend(key.to_bytes());
+        self.send_text(pane, &keys_text(keys)?).await
+    }
+
+    /// Text and keys as the bytes they type, in one `SendText`: one round trip.
+    async fn send_input(&self, pane: &PaneId, input: &[Keystrokes]) -> Result<()> {
+        let mut text = String::new();
+        for part in input {
+            match part {
+                Keystrokes::Text(t) => text.push_str(t),
+                Keystrokes::Keys(keys) => text.push_str(&keys_text(keys)?),
+            }
         }
-        let text = String::from_utf8(bytes).map_err(|_| {
-            BackendError::InvalidArgument("these keys do not encode as text for iTerm2".into())
-        })?;
         self.send_text(pane, &text).await
     }
 
@@ -635,4 +640,15 @@ impl TerminalBackend for Iterm2Backend {
             other => Err(unexpected("Activate", &other)),
         }
     }
+}
+
+/// The bytes `keys` type, as the text iTerm2 sends.
+fn keys_text(keys: &[Key]) -> Result<String> {
+    let mut bytes = Vec::new();
+    for key in keys {
+        bytes.extend(key.to_bytes());
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        BackendError::InvalidArgument("these keys do not encode as text for iTerm2".into())
+    })
 }

@@ -252,30 +252,34 @@ impl TerminalBackend for TmuxBackend {
         if text.is_empty() {
             return Ok(());
         }
-        let lines: Vec<String> = chunks(text, CHUNK_BYTES)
-            .into_iter()
-            .map(|chunk| {
-                if quote::is_plain(chunk) {
-                    // `--`: text that starts with `-` is text, not flags.
-                    format!("send-keys -t {pane} -l -- {}", quote::single(chunk))
-                } else {
-                    // Control characters go in as exact bytes.
-                    let hex: Vec<String> = chunk.bytes().map(|b| format!("{b:02x}")).collect();
-                    format!("send-keys -t {pane} -H {}", hex.join(" "))
-                }
-            })
-            .collect();
-        self.pane_pipeline(pane, &lines).await.map(|_| ())
+        self.pane_pipeline(pane, &text_lines(pane, text))
+            .await
+            .map(|_| ())
     }
 
     async fn send_keys(&self, pane: &PaneId, keys: &[Key]) -> Result<()> {
         if keys.is_empty() {
             return Ok(());
         }
-        let names: Vec<String> = keys.iter().map(|k| quote::single(&k.tmux_name())).collect();
-        self.pane_cmd(pane, &format!("send-keys -t {pane} {}", names.join(" ")))
+        self.pane_cmd(pane, &keys_line(pane, keys))
             .await
             .map(|_| ())
+    }
+
+    /// Every part as its `send-keys` lines, all written at once: one round trip.
+    async fn send_input(&self, pane: &PaneId, input: &[Keystrokes]) -> Result<()> {
+        let lines: Vec<String> = input
+            .iter()
+            .flat_map(|part| match part {
+                Keystrokes::Text(text) => text_lines(pane, text),
+                Keystrokes::Keys(keys) if keys.is_empty() => Vec::new(),
+                Keystrokes::Keys(keys) => vec![keys_line(pane, keys)],
+            })
+            .collect();
+        if lines.is_empty() {
+            return Ok(());
+        }
+        self.pane_pipeline(pane, &lines).await.map(|_| ())
     }
 
     async fn paste(&self, pane: &PaneId, text: &str) -> Result<()> {
@@ -666,4 +670,27 @@ impl TmuxBackend {
             }
         }
     }
+}
+
+/// The `send-keys` lines that type `text` literally, in chunks.
+fn text_lines(pane: &PaneId, text: &str) -> Vec<String> {
+    chunks(text, CHUNK_BYTES)
+        .into_iter()
+        .map(|chunk| {
+            if quote::is_plain(chunk) {
+                // `--`: text that starts with `-` is text, not flags.
+                format!("send-keys -t {pane} -l -- {}", quote::single(chunk))
+            } else {
+                // Control characters go in as exact bytes.
+                let hex: Vec<String> = chunk.bytes().map(|b| format!("{b:02x}")).collect();
+                format!("send-keys -t {pane} -H {}", hex.join(" "))
+            }
+        })
+        .collect()
+}
+
+/// The `send-keys` line that presses `keys` in order.
+fn keys_line(pane: &PaneId, keys: &[Key]) -> String {
+    let names: Vec<String> = keys.iter().map(|k| quote::single(&k.tmux_name())).collect();
+    format!("send-keys -t {pane} {}", names.join(" "))
 }

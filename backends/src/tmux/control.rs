@@ -354,6 +354,7 @@ impl ControlClient {
         mut branch: Option<oneshot::Sender<Reply>>,
     ) -> std::result::Result<Vec<Result<Reply>>, Failure> {
         ROUND_TRIPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        tracing::trace!(target: "cohort::tmux", commands = %command_names(lines), "round trip");
         let deadline = tokio::time::Instant::now() + COMMAND_TIMEOUT;
         let unanswered = |lines: &[S]| BackendError::Timeout {
             what: format!(
@@ -516,8 +517,7 @@ pub fn shorten(line: &str) -> String {
     format!("{}… ({} bytes)", &line[..end], line.len())
 }
 
-/// The commands' names (`send-keys; capture-pane`), for a span.
-#[cfg_attr(not(feature = "otel"), allow(dead_code))]
+/// The commands' names (`send-keys; capture-pane`), for a span and the trace log.
 fn command_names<S: AsRef<str>>(lines: &[S]) -> String {
     let names: Vec<&str> = lines
         .iter()

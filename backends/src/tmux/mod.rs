@@ -38,7 +38,7 @@ use async_trait::async_trait;
 use crate::backend::TerminalBackend;
 use crate::error::{BackendError, Result};
 use crate::event::{BackendEvent, EventSink, EventStream};
-use crate::keys::Key;
+use crate::keys::{Key, Keystrokes};
 use crate::layout::parse_tmux_layout;
 use crate::link::{Got, Link};
 use crate::shell::{command_with_exit_mark, user_shell, ShellIntegration};

@@ -29,7 +29,7 @@ mod settle;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cohort_backends::{Key, KeyCode, PaneId, PaneState};
+use cohort_backends::{Key, KeyCode, Keystrokes, PaneId, PaneState};
 use tokio::sync::watch;
 
 use crate::completion::{handed_mark_suffix, handover_line, handover_ready, mark_suffix, Started};
@@ -323,6 +323,13 @@ impl Terminal {
             text.push('\n');
         }
         let cleared = fresh_line && turn.at_shell() && !turn.runtime.lock().command_running();
+        let clear_keys = cleared.then(|| {
+            let cooked = turn
+                .state
+                .foreground_pid
+                .and_then(cohort_backends::process::terminal_in_line_mode);
+            clear_line_keys(cooked)
+        });
         if options.enter {
             // Judged before anything is typed: a refused line never reaches the pane.
             let pending = if cleared {
@@ -332,12 +339,32 @@ impl Terminal {
             };
             turn.judge(&format!("{pending}{text}"))?;
         }
-        if cleared {
-            let cooked = turn
-                .state
-                .foreground_pid
-                .and_then(cohort_backends::process::terminal_in_line_mode);
-            turn.keys(&clear_line_keys(cooked)).await?;
+        // A line for the shell at its prompt: nothing has to be seen between emptying
+        // the line, typing and Enter, so they go in together.
+        let whole_line = options.enter
+            && turn.at_shell()
+            && options.mark.is_none()
+            && !text.contains(['\n', '\t'])
+            && text.len() <= 1024;
+        if whole_line {
+            let command =
+                turn.runtime
+                    .record_command(&text, turn.state.foreground_pid, None, false);
+            let before_typing = turn.journal_len();
+            let at = Instant::now();
+            turn.submit_line(clear_keys.as_deref().unwrap_or_default(), &text)
+                .await?;
+            self.note_last_command(&turn, &text);
+            return Ok(Sent {
+                started: Some(Started::after(&command, at)),
+                bytes: text.len(),
+                pasted: false,
+                typed_from: before_typing,
+                into_program: false,
+            });
+        }
+        if let Some(keys) = &clear_keys {
+            turn.keys(keys).await?;
             turn.runtime.lock().pending_line.clear();
         }
         match &options.mark {
@@ -399,17 +426,7 @@ impl Terminal {
             // The line was judged above, with the mark's suffix still off it.
             turn.press_enter().await?;
             started = Some(Started::after(&command, at));
-            // Bookkeeping after Enter, in the background, so it never delays the
-            // keystroke or the verdict.
-            if let Some(id) = turn.session.clone() {
-                let end = crate::runtime::char_floor(&text, 4096);
-                let (terminal, command) = (self.clone(), text[..end].to_string());
-                tokio::spawn(async move {
-                    let _ = terminal
-                        .db(move |r| r.set_last_command(&id, &command))
-                        .await;
-                });
-            }
+            self.note_last_command(&turn, &text);
         }
         Ok(Sent {
             started,
@@ -418,6 +435,20 @@ impl Terminal {
             typed_from: before_typing,
             into_program,
         })
+    }
+
+    /// Records `text` as the session's last command, in the background after Enter,
+    /// so the bookkeeping never delays the keystroke or the verdict.
+    fn note_last_command(&self, turn: &InputTurn, text: &str) {
+        if let Some(id) = turn.session.clone() {
+            let end = crate::runtime::char_floor(text, 4096);
+            let (terminal, command) = (self.clone(), text[..end].to_string());
+            tokio::spawn(async move {
+                let _ = terminal
+                    .db(move |r| r.set_last_command(&id, &command))
+                    .await;
+            });
+        }
     }
 
     /// Says that these programs redraw their input in frames (an agent CLI's
@@ -584,6 +615,36 @@ impl InputTurn {
             undo
         };
         let sent = self.terminal.backend.send_keys(&self.pane, keys).await;
+        self.undo_unless_sent(sent, undo)
+    }
+
+    /// Empties the line with `clear` (none: it is not emptied), types `text` and
+    /// presses Enter, in one input (one round trip where the backend can): for a
+    /// shell at its prompt, where nothing has to be seen between them. The line is
+    /// judged by the caller first, as [`Self::press_enter`]'s is.
+    async fn submit_line(&mut self, clear: &[Key], text: &str) -> Result<(), TerminalError> {
+        let text = self.clean(text);
+        let undo = {
+            let mut data = self.runtime.lock();
+            let undo = Undo::of(&data);
+            let at = data.journal.len();
+            // Noted before it is sent, as `note_typed` and `press_enter` do: the echo
+            // can be read before the send returns. The line ends where typing began:
+            // when in doubt, a line is output.
+            data.typed.typed(at, &text);
+            data.typed.ended(at);
+            data.pending_line.clear();
+            undo
+        };
+        let mut input = Vec::with_capacity(3);
+        if !clear.is_empty() {
+            input.push(Keystrokes::Keys(clear.to_vec()));
+        }
+        if !text.is_empty() {
+            input.push(Keystrokes::Text(text));
+        }
+        input.push(Keystrokes::Keys(vec![Key::ENTER]));
+        let sent = self.terminal.backend.send_input(&self.pane, &input).await;
         self.undo_unless_sent(sent, undo)
     }
 
