@@ -265,6 +265,59 @@ async fn killed_mid_run_on_iterm2() {
     killed_mid_run(Which::Iterm2).await;
 }
 
+/// A spawn prepares every worker (worktree, setup) before it opens their panes: a
+/// worker looked at in between (here while the second worker's setup runs) is still
+/// spawning, not exited for want of a pane, and comes up when the spawn ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_waiting_for_its_pane_is_spawning_not_exited() {
+    let terminal = Terminal::start(Which::Tmux).await;
+    let _backend = terminal.backend().await;
+    let agents = Agents::new();
+    let repo = agents.repo("waiting");
+    let started = repo.join("setup-started");
+    let spec = |name: &str, setup: Option<String>| {
+        json!({"name": name, "agent": "claude", "project_path": repo.display().to_string(),
+               "setup": setup, "env": agents.env_json(&[])})
+    };
+    let cohort = Cohort::start(&terminal).await;
+    let spawn = {
+        let args = json!({"workers": [
+            spec("first", None),
+            spec("second", Some(format!("touch {}; sleep 2", started.display()))),
+        ]});
+        let peer = cohort.client.peer().clone();
+        tokio::spawn(async move {
+            peer.call_tool(
+                CallToolRequestParams::new("spawn_workers")
+                    .with_arguments(args.as_object().cloned().unwrap()),
+            )
+            .await
+        })
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !started.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the second worker's setup never started"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let listed = cohort.ok("list_workers", json!({})).await;
+    let first = listed["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["name"] == "first")
+        .cloned()
+        .unwrap_or_else(|| panic!("the first worker is not listed: {listed}"));
+    assert_eq!(first["state"], "spawning", "{listed}");
+    let spawned = spawn.await.unwrap().expect("spawn_workers answers");
+    let spawned = spawned.structured_content.unwrap();
+    for worker in spawned["workers"].as_array().unwrap() {
+        assert_eq!(worker["state"], "ready", "{spawned}");
+    }
+}
+
 /// A server killed in the middle of `spawn_workers` (here while the second worker's
 /// setup script runs) leaves a worker that never started: the next server cleans it
 /// up, so its name can be spawned again and no worktree of its is left behind.

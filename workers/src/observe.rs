@@ -13,7 +13,7 @@ use cohort_backends::PaneInfo;
 
 use crate::registry::WorkerTables;
 use crate::state::{
-    self, Assessment, Observed, ProcessFacts, Report, ReportKind, ScreenView, WorkerState,
+    self, Assessment, Observed, ProcessFacts, Report, ReportKind, ScreenView, Signal, WorkerState,
 };
 use crate::Workers;
 use crate::{
@@ -408,7 +408,13 @@ impl Workers {
             };
         }
         let pane = t.pane.clone();
-        let dead = state.as_ref().is_none_or(|s| s.dead);
+        // A spawn makes every worker's worktree (and runs its setup) before it opens
+        // any pane: until then a worker has no pane because it has none yet, not
+        // because its agent went. (One whose spawn was cut short stays so until the
+        // next spawn or discovery sweeps it up.)
+        let awaiting_pane =
+            pane.is_none() && row.state == WorkerState::Spawning && row.session_id.is_empty();
+        let dead = !awaiting_pane && state.as_ref().is_none_or(|s| s.dead);
         if dead && t.dead_since_ms.is_none() {
             t.dead_since_ms = Some(now);
         }
@@ -501,21 +507,31 @@ impl Workers {
             }),
             _ => None,
         };
-        let assessment = state::assess(&Observed {
-            now_ms: now,
-            launched_ms: row.launched_ms,
-            input_ready: row.input_ready,
-            reports: &reports,
-            screen: screen_view,
-            process: process.clone(),
-            prompted_ms: row.last_prompt_ms,
-            queued: t
-                .facts
-                .as_ref()
-                .and_then(|f| f.composer.as_ref())
-                .is_some_and(|c| c.queued),
-            bounds,
-        });
+        let assessment = if awaiting_pane {
+            Assessment {
+                state: WorkerState::Spawning,
+                reason: "waiting for its pane: the spawn is still preparing its workers".into(),
+                signal: Signal::Launch,
+                since_ms: row.state_since_ms,
+                recheck_ms: None,
+            }
+        } else {
+            state::assess(&Observed {
+                now_ms: now,
+                launched_ms: row.launched_ms,
+                input_ready: row.input_ready,
+                reports: &reports,
+                screen: screen_view,
+                process: process.clone(),
+                prompted_ms: row.last_prompt_ms,
+                queued: t
+                    .facts
+                    .as_ref()
+                    .and_then(|f| f.composer.as_ref())
+                    .is_some_and(|c| c.queued),
+                bounds,
+            })
+        };
         let last_activity = reports
             .last()
             .map(|r| r.at_ms)
