@@ -10,10 +10,13 @@ use crate::config::Config;
 ///
 /// A server (`cohort mcp`, `cohort serve`) answers at once and connects to the
 /// terminal backend meanwhile (starting cohort's tmux server can take tens of
-/// milliseconds); calls wait for it. When it cannot start (tmux missing), every call says why and how to fix it.
+/// milliseconds); calls wait for it. When it cannot start (tmux missing), the call
+/// says why and how to fix it, and the next call tries again: a start that failed
+/// for a moment (another process starting at the same time) costs one call, not
+/// the server.
 #[derive(Clone)]
 pub struct EngineSlot {
-    cell: Arc<tokio::sync::OnceCell<Result<Engine, String>>>,
+    cell: Arc<tokio::sync::OnceCell<Engine>>,
     config: Option<Arc<Config>>,
 }
 
@@ -22,7 +25,7 @@ impl EngineSlot {
     pub fn ready(engine: Engine) -> Self {
         engine.orchestrator.start_orchestration();
         EngineSlot {
-            cell: Arc::new(tokio::sync::OnceCell::new_with(Some(Ok(engine)))),
+            cell: Arc::new(tokio::sync::OnceCell::new_with(Some(engine))),
             config: None,
         }
     }
@@ -44,14 +47,14 @@ impl EngineSlot {
 
     /// The engine if it has started, without waiting for it.
     pub fn started(&self) -> Option<Engine> {
-        self.cell.get().and_then(|e| e.as_ref().ok()).cloned()
+        self.cell.get().cloned()
     }
 
-    /// The engine, once it has started.
+    /// The engine, once it has started; a start that failed is tried again.
     pub async fn get(&self) -> Result<&Engine, String> {
         let config = self.config.clone();
         self.cell
-            .get_or_init(|| async move {
+            .get_or_try_init(|| async move {
                 match config {
                     Some(config) => {
                         let engine = Engine::start(&config).await.map_err(|e| e.to_string())?;
@@ -65,7 +68,6 @@ impl EngineSlot {
                 }
             })
             .await
-            .as_ref()
             .map_err(|e| format!("cohort's terminal backend is not available: {e}"))
     }
 }

@@ -303,7 +303,22 @@ impl Registry {
             conn,
             file: file_id(path),
         };
-        match Self::try_open(path, schemas) {
+        // Processes starting together open (and create) the database at once. Some
+        // steps of opening are refused at once rather than waited for while another
+        // connection holds a lock (turning on WAL, a first read of a WAL being set
+        // up): they are tried again for as long as a call waits for a lock.
+        let deadline = std::time::Instant::now() + BUSY_WAIT;
+        let mut pause = Duration::from_millis(5);
+        let tried = loop {
+            match Self::try_open(path, schemas) {
+                Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(Duration::from_millis(100));
+                }
+                other => break other,
+            }
+        };
+        match tried {
             Ok(conn) => Ok((opened(conn), None)),
             Err(e) if is_corruption(&e) && path.exists() => {
                 let message =
@@ -623,6 +638,29 @@ fn is_corruption(e: &rusqlite::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Servers starting at the same moment open a database none of them has made
+    /// yet: every one of them gets it.
+    #[test]
+    fn many_opening_a_new_database_at_once_all_get_it() {
+        let dir = tempfile::tempdir().unwrap();
+        for round in 0..10 {
+            let path = dir.path().join(format!("registry-{round}.db"));
+            let start = std::sync::Arc::new(std::sync::Barrier::new(8));
+            let openers: Vec<_> = (0..8)
+                .map(|_| {
+                    let (path, start) = (path.clone(), start.clone());
+                    std::thread::spawn(move || {
+                        start.wait();
+                        Registry::open(&path).map(|_| ())
+                    })
+                })
+                .collect();
+            for opener in openers {
+                opener.join().unwrap().expect("the registry opens");
+            }
+        }
+    }
 
     fn session(id: &str, name: &str) -> SessionRecord {
         SessionRecord {
