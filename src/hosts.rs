@@ -37,14 +37,7 @@ struct HostEntry {
 
 /// Where the hosts file is looked for.
 pub fn hosts_file() -> Option<PathBuf> {
-    if let Some(file) = std::env::var_os("COHORT_HOSTS_FILE").filter(|v| !v.is_empty()) {
-        return Some(PathBuf::from(file));
-    }
-    std::env::var_os("XDG_CONFIG_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
-        .map(|config| config.join("cohort/hosts.toml"))
+    cohort_terminal::user_config::file("hosts.toml", "COHORT_HOSTS_FILE")
 }
 
 /// The declared hosts; none when there is no file.

@@ -20,12 +20,8 @@ pub fn rule_files(cwd: &Path) -> Vec<PathBuf> {
     {
         files.push(project);
     }
-    let config = std::env::var_os("XDG_CONFIG_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")));
-    if let Some(user) = config
-        .map(|c| c.join("cohort/reducers.toml"))
+    if let Some(user) = cohort_terminal::user_config::dir()
+        .map(|c| c.join("reducers.toml"))
         .filter(|p| p.is_file())
     {
         if !files.contains(&user) {

@@ -157,6 +157,11 @@ pub enum WorkersCommand {
         /// The worker's name.
         name: String,
     },
+    /// The screen words in use: the built-in ones with the user's screens.toml
+    /// (`$XDG_CONFIG_HOME/cohort`, default `~/.config/cohort`, or
+    /// `COHORT_SCREENS_FILE`), printed as such a file; exit status 1 when the user's
+    /// file was refused (the reason names its line).
+    Rules,
 }
 
 /// `cohort playbook` subcommands.
@@ -290,6 +295,9 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Workers {
             command: Some(WorkersCommand::Explain { name }),
         } => workers::explain(&config, &name).await,
+        Command::Workers {
+            command: Some(WorkersCommand::Rules),
+        } => return workers::rules(),
         // Handled before the match (see run_hook).
         Command::Hook { .. } => Ok(()),
         Command::Attach { name, print } => attach(&config, &name, print).await,

@@ -122,6 +122,19 @@ pub async fn list(config: &Config) -> Result<(), String> {
     Ok(())
 }
 
+/// `cohort workers rules`: the screen words in use, as a `screens.toml`; which
+/// files they come from on stderr; failure when the user's file was refused.
+pub fn rules() -> std::process::ExitCode {
+    use cohort_workers::screen_rules;
+    let standing = screen_rules::standing();
+    print!("{}", screen_rules::current().to_toml());
+    eprintln!("{}", standing.describe());
+    match standing.error {
+        Some(_) => std::process::ExitCode::FAILURE,
+        None => std::process::ExitCode::SUCCESS,
+    }
+}
+
 /// `cohort workers explain NAME`: why the worker is in its state.
 pub async fn explain(config: &Config, name: &str) -> Result<(), String> {
     let engine = Engine::start(config).await.map_err(|e| e.to_string())?;

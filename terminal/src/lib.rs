@@ -72,6 +72,7 @@ pub mod status;
 pub mod targets;
 pub mod team;
 pub mod tripwire;
+pub mod user_config;
 
 use std::path::PathBuf;
 use std::sync::Arc;

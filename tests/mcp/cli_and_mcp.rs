@@ -344,6 +344,47 @@ async fn a_bare_environment_without_locale_or_shell_still_works() {
     client.cancel().await.unwrap();
 }
 
+/// `cohort workers rules` prints the screen words in use, the user's added to the
+/// built-in ones; a file with an error is refused with its line and why, and the
+/// built-in words are printed still.
+#[test]
+fn the_screen_words_are_the_built_in_ones_with_the_users() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("screens.toml");
+    let rules = |text: &str| {
+        std::fs::write(&file, text).unwrap();
+        Command::new(env!("CARGO_BIN_EXE_cohort"))
+            .args(["workers", "rules"])
+            .env("COHORT_SCREENS_FILE", &file)
+            .output()
+            .unwrap()
+    };
+    let out = rules("[codex]\nbusy = [\"ctrl-c to stop\"]\n");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("busy = [\"esc to interrupt)\", \"ctrl-c to stop\"]"),
+        "{text}"
+    );
+    let out = rules("[codex]\nbusy = [\"ctrl-c to stop\"]\nspiner = []\n");
+    let (text, said) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains(&format!(
+            "{}, line 3: unknown field `spiner`",
+            file.display()
+        )),
+        "{said}"
+    );
+    assert!(
+        text.contains("busy = [\"esc to interrupt)\"]") && !text.contains("ctrl-c"),
+        "{text}"
+    );
+}
+
 #[test]
 fn reduce_runs_a_command_and_passes_its_status_through() {
     let out = Command::new(env!("CARGO_BIN_EXE_cohort"))

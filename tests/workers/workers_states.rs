@@ -424,8 +424,12 @@ async fn approvals_are_listed_and_answered_from_anywhere() {
         "{why}"
     );
     let (state_dir, socket) = m.terminal.engine_home();
+    // The user's screen words are read by the process that explains.
+    let words = state_dir.join("screens.toml");
+    std::fs::write(&words, "[claude]\nbusy = [\"esc to stop\"]\n").unwrap();
     let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_cohort"))
         .args(["workers", "explain", "quiet"])
+        .env("COHORT_SCREENS_FILE", &words)
         .env("COHORT_STATE_DIR", &state_dir)
         .env("COHORT_BACKEND", "tmux")
         .env("COHORT_TMUX_SOCKET", &socket)
@@ -442,7 +446,12 @@ async fn approvals_are_listed_and_answered_from_anywhere() {
     assert!(
         text.contains("needs_approval, decided by its screen")
             && text.contains("screen rule \"dialog\" matched row")
-            && text.contains("Do you want to proceed?"),
+            && text.contains("Do you want to proceed?")
+            && text.contains("(by all.approval \"Do you want to\")")
+            && text.contains(&format!(
+                "screen words: built-in screen words with the user's {}",
+                words.display()
+            )),
         "{text}"
     );
     let everyone = m

@@ -44,8 +44,14 @@ pub fn explain(o: &crate::observe::Observation, bounds: &crate::state::Bounds) -
                 .unwrap_or_default();
             let rule = match &facts.matched {
                 Some(m) => format!(
-                    "; screen rule \"{}\" matched row {}: {:?}",
-                    m.rule, m.row, m.text
+                    "; screen rule \"{}\" matched row {}: {:?}{}",
+                    m.rule,
+                    m.row,
+                    m.text,
+                    m.phrase
+                        .as_ref()
+                        .map(|p| format!(" (by {p})"))
+                        .unwrap_or_default()
                 ),
                 None => String::new(),
             };
@@ -53,6 +59,10 @@ pub fn explain(o: &crate::observe::Observation, bounds: &crate::state::Bounds) -
         }
         (None, _) => lines.push("screen: not read (no pane, or the agent is gone)".into()),
     }
+    lines.push(format!(
+        "screen words: {}",
+        crate::screen_rules::standing().describe()
+    ));
     if let Some(at) = o.last_output_ms {
         lines.push(format!("output: last printed {}", ago(at)));
     }

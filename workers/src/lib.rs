@@ -39,6 +39,7 @@ mod ready;
 pub mod recover;
 pub mod registry;
 pub mod screen;
+pub mod screen_rules;
 pub mod spawn;
 pub mod state;
 pub mod submit;

@@ -4,12 +4,16 @@
 //! a box and its `esc to interrupt` line; Codex's `›` composer and `Working (… esc
 //! to interrupt)` line; their permission dialogs).
 //!
+//! The words each CLI draws are data ([`crate::screen_rules`]): built in, and
+//! extended or replaced by the user's `screens.toml` when a release moves them.
+//!
 //! Only the live part of a frame counts. An inline TUI leaves blank rows below its
 //! frame and its history above it: the busy line counts where a live one is drawn
 //! (right above the composer, or in the footer under it), and a dialog with a
 //! composer drawn below it was answered and is history.
 
 use crate::agent::AgentKind;
+use crate::screen_rules::{Phrases, Wording};
 
 /// A dialog that waits for a human (or the manager) to answer.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -110,46 +114,63 @@ impl ScreenFacts {
 /// Reads `rows` (the rendered screen, trailing spaces trimmed) of `kind`'s TUI, with
 /// the cursor's row when known.
 pub fn read(kind: AgentKind, rows: &[String], cursor_row: Option<usize>) -> ScreenFacts {
+    read_with(&crate::screen_rules::current(), kind, rows, cursor_row)
+}
+
+/// [`read`] with the words `w`.
+pub fn read_with(
+    w: &Wording,
+    kind: AgentKind,
+    rows: &[String],
+    cursor_row: Option<usize>,
+) -> ScreenFacts {
+    // What the CLIs' first-run and sign-in pages say (Codex's "Welcome to Codex"
+    // menu, Claude Code's theme and login method pickers, Gemini's authentication
+    // choice).
     let sign_in = rows
         .iter()
-        .position(|r| SIGN_IN.iter().any(|needle| r.contains(needle)));
-    if let Some(row) = sign_in.filter(|_| kind != AgentKind::Custom) {
+        .enumerate()
+        .find_map(|(i, r)| contained(r, &w.all.sign_in).map(|p| (i, p)));
+    if let Some((row, phrase)) = sign_in.filter(|_| kind != AgentKind::Custom) {
         // Its menu rows look like a composer; nothing typed there is a prompt.
         return ScreenFacts {
             dialog: Some(Dialog::SignIn),
-            matched: Matched::at("sign-in page", rows, row),
+            matched: Matched::at("sign-in page", rows, row)
+                .map(|m| m.by(format!("all.sign_in {phrase:?}"))),
             ..ScreenFacts::default()
         };
     }
     match kind {
-        AgentKind::Claude => claude(rows, cursor_row),
-        AgentKind::Codex => codex(rows, cursor_row),
-        AgentKind::Gemini => gemini(rows),
-        AgentKind::Aider => aider(rows),
+        AgentKind::Claude => claude(w, rows, cursor_row),
+        AgentKind::Codex => codex(w, rows, cursor_row),
+        AgentKind::Gemini => gemini(w, rows),
+        AgentKind::Aider => aider(w, rows),
         AgentKind::Custom => ScreenFacts {
-            dialog: generic_dialog(rows),
+            dialog: find_dialog(&w.all, rows, |_| None).map(|f| f.dialog),
             ..ScreenFacts::default()
         },
     }
 }
 
-/// What the CLIs' first-run and sign-in pages say (Codex's "Welcome to Codex" menu,
-/// Claude Code's theme and login method pickers, Gemini's authentication choice).
-const SIGN_IN: &[&str] = &[
-    "Sign in with ChatGPT",
-    "Sign in with Device Code",
-    "Select login method",
-    "Choose the text style that looks best",
-    "How would you like to authenticate",
-];
-
-fn any(rows: &[String], needle: &str) -> bool {
-    rows.iter().any(|r| r.contains(needle))
+/// The first of `phrases` that `text` contains.
+fn contained<'a>(text: &str, phrases: &'a [String]) -> Option<&'a str> {
+    phrases
+        .iter()
+        .find(|p| text.contains(p.as_str()))
+        .map(String::as_str)
 }
 
-/// Dialogs every CLI words alike.
-fn generic_dialog(rows: &[String]) -> Option<Dialog> {
-    find_dialog(rows, |_| None).map(|(_, d)| d)
+/// The first of `phrases` that `text` begins with.
+fn begun<'a>(text: &str, phrases: &'a [String]) -> Option<&'a str> {
+    phrases
+        .iter()
+        .find(|p| text.starts_with(p.as_str()))
+        .map(String::as_str)
+}
+
+/// Whether a row of the frame contains one of `phrases`.
+fn any(rows: &[String], phrases: &[String]) -> bool {
+    rows.iter().any(|r| contained(r, phrases).is_some())
 }
 
 fn placeholder(text: &str) -> bool {
@@ -180,22 +201,37 @@ fn is_choice(text: &str) -> bool {
 /// queued message (`passes`), or a footer row below the composer (from `below`).
 /// Anything higher is history: a spinner line an interrupt left behind, with the
 /// interrupt's own line under it. Without a composer, the last ten drawn rows.
-fn busy_line(
+///
+/// The row, and the phrase of `needles` it shows (matched with case ignored).
+fn busy_line<'a>(
     rows: &[String],
     composer: Option<(usize, usize)>,
     passes: impl Fn(&str) -> bool,
-    needle: &str,
-) -> Option<usize> {
-    let shows = |i: &usize| rows[*i].to_ascii_lowercase().contains(needle);
+    needles: &'a [String],
+) -> Option<(usize, &'a str)> {
+    let shows = |i: usize| {
+        let row = rows[i].to_lowercase();
+        needles
+            .iter()
+            .find(|n| row.contains(&n.to_lowercase()))
+            .map(|n| (i, n.as_str()))
+    };
     let Some((above, below)) = composer else {
-        return (rows.len().saturating_sub(10)..rows.len()).find(shows);
+        return (rows.len().saturating_sub(10)..rows.len()).find_map(shows);
     };
     let live_above = (0..above)
         .rev()
         .find(|i| !rows[*i].trim().is_empty() && !passes(rows[*i].trim()));
     live_above
-        .filter(shows)
-        .or_else(|| (below.min(rows.len())..rows.len()).find(shows))
+        .and_then(shows)
+        .or_else(|| (below.min(rows.len())..rows.len()).find_map(shows))
+}
+
+/// Whether a row above the composer lets a live busy line above it through: it
+/// begins with one of the CLI's `above_composer` phrases and holds none of its
+/// `interrupted` ones.
+fn passes_above(p: &Phrases, row: &str) -> bool {
+    begun(row, &p.above_composer).is_some() && contained(row, &p.interrupted).is_none()
 }
 
 /// Which screen rule decided, on which row (0-based) of the frame, and that row.
@@ -207,6 +243,9 @@ pub struct Matched {
     pub row: usize,
     /// The row's text, trimmed.
     pub text: String,
+    /// The phrase of the screen words that matched, with its table and key
+    /// (`claude.busy "esc to interrupt"`), when a phrase decided.
+    pub phrase: Option<String>,
 }
 
 impl Matched {
@@ -215,8 +254,21 @@ impl Matched {
             rule,
             row,
             text: rows.get(row)?.trim().chars().take(160).collect(),
+            phrase: None,
         })
     }
+
+    fn by(mut self, phrase: String) -> Matched {
+        self.phrase = Some(phrase);
+        self
+    }
+}
+
+/// A dialog found: where its question is, what it is, and the phrase that told.
+struct Found {
+    row: usize,
+    dialog: Dialog,
+    phrase: String,
 }
 
 /// A row inside a box (`│ … │`) without its borders.
@@ -237,24 +289,32 @@ fn is_rule(row: &str) -> bool {
     inner.chars().count() >= 10 && inner.chars().all(|c| matches!(c, '─' | '━' | '═'))
 }
 
-/// Where a dialog's question is, and the dialog: every CLI's generic dialogs, then
-/// `extra` for the CLI's own.
+/// Where a dialog's question is, and the dialog: the dialogs every CLI words alike
+/// (`all`), then `extra` for the CLI's own.
 fn find_dialog(
+    all: &Phrases,
     rows: &[String],
-    extra: impl Fn(&[String]) -> Option<(usize, Dialog)>,
-) -> Option<(usize, Dialog)> {
-    let trust = rows.iter().position(|r| {
-        r.contains("Do you trust the files in this folder")
-            || r.contains("Yes, I trust this folder")
-            || r.contains("Do you trust the contents of this directory")
-    });
-    if let Some(at) = trust {
-        return Some((at, Dialog::Trust));
+    extra: impl Fn(&[String]) -> Option<Found>,
+) -> Option<Found> {
+    let trust = rows
+        .iter()
+        .enumerate()
+        .find_map(|(i, r)| contained(r, &all.trust).map(|p| (i, p)));
+    if let Some((row, phrase)) = trust {
+        return Some(Found {
+            row,
+            dialog: Dialog::Trust,
+            phrase: format!("all.trust {phrase:?}"),
+        });
     }
     let approval = rows.iter().enumerate().rev().find_map(|(i, r)| {
         let q = unboxed(r).trim();
-        (q.starts_with("Do you want to") && q.ends_with('?'))
-            .then(|| (i, Dialog::Approval(q.to_string())))
+        let phrase = begun(q, &all.approval).filter(|_| q.ends_with('?'))?;
+        Some(Found {
+            row: i,
+            dialog: Dialog::Approval(q.to_string()),
+            phrase: format!("all.approval {phrase:?}"),
+        })
     });
     approval.or_else(|| extra(rows))
 }
@@ -288,19 +348,25 @@ fn claude_composer_rows(rows: &[String], cursor_row: Option<usize>) -> Option<(u
     Some((start, end))
 }
 
-fn claude(rows: &[String], cursor_row: Option<usize>) -> ScreenFacts {
+fn claude(w: &Wording, rows: &[String], cursor_row: Option<usize>) -> ScreenFacts {
+    let p = &w.claude;
     let rows = drawn(rows, cursor_row);
     let composer_rows = claude_composer_rows(rows, cursor_row);
-    let dialog = find_dialog(rows, |rows| {
+    let found = find_dialog(&w.all, rows, |rows| {
         let choice = rows
             .iter()
             .rposition(|r| r.trim_start().starts_with("❯ 1."))?;
-        any(rows, "Enter to select").then_some((choice, Dialog::Question))
+        let phrase = rows.iter().find_map(|r| contained(r, &p.question))?;
+        Some(Found {
+            row: choice,
+            dialog: Dialog::Question,
+            phrase: format!("claude.question {phrase:?}"),
+        })
     })
     // A dialog with a composer drawn below it was answered: it is history now.
-    .filter(|(at, _)| composer_rows.is_none_or(|(start, _)| start < *at));
-    let dialog_row = dialog.as_ref().map(|(at, _)| *at);
-    let dialog = dialog.map(|(_, d)| d);
+    .filter(|f| composer_rows.is_none_or(|(start, _)| start < f.row));
+    let dialog_at = found.as_ref().map(|f| (f.row, f.phrase.clone()));
+    let dialog = found.map(|f| f.dialog);
     let around = composer_rows.map(|(start, end)| {
         let top = if start > 0 && is_rule(&rows[start - 1]) {
             start - 1
@@ -312,13 +378,10 @@ fn claude(rows: &[String], cursor_row: Option<usize>) -> ScreenFacts {
     // Above the composer's top rule: what hangs under a live spinner line (a tip,
     // the todo list: `⎿ ☐ …`, `☒ …`) and queued messages (`❯ …`) may sit between it
     // and the spinner line; an interrupt's own line does not.
-    let passes = |r: &str| {
-        r.starts_with("❯ ")
-            || (r.starts_with('⎿') && !r.contains("Interrupted"))
-            || r.starts_with(['☐', '☒', '◼', '□', '■', '✔'])
-    };
-    let busy_row = busy_line(rows, around, passes, "esc to interrupt").filter(|_| dialog.is_none());
-    let busy = busy_row.is_some();
+    let busy_at = busy_line(rows, around, |r| passes_above(p, r), &p.busy)
+        .filter(|_| dialog.is_none())
+        .map(|(row, phrase)| (row, format!("claude.busy {phrase:?}")));
+    let busy = busy_at.is_some();
     let composer = composer_rows
         .filter(|_| dialog.is_none())
         .map(|(start, end)| {
@@ -330,21 +393,23 @@ fn claude(rows: &[String], cursor_row: Option<usize>) -> ScreenFacts {
                 l.strip_prefix("  ").unwrap_or(l).to_string()
             }));
             let text = lines.join("\n");
-            let queued = text.trim() == "Press up to edit queued messages";
-            let hint = queued || text.trim_start().starts_with("Try \"");
+            let queued = p.queued.iter().any(|q| text.trim() == q.as_str());
+            let hint = queued
+                || p.hints.iter().any(|h| text.trim() == h.as_str())
+                || begun(text.trim_start(), &p.hint_prefixes).is_some();
             Composer {
                 empty: text.trim().is_empty() || hint,
                 placeholder: placeholder(&text),
                 trailing_blank: lines.len() > 1
                     && lines.last().is_some_and(|l| l.trim().is_empty()),
-                queued: queued || any(rows, "Press up to edit queued messages"),
+                queued: queued || any(rows, &p.queued),
                 text: if hint { String::new() } else { text },
             }
         });
     let matched = matched(
         rows,
-        dialog_row,
-        busy_row,
+        dialog_at,
+        busy_at,
         composer_rows.map(|(start, _)| start),
     );
     ScreenFacts {
@@ -356,64 +421,55 @@ fn claude(rows: &[String], cursor_row: Option<usize>) -> ScreenFacts {
 }
 
 /// The rule that decides the class, in the class's order: a dialog, the busy line,
-/// the composer.
+/// the composer; with the phrase that told, where one did.
 fn matched(
     rows: &[String],
-    dialog: Option<usize>,
-    busy: Option<usize>,
+    dialog: Option<(usize, String)>,
+    busy: Option<(usize, String)>,
     composer: Option<usize>,
 ) -> Option<Matched> {
     match (dialog, busy, composer) {
-        (Some(row), _, _) => Matched::at("dialog", rows, row),
-        (None, Some(row), _) => Matched::at("busy line", rows, row),
+        (Some((row, phrase)), _, _) => Matched::at("dialog", rows, row).map(|m| m.by(phrase)),
+        (None, Some((row, phrase)), _) => Matched::at("busy line", rows, row).map(|m| m.by(phrase)),
         (None, None, Some(row)) => Matched::at("composer", rows, row),
         _ => None,
     }
 }
 
-/// The hints Codex shows in an empty composer (dimmed, which plain text loses).
-const CODEX_HINTS: &[&str] = &[
-    "Ask Codex to do anything",
-    "Explain this codebase",
-    "Summarize recent commits",
-    "Implement {feature}",
-    "Find and fix a bug in @filename",
-    "Write tests for @filename",
-    "Improve documentation in @filename",
-    "Run /review on my current changes",
-    "Use /skills to list available skills",
-];
-
-fn codex(rows: &[String], cursor_row: Option<usize>) -> ScreenFacts {
+fn codex(w: &Wording, rows: &[String], cursor_row: Option<usize>) -> ScreenFacts {
+    let p = &w.codex;
     let rows = drawn(rows, cursor_row);
     // The composer's row; a dialog's choices (`› 1. Yes, proceed`) are not one.
     let start = rows.iter().rposition(|r| {
         (r.starts_with("› ") || r.as_str() == "›") && !is_choice(r.trim_start_matches('›'))
     });
-    let dialog = find_dialog(rows, |rows| {
+    let found = find_dialog(&w.all, rows, |rows| {
         rows.iter().enumerate().rev().find_map(|(i, r)| {
             let t = r.trim();
-            if t.starts_with("Hooks need review") {
-                Some((i, Dialog::HookReview))
-            } else if t.starts_with("Would you like to") && t.ends_with('?') {
-                Some((i, Dialog::Approval(t.to_string())))
-            } else if t.starts_with("Question 1/") {
-                Some((i, Dialog::Question))
+            let found = |dialog, key: &str, phrase: &str| Found {
+                row: i,
+                dialog,
+                phrase: format!("codex.{key} {phrase:?}"),
+            };
+            if let Some(phrase) = begun(t, &p.hook_review) {
+                Some(found(Dialog::HookReview, "hook_review", phrase))
+            } else if let Some(phrase) = begun(t, &p.approval).filter(|_| t.ends_with('?')) {
+                Some(found(Dialog::Approval(t.to_string()), "approval", phrase))
             } else {
-                None
+                begun(t, &p.question).map(|phrase| found(Dialog::Question, "question", phrase))
             }
         })
     })
     // A dialog with the composer drawn below it was answered: it is history now.
-    .filter(|(at, _)| start.is_none_or(|s| s < *at));
-    let dialog_row = dialog.as_ref().map(|(at, _)| *at);
-    let dialog = dialog.map(|(_, d)| d);
+    .filter(|f| start.is_none_or(|s| s < f.row));
+    let dialog_at = found.as_ref().map(|f| (f.row, f.phrase.clone()));
+    let dialog = found.map(|f| f.dialog);
     // Codex's queued messages sit between its working line and the composer.
-    let passes = |r: &str| r.starts_with("• Messages to be submitted") || r.starts_with('↳');
     let around = start.map(|s| (s, s + 1));
-    let busy_row =
-        busy_line(rows, around, passes, "esc to interrupt)").filter(|_| dialog.is_none());
-    let busy = busy_row.is_some();
+    let busy_at = busy_line(rows, around, |r| passes_above(p, r), &p.busy)
+        .filter(|_| dialog.is_none())
+        .map(|(row, phrase)| (row, format!("codex.busy {phrase:?}")));
+    let busy = busy_at.is_some();
     let composer = match (start, &dialog) {
         (Some(start), None) => {
             let mut lines = vec![rows[start].strip_prefix("› ").unwrap_or("").to_string()];
@@ -434,13 +490,15 @@ fn codex(rows: &[String], cursor_row: Option<usize>) -> ScreenFacts {
                 }
             }
             let text = lines.join("\n");
-            let hint = lines.len() == 1 && CODEX_HINTS.contains(&text.trim());
+            let hint = lines.len() == 1
+                && (p.hints.iter().any(|h| text.trim() == h.as_str())
+                    || begun(text.trim(), &p.hint_prefixes).is_some());
             Some(Composer {
                 empty: text.trim().is_empty() || hint,
                 placeholder: placeholder(&text),
                 trailing_blank: lines.len() > 1
                     && lines.last().is_some_and(|l| l.trim().is_empty()),
-                queued: any(rows, "Messages to be submitted after next tool call"),
+                queued: any(rows, &p.queued),
                 text: if hint { String::new() } else { text },
             })
         }
@@ -456,13 +514,13 @@ fn codex(rows: &[String], cursor_row: Option<usize>) -> ScreenFacts {
                 empty: false,
                 placeholder: placeholder(&text),
                 trailing_blank: rows[c].trim().is_empty(),
-                queued: any(rows, "Messages to be submitted after next tool call"),
+                queued: any(rows, &p.queued),
                 text,
             })
         }),
         _ => None,
     };
-    let matched = matched(rows, dialog_row, busy_row, start);
+    let matched = matched(rows, dialog_at, busy_at, start);
     ScreenFacts {
         busy,
         dialog,
@@ -471,14 +529,20 @@ fn codex(rows: &[String], cursor_row: Option<usize>) -> ScreenFacts {
     }
 }
 
-fn gemini(rows: &[String]) -> ScreenFacts {
-    let dialog = generic_dialog(rows).or_else(|| {
-        rows.iter()
-            .map(|r| r.trim().trim_matches('│').trim())
-            .find(|r| r.starts_with("Allow execution") || r.starts_with("Apply this change"))
-            .map(|q| Dialog::Approval(q.to_string()))
+fn gemini(w: &Wording, rows: &[String]) -> ScreenFacts {
+    let p = &w.gemini;
+    let dialog = find_dialog(&w.all, rows, |_| None)
+        .map(|f| f.dialog)
+        .or_else(|| {
+            rows.iter()
+                .map(|r| r.trim().trim_matches('│').trim())
+                .find(|r| begun(r, &p.approval).is_some())
+                .map(|q| Dialog::Approval(q.to_string()))
+        });
+    let busy = rows.iter().any(|r| {
+        let r = r.to_lowercase();
+        p.busy.iter().any(|b| r.contains(&b.to_lowercase()))
     });
-    let busy = any(rows, "esc to cancel");
     let composer = rows
         .iter()
         .rev()
@@ -486,7 +550,8 @@ fn gemini(rows: &[String]) -> ScreenFacts {
         .find(|r| r.starts_with('>'))
         .map(|r| {
             let text = r.trim_start_matches('>').trim().to_string();
-            let hint = text.starts_with("Type your message");
+            let hint = begun(&text, &p.hint_prefixes).is_some()
+                || p.hints.iter().any(|h| text == h.as_str());
             Composer {
                 empty: text.is_empty() || hint,
                 placeholder: placeholder(&text),
@@ -502,14 +567,16 @@ fn gemini(rows: &[String]) -> ScreenFacts {
     }
 }
 
-fn aider(rows: &[String]) -> ScreenFacts {
-    let dialog = generic_dialog(rows).or_else(|| {
-        rows.iter()
-            .rev()
-            .take(4)
-            .find(|r| r.contains("(Y)es/(N)o"))
-            .map(|q| Dialog::Approval(q.trim().to_string()))
-    });
+fn aider(w: &Wording, rows: &[String]) -> ScreenFacts {
+    let dialog = find_dialog(&w.all, rows, |_| None)
+        .map(|f| f.dialog)
+        .or_else(|| {
+            rows.iter()
+                .rev()
+                .take(4)
+                .find(|r| contained(r, &w.aider.approval).is_some())
+                .map(|q| Dialog::Approval(q.trim().to_string()))
+        });
     let last = rows.iter().rev().find(|r| !r.trim().is_empty());
     let composer = last
         .filter(|r| r.starts_with('>') || r.ends_with("> ") || r.ends_with('>'))
@@ -587,6 +654,33 @@ mod tests {
         );
         let c = queued.composer.unwrap();
         assert!(c.empty && c.queued);
+    }
+
+    /// A release that words its busy line anew reads idle with the built-in words,
+    /// busy once the user's screens.toml adds the new phrase, and the match names
+    /// the phrase that told.
+    #[test]
+    fn a_new_busy_phrase_from_the_users_words_is_read() {
+        let frame = claude_frame("❯", "esc to stop", true);
+        let built_in = crate::screen_rules::built_in().clone();
+        assert_eq!(
+            read_with(&built_in, AgentKind::Claude, &frame, None).class(),
+            ScreenClass::Idle
+        );
+        let user =
+            crate::screen_rules::parse("[claude]\nbusy = [\"Esc to stop\"]\n", "test").unwrap();
+        let words = crate::screen_rules::merged(&built_in, user);
+        let f = read_with(&words, AgentKind::Claude, &frame, None);
+        assert_eq!(f.class(), ScreenClass::Busy);
+        let m = f.matched.unwrap();
+        assert_eq!(m.rule, "busy line");
+        assert_eq!(m.phrase.as_deref(), Some("claude.busy \"Esc to stop\""));
+        // The old phrase still reads: the user's words were added.
+        let old = claude_frame("❯", "esc to interrupt", true);
+        assert_eq!(
+            read_with(&words, AgentKind::Claude, &old, None).class(),
+            ScreenClass::Busy
+        );
     }
 
     /// An inline TUI that does not fill its pane: its frame sits at the top with
