@@ -309,6 +309,19 @@ impl PaneRuntime {
         }
         command
     }
+
+    /// Forgets `command`, the last one recorded, when its keystrokes never reached
+    /// the pane: no wait may take it for the pane's latest command.
+    pub fn forget_command(&self, command: &CommandAt) {
+        let mut data = self.lock();
+        if data
+            .commands
+            .last()
+            .is_some_and(|c| c.offset == command.offset && c.text == command.text)
+        {
+            data.commands.pop();
+        }
+    }
 }
 
 /// Bytes of a typed command's start and end that its record keeps.

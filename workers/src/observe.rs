@@ -310,6 +310,10 @@ fn same_dir(a: &str, b: &str) -> bool {
     a == b || canon(a) == canon(b)
 }
 
+/// How long a worker may wait for its pane while its spawn prepares the others
+/// (worktrees, setup scripts) before a missing pane counts as lost.
+const PANE_AWAITED_MS: i64 = 30 * 60 * 1000;
+
 impl Workers {
     /// The pane of a worker's session, if it exists.
     pub async fn worker_pane(&self, row: &WorkerRow) -> Result<Option<PaneInfo>, WorkerError> {
@@ -410,10 +414,17 @@ impl Workers {
         let pane = t.pane.clone();
         // A spawn makes every worker's worktree (and runs its setup) before it opens
         // any pane: until then a worker has no pane because it has none yet, not
-        // because its agent went. (One whose spawn was cut short stays so until the
-        // next spawn or discovery sweeps it up.)
-        let awaiting_pane =
-            pane.is_none() && row.state == WorkerState::Spawning && row.session_id.is_empty();
+        // because its agent went. The start signal (`go`) is given once the panes are
+        // open, so after it a missing pane is a lost one; so it is when the spawn has
+        // been at it past any setup's bound (its call was given up). One whose
+        // process died before the signal is swept up by the next spawn or discovery.
+        let awaiting_pane = pane.is_none()
+            && row.state == WorkerState::Spawning
+            && row.session_id.is_empty()
+            && now - row.launched_ms < PANE_AWAITED_MS
+            && !crate::events::worker_dir(&self.hub.state_dir, &row.id)
+                .join("go")
+                .exists();
         let dead = !awaiting_pane && state.as_ref().is_none_or(|s| s.dead);
         if dead && t.dead_since_ms.is_none() {
             t.dead_since_ms = Some(now);

@@ -228,10 +228,11 @@ fn busy_line<'a>(
 }
 
 /// Whether a row above the composer lets a live busy line above it through: it
-/// begins with one of the CLI's `above_composer` phrases and holds none of its
-/// `interrupted` ones.
+/// begins with one of the CLI's `above_composer` phrases, or with a `hanging` one and
+/// holds none of its `interrupted` ones.
 fn passes_above(p: &Phrases, row: &str) -> bool {
-    begun(row, &p.above_composer).is_some() && contained(row, &p.interrupted).is_none()
+    begun(row, &p.above_composer).is_some()
+        || (begun(row, &p.hanging).is_some() && contained(row, &p.interrupted).is_none())
 }
 
 /// Which screen rule decided, on which row (0-based) of the frame, and that row.
@@ -654,6 +655,19 @@ mod tests {
         );
         let c = queued.composer.unwrap();
         assert!(c.empty && c.queued);
+    }
+
+    /// A queued message that happens to say "Interrupted" still lets the live
+    /// spinner above it through; only a hanging `⎿` line saying so ends the turn.
+    #[test]
+    fn a_queued_message_saying_interrupted_is_no_interrupt() {
+        let frame = rows(&format!(
+            "✻ Cogitating… (4s · esc to interrupt)\n❯ retry the Interrupted build\n\n{RULE}\n❯\n{RULE}\n  ? for shortcuts"
+        ));
+        assert_eq!(
+            read(AgentKind::Claude, &frame, Some(4)).class(),
+            ScreenClass::Busy
+        );
     }
 
     /// A release that words its busy line anew reads idle with the built-in words,

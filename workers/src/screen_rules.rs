@@ -74,7 +74,11 @@ pub struct Phrases {
     /// Rows that may sit between a live busy line and the composer (their start).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub above_composer: Vec<String>,
-    /// What makes such a row the end of a turn instead (an interrupt's line).
+    /// Rows hanging under the spinner (their start): they may sit there too, unless
+    /// they hold an `interrupted` phrase.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hanging: Vec<String>,
+    /// What makes a hanging row the end of a turn instead (an interrupt's line).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub interrupted: Vec<String>,
     /// What an empty composer shows, as its whole text.
@@ -90,7 +94,7 @@ pub struct Phrases {
 
 impl Phrases {
     /// Every list with its key, in the file's order.
-    fn lists_mut(&mut self) -> [(&'static str, &mut Vec<String>); 11] {
+    fn lists_mut(&mut self) -> [(&'static str, &mut Vec<String>); 12] {
         [
             ("sign_in", &mut self.sign_in),
             ("trust", &mut self.trust),
@@ -99,6 +103,7 @@ impl Phrases {
             ("hook_review", &mut self.hook_review),
             ("busy", &mut self.busy),
             ("above_composer", &mut self.above_composer),
+            ("hanging", &mut self.hanging),
             ("interrupted", &mut self.interrupted),
             ("hints", &mut self.hints),
             ("hint_prefixes", &mut self.hint_prefixes),
@@ -131,6 +136,15 @@ impl Phrases {
         self.lists_mut()
             .into_iter()
             .find(|(_, list)| list.iter().any(|p| p.trim().is_empty()))
+            .map(|(key, _)| key)
+    }
+
+    /// A list with phrases under a key that `used` does not name: its reader never
+    /// looks there.
+    fn unused(&mut self, used: &[&str]) -> Option<&'static str> {
+        self.lists_mut()
+            .into_iter()
+            .find(|(key, list)| !list.is_empty() && !used.contains(key))
             .map(|(key, _)| key)
     }
 }
@@ -170,6 +184,41 @@ pub fn merged(base: &Wording, over: Wording) -> Wording {
     base.clone().with(over)
 }
 
+/// The keys each table's reader looks at.
+const USED: [(&str, &[&str]); 5] = [
+    ("all", &["sign_in", "trust", "approval"]),
+    (
+        "claude",
+        &[
+            "busy",
+            "above_composer",
+            "hanging",
+            "interrupted",
+            "question",
+            "hints",
+            "hint_prefixes",
+            "queued",
+        ],
+    ),
+    (
+        "codex",
+        &[
+            "busy",
+            "above_composer",
+            "hanging",
+            "interrupted",
+            "approval",
+            "hook_review",
+            "question",
+            "hints",
+            "hint_prefixes",
+            "queued",
+        ],
+    ),
+    ("gemini", &["busy", "approval", "hints", "hint_prefixes"]),
+    ("aider", &["approval"]),
+];
+
 /// Reads a `screens.toml` text (`origin` names it in errors): the error says the
 /// line and what is wrong.
 pub fn parse(text: &str, origin: &str) -> Result<Wording, String> {
@@ -183,10 +232,16 @@ pub fn parse(text: &str, origin: &str) -> Result<Wording, String> {
             .unwrap_or_default();
         format!("{origin}{at}: {}", e.message())
     })?;
-    for (table, phrases) in wording.tables_mut() {
+    for ((table, phrases), (_, used)) in wording.tables_mut().into_iter().zip(USED) {
         if let Some(key) = phrases.empty_phrase() {
             return Err(format!(
                 "{origin}: [{table}] {key} holds an empty phrase, which every row contains: remove it"
+            ));
+        }
+        if let Some(key) = phrases.unused(used) {
+            return Err(format!(
+                "{origin}: [{table}] {key} is not read for this table (its keys: {}): move the phrases where they are read",
+                used.join(", ")
             ));
         }
     }
@@ -371,6 +426,8 @@ mod tests {
         assert!(e.starts_with("screens.toml, line 2"), "{e}");
         let e = parse("[codex]\nquestion = [\"\"]\n", "screens.toml").unwrap_err();
         assert!(e.contains("[codex] question holds an empty phrase"), "{e}");
+        let e = parse("[aider]\nbusy = [\"working\"]\n", "screens.toml").unwrap_err();
+        assert!(e.contains("[aider] busy is not read for this table"), "{e}");
     }
 
     #[test]

@@ -259,6 +259,12 @@ impl ControlClient {
     /// any other method is refused, since its second answer would be taken as the next
     /// command's and every reply after it would go to the wrong command.
     pub async fn if_shell(&self, line: &str) -> Result<Reply> {
+        if !queues_commands(line) {
+            return Err(BackendError::InvalidArgument(format!(
+                "internal: `{}` is not an if-shell",
+                shorten(line)
+            )));
+        }
         let (tx, rx) = oneshot::channel();
         let deadline = tokio::time::Instant::now() + COMMAND_TIMEOUT;
         let mut replies = self

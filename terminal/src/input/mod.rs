@@ -352,8 +352,13 @@ impl Terminal {
                     .record_command(&text, turn.state.foreground_pid, None, false);
             let before_typing = turn.journal_len();
             let at = Instant::now();
-            turn.submit_line(clear_keys.as_deref().unwrap_or_default(), &text)
-                .await?;
+            if let Err(e) = turn
+                .submit_line(clear_keys.as_deref().unwrap_or_default(), &text)
+                .await
+            {
+                turn.runtime.forget_command(&command);
+                return Err(e);
+            }
             self.note_last_command(&turn, &text);
             return Ok(Sent {
                 started: Some(Started::after(&command, at)),
