@@ -409,6 +409,32 @@ impl Orchestrator {
                 }
             }
         }
+        // Teams' budgets, over what their workers spent between them; said by the
+        // team.
+        for news in self.workers.check_team_budgets().await {
+            if let Some(reached) = news.reached {
+                if self
+                    .leave(&news.team, EVERYONE, "budget_reached", &reached)
+                    .await
+                    .is_ok()
+                {
+                    self.workers.team_budget_said(&news.team);
+                }
+            }
+            if !news.interrupted.is_empty() {
+                let message = format!(
+                    "team {}'s budget is spent: interrupted the turns of {}",
+                    news.team,
+                    news.interrupted.join(", ")
+                );
+                if let Err(e) = self
+                    .leave(&news.team, EVERYONE, "budget_interrupt", &message)
+                    .await
+                {
+                    tracing::warn!(target: "cohort::notify", "a budget notification was not made: {e}");
+                }
+            }
+        }
     }
 
     /// The notification (and record) one event makes, if any.

@@ -323,6 +323,75 @@ impl CohortServer {
     }
 
     #[tool(
+        description = "Set, change or remove a token budget, for named workers each or for a team's workers between them (input, output and cache tokens as their transcripts count them; claude and codex). Reaching it notifies everyone once; with interrupt, turns worked on past it are interrupted. A budget set again starts over.",
+        annotations(
+            title = "Budget workers",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn budget_workers(
+        &self,
+        Parameters(args): Parameters<BudgetArgs>,
+    ) -> Result<Json<BudgetResult>, String> {
+        if args.tokens == Some(0) {
+            return Err("tokens must be above 0 (null removes the budget)".into());
+        }
+        let engine = self.engine().await?;
+        match (args.session_ids.is_empty(), &args.team) {
+            (true, None) => {
+                return Err("name the workers (session_ids) or a team whose workers share the budget".into())
+            }
+            (false, Some(_)) => {
+                return Err("name the workers (session_ids) or a team, not both: a team's budget is shared by its workers, a worker's is its own".into())
+            }
+            _ => {}
+        }
+        let mut rows = Vec::new();
+        for name in &args.session_ids {
+            let row = engine.workers.worker_row(name).await.map_err(e)?;
+            if args.tokens.is_some() && !row.agent.counts_tokens() {
+                return Err(format!(
+                    "{name} is a {} worker, whose transcript counts no tokens cohort reads; budgets work for claude and codex",
+                    row.agent.name()
+                ));
+            }
+            rows.push(row);
+        }
+        let mut workers = Vec::new();
+        for row in &rows {
+            engine
+                .workers
+                .set_budget(row, args.tokens, args.interrupt)
+                .await
+                .map_err(e)?;
+            workers.push(BudgetOut {
+                name: row.name.clone(),
+                budget: engine.workers.budget_line(row).await,
+            });
+        }
+        let team = match &args.team {
+            Some(team) => {
+                cohort_terminal::names::check(cohort_terminal::names::NameKind::Team, team)
+                    .map_err(|err| err.to_string())?;
+                engine
+                    .workers
+                    .set_team_budget(team, args.tokens, args.interrupt)
+                    .map_err(e)?;
+                let all = engine.workers.worker_rows().await.map_err(e)?;
+                Some(BudgetOut {
+                    name: team.clone(),
+                    budget: engine.workers.team_budget_line(team, &all).await,
+                })
+            }
+            None => None,
+        };
+        Ok(Json(BudgetResult { workers, team }))
+    }
+
+    #[tool(
         description = "Send a message to workers (one text, or one per worker), verified as submitted; held while a worker is busy unless when: \"now\". wait_mode any/all waits until their turns end.",
         annotations(
             title = "Message workers",

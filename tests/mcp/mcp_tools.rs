@@ -179,7 +179,7 @@ async fn toolsets_choose_the_tools_and_every_tool_is_described() {
     let tools = h.client.list_all_tools().await.unwrap();
     assert_eq!(
         tools.len(),
-        50,
+        51,
         "{:?}",
         tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>()
     );

@@ -703,6 +703,103 @@ async fn a_budget_reached_notifies_once_and_can_interrupt() {
     );
 }
 
+/// A team's budget, set after its workers were spawned, is shared by them: reaching
+/// it between them notifies everyone once, said by the team, and with interrupt a
+/// turn either starts past it is interrupted. A worker's own budget can be changed
+/// after its spawn, and asking wrongly says what to do.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_team_shares_a_budget_set_after_its_spawn() {
+    let m = Manager::new(Which::Tmux).await;
+    let repo = m.agents.repo("team-budget");
+    let spec = |name: &str| {
+        json!({"name": name, "agent": "claude", "project_path": repo.display().to_string(),
+               "team": "crew", "env": m.agents.env_json(&[])})
+    };
+    m.ok(
+        "spawn_workers",
+        json!({"workers": [spec("ann"), spec("bob")]}),
+    )
+    .await;
+    let set = m
+        .ok(
+            "budget_workers",
+            json!({"team": "crew", "tokens": 1500, "interrupt": true}),
+        )
+        .await;
+    assert_eq!(set["team"]["name"], "crew", "{set}");
+    assert!(
+        set["team"]["budget"]
+            .as_str()
+            .is_some_and(|b| b.contains("of 1.5k tokens; turns past it are interrupted")),
+        "{set}"
+    );
+    let r = m
+        .ok(
+            "message_workers",
+            json!({"session_ids": ["ann", "bob"], "message": "a normal turn", "wait_mode": "all", "timeout": 60}),
+        )
+        .await;
+    assert_eq!(r["wait"]["all_idle"], true, "{r}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while budget_news(&m, "crew").await.is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no team budget notification"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+    m.ok(
+        "message_workers",
+        json!({"session_ids": ["bob"], "message": "[[work 30000]] a long job"}),
+    )
+    .await;
+    let bob = m
+        .worker_until("bob", "interrupted", |w| {
+            w["state"] == "idle"
+                && w["reason"]
+                    .as_str()
+                    .is_some_and(|r| r.contains("interrupted"))
+        })
+        .await;
+    assert!(bob["notes"].to_string().contains("team crew's"), "{bob}");
+    let news = budget_news(&m, "crew").await;
+    let reached: Vec<_> = news
+        .iter()
+        .filter(|n| n.starts_with("budget_reached: team crew reached its budget"))
+        .collect();
+    assert_eq!(reached.len(), 1, "{news:?}");
+    assert!(
+        news.iter()
+            .any(|n| n.starts_with("budget_interrupt") && n.contains("bob")),
+        "{news:?}"
+    );
+
+    // A worker's own budget, given after its spawn, and raised.
+    let own = m
+        .ok(
+            "budget_workers",
+            json!({"session_ids": ["ann"], "tokens": 2000000}),
+        )
+        .await;
+    assert!(
+        own["workers"][0]["budget"]
+            .as_str()
+            .is_some_and(|b| b.ends_with("of 2.0M tokens")),
+        "{own}"
+    );
+    for (args, says) in [
+        (json!({"tokens": 10}), "name the workers"),
+        (
+            json!({"session_ids": ["ann"], "team": "crew", "tokens": 10}),
+            "not both",
+        ),
+        (json!({"team": "crew", "tokens": 0}), "above 0"),
+    ] {
+        let err = m.error("budget_workers", args).await;
+        assert!(err.contains(says), "{err}");
+    }
+}
+
 /// The body of one HTTP request read from `stream` (its headers up to the blank
 /// line, then Content-Length bytes).
 async fn http_body(stream: &mut tokio::net::TcpStream) -> String {

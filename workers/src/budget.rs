@@ -1,9 +1,12 @@
 //! Token budgets: a worker may spend so many tokens (as its transcript counts them:
-//! input, output, cache reads and writes, reasoning). When it reaches the budget a
-//! notification goes out once; with `interrupt`, a turn it works on past the
-//! budget is interrupted (Esc), then and at every later look, until the budget is
-//! raised. The budget is a file in the worker's state directory.
+//! input, output, cache reads and writes, reasoning), and a team so many between its
+//! workers. When one is reached a notification goes out once; with `interrupt`, a
+//! turn worked on past it is interrupted (Esc), then and at every later look, until
+//! the budget is raised. A budget set again starts over (a new reach is said again).
+//! A worker's budget is a file in its state directory, a team's one under
+//! `workers/teams/`.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use cohort_backends::{Key, KeyCode};
@@ -33,6 +36,29 @@ pub struct Budget {
     pub interrupted_turn_ms: Option<i64>,
 }
 
+/// A team's budget: what its workers may spend between them.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TeamBudget {
+    /// The team.
+    pub team: String,
+    /// The budget itself (its `interrupted_turn_ms` unused).
+    pub budget: Budget,
+    /// Per worker id, the turn (by when it began) last interrupted for it.
+    #[serde(default)]
+    pub interrupted: HashMap<String, i64>,
+}
+
+/// What a look at a team's budget found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TeamNews {
+    /// The team.
+    pub team: String,
+    /// The budget was reached just now (the notification to make).
+    pub reached: Option<String>,
+    /// The workers whose turns were interrupted because the team's budget is spent.
+    pub interrupted: Vec<String>,
+}
+
 /// What a look at a worker's budget found.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BudgetNews {
@@ -44,6 +70,41 @@ pub struct BudgetNews {
 
 /// The budget's file in a worker's state directory.
 const BUDGET_FILE: &str = "budget.json";
+
+/// Where team budgets are kept, as a pseudo worker id under `workers/`; the team's
+/// name is hex-encoded into the file's name, so any name is a file name.
+const TEAMS_DIR: &str = "teams";
+
+fn team_file(team: &str) -> String {
+    let hex: String = team.bytes().map(|b| format!("{b:02x}")).collect();
+    format!("{hex}.budget.json")
+}
+
+/// Team `team`'s budget, if it has one.
+pub fn load_team(state_dir: &Path, team: &str) -> Option<TeamBudget> {
+    let path = worker_dir(state_dir, TEAMS_DIR).join(team_file(team));
+    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+}
+
+/// Every team budget kept.
+pub fn team_budgets(state_dir: &Path) -> Vec<TeamBudget> {
+    let Ok(entries) = std::fs::read_dir(worker_dir(state_dir, TEAMS_DIR)) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".budget.json"))
+        .filter_map(|e| serde_json::from_str(&std::fs::read_to_string(e.path()).ok()?).ok())
+        .collect()
+}
+
+fn store_team(state_dir: &Path, team: &str, budget: Option<&TeamBudget>) -> std::io::Result<()> {
+    let text = match budget {
+        Some(b) => Some(serde_json::to_vec(b).map_err(std::io::Error::other)?),
+        None => None,
+    };
+    keep_worker_file(state_dir, TEAMS_DIR, &team_file(team), text.as_deref())
+}
 
 /// Worker `id`'s budget, if it has one.
 pub fn load(state_dir: &Path, id: &str) -> Option<Budget> {
@@ -62,6 +123,31 @@ fn store(state_dir: &Path, id: &str, budget: Option<&Budget>) -> std::io::Result
 /// What was spent against a budget: `12.3k of 50.0k tokens`.
 fn spent_of(spent: u64, budget: u64) -> String {
     format!("{} of {} tokens", tokens_text(spent), tokens_text(budget))
+}
+
+/// The workers of `team` among `rows`.
+fn members<'a>(rows: &'a [WorkerRow], team: &str) -> Vec<&'a WorkerRow> {
+    rows.iter()
+        .filter(|r| r.team.as_deref() == Some(team))
+        .collect()
+}
+
+/// A budget and what was spent against it, in words.
+fn budget_words(spent: u64, budget: &Budget) -> String {
+    format!(
+        "{}{}{}",
+        spent_of(spent, budget.tokens),
+        if budget.reached_ms.is_some() {
+            ", reached"
+        } else {
+            ""
+        },
+        if budget.interrupt {
+            "; turns past it are interrupted"
+        } else {
+            ""
+        }
+    )
 }
 
 /// A token count in words: `1.2k`, `3.4M`.
@@ -90,6 +176,127 @@ impl Workers {
         self.keep_budget(row, budget.as_ref())
     }
 
+    /// Gives team `team` a budget of `tokens` for its workers between them (none:
+    /// removes it), interrupting their turns past it when `interrupt`.
+    pub fn set_team_budget(
+        &self,
+        team: &str,
+        tokens: Option<u64>,
+        interrupt: bool,
+    ) -> Result<(), WorkerError> {
+        let budget = tokens.map(|tokens| TeamBudget {
+            team: team.to_string(),
+            budget: Budget {
+                tokens,
+                interrupt,
+                ..Budget::default()
+            },
+            interrupted: HashMap::new(),
+        });
+        self.keep_team_budget(team, budget.as_ref())
+    }
+
+    fn keep_team_budget(&self, team: &str, budget: Option<&TeamBudget>) -> Result<(), WorkerError> {
+        store_team(&self.hub.state_dir, team, budget).map_err(|e| {
+            WorkerError::Invalid(format!("team {team}'s budget could not be kept: {e}"))
+        })
+    }
+
+    /// What the workers of `team` among `rows` spent between them.
+    async fn team_spent(&self, team: &str, rows: &[WorkerRow]) -> u64 {
+        let mut spent = 0;
+        for row in members(rows, team) {
+            spent += self.usage_of(row).await.map_or(0, |u| u.total());
+        }
+        spent
+    }
+
+    /// Team `team`'s budget and what its workers among `rows` spent, in words.
+    pub async fn team_budget_line(&self, team: &str, rows: &[WorkerRow]) -> Option<String> {
+        let kept = load_team(&self.hub.state_dir, team)?;
+        let spent = self.team_spent(team, rows).await;
+        Some(budget_words(spent, &kept.budget))
+    }
+
+    /// Looks at every team budget against what the team's workers spent: a reach
+    /// not said yet (say it, then [`Workers::team_budget_said`]); with `interrupt`,
+    /// the turns its workers work on past it are interrupted, once each.
+    pub async fn check_team_budgets(&self) -> Vec<TeamNews> {
+        let mut all = Vec::new();
+        let budgets = team_budgets(&self.hub.state_dir);
+        if budgets.is_empty() {
+            return all;
+        }
+        let rows = match self.worker_rows().await {
+            Ok(rows) => rows,
+            Err(e) => {
+                tracing::warn!(target: "cohort::workers", "team budgets not looked at: {e}");
+                return all;
+            }
+        };
+        for mut kept in budgets {
+            let spent = self.team_spent(&kept.team, &rows).await;
+            if spent < kept.budget.tokens {
+                continue;
+            }
+            let of = spent_of(spent, kept.budget.tokens);
+            let mut news = TeamNews {
+                team: kept.team.clone(),
+                reached: None,
+                interrupted: Vec::new(),
+            };
+            if kept.budget.reached_ms.is_none() {
+                news.reached = Some(format!(
+                    "team {} reached its budget: {of}{}",
+                    kept.team,
+                    if kept.budget.interrupt {
+                        "; its workers' turns past it are interrupted (raise it with budget_workers)"
+                    } else {
+                        ""
+                    }
+                ));
+            }
+            if kept.budget.interrupt {
+                let team = kept.team.clone();
+                for row in members(&rows, &team) {
+                    let last = kept.interrupted.get(&row.id).copied();
+                    match self.interrupt_for_budget(row, last).await {
+                        Ok(Some(turn)) => {
+                            kept.interrupted.insert(row.id.clone(), turn);
+                            let note =
+                                format!("budget: a turn was interrupted at team {team}'s {of}");
+                            let _ = self.annotate_worker(row, &note, Some("budget")).await;
+                            news.interrupted.push(row.name.clone());
+                        }
+                        Ok(None) => {}
+                        Err(e) => {
+                            tracing::warn!(target: "cohort::workers", worker = %row.name, "not interrupted for its team's budget: {e}")
+                        }
+                    }
+                }
+                if !news.interrupted.is_empty() {
+                    if let Err(e) = self.keep_team_budget(&team, Some(&kept)) {
+                        tracing::warn!(target: "cohort::workers", "{e}");
+                    }
+                }
+            }
+            if news.reached.is_some() || !news.interrupted.is_empty() {
+                all.push(news);
+            }
+        }
+        all
+    }
+
+    /// Records that team `team`'s budget's reach was said, so it is said once.
+    pub fn team_budget_said(&self, team: &str) {
+        if let Some(mut kept) = load_team(&self.hub.state_dir, team) {
+            kept.budget.reached_ms = Some(crate::events::now_ms());
+            if let Err(e) = self.keep_team_budget(team, Some(&kept)) {
+                tracing::warn!(target: "cohort::workers", "{e}");
+            }
+        }
+    }
+
     fn keep_budget(&self, row: &WorkerRow, budget: Option<&Budget>) -> Result<(), WorkerError> {
         store(&self.hub.state_dir, &row.id, budget).map_err(|e| {
             WorkerError::Invalid(format!("{}'s budget could not be kept: {e}", row.name))
@@ -100,20 +307,7 @@ impl Workers {
     pub async fn budget_line(&self, row: &WorkerRow) -> Option<String> {
         let budget = load(&self.hub.state_dir, &row.id)?;
         let spent = self.usage_of(row).await.map_or(0, |u| u.total());
-        Some(format!(
-            "{}{}{}",
-            spent_of(spent, budget.tokens),
-            if budget.reached_ms.is_some() {
-                ", reached"
-            } else {
-                ""
-            },
-            if budget.interrupt {
-                "; turns past it are interrupted"
-            } else {
-                ""
-            }
-        ))
+        Some(budget_words(spent, &budget))
     }
 
     /// Looks at the worker's spending against its budget: whether it is reached
@@ -139,20 +333,27 @@ impl Workers {
                 "{} reached its budget: {of}{}",
                 row.name,
                 if budget.interrupt {
-                    "; its turns past it are interrupted (close it, or spawn it again with a higher budget)"
+                    "; its turns past it are interrupted (raise it with budget_workers)"
                 } else {
                     ""
                 }
             ));
         }
         if budget.interrupt {
-            match self.interrupt_for_budget(row, &mut budget).await {
-                Ok(true) => {
+            match self
+                .interrupt_for_budget(row, budget.interrupted_turn_ms)
+                .await
+            {
+                Ok(Some(turn)) => {
+                    budget.interrupted_turn_ms = Some(turn);
+                    if let Err(e) = self.keep_budget(row, Some(&budget)) {
+                        tracing::warn!(target: "cohort::workers", "{e}");
+                    }
                     news.interrupted = true;
                     let note = format!("budget: a turn was interrupted at {of}");
                     let _ = self.annotate_worker(row, &note, Some("budget")).await;
                 }
-                Ok(false) => {}
+                Ok(None) => {}
                 Err(e) => {
                     tracing::warn!(target: "cohort::workers", worker = %row.name, "not interrupted for its budget: {e}")
                 }
@@ -171,20 +372,20 @@ impl Workers {
         }
     }
 
+    /// Interrupts the turn `row` works on, unless it is the turn `last`
+    /// interrupted (by when it began); the turn interrupted, when one was.
     async fn interrupt_for_budget(
         &self,
         row: &WorkerRow,
-        budget: &mut Budget,
-    ) -> Result<bool, WorkerError> {
+        last: Option<i64>,
+    ) -> Result<Option<i64>, WorkerError> {
         let seen = self.observe(row, false).await?;
         let turn_ms = seen.turn_started_ms.or(row.last_prompt_ms);
-        if seen.assessment.state != WorkerState::Busy
-            || turn_ms.is_some_and(|t| budget.interrupted_turn_ms == Some(t))
-        {
-            return Ok(false);
+        if seen.assessment.state != WorkerState::Busy || turn_ms.is_some_and(|t| last == Some(t)) {
+            return Ok(None);
         }
         let Some(pane) = seen.pane.clone() else {
-            return Ok(false);
+            return Ok(None);
         };
         let mut turn = self
             .terminal
@@ -196,12 +397,10 @@ impl Workers {
             .as_ref()
             .is_some_and(|s| s.class() == crate::screen::ScreenClass::Busy);
         if !working {
-            return Ok(false);
+            return Ok(None);
         }
         turn.keys(&[Key::plain(KeyCode::Escape)]).await?;
-        budget.interrupted_turn_ms = Some(turn_ms.unwrap_or_else(crate::events::now_ms));
-        self.keep_budget(row, Some(budget))?;
-        Ok(true)
+        Ok(Some(turn_ms.unwrap_or_else(crate::events::now_ms)))
     }
 }
 

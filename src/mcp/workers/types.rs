@@ -396,6 +396,42 @@ pub struct AnnotateArgs {
     pub author: Option<String>,
 }
 
+/// `budget_workers` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetArgs {
+    /// Worker names, each given its own budget (or name a team instead).
+    #[serde(default, alias = "workers")]
+    pub session_ids: Vec<String>,
+    /// A team, whose workers share the budget between them (spawned before or after).
+    #[serde(default)]
+    pub team: Option<String>,
+    /// Tokens they may spend; null removes the budget.
+    #[serde(default)]
+    pub tokens: Option<u64>,
+    /// Interrupt turns worked on past the budget (default false).
+    #[serde(default)]
+    pub interrupt: bool,
+}
+
+/// A budget now, and what was spent against it.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct BudgetOut {
+    /// The worker or team.
+    pub name: String,
+    /// `12.3k of 50.0k tokens`, or none when it has no budget.
+    pub budget: Option<String>,
+}
+
+/// `budget_workers` result.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct BudgetResult {
+    /// Each worker named, with its budget now.
+    pub workers: Vec<BudgetOut>,
+    /// The team named, with its budget now.
+    pub team: Option<BudgetOut>,
+}
+
 /// `message_workers` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -913,6 +949,7 @@ impl Plain for CloseResult {}
 impl Plain for ApproveResult {}
 impl Plain for MergeResult {}
 impl Plain for DiffResult {}
+impl Plain for BudgetResult {}
 impl Plain for DiscoverResult {}
 impl Plain for AdoptResult {}
 impl Plain for WorktreesResult {}
