@@ -73,6 +73,8 @@ pub struct Hub {
     pub(crate) watch_from: Mutex<HashMap<cohort_backends::PaneId, u64>>,
     /// Where the notifier posts the notifications that need a person, if anywhere.
     pub(crate) webhook: Mutex<Option<crate::webhook::Webhook>>,
+    /// Where notifications show on this machine's desktop, when asked.
+    pub(crate) desktop: Mutex<Option<crate::desktop::Desktop>>,
 }
 
 impl Drop for Hub {
@@ -136,6 +138,7 @@ impl Hub {
             watch_changes: tokio::sync::Notify::new(),
             watch_from: Mutex::new(HashMap::new()),
             webhook: Mutex::new(None),
+            desktop: Mutex::new(None),
         }
     }
 

@@ -17,6 +17,7 @@
 //! ([`cohort_workers`]) through their named APIs.
 
 pub mod cascade;
+pub mod desktop;
 pub mod history;
 pub mod hub;
 pub mod many;
@@ -69,6 +70,12 @@ impl Orchestrator {
     /// The workers it orchestrates.
     pub fn workers(&self) -> &Workers {
         &self.workers
+    }
+
+    /// Shows the notifications that need a person on this machine's desktop (none:
+    /// stops).
+    pub fn set_desktop(&self, desktop: Option<desktop::Desktop>) {
+        *self.hub.desktop.lock().unwrap_or_else(|e| e.into_inner()) = desktop;
     }
 
     /// Posts the notifications that need a person to `webhook` (none: stops).

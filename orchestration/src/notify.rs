@@ -345,6 +345,17 @@ impl Orchestrator {
                     None => return,
                 },
             };
+            let desktop = self
+                .hub
+                .desktop
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .clone();
+            if let Some(desktop) = desktop.filter(|d| d.wants(&kind, &from, &message)) {
+                if let Err(e) = desktop.show(&kind, &from, &message).await {
+                    tracing::warn!(target: "cohort::notify", "{e}");
+                }
+            }
             let hook = self
                 .hub
                 .webhook

@@ -45,6 +45,32 @@ const NEEDS_A_PERSON: &[&str] = &[
 /// The agent states worth a push (`agent_state` notifications say `X is STATE`).
 const STATES_POSTED: &[&str] = &["needs_approval", "stuck", "exited"];
 
+/// Notification kinds from a comma-separated list.
+pub(crate) fn kinds_list(kinds: &str) -> Vec<String> {
+    kinds
+        .split(',')
+        .map(str::trim)
+        .filter(|k| !k.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// Whether a notification of `kind` from `from` saying `message` goes out to a
+/// person: one of `kinds` when given, else the kinds that need someone and the agent
+/// states worth a look.
+pub(crate) fn needs_a_person(kinds: &[String], kind: &str, from: &str, message: &str) -> bool {
+    if !kinds.is_empty() {
+        return kinds.iter().any(|k| k == kind);
+    }
+    if kind == "agent_state" {
+        // `ada is stuck: …`: the state, not a word of the reason.
+        return STATES_POSTED
+            .iter()
+            .any(|s| message.starts_with(&format!("{from} is {s}")));
+    }
+    NEEDS_A_PERSON.contains(&kind)
+}
+
 /// Attempts per notification, and the pauses between them.
 const RETRIES: [Duration; 2] = [Duration::from_secs(1), Duration::from_secs(4)];
 
@@ -88,27 +114,13 @@ impl Webhook {
         Ok(Webhook {
             url: url.to_string(),
             format,
-            kinds: kinds
-                .split(',')
-                .map(str::trim)
-                .filter(|k| !k.is_empty())
-                .map(str::to_string)
-                .collect(),
+            kinds: kinds_list(kinds),
         })
     }
 
     /// Whether a notification of `kind` from `from` saying `message` is posted.
     pub fn wants(&self, kind: &str, from: &str, message: &str) -> bool {
-        if !self.kinds.is_empty() {
-            return self.kinds.iter().any(|k| k == kind);
-        }
-        if kind == "agent_state" {
-            // `ada is stuck: …`: the state, not a word of the reason.
-            return STATES_POSTED
-                .iter()
-                .any(|s| message.starts_with(&format!("{from} is {s}")));
-        }
-        NEEDS_A_PERSON.contains(&kind)
+        needs_a_person(&self.kinds, kind, from, message)
     }
 
     /// The URL as logs may show it: scheme and host, not the path or query (for

@@ -80,6 +80,13 @@ impl Engine {
             Some(Err(e)) => tracing::error!(target: "cohort::engine", "no webhook: {e}"),
             None => {}
         }
+        match cohort_orchestration::desktop::Desktop::from_env() {
+            Some(Ok(desktop)) => engine.orchestrator.set_desktop(Some(desktop)),
+            Some(Err(e)) => {
+                tracing::error!(target: "cohort::engine", "no desktop notifications: {e}")
+            }
+            None => {}
+        }
         if let Some(after) = config.stuck_after {
             engine.workers.configure_workers(|s| {
                 s.bounds.stall_ms = i64::try_from(after.as_millis()).unwrap_or(i64::MAX)

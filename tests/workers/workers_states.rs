@@ -907,3 +907,57 @@ async fn a_worker_needing_approval_is_posted_to_the_webhook() {
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     assert!(rx.try_recv().is_err(), "an idle worker was posted");
 }
+
+/// With desktop notifications on, a worker that needs approval shows on the
+/// desktop through its notifier (here a stand-in `notify-send` on the notifier's
+/// PATH that keeps its arguments), title and message as separate arguments.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_needing_approval_shows_on_the_desktop() {
+    let m = Manager::new(Which::Tmux).await;
+    let bin = tempfile::tempdir().unwrap();
+    let shown = bin.path().join("shown.txt");
+    let notifier = bin.path().join("notify-send");
+    std::fs::write(
+        &notifier,
+        format!(
+            "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\" >> '{}'; done\n",
+            shown.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &notifier,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let desktop = cohort_orchestration::desktop::Desktop::find(bin.path().as_os_str(), "").unwrap();
+    m.engine.orchestrator.set_desktop(Some(desktop));
+    let repo = m.agents.repo("desktop");
+    m.ok(
+        "spawn_workers",
+        json!({"workers": [{"name": "asker", "agent": "claude",
+               "project_path": repo.display().to_string(), "env": m.agents.env_json(&[])}]}),
+    )
+    .await;
+    m.ok(
+        "message_workers",
+        json!({"session_ids": ["asker"], "message": "[[approval]] make a file"}),
+    )
+    .await;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let text = std::fs::read_to_string(&shown).unwrap_or_default();
+        if text.contains("asker is needs_approval") {
+            let args: Vec<&str> = text.lines().collect();
+            assert_eq!(args[0], "--app-name=cohort", "{text}");
+            assert_eq!(args[2], "cohort: agent_state from asker", "{text}");
+            assert!(args[3].contains("touch approved.txt"), "{text}");
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "nothing shown on the desktop: {text:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
