@@ -18,7 +18,7 @@ use crate::{
 
 /// Lines of scrollback a starting process takes in per pane (see
 /// [`Terminal::take_in_histories`]): as many as cohort's tmux keeps by default.
-pub const HISTORY_TAKEN: u64 = 10_000;
+pub const HISTORY_TAKEN: u64 = cohort_backends::tmux::config::DEFAULT_HISTORY_LIMIT as u64;
 
 /// How to open a session.
 #[derive(Clone, Debug, Default)]

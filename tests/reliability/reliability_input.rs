@@ -189,6 +189,7 @@ fn base(tool: &str, n: usize) -> Option<Value> {
         "close_workers" => json!({"session_ids": [NO_WORKER]}),
         "approve_workers" => json!({"session_ids": [NO_WORKER], "decision": "deny"}),
         "merge_workers" | "diff_workers" => json!({"session_ids": [NO_WORKER]}),
+        "budget_workers" => json!({"session_ids": [NO_WORKER], "tokens": 1000}),
         "wait_idle_workers" => json!({"session_ids": [NO_WORKER], "timeout": 0.1}),
         // Orchestration: a watcher that never fires, a wait that ends at once, a
         // playbook file that is not there.
