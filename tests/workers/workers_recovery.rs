@@ -265,6 +265,42 @@ async fn killed_mid_run_on_iterm2() {
     killed_mid_run(Which::Iterm2).await;
 }
 
+/// Starts `spawn_workers` for two claude workers in `repo` through `cohort`, in the
+/// background, the second with a setup script that runs for `setup_secs`; returns
+/// once that script has started (the first worker is planned, no pane is open yet).
+async fn spawn_two_second_slow(
+    cohort: &Cohort,
+    agents: &Agents,
+    repo: &std::path::Path,
+    names: [&str; 2],
+    setup_secs: u32,
+) -> tokio::task::JoinHandle<Result<rmcp::model::CallToolResult, rmcp::ServiceError>> {
+    let started = repo.join("setup-started");
+    let setup = format!("touch {}; sleep {setup_secs}", started.display());
+    let spec = |name: &str, setup: Option<&str>| {
+        json!({"name": name, "agent": "claude", "project_path": repo.display().to_string(),
+               "setup": setup, "env": agents.env_json(&[])})
+    };
+    let args = json!({"workers": [spec(names[0], None), spec(names[1], Some(&setup))]});
+    let peer = cohort.client.peer().clone();
+    let spawn = tokio::spawn(async move {
+        peer.call_tool(
+            CallToolRequestParams::new("spawn_workers")
+                .with_arguments(args.as_object().cloned().unwrap()),
+        )
+        .await
+    });
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !started.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the second worker's setup never started"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    spawn
+}
+
 /// A spawn prepares every worker (worktree, setup) before it opens their panes: a
 /// worker looked at in between (here while the second worker's setup runs) is still
 /// spawning, not exited for want of a pane, and comes up when the spawn ends.
@@ -274,34 +310,8 @@ async fn a_worker_waiting_for_its_pane_is_spawning_not_exited() {
     let _backend = terminal.backend().await;
     let agents = Agents::new();
     let repo = agents.repo("waiting");
-    let started = repo.join("setup-started");
-    let spec = |name: &str, setup: Option<String>| {
-        json!({"name": name, "agent": "claude", "project_path": repo.display().to_string(),
-               "setup": setup, "env": agents.env_json(&[])})
-    };
     let cohort = Cohort::start(&terminal).await;
-    let spawn = {
-        let args = json!({"workers": [
-            spec("first", None),
-            spec("second", Some(format!("touch {}; sleep 2", started.display()))),
-        ]});
-        let peer = cohort.client.peer().clone();
-        tokio::spawn(async move {
-            peer.call_tool(
-                CallToolRequestParams::new("spawn_workers")
-                    .with_arguments(args.as_object().cloned().unwrap()),
-            )
-            .await
-        })
-    };
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while !started.exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the second worker's setup never started"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let spawn = spawn_two_second_slow(&cohort, &agents, &repo, ["first", "second"], 2).await;
     let listed = cohort.ok("list_workers", json!({})).await;
     let first = listed["workers"]
         .as_array()
@@ -327,35 +337,12 @@ async fn a_spawn_cut_short_is_cleaned_up_by_the_next_server() {
     let _backend = terminal.backend().await;
     let agents = Agents::new();
     let repo = agents.repo("cut-short");
-    let started = repo.join("setup-started");
-    let spec = |name: &str, setup: Option<String>| {
+    let spec = |name: &str| {
         json!({"name": name, "agent": "claude", "project_path": repo.display().to_string(),
-               "setup": setup, "env": agents.env_json(&[])})
+               "env": agents.env_json(&[])})
     };
     let mut first = Cohort::start(&terminal).await;
-    let spawn = {
-        let args = json!({"workers": [
-            spec("early", None),
-            spec("late", Some(format!("touch {}; sleep 30", started.display()))),
-        ]});
-        let peer = first.client.peer().clone();
-        tokio::spawn(async move {
-            let _ = peer
-                .call_tool(
-                    CallToolRequestParams::new("spawn_workers")
-                        .with_arguments(args.as_object().cloned().unwrap()),
-                )
-                .await;
-        })
-    };
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    while !started.exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the second worker's setup never started"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let spawn = spawn_two_second_slow(&first, &agents, &repo, ["early", "late"], 30).await;
     first.kill();
     let _ = first.child.wait().await;
     spawn.abort();
@@ -374,7 +361,7 @@ async fn a_spawn_cut_short_is_cleaned_up_by_the_next_server() {
     );
     assert!(!worktree.exists(), "its worktree was left behind");
     let again = second
-        .ok("spawn_workers", json!({"workers": [spec("early", None)]}))
+        .ok("spawn_workers", json!({"workers": [spec("early")]}))
         .await;
     assert_eq!(again["workers"][0]["state"], "ready", "{again}");
 }

@@ -800,6 +800,23 @@ async fn a_team_shares_a_budget_set_after_its_spawn() {
     }
 }
 
+/// Spawns the worker `asker` in a repository of its own and has it ask for
+/// permission to run `touch approved.txt`.
+async fn spawn_an_asker(m: &Manager, repo: &str) {
+    let repo = m.agents.repo(repo);
+    m.ok(
+        "spawn_workers",
+        json!({"workers": [{"name": "asker", "agent": "claude",
+               "project_path": repo.display().to_string(), "env": m.agents.env_json(&[])}]}),
+    )
+    .await;
+    m.ok(
+        "message_workers",
+        json!({"session_ids": ["asker"], "message": "[[approval]] make a file"}),
+    )
+    .await;
+}
+
 /// The body of one HTTP request read from `stream` (its headers up to the blank
 /// line, then Content-Length bytes).
 async fn http_body(stream: &mut tokio::net::TcpStream) -> String {
@@ -876,18 +893,7 @@ async fn a_worker_needing_approval_is_posted_to_the_webhook() {
     )
     .unwrap();
     m.engine.orchestrator.set_webhook(Some(hook));
-    let repo = m.agents.repo("webhook");
-    m.ok(
-        "spawn_workers",
-        json!({"workers": [{"name": "asker", "agent": "claude",
-               "project_path": repo.display().to_string(), "env": m.agents.env_json(&[])}]}),
-    )
-    .await;
-    m.ok(
-        "message_workers",
-        json!({"session_ids": ["asker"], "message": "[[approval]] make a file"}),
-    )
-    .await;
+    spawn_an_asker(&m, "webhook").await;
     let (first, failed) = posted_next(&mut rx).await;
     let (second, body) = posted_next(&mut rx).await;
     assert_eq!((first, second), (1, 2));
@@ -932,18 +938,7 @@ async fn a_worker_needing_approval_shows_on_the_desktop() {
     .unwrap();
     let desktop = cohort_orchestration::desktop::Desktop::find(bin.path().as_os_str(), "").unwrap();
     m.engine.orchestrator.set_desktop(Some(desktop));
-    let repo = m.agents.repo("desktop");
-    m.ok(
-        "spawn_workers",
-        json!({"workers": [{"name": "asker", "agent": "claude",
-               "project_path": repo.display().to_string(), "env": m.agents.env_json(&[])}]}),
-    )
-    .await;
-    m.ok(
-        "message_workers",
-        json!({"session_ids": ["asker"], "message": "[[approval]] make a file"}),
-    )
-    .await;
+    spawn_an_asker(&m, "desktop").await;
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     loop {
         let text = std::fs::read_to_string(&shown).unwrap_or_default();
