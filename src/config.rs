@@ -3,7 +3,9 @@
 //! Sources, strongest first: command-line flags, environment (`COHORT_TMUX_SOCKET`,
 //! `COHORT_STATE_DIR`, `COHORT_TMUX`, `COHORT_JOURNAL_CAP_MB`, `COHORT_KEEP_TMUX_SERVER`,
 //! `COHORT_STUCK_AFTER`; the webhook's `COHORT_WEBHOOK_*` are read by
-//! `cohort_orchestration::webhook`), defaults.
+//! `cohort_orchestration::webhook`, `COHORT_DESKTOP_*` by
+//! `cohort_orchestration::desktop` and `COHORT_SCREENS_FILE` by
+//! `cohort_workers::screen_rules`), defaults.
 
 use std::path::PathBuf;
 

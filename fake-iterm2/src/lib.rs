@@ -253,6 +253,12 @@ impl FakeServer {
     /// in the middle of a request), as when iTerm2 quits or crashes. Sessions stay.
     pub fn cut_connections(&self) {
         let conns: Vec<Arc<Conn>> = lock(&self.state.conns).values().cloned().collect();
+        // Every connection is severed before any is dropped: dropping one releases
+        // a transaction it held, and a request waiting on another connection must
+        // not be answered in the moment before that one is dropped too.
+        for conn in &conns {
+            conn.severed.store(true, Ordering::SeqCst);
+        }
         for conn in conns {
             conn.cut.notify_one();
         }
@@ -407,6 +413,8 @@ pub(crate) struct Conn {
     pub watches: Mutex<Vec<variables::Watch>>,
     /// Drops the socket at once (see [`FakeServer::cut_connections`]).
     pub cut: tokio::sync::Notify,
+    /// Cut: nothing more is written to the socket.
+    pub severed: Arc<std::sync::atomic::AtomicBool>,
     /// Requests of this connection waiting for the main loop.
     pub waiting: AtomicU64,
     /// The main-loop guard while this connection holds a transaction.
@@ -466,18 +474,20 @@ where
     let (mut sink, mut source) = ws.split();
     let (out, mut out_rx) = mpsc::unbounded_channel::<Message>();
     let id = state.next_conn.fetch_add(1, Ordering::Relaxed);
+    let severed = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let conn = Arc::new(Conn {
         out,
         subs: Mutex::new(HashMap::new()),
         watches: Mutex::new(Vec::new()),
         transaction: tokio::sync::Mutex::new(None),
         cut: tokio::sync::Notify::new(),
+        severed: severed.clone(),
         waiting: AtomicU64::new(0),
     });
     lock(&state.conns).insert(id, conn.clone());
     let writer = tokio::spawn(async move {
         while let Some(message) = out_rx.recv().await {
-            if sink.send(message).await.is_err() {
+            if severed.load(Ordering::SeqCst) || sink.send(message).await.is_err() {
                 break;
             }
         }
