@@ -249,7 +249,9 @@ impl CohortServer {
             .collect();
         Ok(Json(WorkersResult {
             workers: listed.iter().map(|v| view_out(v, args.verbose)).collect(),
-            spent_by_team: spent_by_team(&listed),
+            spent_by_team: spent_by_team(&listed, |team, spent| {
+                engine.workers.team_budget_of(team, spent)
+            }),
         }))
     }
 

@@ -748,6 +748,13 @@ async fn a_team_shares_a_budget_set_after_its_spawn() {
         );
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
+    let listed = m.ok("list_workers", json!({})).await;
+    assert!(
+        listed["spent_by_team"][0]["budget"]
+            .as_str()
+            .is_some_and(|b| b.contains("of 1.5k tokens")),
+        "{listed}"
+    );
     m.ok(
         "message_workers",
         json!({"session_ids": ["bob"], "message": "[[work 30000]] a long job"}),

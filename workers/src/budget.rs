@@ -86,6 +86,11 @@ pub fn load_team(state_dir: &Path, team: &str) -> Option<TeamBudget> {
     serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
 }
 
+/// Team `team`'s budget with `spent` against it, in words, if it has one.
+pub fn team_budget_words(state_dir: &Path, team: &str, spent: u64) -> Option<String> {
+    load_team(state_dir, team).map(|kept| budget_words(spent, &kept.budget))
+}
+
 /// Every team budget kept.
 pub fn team_budgets(state_dir: &Path) -> Vec<TeamBudget> {
     let Ok(entries) = std::fs::read_dir(worker_dir(state_dir, TEAMS_DIR)) else {
@@ -213,9 +218,14 @@ impl Workers {
 
     /// Team `team`'s budget and what its workers among `rows` spent, in words.
     pub async fn team_budget_line(&self, team: &str, rows: &[WorkerRow]) -> Option<String> {
-        let kept = load_team(&self.hub.state_dir, team)?;
+        load_team(&self.hub.state_dir, team)?;
         let spent = self.team_spent(team, rows).await;
-        Some(budget_words(spent, &kept.budget))
+        team_budget_words(&self.hub.state_dir, team, spent)
+    }
+
+    /// Team `team`'s budget with `spent` against it, in words, if it has one.
+    pub fn team_budget_of(&self, team: &str, spent: u64) -> Option<String> {
+        team_budget_words(&self.hub.state_dir, team, spent)
     }
 
     /// Looks at every team budget against what the team's workers spent: a reach

@@ -212,10 +212,17 @@ pub struct TeamSpentOut {
     pub workers: usize,
     /// Their tokens and cost.
     pub spent: String,
+    /// The team's budget and what its workers spent against it, when it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<String>,
 }
 
-/// The spending of `views`, rolled up per team (only teams that spent anything).
-pub(super) fn spent_by_team(views: &[WorkerView]) -> Vec<TeamSpentOut> {
+/// The spending of `views`, rolled up per team (only teams that spent anything),
+/// with each team's budget as `budget_of` words it.
+pub(super) fn spent_by_team(
+    views: &[WorkerView],
+    budget_of: impl Fn(&str, u64) -> Option<String>,
+) -> Vec<TeamSpentOut> {
     let mut teams: std::collections::BTreeMap<String, (usize, Usage)> = Default::default();
     for v in views {
         if let Some(u) = &v.observation.usage {
@@ -229,6 +236,9 @@ pub(super) fn spent_by_team(views: &[WorkerView]) -> Vec<TeamSpentOut> {
     teams
         .into_iter()
         .map(|(team, (workers, usage))| TeamSpentOut {
+            budget: (!team.is_empty())
+                .then(|| budget_of(&team, usage.total()))
+                .flatten(),
             team,
             workers,
             spent: usage.summary(),
