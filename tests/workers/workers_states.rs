@@ -623,6 +623,31 @@ async fn budget_news(m: &Manager, from: &str) -> Vec<String> {
         .collect()
 }
 
+/// Waits (20 s at most) until each of `from` has left a budget notification.
+async fn until_budget_news(m: &Manager, from: &[&str]) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    for name in from {
+        while budget_news(m, name).await.is_empty() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "no budget notification from {name}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        }
+    }
+}
+
+/// Waits until worker `name` is idle after an interrupted turn; its view.
+async fn until_interrupted(m: &Manager, name: &str) -> Value {
+    m.worker_until(name, "interrupted", |w| {
+        w["state"] == "idle"
+            && w["reason"]
+                .as_str()
+                .is_some_and(|r| r.contains("interrupted"))
+    })
+    .await
+}
+
 /// A token budget: reaching it notifies everyone once; with interrupt, a turn the
 /// worker starts past it is interrupted, and said so.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -645,15 +670,7 @@ async fn a_budget_reached_notifies_once_and_can_interrupt() {
         )
         .await;
     assert_eq!(r["wait"]["all_idle"], true, "{r}");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while budget_news(&m, "thrifty").await.is_empty() || budget_news(&m, "capped").await.is_empty()
-    {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no budget notification"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
+    until_budget_news(&m, &["thrifty", "capped"]).await;
     let w = m
         .ok("examine_worker", json!({"session_id": "thrifty"}))
         .await;
@@ -676,14 +693,7 @@ async fn a_budget_reached_notifies_once_and_can_interrupt() {
         )
         .await;
     assert_eq!(r["wait"]["all_idle"], true, "{r}");
-    let capped = m
-        .worker_until("capped", "interrupted", |w| {
-            w["state"] == "idle"
-                && w["reason"]
-                    .as_str()
-                    .is_some_and(|r| r.contains("interrupted"))
-        })
-        .await;
+    let capped = until_interrupted(&m, "capped").await;
     assert!(
         capped["notes"]
             .to_string()
@@ -740,14 +750,7 @@ async fn a_team_shares_a_budget_set_after_its_spawn() {
         )
         .await;
     assert_eq!(r["wait"]["all_idle"], true, "{r}");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while budget_news(&m, "crew").await.is_empty() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no team budget notification"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    }
+    until_budget_news(&m, &["crew"]).await;
     let listed = m.ok("list_workers", json!({})).await;
     assert!(
         listed["spent_by_team"][0]["budget"]
@@ -760,14 +763,7 @@ async fn a_team_shares_a_budget_set_after_its_spawn() {
         json!({"session_ids": ["bob"], "message": "[[work 30000]] a long job"}),
     )
     .await;
-    let bob = m
-        .worker_until("bob", "interrupted", |w| {
-            w["state"] == "idle"
-                && w["reason"]
-                    .as_str()
-                    .is_some_and(|r| r.contains("interrupted"))
-        })
-        .await;
+    let bob = until_interrupted(&m, "bob").await;
     assert!(bob["notes"].to_string().contains("team crew's"), "{bob}");
     let news = budget_news(&m, "crew").await;
     let reached: Vec<_> = news

@@ -218,9 +218,9 @@ impl Workers {
 
     /// Team `team`'s budget and what its workers among `rows` spent, in words.
     pub async fn team_budget_line(&self, team: &str, rows: &[WorkerRow]) -> Option<String> {
-        load_team(&self.hub.state_dir, team)?;
+        let kept = load_team(&self.hub.state_dir, team)?;
         let spent = self.team_spent(team, rows).await;
-        team_budget_words(&self.hub.state_dir, team, spent)
+        Some(budget_words(spent, &kept.budget))
     }
 
     /// Team `team`'s budget with `spent` against it, in words, if it has one.

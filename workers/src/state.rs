@@ -538,9 +538,9 @@ fn cross_check(o: &Observed<'_>, screen: Option<&ScreenView>, r: Reported) -> As
     let last_output = o.process.last_output_ms.unwrap_or(0);
     // A live busy line is redrawn (its clock ticks); one left behind is not.
     let printing = o.now_ms - last_output < o.bounds.quiet_ms;
+    let settled_report = matches!(r.state, WorkerState::Idle | WorkerState::Ready);
     if let Some(s) = screen.filter(|s| s.class == ScreenClass::Busy) {
-        let settled = matches!(r.state, WorkerState::Idle | WorkerState::Ready);
-        if settled && printing && last_output > r.last_activity_ms + o.bounds.quiet_ms {
+        if settled_report && printing && last_output > r.last_activity_ms + o.bounds.quiet_ms {
             // It kept working after its report said it stopped (a hook that sent it
             // on, a turn the report missed): the newer, live signal wins.
             return Assessment {
@@ -569,7 +569,6 @@ fn cross_check(o: &Observed<'_>, screen: Option<&ScreenView>, r: Reported) -> As
             _ => None,
         });
     let reported_busy = r.state == WorkerState::Busy;
-    let settled_report = matches!(r.state, WorkerState::Idle | WorkerState::Ready);
     let disagreement = match screen_says {
         Some((WorkerState::Idle, since)) if reported_busy => {
             Some((since, "the screen shows an idle prompt"))
