@@ -26,7 +26,9 @@ pub fn status(e: TerminalError) -> Status {
         TerminalError::InvalidName { .. } | TerminalError::InvalidArgument(_) => {
             Code::InvalidArgument
         }
-        TerminalError::Refused(_) | TerminalError::Locked(_) => Code::PermissionDenied,
+        TerminalError::Refused(_) | TerminalError::Locked(_) | TerminalError::NotAdopted { .. } => {
+            Code::PermissionDenied
+        }
         TerminalError::Busy { .. } => Code::Unavailable,
         TerminalError::Exited { .. } => Code::FailedPrecondition,
         TerminalError::Registry(RegistryError::NotFound(_)) => Code::NotFound,

@@ -21,7 +21,7 @@ use super::CohortServer;
 #[tool_router(router = core_router, vis = "pub(crate)")]
 impl CohortServer {
     #[tool(
-        description = "List cohort's terminal sessions: name, persistent id, pane, foreground command, whether it exited.",
+        description = "List cohort's terminal sessions: name, persistent id, pane, foreground command, whether it exited. Only panes cohort opened or that were adopted are sessions; all=true also lists the others (a person's own windows), marked owned: false.",
         annotations(
             title = "List sessions",
             read_only_hint = true,
@@ -29,9 +29,16 @@ impl CohortServer {
             open_world_hint = false
         )
     )]
-    async fn list(&self, Parameters(_): Parameters<NoArgs>) -> Result<Json<ListResult>, String> {
+    async fn list(
+        &self,
+        Parameters(args): Parameters<ListArgs>,
+    ) -> Result<Json<ListResult>, String> {
         let engine = self.engine().await?;
-        let panes = engine.terminal.list().await.map_err(err)?;
+        let panes = match args.all {
+            true => engine.terminal.list_all().await,
+            false => engine.terminal.list().await,
+        }
+        .map_err(err)?;
         let mut tags = engine.terminal.tags().await.map_err(err)?;
         Ok(Json(ListResult {
             sessions: panes

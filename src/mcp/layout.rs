@@ -1,4 +1,5 @@
-//! The *layout* toolset: create_layout, split, focus, set_appearance.
+//! The *layout* toolset: create_layout, split, focus, set_appearance, and adopt (a pane
+//! cohort did not open becomes a session).
 
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
@@ -224,6 +225,39 @@ pub struct AppearanceArgs {
 
 #[tool_router(router = layout_router, vis = "pub(crate)")]
 impl CohortServer {
+    #[tool(
+        description = "Make a pane cohort did not open (listed by list with all=true, owned: false) one of its sessions, so it can be read and typed into: stamps a persistent identity on it and records it. A person's windows are never used until adopted. Its shell has no cohort integration: run with mark=true for exit statuses (else a run ends when the pane is quiet with its shell in front).",
+        annotations(
+            title = "Adopt a pane",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn adopt(
+        &self,
+        Parameters(args): Parameters<AdoptPaneArgs>,
+    ) -> Result<Json<OpenResult>, String> {
+        let engine = self.engine().await?;
+        let options = cohort_terminal::ownership::AdoptOptions {
+            name: args.name,
+            agent: args.agent,
+            team: args.team,
+        };
+        let pane = engine
+            .terminal
+            .adopt_pane(&args.pane, options)
+            .await
+            .map_err(err)?;
+        Ok(Json(OpenResult {
+            session: SessionSummary::from(&pane),
+            attach: engine.terminal.attach_text(&pane.id),
+            notice: None,
+            recording: None,
+        }))
+    }
+
     #[tool(
         description = "Open several sessions in one window, arranged by a preset (single, horizontal, vertical, quad, triple_vertical, triple_bottom, grid) or a split tree with sizes. Each pane can be named and given an agent, team, command, cwd and env; panes with an agent are titled \"Team :: Agent\".",
         annotations(

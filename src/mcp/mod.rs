@@ -65,7 +65,7 @@ pub use types::*;
 pub enum Toolset {
     /// open, send, read, run, key, close, list, status, record.
     Core,
-    /// create_layout, split, focus, set_appearance.
+    /// create_layout, split, focus, set_appearance, adopt.
     Layout,
     /// Agents, teams, write_many, read_many, broadcast, locks, tags.
     Team,
@@ -110,7 +110,7 @@ impl Toolset {
                 "persistent sessions: open, run, send, read, key, close, list, status, record"
             }
             Toolset::Layout => {
-                "windows of several panes: create_layout, split, focus, set_appearance"
+                "windows of several panes: create_layout, split, focus, set_appearance, adopt"
             }
             Toolset::Team => {
                 "agents and teams: register, message many at once, broadcast, locks, tags"

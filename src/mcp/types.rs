@@ -31,6 +31,15 @@ pub struct SessionSummary {
     /// The remote host it runs on; absent for this machine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// False for a pane cohort neither opened nor adopted (listed with `all`): it
+    /// is not a session, and nothing reads or types into it until `adopt` makes it
+    /// one. Absent for sessions.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub owned: bool,
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 impl From<&PaneInfo> for SessionSummary {
@@ -46,8 +55,37 @@ impl From<&PaneInfo> for SessionSummary {
             exited: p.dead,
             agent: p.identity.as_ref().and_then(|i| i.agent.clone()),
             tags: Vec::new(),
+            owned: p.identity.is_some(),
         }
     }
+}
+
+/// `list` arguments.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListArgs {
+    /// Also list the panes cohort neither opened nor adopted (a person's own
+    /// windows and tabs), marked `owned: false` (default false).
+    #[serde(default)]
+    pub all: bool,
+}
+
+/// `adopt` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AdoptPaneArgs {
+    /// The pane's id (`%7`, an iTerm2 session id) or its window/tab name, as
+    /// `list` with all: true shows it.
+    pub pane: String,
+    /// Its session name (default: its window name when free, else `pane-<number>`).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// The agent working there, registered with the session.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// That agent's team.
+    #[serde(default)]
+    pub team: Option<String>,
 }
 
 /// `list` result.

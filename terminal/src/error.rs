@@ -21,6 +21,14 @@ pub enum TerminalError {
         /// What exists, phrased for the user.
         known: String,
     },
+    /// The target is a pane cohort neither opened nor adopted (a person's own).
+    #[error("pane {pane} (window {window:?}) is not one of cohort's sessions: cohort did not open it and nobody adopted it, so cohort neither reads nor types into it; if it should, adopt it first (`adopt` with pane {:?} and a name)", .pane.as_str())]
+    NotAdopted {
+        /// The pane.
+        pane: PaneId,
+        /// Its window/tab name.
+        window: String,
+    },
     /// The name is taken.
     #[error("the name {name:?} is taken: {by}; session and agent names are both targets, so pick another name (or close that session first)")]
     NameTaken {

@@ -13,6 +13,7 @@
 //!
 //! - [`sessions`]: open, split, layouts, adoption, shells coming up, close;
 //! - [`targets`]: which session a name, id, agent or team stands for;
+//!   [`ownership`]: only panes cohort opened or adopted are sessions;
 //! - [`input`]: the one way keys reach a pane: typing, keys, the session's lock and
 //!   the input lease;
 //! - [`run`]: run and wait on the ladder, reads, the screen;
@@ -56,6 +57,7 @@ pub mod layout;
 pub mod lines;
 pub mod names;
 pub mod observe;
+pub mod ownership;
 pub mod pattern;
 pub mod private;
 pub mod read;

@@ -98,7 +98,8 @@ impl Terminal {
         let Ok(panes) = self.backend.list_panes().await else {
             return;
         };
-        for pane in panes {
+        // A person's own panes are not read: only cohort's sessions are taken in.
+        for pane in panes.into_iter().filter(|p| p.identity.is_some()) {
             let taken = async {
                 let state = self.backend.pane_state(&pane.id).await?;
                 let total = state.history_lines + u64::from(state.size.rows);
@@ -195,13 +196,23 @@ impl Terminal {
         Ok(panes)
     }
 
-    /// Every session (pane) cohort manages. After the terminal server was replaced by
+    /// Every session cohort manages: the panes it opened or that were adopted (see
+    /// [`crate::ownership`]), each carrying its stamped identity. A person's own panes
+    /// beside them are not sessions: [`Terminal::list_all`] lists them too.
+    pub async fn list(&self) -> Result<Vec<PaneInfo>, TerminalError> {
+        let mut panes = self.list_all().await?;
+        panes.retain(|p| p.identity.is_some());
+        Ok(panes)
+    }
+
+    /// Every pane of the terminal: cohort's sessions and the panes it neither opened
+    /// nor adopted (no identity). After the terminal server was replaced by
     /// a new one (tmux killed and started again), or the registry by a fresh database
     /// (deleted or overwritten under this process), the registry is first brought in
     /// line with the panes: the old server's sessions are gone, and their rows must
     /// not pass to new panes that reuse their ids; a fresh registry learns the
     /// sessions again from the identities stamped on their panes.
-    pub async fn list(&self) -> Result<Vec<PaneInfo>, TerminalError> {
+    pub async fn list_all(&self) -> Result<Vec<PaneInfo>, TerminalError> {
         use std::sync::atomic::Ordering;
         let epoch = self.runtimes.restarts() + self.registry.generation();
         if self.adopted_epoch.load(Ordering::SeqCst) != epoch {
@@ -227,7 +238,11 @@ impl Terminal {
 
     /// Refuses a name for a new session that already names a session or an agent, so
     /// that every target keeps meaning one thing.
-    async fn name_free(&self, panes: &[PaneInfo], name: &str) -> Result<(), TerminalError> {
+    pub(crate) async fn name_free(
+        &self,
+        panes: &[PaneInfo],
+        name: &str,
+    ) -> Result<(), TerminalError> {
         let taken = |by: String| {
             Err(TerminalError::NameTaken {
                 name: name.to_string(),
@@ -728,7 +743,7 @@ fn check_open_options(options: &OpenOptions) -> Result<(), TerminalError> {
     Ok(())
 }
 
-fn unix_now() -> i64 {
+pub(crate) fn unix_now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs() as i64)

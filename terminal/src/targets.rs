@@ -45,7 +45,7 @@ impl Delivery {
 }
 
 /// The pane `target` names, trying in order: pane id, persistent id, session name,
-/// agent name, window name.
+/// agent name, then a session named with its host (`build-box:api`).
 pub fn resolve_target<'a>(panes: &'a [PaneInfo], target: &str) -> Option<&'a PaneInfo> {
     let target = target.trim();
     if target.is_empty() {
@@ -68,11 +68,6 @@ pub fn resolve_target<'a>(panes: &'a [PaneInfo], target: &str) -> Option<&'a Pan
             panes
                 .iter()
                 .find(|p| p.identity.as_ref().and_then(|i| i.agent.as_deref()) == Some(target))
-        })
-        .or_else(|| {
-            panes
-                .iter()
-                .find(|p| p.identity.is_none() && p.window_name == target)
         })
         .or_else(|| {
             // A session named with its host: `build-box:api`.
@@ -178,6 +173,9 @@ impl Terminal {
                     }
                 }
             }
+        }
+        if let Some(refusal) = self.not_adopted(target).await {
+            return Err(refusal);
         }
         Err(TerminalError::UnknownTarget {
             target: crate::names::shown(target),
@@ -315,13 +313,14 @@ impl Terminal {
                 }
                 continue;
             }
-            out.push((
-                target.clone(),
-                Err(TerminalError::UnknownTarget {
+            let why = match self.not_adopted(target).await {
+                Some(refusal) => refusal,
+                None => TerminalError::UnknownTarget {
                     target: crate::names::shown(target),
                     known: known_for_unknown(&panes, &mut listed),
-                }),
-            ));
+                },
+            };
+            out.push((target.clone(), Err(why)));
         }
         Ok(out)
     }

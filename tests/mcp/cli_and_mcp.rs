@@ -74,6 +74,7 @@ async fn a_second_process_finds_panes_by_their_stamped_identity() {
         .spawn(SpawnOptions {
             name: "one-shot".into(),
             command: Some("sh -c 'exit 3' # done\n# second line".into()),
+            identity: stamped("one-shot"),
             ..Default::default()
         })
         .await
@@ -266,6 +267,7 @@ async fn a_second_process_reads_the_history_from_before_it_started() {
     let pane = backend
         .spawn(SpawnOptions {
             name: "history".into(),
+            identity: stamped("history"),
             ..Default::default()
         })
         .await
@@ -449,6 +451,7 @@ async fn a_human_attaching_does_not_resize_the_agents_window() {
     let pane = backend
         .spawn(SpawnOptions {
             name: "watched".into(),
+            identity: stamped("watched"),
             ..Default::default()
         })
         .await

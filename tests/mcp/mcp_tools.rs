@@ -179,7 +179,7 @@ async fn toolsets_choose_the_tools_and_every_tool_is_described() {
     let tools = h.client.list_all_tools().await.unwrap();
     assert_eq!(
         tools.len(),
-        51,
+        52,
         "{:?}",
         tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>()
     );
@@ -912,4 +912,86 @@ async fn a_command_that_ends_at_once_is_reported_by_open() {
         .await;
     assert!(opened.get("notice").is_none(), "{opened}");
     assert_eq!(opened["session"]["exited"], false, "{opened}");
+}
+
+/// A person's own window beside cohort's sessions is listed only when asked for,
+/// refused as a target (nothing is typed into it) with the way to adopt it, and a
+/// session like any other once adopted.
+#[tokio::test]
+async fn a_persons_window_is_used_only_once_adopted() {
+    let h = harness(&Toolset::ALL).await;
+    h.ok("open", json!({"name": "mine"})).await;
+    let pane = h._server.persons_window("notes");
+    let pane = pane.as_str();
+    let listed = h.ok("list", json!({})).await;
+    let sessions = listed["sessions"].as_array().unwrap();
+    assert!(!sessions.iter().any(|s| s["pane"] == pane), "{listed}");
+    assert!(
+        sessions.iter().all(|s| s.get("owned").is_none()),
+        "{listed}"
+    );
+    let all = h.ok("list", json!({"all": true})).await;
+    let theirs = all["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["pane"] == pane)
+        .unwrap_or_else(|| panic!("{pane} not listed with all: {all}"))
+        .clone();
+    assert_eq!(theirs["owned"], false, "{all}");
+    assert_eq!(theirs["name"], "notes", "{all}");
+
+    for (tool, args) in [
+        (
+            "send",
+            json!({"target": pane, "text": "echo typed-$((20+3))"}),
+        ),
+        (
+            "run",
+            json!({"target": "notes", "command": "echo typed-$((20+3))"}),
+        ),
+        ("key", json!({"target": pane, "keys": ["C-c"]})),
+        ("read", json!({"target": "notes"})),
+        ("close", json!({"target": pane})),
+    ] {
+        let e = h.error(tool, args).await;
+        assert!(
+            e.contains("not one of cohort's sessions") && e.contains("adopt"),
+            "{tool}: {e}"
+        );
+    }
+    // Nothing reached the person's shell.
+    let shown = std::process::Command::new("tmux")
+        .args(["-L", &h._server.socket, "capture-pane", "-p", "-t", pane])
+        .output()
+        .unwrap();
+    assert!(
+        !String::from_utf8_lossy(&shown.stdout).contains("typed-23"),
+        "{}",
+        String::from_utf8_lossy(&shown.stdout)
+    );
+
+    let adopted = h.ok("adopt", json!({"pane": "notes"})).await;
+    assert_eq!(adopted["session"]["name"], "notes", "{adopted}");
+    assert_eq!(adopted["session"]["pane"], pane, "{adopted}");
+    let run = h
+        .ok(
+            "run",
+            json!({"target": "notes", "command": "echo adopted-$((6*7)); (exit 3)", "mark": true}),
+        )
+        .await;
+    assert_eq!(run["verdict"]["exit_status"], 3, "{run}");
+    assert!(
+        run["output"].as_str().unwrap().contains("adopted-42"),
+        "{run}"
+    );
+    let listed = h.ok("list", json!({})).await;
+    assert!(
+        listed["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["pane"] == pane),
+        "{listed}"
+    );
 }

@@ -152,6 +152,8 @@ fn base(tool: &str, n: usize) -> Option<Value> {
     Some(match tool {
         "list" | "status" | "list_agents" | "list_teams" => json!({}),
         "close" | "focus" => json!({"target": SCRATCH}),
+        // The scratch session is cohort's: adopting it again answers with it.
+        "adopt" => json!({"pane": SCRATCH}),
         // Mode "lines", so a mutated `lines` is read, not ignored.
         "read" => json!({"target": SCRATCH, "mode": "lines", "lines": "1-2"}),
         "key" => json!({"target": SCRATCH, "keys": ["Enter"]}),

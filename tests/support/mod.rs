@@ -59,6 +59,20 @@ macro_rules! parity {
 #[allow(unused_imports)]
 pub(crate) use parity;
 
+/// The identity cohort stamps on a session's pane, for a pane a test spawns through
+/// the backend directly: without one, the pane is not one of cohort's sessions.
+pub fn stamped(name: &str) -> Option<cohort_backends::Identity> {
+    Some(cohort_backends::Identity {
+        id: uuid::Uuid::new_v4().to_string(),
+        name: name.into(),
+        agent: None,
+        team: None,
+        key: None,
+        anchor: None,
+        announces_start: false,
+    })
+}
+
 /// A tmux server on its own socket with its own state directory.
 pub struct TestServer {
     pub socket: String,
@@ -103,6 +117,31 @@ impl TestServer {
 
     pub fn state_dir(&self) -> &Path {
         self.state.path()
+    }
+
+    /// A window a person made in cohort's session from outside cohort (as from an
+    /// attached client), named `name` and running bash: its pane.
+    pub fn persons_window(&self, name: &str) -> cohort_backends::PaneId {
+        let made = std::process::Command::new("tmux")
+            .arg("-L")
+            .arg(&self.socket)
+            .args([
+                "new-window",
+                "-d",
+                "-n",
+                name,
+                "-P",
+                "-F",
+                "#{pane_id}",
+                "-t",
+            ])
+            .arg(format!("={}", self.config().session))
+            .arg(bash_path())
+            .env_remove("TMUX")
+            .output()
+            .expect("run tmux new-window");
+        assert!(made.status.success(), "tmux new-window failed: {made:?}");
+        cohort_backends::PaneId(String::from_utf8_lossy(&made.stdout).trim().to_string())
     }
 }
 

@@ -115,6 +115,21 @@ impl Terminal {
         }
     }
 
+    /// A pane a person opened beside cohort's sessions, running a shell: on tmux a window made in cohort's session from outside cohort
+    /// (as from an attached client); on iTerm2 the window iTerm2 opens when it
+    /// starts.
+    pub fn persons_pane(&self) -> cohort_backends::PaneId {
+        match self {
+            Terminal::Tmux(server) => server.persons_window("notes"),
+            Terminal::Iterm2(fake) => {
+                let ids = fake.server.session_ids();
+                let first = ids.first().expect("the fake iTerm2's first window");
+                cohort_backends::PaneId(first.clone())
+            }
+            Terminal::Ssh(..) => panic!("a person's pane on the remote host is not made here"),
+        }
+    }
+
     /// Where an engine on this terminal keeps its state, and the key naming the server.
     pub fn engine_home(&self) -> (PathBuf, String) {
         match self {

@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use cohort_backends::{Identity, PaneInfo};
+use cohort_backends::PaneInfo;
 
 use crate::registry::WorkerTables;
 use crate::state::WorkerState;
@@ -23,7 +23,7 @@ use crate::{
     registry::WorkerRow,
     theme,
 };
-use cohort_terminal::{registry::SessionRecord, OpenOptions};
+use cohort_terminal::{ownership::AdoptOptions, OpenOptions};
 
 /// How a found worker stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -200,7 +200,9 @@ impl Workers {
     /// Workers and agent CLIs found in the registry, on panes and on disk.
     pub async fn discover_workers(&self) -> Result<Vec<Found>, WorkerError> {
         self.sweep_half_spawned().await?;
-        let panes = self.terminal.list().await?;
+        // Agent CLIs in panes cohort did not open are found too: adopting one is
+        // the explicit step that makes its pane a session.
+        let panes = self.terminal.list_all().await?;
         let rows = self.worker_rows().await?;
         let mut found = Vec::new();
         let mut known: Vec<WorkerRow> = rows.clone();
@@ -393,7 +395,7 @@ impl Workers {
 
     /// Makes the agent CLI running in the pane `target` a worker.
     async fn adopt_pane(&self, target: &str, name: Option<&str>) -> Result<Adopted, WorkerError> {
-        let pane = self.terminal.resolve(target).await?;
+        let pane = self.terminal.resolve_any(target).await?;
         let kind = AgentKind::of_program(&pane.command).ok_or_else(|| {
             WorkerError::Invalid(format!(
                 "no worker is named {target:?}, and no agent CLI runs in that pane ({} runs there): discover_workers lists what can be adopted",
@@ -416,38 +418,22 @@ impl Workers {
                 .remove(0),
         };
         cohort_terminal::names::check(cohort_terminal::names::NameKind::Agent, &name)?;
-        // A pane without cohort's stamp gets one, so it is found again.
+        // A pane without cohort's stamp is adopted, so it is found again.
         let identity = match pane.identity.clone() {
             Some(i) => i,
-            None => {
-                let identity = Identity {
-                    id: uuid::Uuid::new_v4().to_string(),
-                    name: name.clone(),
-                    agent: Some(name.clone()),
-                    team: None,
-                    // Its shell was started without a key: its marks are unsigned.
-                    key: None,
-                    anchor: None,
-                    announces_start: false,
-                };
-                self.terminal
-                    .backend()
-                    .stamp_identity(&pane.id, &identity)
-                    .await?;
-                let record = SessionRecord {
-                    id: identity.id.clone(),
-                    name: name.clone(),
-                    backend: self.terminal.backend().kind().name().into(),
-                    server: self.terminal.server_key().to_string(),
-                    pane: pane.id.to_string(),
-                    cwd: Some(cwd.clone()),
-                    created: now_ms() / 1000,
-                    last_command: None,
-                    tags: Vec::new(),
-                };
-                self.terminal.db(move |r| r.upsert_session(&record)).await?;
-                identity
-            }
+            None => self
+                .terminal
+                .adopt_pane(
+                    pane.id.as_str(),
+                    AdoptOptions {
+                        name: Some(name.clone()),
+                        agent: Some(name.clone()),
+                        team: None,
+                    },
+                )
+                .await?
+                .identity
+                .ok_or_else(|| WorkerError::Invalid(format!("{} was not stamped", pane.id)))?,
         };
         let in_shell = state.shell_pid != state.foreground_pid;
         let spec = LaunchSpec {
