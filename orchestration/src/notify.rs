@@ -400,12 +400,13 @@ impl Orchestrator {
                 said.push(("approval_timed_out", denied));
             }
             if let Some(reached) = news.reached {
-                if self
+                self.workers.budget_said(row, true);
+                if let Err(e) = self
                     .leave(&row.name, EVERYONE, "budget_reached", &reached)
                     .await
-                    .is_ok()
                 {
-                    self.workers.budget_said(row);
+                    self.workers.budget_said(row, false);
+                    tracing::warn!(target: "cohort::notify", "a budget notification was not made: {e}");
                 }
             }
             if news.interrupted {
@@ -424,12 +425,13 @@ impl Orchestrator {
         // team.
         for news in self.workers.check_team_budgets().await {
             if let Some(reached) = news.reached {
-                if self
+                self.workers.team_budget_said(&news.team, true);
+                if let Err(e) = self
                     .leave(&news.team, EVERYONE, "budget_reached", &reached)
                     .await
-                    .is_ok()
                 {
-                    self.workers.team_budget_said(&news.team);
+                    self.workers.team_budget_said(&news.team, false);
+                    tracing::warn!(target: "cohort::notify", "a budget notification was not made: {e}");
                 }
             }
             if !news.interrupted.is_empty() {

@@ -229,7 +229,7 @@ impl Workers {
     }
 
     /// Looks at every team budget against what the team's workers spent: a reach
-    /// not said yet (say it, then [`Workers::team_budget_said`]); with `interrupt`,
+    /// not said yet (record it with [`Workers::team_budget_said`], then say it); with `interrupt`,
     /// the turns its workers work on past it are interrupted, once each.
     pub async fn check_team_budgets(&self) -> Vec<TeamNews> {
         let mut all = Vec::new();
@@ -297,10 +297,12 @@ impl Workers {
         all
     }
 
-    /// Records that team `team`'s budget's reach was said, so it is said once.
-    pub fn team_budget_said(&self, team: &str) {
+    /// Records that team `team`'s budget's reach is said (`said`), so it is said
+    /// once, or takes that back when saying it failed (`!said`). Recorded before it
+    /// is said: whoever sees the notification sees the budget reached.
+    pub fn team_budget_said(&self, team: &str, said: bool) {
         if let Some(mut kept) = load_team(&self.hub.state_dir, team) {
-            kept.budget.reached_ms = Some(crate::events::now_ms());
+            kept.budget.reached_ms = said.then(crate::events::now_ms);
             if let Err(e) = self.keep_team_budget(team, Some(&kept)) {
                 tracing::warn!(target: "cohort::workers", "{e}");
             }
@@ -321,7 +323,7 @@ impl Workers {
     }
 
     /// Looks at the worker's spending against its budget: whether it is reached
-    /// and not said yet (say it, then [`Workers::budget_said`]); with `interrupt`,
+    /// and not said yet (record it with [`Workers::budget_said`], then say it); with `interrupt`,
     /// interrupts the turn it works on past the budget, once per turn, and only
     /// when its screen shows it working while its input is held (Esc into a dialog
     /// would deny, into a composer would clear it).
@@ -372,10 +374,12 @@ impl Workers {
         news
     }
 
-    /// Records that the budget's reach was said, so it is said once.
-    pub fn budget_said(&self, row: &WorkerRow) {
+    /// Records that the budget's reach is said (`said`), so it is said once, or
+    /// takes that back when saying it failed (`!said`). Recorded before it is said:
+    /// whoever sees the notification sees the budget reached.
+    pub fn budget_said(&self, row: &WorkerRow, said: bool) {
         if let Some(mut budget) = load(&self.hub.state_dir, &row.id) {
-            budget.reached_ms = Some(crate::events::now_ms());
+            budget.reached_ms = said.then(crate::events::now_ms);
             if let Err(e) = self.keep_budget(row, Some(&budget)) {
                 tracing::warn!(target: "cohort::workers", "{e}");
             }
