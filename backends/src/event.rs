@@ -101,6 +101,18 @@ pub enum BackendEvent {
         /// Pane.
         pane: PaneId,
     },
+    /// A program in the pane sent a custom control sequence (`OSC 1337 ;
+    /// Custom=id=<identity>:<payload>`, iTerm2's form; found in the output stream
+    /// where the terminal does not report it itself). The identity is as claimed:
+    /// whoever acts on it checks it.
+    Signal {
+        /// Pane.
+        pane: PaneId,
+        /// The `id` the sequence carried.
+        identity: String,
+        /// What it says.
+        payload: String,
+    },
     /// A window's layout changed (split, resize, pane closed).
     LayoutChanged {
         /// Window.
@@ -144,6 +156,7 @@ impl BackendEvent {
             | BackendEvent::ForegroundChanged { pane, .. }
             | BackendEvent::PaneExited { pane, .. }
             | BackendEvent::ModeChanged { pane }
+            | BackendEvent::Signal { pane, .. }
             | BackendEvent::OutputLost { pane } => Some(pane),
             _ => None,
         }
@@ -186,6 +199,15 @@ impl BackendEvent {
             },
             BackendEvent::ModeChanged { pane: p } => BackendEvent::ModeChanged { pane: pane(p) },
             BackendEvent::OutputLost { pane: p } => BackendEvent::OutputLost { pane: pane(p) },
+            BackendEvent::Signal {
+                pane: p,
+                identity,
+                payload,
+            } => BackendEvent::Signal {
+                pane: pane(p),
+                identity,
+                payload,
+            },
             BackendEvent::LayoutChanged { window: w } => {
                 BackendEvent::LayoutChanged { window: window(w) }
             }

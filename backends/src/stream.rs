@@ -9,6 +9,11 @@
 //! - finds OSC 133 prompt marks (`ESC ] 133 ; D ; 0 BEL`) and reports each right after
 //!   the bytes that preceded it.
 //!
+//! - finds iTerm2's custom control sequences (`ESC ] 1337 ; Custom=id=<identity>:<payload>
+//!   BEL`), a program's signal to whoever drives the terminal, and reports each as a
+//!   [`Piece::Signal`] in its place, taking the sequence out of the bytes: the
+//!   identity is a pane's secret, and no journal, read or recording holds it.
+//!
 //! The marks stay in the byte stream (it is the raw record); readers strip them.
 //! cohort's signature does not: [`without_signatures`] takes the `cohort=<key>` field
 //! out of every mark before the bytes are kept anywhere, so no journal, read or
@@ -33,6 +38,12 @@ const MARK_PREFIX: &[u8] = b"\x1b]133;";
 /// The longest OSC 133 sequence we wait for before giving up on it.
 const MAX_MARK_LEN: usize = 256;
 
+/// How every custom control sequence starts.
+const SIGNAL_PREFIX: &[u8] = b"\x1b]1337;Custom=";
+
+/// The longest custom control sequence waited for; a longer one passes as output.
+pub const MAX_SIGNAL_LEN: usize = 4096;
+
 /// One piece of shaped output.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Piece {
@@ -40,6 +51,14 @@ pub enum Piece {
     Bytes(Vec<u8>),
     /// A prompt mark that ended right before this point, with what it carried.
     Mark(PromptMark, MarkParams),
+    /// A custom control sequence at this point: `identity` (the `id=` parameter)
+    /// and the payload after the first `:`.
+    Signal {
+        /// The sender's identity, as the sequence claims it.
+        identity: String,
+        /// What it says.
+        payload: String,
+    },
 }
 
 /// Shapes one pane's output stream; see the module docs.
@@ -74,7 +93,26 @@ impl OutputSplitter {
                     emitted = end;
                     pos = end;
                 }
-                MarkScan::NotAMark => pos = esc + 1,
+                MarkScan::NotAMark => match parse_signal(&buf[esc..]) {
+                    SignalScan::Found { len, signal } => {
+                        if emitted < esc {
+                            out.push(Piece::Bytes(buf[emitted..esc].to_vec()));
+                        }
+                        if let Some((identity, payload)) = signal {
+                            out.push(Piece::Signal { identity, payload });
+                        }
+                        emitted = esc + len;
+                        pos = emitted;
+                    }
+                    SignalScan::NotASignal => pos = esc + 1,
+                    SignalScan::Incomplete => {
+                        if emitted < esc {
+                            out.push(Piece::Bytes(buf[emitted..esc].to_vec()));
+                        }
+                        self.carry = buf[esc..].to_vec();
+                        return;
+                    }
+                },
                 MarkScan::Incomplete => {
                     if emitted < esc {
                         out.push(Piece::Bytes(buf[emitted..esc].to_vec()));
@@ -211,6 +249,66 @@ fn found(body: &[u8], len: usize) -> MarkScan {
     }
 }
 
+enum SignalScan {
+    /// A custom control sequence of `len` bytes; `signal` unless it names no `id`.
+    Found {
+        len: usize,
+        signal: Option<(String, String)>,
+    },
+    NotASignal,
+    /// Could be the start of one; wait for more bytes.
+    Incomplete,
+}
+
+/// Looks for `ESC ] 1337 ; Custom=<params>:<payload> (BEL | ESC \)` at the start of
+/// `buf`.
+fn parse_signal(buf: &[u8]) -> SignalScan {
+    let n = buf.len().min(SIGNAL_PREFIX.len());
+    if buf[..n] != SIGNAL_PREFIX[..n] {
+        return SignalScan::NotASignal;
+    }
+    if buf.len() < SIGNAL_PREFIX.len() {
+        return SignalScan::Incomplete;
+    }
+    let start = SIGNAL_PREFIX.len();
+    let limit = buf.len().min(MAX_SIGNAL_LEN);
+    for i in start..limit {
+        let len = match buf[i] {
+            0x07 => i + 1,
+            0x1b if i + 1 >= buf.len() => return SignalScan::Incomplete,
+            0x1b if buf[i + 1] == b'\\' => i + 2,
+            // Another escape sequence starts: this one was cut short.
+            0x1b => return SignalScan::NotASignal,
+            _ => continue,
+        };
+        return SignalScan::Found {
+            len,
+            signal: signal_body(&buf[start..i]),
+        };
+    }
+    if buf.len() >= MAX_SIGNAL_LEN {
+        SignalScan::NotASignal
+    } else {
+        SignalScan::Incomplete
+    }
+}
+
+/// The identity and payload of a custom control sequence's body (after `Custom=`):
+/// parameters up to the first `:` (`id=<identity>`, others `;`-separated), then the
+/// payload. `None` without an `id`.
+pub fn signal_body(body: &[u8]) -> Option<(String, String)> {
+    let colon = body.iter().position(|&b| b == b':')?;
+    let (params, payload) = (&body[..colon], &body[colon + 1..]);
+    let identity = params
+        .split(|&b| b == b';')
+        .find_map(|p| p.strip_prefix(b"id="))
+        .filter(|id| !id.is_empty())?;
+    Some((
+        String::from_utf8_lossy(identity).into_owned(),
+        String::from_utf8_lossy(payload).into_owned(),
+    ))
+}
+
 /// Reads the body of an OSC 133 sequence (what follows `133;`, as in `D;0;cohort=<key>`):
 /// the mark and its parameters, or `None` for a kind cohort does not report.
 pub fn mark_body(body: &[u8]) -> Option<(PromptMark, MarkParams)> {
@@ -283,7 +381,7 @@ mod tests {
         out.iter()
             .filter_map(|p| match p {
                 Piece::Bytes(b) => Some(b.clone()),
-                Piece::Mark(..) => None,
+                Piece::Mark(..) | Piece::Signal { .. } => None,
             })
             .flatten()
             .collect()
@@ -303,7 +401,7 @@ mod tests {
                 .into_iter()
                 .filter_map(|p| match p {
                     Piece::Mark(mark, _) => Some(mark),
-                    Piece::Bytes(_) => None,
+                    Piece::Bytes(_) | Piece::Signal { .. } => None,
                 })
                 .collect()
         };
@@ -435,5 +533,61 @@ mod tests {
     fn invalid_utf8_is_not_held() {
         let out = shape(&[b"abc\xff"]);
         assert_eq!(bytes_of(&out), b"abc\xff");
+    }
+
+    fn signal(identity: &str, payload: &str) -> Piece {
+        Piece::Signal {
+            identity: identity.into(),
+            payload: payload.into(),
+        }
+    }
+
+    #[test]
+    fn signals_are_reported_in_place_and_taken_out_of_the_bytes() {
+        let stream = b"a\x1b]1337;Custom=id=s3cret:state=done: ok\x07b\x1b]1337;Custom=id=s3cret:\xc3\xa9t\xc3\xa9\x1b\\c";
+        let out = shape(&[stream]);
+        assert_eq!(
+            out,
+            vec![
+                Piece::Bytes(b"a".to_vec()),
+                signal("s3cret", "state=done: ok"),
+                Piece::Bytes(b"b".to_vec()),
+                signal("s3cret", "\u{e9}t\u{e9}"),
+                Piece::Bytes(b"c".to_vec()),
+            ]
+        );
+        // Split anywhere, the same pieces come out, and the secret is in no bytes.
+        for cut in 1..stream.len() {
+            let out = shape(&[&stream[..cut], &stream[cut..]]);
+            assert_eq!(bytes_of(&out), b"abc", "cut at {cut}");
+            let signals: Vec<&Piece> = out
+                .iter()
+                .filter(|p| matches!(p, Piece::Signal { .. }))
+                .collect();
+            assert_eq!(signals.len(), 2, "cut at {cut}: {out:?}");
+        }
+    }
+
+    #[test]
+    fn a_custom_sequence_without_an_id_is_taken_out_unreported() {
+        let out = shape(&[b"x\x1b]1337;Custom=nobody:hi\x07\x1b]1337;Custom=id=:hi\x07y"]);
+        assert_eq!(
+            out,
+            vec![Piece::Bytes(b"x".to_vec()), Piece::Bytes(b"y".to_vec())]
+        );
+        // Other iTerm2 sequences are not signals.
+        let other = b"\x1b]1337;SetUserVar=a=Yg==\x07";
+        assert_eq!(bytes_of(&shape(&[other])), other);
+    }
+
+    #[test]
+    fn an_unterminated_signal_passes_as_output_past_its_limit() {
+        let mut data = b"\x1b]1337;Custom=id=k:".to_vec();
+        data.extend(std::iter::repeat_n(b'x', MAX_SIGNAL_LEN));
+        let out = shape(&[&data]);
+        assert_eq!(bytes_of(&out), data);
+        // Cut short by another sequence: output too.
+        let cut = b"\x1b]1337;Custom=id=k:x\x1b[0m";
+        assert_eq!(bytes_of(&shape(&[cut])), cut);
     }
 }

@@ -4,7 +4,8 @@
 Everything goes through the client's public API: App, Window/Tab/Session,
 send_text, get_screen_contents, ScreenStreamer, PromptMonitor, split_pane,
 create_tab, variables and VariableMonitor (also on user variables a program sets
-with OSC 1337 SetUserVar), profile properties, activate, inject,
+with OSC 1337 SetUserVar), CustomControlSequenceMonitor (OSC 1337 Custom), profile
+properties, activate, inject,
 Transaction, tab titles and session names, close, the first window iTerm2 opens
 when it starts, and the cookie handshake (401 for a missing, wrong or reused
 cookie).
@@ -183,6 +184,24 @@ async def main(connection, rcfile):
             check("SetUserVar without a value unsets", gone is None, gone)
 
     await guarded("VariableMonitor", monitors())
+
+    async def custom_sequences():
+        async with iterm2.CustomControlSequenceMonitor(connection, "s3cret", r"^build (\w+)$", session.session_id) as mon:
+            # What a program prints: OSC 1337 Custom with the shared secret; one with
+            # another identity, and one whose payload does not match, are not heard.
+            await session.async_inject(b"\x1b]1337;Custom=id=other:build wrong\x07")
+            await session.async_inject(b"\x1b]1337;Custom=id=s3cret:unrelated\x07")
+            await session.async_inject(b"\x1b]1337;Custom=id=s3cret:build done\x1b\\")
+            match = await asyncio.wait_for(mon.async_get(), 5)
+            check("CustomControlSequenceMonitor hears its identity's sequence", match.group(1) == "done",
+                  match.group(0))
+        async with iterm2.CustomControlSequenceMonitor(connection, "s3cret", r".*") as mon:
+            await session.async_inject(b"\x1b]1337;Custom=id=s3cret:from any session\x07")
+            match = await asyncio.wait_for(mon.async_get(), 5)
+            check("CustomControlSequenceMonitor on all sessions", match.group(0) == "from any session",
+                  match.group(0))
+
+    await guarded("CustomControlSequenceMonitor", custom_sequences())
 
     async def profile():
         change = iterm2.LocalWriteOnlyProfile()

@@ -178,6 +178,14 @@ impl Session {
                                 TermEvent::UserVar(var) => {
                                     crate::variables::set_by_output(&state, &session, var)
                                 }
+                                TermEvent::Custom { identity, payload } => {
+                                    crate::handlers::custom_sequence(
+                                        &state,
+                                        &session.id,
+                                        identity,
+                                        payload,
+                                    )
+                                }
                             }
                         }
                         session.redraw.notify_one();

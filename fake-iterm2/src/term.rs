@@ -4,8 +4,9 @@
 //! Output is shaped by [`OutputSplitter`] so OSC 133 marks are seen at their exact
 //! place in the stream: each mark records the cursor's absolute position, like
 //! iTerm2's screen marks, and becomes a prompt record. User variables set with
-//! `OSC 1337 ; SetUserVar` ([`crate::uservar`]) are reported at their place too,
-//! in order with the marks.
+//! `OSC 1337 ; SetUserVar` ([`crate::uservar`]) and custom control sequences
+//! (`OSC 1337 ; Custom=id=…:…`) are reported at their place too, in order with the
+//! marks.
 //!
 //! Line numbers are absolute as in iTerm2: line 0 is the first line ever, and
 //! lines that fell off the retained scrollback still count (`overflow`). The
@@ -52,6 +53,14 @@ pub enum TermEvent {
     Mark(MarkEvent),
     /// A user variable set (or unset) with `OSC 1337 ; SetUserVar`.
     UserVar(UserVar),
+    /// A custom control sequence, `OSC 1337 ; Custom=id=<identity>:<payload>`; like
+    /// iTerm2, the terminal shows nothing of it.
+    Custom {
+        /// The `id` it carried.
+        identity: String,
+        /// What followed the first `:`.
+        payload: String,
+    },
 }
 
 /// What a mark did, for notifications.
@@ -126,6 +135,9 @@ impl Term {
                         if let Some(e) = self.mark(mark) {
                             events.push(TermEvent::Mark(e));
                         }
+                    }
+                    Piece::Signal { identity, payload } => {
+                        events.push(TermEvent::Custom { identity, payload })
                     }
                 }
             }

@@ -376,6 +376,9 @@ fn body(event: &EngineEvent, session: Option<&str>) -> String {
             state,
             reason,
         } => format!("agent_state agent={agent} state={state}: {reason}"),
+        EngineEvent::Signal { payload, .. } => {
+            format!("signal session={session}: {payload}")
+        }
     }
 }
 

@@ -332,6 +332,10 @@ impl From<EngineEvent> for proto::Event {
                     pane: pane.to_string(),
                 })
             }
+            EngineEvent::Signal { pane, payload } => Kind::Signal(proto::Signal {
+                pane: pane.to_string(),
+                payload,
+            }),
             EngineEvent::AgentState {
                 agent,
                 state,

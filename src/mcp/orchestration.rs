@@ -230,7 +230,7 @@ pub struct WatchArgs {
     /// what programs print, so a typed `echo ERROR` does not match ERROR).
     #[serde(default)]
     pub input: bool,
-    /// Or fire on: command_ended, command_failed, session_exited, needs_approval, agent_idle, agent_stuck, agent_exited.
+    /// Or fire on: command_ended, command_failed, session_exited, needs_approval, agent_idle, agent_stuck, agent_exited, signal (a program printed `\e]1337;Custom=id=$COHORT_SIGNAL_ID:<text>\a`).
     #[serde(default)]
     pub event: Option<String>,
     /// Action: type this text into `send_to` on each hit.
@@ -560,7 +560,7 @@ impl CohortServer {
             },
             (None, Some(event)) => Trigger::Event {
                 event: serde_json::from_value::<WatchEvent>(serde_json::Value::String(event.clone()))
-                    .map_err(|_| format!("unknown event {event:?}: use command_ended, command_failed, session_exited, needs_approval, agent_idle, agent_stuck or agent_exited"))?,
+                    .map_err(|_| format!("unknown event {event:?}: use command_ended, command_failed, session_exited, needs_approval, agent_idle, agent_stuck, agent_exited or signal"))?,
             },
             _ => return Err("give pattern (text in the output) or event, one of them".into()),
         };

@@ -103,6 +103,15 @@ pub enum EngineEvent {
         /// Its pane.
         pane: PaneId,
     },
+    /// A program in the pane signalled, with its pane's secret (see
+    /// [`crate::signals`]).
+    Signal {
+        /// The pane.
+        pane: PaneId,
+        /// What it said (control characters removed, at most
+        /// [`crate::signals::PAYLOAD_MAX`] bytes).
+        payload: String,
+    },
     /// An agent's state changed (published by the part that tracks agents).
     AgentState {
         /// The agent.
@@ -125,6 +134,7 @@ impl EngineEvent {
             | EngineEvent::SessionOpened { pane, .. }
             | EngineEvent::SessionClosed { pane, .. }
             | EngineEvent::RecordingChanged { pane, .. }
+            | EngineEvent::Signal { pane, .. }
             | EngineEvent::AppearanceChanged { pane, .. } => Some(pane),
             _ => None,
         }

@@ -21,7 +21,8 @@
 //!   sessions; [`access`]: locks and tags;
 //! - [`status`]: the server's and a session's state, appearance and focus;
 //! - [`observe`]: what watchers see (styled screens, raw output, last verdicts);
-//!   [`record`]: sessions recorded to asciicast files.
+//!   [`record`]: sessions recorded to asciicast files; [`signals`]: what programs in
+//!   panes tell cohort with their pane's secret.
 //!
 //! The terminal knows no agent CLI, no orchestration and no wire format: the
 //! workers and the orchestration crates build on its named API and its bus.
@@ -70,6 +71,7 @@ pub mod runtime;
 pub mod sanitize;
 pub mod seal;
 pub mod sessions;
+pub mod signals;
 pub mod status;
 pub mod targets;
 pub mod team;
@@ -155,6 +157,9 @@ impl Terminal {
         let journal_dir = journal_root.join(std::process::id().to_string());
         let runtimes = Arc::new(Runtimes::new(journal_dir.clone()));
         runtimes.set_signed_marks(backend.capabilities().signed_marks);
+        if let Some(key) = signals::SignalKey::of_state_dir(state_dir) {
+            runtimes.set_signal_key(key);
+        }
         runtime::persist_mark_state(&runtimes, backend.clone());
         tokio::spawn(runtime::dispatch(runtimes.clone(), backend.subscribe()));
         let bus = runtimes.bus().clone();

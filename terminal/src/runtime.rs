@@ -106,6 +106,11 @@ pub struct PaneData {
     provisional: Vec<(u64, String)>,
     /// Marks seen that were not the shell's (a program printed them).
     pub foreign_marks: u64,
+    /// The persistent id of the session in the pane, once known: its signals are
+    /// verified against it (see [`crate::signals`]).
+    pub session_id: Option<String>,
+    /// Signals seen whose `id` was not the pane's secret.
+    pub foreign_signals: u64,
     /// The shell sent its last mark on its way out (with its status), at this
     /// moment: what is typed now would be lost. A prompt drawn after it says the
     /// shell did not exit, and so does a pane still alive a moment later (see
@@ -226,6 +231,8 @@ impl PaneRuntime {
                 mark_key: MarkKey::Unknown,
                 provisional: Vec::new(),
                 foreign_marks: 0,
+                session_id: None,
+                foreign_signals: 0,
                 exiting: None,
                 pending_line: String::new(),
                 typed: crate::echo::TypedLog::default(),
@@ -374,6 +381,8 @@ pub struct Runtimes {
     signed_marks: std::sync::atomic::AtomicBool,
     /// How many times the terminal server was replaced by a new one.
     restarts: std::sync::atomic::AtomicU64,
+    /// The key panes' signal secrets derive from; none, nothing signals.
+    signal_key: std::sync::OnceLock<crate::signals::SignalKey>,
     /// Where what happens in panes is published.
     bus: EventBus,
     /// Where what marks teach about a pane goes to be stamped on it (see
@@ -393,6 +402,7 @@ impl Runtimes {
             disk_cap: DEFAULT_DISK_CAP.into(),
             signed_marks: true.into(),
             restarts: Default::default(),
+            signal_key: Default::default(),
             bus: EventBus::default(),
             stamps: Mutex::new(None),
             synced: watch::channel(0).0,
@@ -408,6 +418,16 @@ impl Runtimes {
     pub fn set_signed_marks(&self, signed: bool) {
         self.signed_marks
             .store(signed, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Sets the key panes' signal secrets derive from (once).
+    pub fn set_signal_key(&self, key: crate::signals::SignalKey) {
+        let _ = self.signal_key.set(key);
+    }
+
+    /// The key panes' signal secrets derive from, when there is one.
+    pub fn signal_key(&self) -> Option<&crate::signals::SignalKey> {
+        self.signal_key.get()
     }
 
     /// Sets how much output journals created from now on keep on disk.
@@ -595,6 +615,32 @@ impl Runtimes {
                     .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 for rt in old {
                     rt.bump();
+                }
+            }
+            BackendEvent::Signal {
+                pane,
+                identity,
+                payload,
+            } => {
+                let rt = self.get(&pane);
+                let verified = {
+                    let mut data = rt.lock();
+                    let verified = match (&data.session_id, self.signal_key()) {
+                        (Some(session), Some(key)) => key.verify(session, &identity),
+                        _ => false,
+                    };
+                    if !verified {
+                        data.foreign_signals += 1;
+                    }
+                    verified
+                };
+                if verified {
+                    self.bus.publish(EngineEvent::Signal {
+                        pane,
+                        payload: crate::signals::clean_payload(&payload),
+                    });
+                } else {
+                    tracing::debug!(target: "cohort::engine", pane = %pane, "a signal without its pane's secret was dropped");
                 }
             }
             BackendEvent::LayoutChanged { .. } | BackendEvent::WindowClosed { .. } => {}

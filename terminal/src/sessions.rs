@@ -325,6 +325,9 @@ impl Terminal {
         env.extend(options.env);
         env.push(("COHORT_SESSION".into(), options.name.clone()));
         env.push(("COHORT_SESSION_ID".into(), identity.id.clone()));
+        if let Some(key) = self.runtimes.signal_key() {
+            env.push((crate::signals::SIGNAL_ENV.into(), key.secret(&identity.id)));
+        }
         if let Some(agent) = &options.agent {
             env.push(("COHORT_AGENT".into(), agent.clone()));
         }
@@ -663,6 +666,9 @@ pub(crate) fn learn_mark_key(
 ) {
     use crate::runtime::MarkKey;
     let mut data = runtime.lock();
+    if let Some(identity) = identity {
+        data.session_id.get_or_insert_with(|| identity.id.clone());
+    }
     if identity.is_some_and(|i| i.announces_start) {
         data.announces_start = true;
     }

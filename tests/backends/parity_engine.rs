@@ -406,6 +406,7 @@ parity!(EngineOn::start, ladder_timeout_, ladder_timeout);
 
 mod marks;
 mod ownership;
+mod signals;
 
 // ---------------------------------------------------------------------------
 // Layouts

@@ -947,6 +947,73 @@ async fn eight_teams_get_hues_far_apart_and_keep_them() {
     );
 }
 
+/// A watcher on `signal` fires on what a program in the session says with its
+/// pane's secret, and only on that: a sequence with another id leaves no note.
+#[tokio::test]
+async fn a_watcher_on_signals_hears_the_program_with_the_panes_secret() {
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    engine.orchestrator.start_orchestration();
+    let pane = shell(&engine, OpenOptions::named("sig")).await;
+    engine
+        .orchestrator
+        .add_watch(WatchSpec {
+            id: String::new(),
+            target: "sig".into(),
+            trigger: Trigger::Event {
+                event: WatchEvent::Signal,
+            },
+            action: None,
+            notify: "lead".into(),
+            context: 0,
+            once: false,
+            owner: None,
+        })
+        .await
+        .unwrap();
+    type_line(
+        &engine,
+        &pane.id,
+        "printf '\\033]1337;Custom=id=forged:not me\\007'; printf '\\033]1337;Custom=id=%s:tests passed\\007' \"$COHORT_SIGNAL_ID\"",
+    )
+    .await;
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let hits = loop {
+        let notes = engine
+            .orchestrator
+            .notifications_for("lead", true, None)
+            .await
+            .unwrap();
+        let hits: Vec<String> = notes
+            .iter()
+            .filter(|n| n.kind == "watch")
+            .map(|n| n.message.clone())
+            .collect();
+        if !hits.is_empty() {
+            break hits;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the watcher never fired: {notes:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    // A moment for a second (forged) hit to arrive, if it were going to.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let all: Vec<String> = engine
+        .orchestrator
+        .notifications_for("lead", true, None)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|n| n.kind == "watch")
+        .map(|n| n.message)
+        .collect();
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert!(hits[0].contains("signalled: tests passed"), "{hits:?}");
+    assert!(!all.iter().any(|h| h.contains("not me")), "{all:?}");
+}
+
 #[tokio::test]
 async fn a_watcher_on_an_event_fires_on_a_failed_command_only() {
     let server = TestServer::new();

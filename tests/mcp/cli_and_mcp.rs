@@ -750,9 +750,10 @@ async fn cohort_settings_and_secrets_stay_out_of_its_panes() {
         .unwrap();
     let out = ran.structured_content.expect("structured result");
     let names = out["output"].as_str().unwrap().trim().to_string();
-    // What cohort gives a pane on purpose: its session name and persistent id.
+    // What cohort gives a pane on purpose: its session name, persistent id and the
+    // secret its programs signal with.
     assert_eq!(
-        names, "COHORT_SESSION COHORT_SESSION_ID END",
+        names, "COHORT_SESSION COHORT_SESSION_ID COHORT_SIGNAL_ID END",
         "cohort's settings leaked into the pane: {out}"
     );
     client.cancel().await.unwrap();

@@ -143,6 +143,12 @@ pub(super) async fn subscribe_all(conn: &Connection) -> Result<bool> {
             PromptMonitorRequest { modes },
         )),
     ))?);
+    // Programs' custom control sequences, for Signal. Without them the backend
+    // still works: nothing in a pane can signal.
+    let custom = conn.send(subscription(
+        NotificationType::NotifyOnCustomEscapeSequence,
+        None,
+    ))?;
     // The foreground job of every session, for ForegroundChanged. iTerm2 polls the
     // process tree, so the change shows a moment after it happens.
     let job_monitor = conn.send(variable_monitor(JOB_NAME))?;
@@ -161,6 +167,16 @@ pub(super) async fn subscribe_all(conn: &Connection) -> Result<bool> {
             },
             other => return Err(unexpected("NotificationRequest", &other)),
         }
+    }
+    let signals = matches!(
+        custom.wait().await?,
+        Rep::NotificationResponse(r) if matches!(
+            r.status(),
+            notification_response::Status::Ok | notification_response::Status::AlreadySubscribed
+        )
+    );
+    if !signals {
+        tracing::warn!(target: "cohort::iterm2", "iTerm2 refused to report custom control sequences: programs in panes cannot signal");
     }
     // Without it the backend still works: foreground changes are then only seen in
     // pane_state.
@@ -286,6 +302,22 @@ pub(super) async fn run_events(
                 }
                 handle_prompt(&inner, &conn, &session, n).await;
                 mark_dirty(&session, &mut dirty);
+            }
+            if let Some(n) = notification.custom_escape_sequence_notification {
+                if let (Some(session), Some(identity)) = (n.session, n.sender_identity) {
+                    if lock(&inner.tracks).contains_key(&session) {
+                        // The output before it first, as in the stream it came in.
+                        if dirty.iter().any(|d| d == &session) {
+                            dirty.retain(|d| d != &session);
+                            sync_screen(&inner, &conn, &session, prompt_modes).await;
+                        }
+                        inner.hub.emit(BackendEvent::Signal {
+                            pane: PaneId(session),
+                            identity,
+                            payload: n.payload.unwrap_or_default(),
+                        });
+                    }
+                }
             }
             if let Some(n) = notification.variable_changed_notification {
                 match (n.name.as_deref(), n.identifier) {

@@ -504,6 +504,11 @@ fn emit_pieces(
                 }
                 BackendEvent::Prompt { pane, mark, params }
             }
+            Piece::Signal { identity, payload } => BackendEvent::Signal {
+                pane,
+                identity,
+                payload,
+            },
         });
     }
 }

@@ -26,7 +26,7 @@ use crate::session::Session;
 use crate::{lock, Conn, State};
 
 pub(crate) use layout::open_first_window;
-pub(crate) use notify::{prompt_event, screen_updated, session_ended};
+pub(crate) use notify::{custom_sequence, prompt_event, screen_updated, session_ended};
 
 use layout::{activate, close, create_tab, focus, set_tab_layout, split_pane};
 use notify::subscribe;

@@ -1,5 +1,6 @@
 //! Notifications the fake sends (layout, new and terminated sessions, screen
-//! updates, prompts) and the subscriptions that ask for them.
+//! updates, prompts, custom control sequences) and the subscriptions that ask for
+//! them.
 
 use std::sync::Arc;
 
@@ -89,6 +90,24 @@ pub(crate) fn screen_updated(state: &State, id: &str) {
         Notification {
             screen_update_notification: Some(ScreenUpdateNotification {
                 session: Some(id.to_string()),
+            }),
+            ..notification()
+        },
+    );
+}
+
+/// A program wrote a custom control sequence (`OSC 1337 ; Custom=id=…:…`), sent to
+/// the subscribers of the session (or of all sessions) as iTerm2 sends it.
+pub(crate) fn custom_sequence(state: &State, session: &str, identity: String, payload: String) {
+    state.notify(
+        NotificationType::NotifyOnCustomEscapeSequence as i32,
+        Some(session),
+        None,
+        Notification {
+            custom_escape_sequence_notification: Some(CustomEscapeSequenceNotification {
+                session: Some(session.to_string()),
+                sender_identity: Some(identity),
+                payload: Some(payload),
             }),
             ..notification()
         },

@@ -89,6 +89,9 @@ pub enum WatchEvent {
     AgentStuck,
     /// The agent exited.
     AgentExited,
+    /// A program in the session signalled with its pane's secret
+    /// (`OSC 1337 ; Custom=id=$COHORT_SIGNAL_ID:<payload>`); the hit says the payload.
+    Signal,
 }
 
 impl WatchEvent {
@@ -742,6 +745,18 @@ impl Orchestrator {
                     if w.spec.trigger
                         == (Trigger::Event {
                             event: WatchEvent::SessionExited,
+                        })
+                    {
+                        out.push((w.spec.id.clone(), self.event_hit(pane, &what).await));
+                    }
+                }
+            }
+            EngineEvent::Signal { pane, payload } => {
+                let what = format!("signalled: {payload}");
+                for w in active.values().filter(|w| w.panes.contains(pane)) {
+                    if w.spec.trigger
+                        == (Trigger::Event {
+                            event: WatchEvent::Signal,
                         })
                     {
                         out.push((w.spec.id.clone(), self.event_hit(pane, &what).await));
