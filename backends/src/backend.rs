@@ -151,6 +151,19 @@ pub trait TerminalBackend: Send + Sync + 'static {
         Ok(())
     }
 
+    /// Shows `line` (the state of the pane's team, `web ● 2 working · 1 needs
+    /// approval`) where a human watching the pane sees it, or clears it (`None`):
+    /// tmux's status line shows the active pane's line (a `@cohort_status` pane
+    /// option in cohort's `status-right`); iTerm2 keeps it in the session variable
+    /// `user.cohortStatus`, which an Interpolated String status-bar component
+    /// (`\(user.cohortStatus)`) shows.
+    async fn set_status_line(&self, _pane: &PaneId, _line: Option<&str>) -> Result<()> {
+        Err(BackendError::Unsupported {
+            backend: self.kind().name(),
+            what: "show a status line",
+        })
+    }
+
     /// Sets the pane's title (what `#{pane_title}` or the tab shows).
     async fn set_title(&self, pane: &PaneId, title: &str) -> Result<()>;
 

@@ -400,6 +400,11 @@ impl TerminalBackend for Hosts {
         server.backend.set_title(&id, title).await
     }
 
+    async fn set_status_line(&self, pane: &PaneId, line: Option<&str>) -> Result<()> {
+        let (server, id) = self.route(pane).await?;
+        server.backend.set_status_line(&id, line).await
+    }
+
     async fn cancel_copy_mode(&self, pane: &PaneId) -> Result<()> {
         let (server, id) = self.route(pane).await?;
         server.backend.cancel_copy_mode(&id).await

@@ -241,6 +241,14 @@ impl FakeServer {
         lock(&self.state.calls).clone()
     }
 
+    /// A session variable as iTerm2 holds it (its JSON value), for tests that check
+    /// what a client set.
+    pub fn session_variable(&self, session: &str, name: &str) -> Option<String> {
+        let session = lock(&self.state.world).session(session)?;
+        let value = lock(&session.vars).get(name).cloned();
+        value
+    }
+
     /// Drops every client connection (sessions stay), as when iTerm2 restarts its API server.
     pub fn drop_connections(&self) {
         let conns: Vec<Arc<Conn>> = lock(&self.state.conns).drain().map(|(_, c)| c).collect();

@@ -10,7 +10,8 @@
 //! - [`playbook`]: whole workflows (layout, steps, waits, reads) from one spec;
 //! - [`hub`]: agents' states from the event bus, the notifier's leadership among
 //!   processes, and [`relay`]: events passed between cohort processes;
-//! - [`registry`]: the orchestration's tables in the shared registry.
+//! - [`registry`]: the orchestration's tables in the shared registry;
+//!   [`status_line`]: each team's state where a human watching sees it.
 //!
 //! Everything here follows the terminal's event bus; nothing polls. The
 //! orchestration stands on the terminal ([`cohort_terminal`]) and the workers
@@ -26,6 +27,7 @@ pub mod playbook;
 pub mod registry;
 pub mod relay;
 pub mod roles;
+pub mod status_line;
 pub mod waits;
 pub mod watch;
 pub mod webhook;

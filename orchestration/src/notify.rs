@@ -269,6 +269,7 @@ impl Orchestrator {
         tokio::spawn(self.clone().looker(looks.clone(), stop.clone()));
         let (posts, queue) = tokio::sync::mpsc::channel::<Post>(POSTS_QUEUED);
         tokio::spawn(self.clone().poster(queue, stop.clone()));
+        tokio::spawn(self.clone().status_lines(stop.clone()));
         let mut dropped = 0u64;
         loop {
             let event = tokio::select! {

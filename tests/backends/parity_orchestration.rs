@@ -92,6 +92,52 @@ parity!(
 );
 
 parity!(
+    local,
+    EngineOn::start,
+    the_status_line_shows_each_teams_agents,
+    |ctx: Ctx| async move {
+        ctx.engine.orchestrator.start_orchestration();
+        let in_team = |name: &str, agent: &str| OpenOptions {
+            name: name.into(),
+            agent: Some(agent.into()),
+            team: Some("web".into()),
+            ..Default::default()
+        };
+        let a = ctx.shell_from(in_team("sa", "ann")).await;
+        let b = ctx.shell_from(in_team("sb", "bob")).await;
+        let solo = ctx.shell_from(OpenOptions::named("plain")).await;
+        let until = |pane: PaneId, want: &'static str| {
+            let ctx = &ctx;
+            async move {
+                let deadline = std::time::Instant::now() + WAIT;
+                loop {
+                    let now = ctx.terminal.status_line(&pane);
+                    if now.as_deref() == Some(want) {
+                        return;
+                    }
+                    assert!(
+                        std::time::Instant::now() < deadline,
+                        "{pane} on {:?} shows {now:?}, not {want:?}",
+                        ctx.which
+                    );
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                }
+            }
+        };
+        let orchestrator = &ctx.engine.orchestrator;
+        orchestrator.report_agent_state("ann", "busy", "working on it");
+        orchestrator.report_agent_state("bob", "needs_approval", "Bash(rm -rf build)");
+        until(a.clone(), "web ● 1 working · 1 needs approval").await;
+        until(b.clone(), "web ● 1 working · 1 needs approval").await;
+        orchestrator.report_agent_state("bob", "busy", "approved");
+        until(a, "web ● 2 working").await;
+        until(b, "web ● 2 working").await;
+        // A session without an agent shows nothing.
+        assert_eq!(ctx.terminal.status_line(&solo), None, "{:?}", ctx.which);
+    }
+);
+
+parity!(
     EngineOn::start,
     a_watcher_types_into_another_session,
     |ctx: Ctx| async move {

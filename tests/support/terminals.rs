@@ -130,6 +130,36 @@ impl Terminal {
         }
     }
 
+    /// The status line cohort set on `pane`, as the terminal holds it: tmux's
+    /// `@cohort_status` pane option, iTerm2's `user.cohortStatus` variable.
+    pub fn status_line(&self, pane: &cohort_backends::PaneId) -> Option<String> {
+        match self {
+            Terminal::Tmux(server) => {
+                let out = std::process::Command::new("tmux")
+                    .arg("-L")
+                    .arg(&server.socket)
+                    .args([
+                        "show-options",
+                        "-p",
+                        "-v",
+                        "-t",
+                        pane.as_str(),
+                        "@cohort_status",
+                    ])
+                    .env_remove("TMUX")
+                    .output()
+                    .expect("run tmux show-options");
+                let value = String::from_utf8_lossy(&out.stdout).trim_end().to_string();
+                (!value.is_empty()).then_some(value)
+            }
+            Terminal::Iterm2(fake) => fake
+                .server
+                .session_variable(pane.as_str(), "user.cohortStatus")
+                .and_then(|json| serde_json::from_str::<Option<String>>(&json).ok().flatten()),
+            Terminal::Ssh(..) => panic!("read the status line on the remote host's tmux"),
+        }
+    }
+
     /// Where an engine on this terminal keeps its state, and the key naming the server.
     pub fn engine_home(&self) -> (PathBuf, String) {
         match self {

@@ -74,7 +74,11 @@ impl Iterm2Backend {
     }
 
     /// Session variables, set (JSON values; `null` unsets).
-    async fn set_variables(&self, pane: &PaneId, values: &[(&str, String)]) -> Result<()> {
+    pub(super) async fn set_variables(
+        &self,
+        pane: &PaneId,
+        values: &[(&str, String)],
+    ) -> Result<()> {
         let reply = self
             .call(Req::VariableRequest(VariableRequest {
                 scope: Some(variable_request::Scope::SessionId(pane.0.clone())),

@@ -604,6 +604,16 @@ impl TerminalBackend for Iterm2Backend {
             .await
     }
 
+    async fn set_status_line(&self, pane: &PaneId, line: Option<&str>) -> Result<()> {
+        check_session_id(pane)?;
+        let value = match line {
+            Some(line) => serde_json::Value::String(line.to_string()).to_string(),
+            None => "null".to_string(),
+        };
+        self.set_variables(pane, &[("user.cohortStatus", value)])
+            .await
+    }
+
     async fn set_appearance(&self, pane: &PaneId, appearance: &Appearance) -> Result<()> {
         self.apply_appearance(pane, appearance).await?;
         if let Some(title) = &appearance.title {

@@ -471,6 +471,17 @@ impl TerminalBackend for TmuxBackend {
         .map(|_| ())
     }
 
+    async fn set_status_line(&self, pane: &PaneId, line: Option<&str>) -> Result<()> {
+        let command = match line {
+            Some(line) => format!(
+                "set-option -p -t {pane} @cohort_status {}",
+                quote::arg(line)
+            ),
+            None => format!("set-option -p -u -t {pane} @cohort_status"),
+        };
+        self.pane_cmd(pane, &command).await.map(|_| ())
+    }
+
     async fn cancel_copy_mode(&self, pane: &PaneId) -> Result<()> {
         let in_mode = self.display(pane, &["#{pane_in_mode}"]).await?.remove(0);
         if in_mode.trim() == "1" {

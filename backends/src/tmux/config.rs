@@ -178,7 +178,9 @@ impl TmuxConfig {
              set -g default-terminal {terminal}\n\
              set -g status-left '[cohort] '\n\
              set -g status-left-length 20\n\
-             set -g status-right '#{{?#{{@cohort_name}},#{{@cohort_name}} ,}}#{{pane_current_command}} '\n",
+             # The state of the active pane's team (`@cohort_status`), then its name.\n\
+             set -g status-right-length 100\n\
+             set -g status-right '#{{?#{{@cohort_status}},#{{@cohort_status}} | ,}}#{{?#{{@cohort_name}},#{{@cohort_name}} ,}}#{{pane_current_command}} '\n",
             history = self.history_limit,
             default_command = super::quote::single(default_command),
             terminal = super::quote::single(terminal),

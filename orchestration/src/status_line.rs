@@ -1,0 +1,161 @@
+//! The status line a human watching sees: each session's team in a few words
+//! (`web ● 2 working · 1 needs approval`), on tmux's status line and in iTerm2's
+//! `user.cohortStatus` variable (see `TerminalBackend::set_status_line`).
+//!
+//! It is redrawn from the event bus, never polled: an agent's state, a session
+//! opened or closed, or an agent put in a team marks it stale, and it is drawn once
+//! the burst is over ([`SETTLE`]), each pane only when its line changed. One process
+//! per terminal server draws it (the notifier's, see [`crate::hub`]).
+
+use std::collections::{BTreeMap, HashMap};
+use std::time::Duration;
+
+use cohort_backends::PaneId;
+use cohort_terminal::events::EngineEvent;
+use tokio::sync::broadcast::error::RecvError;
+use tokio_util::sync::CancellationToken;
+
+use crate::Orchestrator;
+
+/// How long the line waits for a burst of changes to end before it is drawn.
+pub const SETTLE: Duration = Duration::from_millis(150);
+
+/// The states in the order a line names them, with the words it uses.
+const ORDER: &[(&str, &str)] = &[
+    ("busy", "working"),
+    ("needs_approval", "needs approval"),
+    ("stuck", "stuck"),
+    ("idle", "idle"),
+    ("ready", "ready"),
+    ("spawning", "starting"),
+    ("exited", "exited"),
+];
+
+/// A group's line: `label ● 2 working · 1 needs approval`; `None` when no member
+/// has a known state.
+pub fn line(label: &str, states: &[&str]) -> Option<String> {
+    if states.is_empty() {
+        return None;
+    }
+    let mut counts: BTreeMap<usize, (usize, String)> = BTreeMap::new();
+    for state in states {
+        let (rank, word) = match ORDER.iter().position(|(s, _)| s == state) {
+            Some(i) => (i, ORDER[i].1.to_string()),
+            None => (ORDER.len(), state.replace('_', " ")),
+        };
+        counts.entry(rank).or_insert((0, word)).0 += 1;
+    }
+    let parts: Vec<String> = counts
+        .into_values()
+        .map(|(n, word)| format!("{n} {word}"))
+        .collect();
+    Some(format!("{label} ● {}", parts.join(" · ")))
+}
+
+impl Orchestrator {
+    /// Keeps every session's status line drawn until `stop`.
+    pub(crate) async fn status_lines(self, stop: CancellationToken) {
+        let mut events = self.terminal.events();
+        let mut shown: HashMap<PaneId, Option<String>> = HashMap::new();
+        let mut stale = true;
+        loop {
+            let wait = async {
+                if stale {
+                    tokio::time::sleep(SETTLE).await;
+                } else {
+                    std::future::pending::<()>().await;
+                }
+            };
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = wait => {
+                    stale = false;
+                    self.draw_status_lines(&mut shown).await;
+                }
+                event = events.recv() => match event {
+                    Ok(EngineEvent::AgentState { .. })
+                    | Ok(EngineEvent::SessionOpened { .. })
+                    | Ok(EngineEvent::SessionClosed { .. }) => stale = true,
+                    Ok(_) => {}
+                    Err(RecvError::Lagged(_)) => stale = true,
+                    Err(RecvError::Closed) => return,
+                },
+            }
+        }
+    }
+
+    /// Draws each session's line where it changed.
+    async fn draw_status_lines(&self, shown: &mut HashMap<PaneId, Option<String>>) {
+        let (Ok(panes), Ok(agents)) = (self.terminal.list().await, self.terminal.agents().await)
+        else {
+            return;
+        };
+        let mut state_of: HashMap<String, String> = HashMap::new();
+        for agent in &agents {
+            if let Ok(Some(now)) = self.agent_state(&agent.name).await {
+                state_of.insert(agent.name.clone(), now.state);
+            }
+        }
+        let members = |team: &str| -> Vec<&str> {
+            agents
+                .iter()
+                .filter(|a| a.teams.iter().any(|t| t == team))
+                .filter_map(|a| state_of.get(&a.name).map(String::as_str))
+                .collect()
+        };
+        shown.retain(|pane, _| panes.iter().any(|p| &p.id == pane));
+        for pane in &panes {
+            let Some(identity) = &pane.identity else {
+                continue;
+            };
+            let agent = agents.iter().find(|a| {
+                identity.agent.as_deref() == Some(a.name.as_str())
+                    || a.session.as_deref() == Some(identity.name.as_str())
+            });
+            let wanted = match agent {
+                Some(agent) => match agent.teams.first() {
+                    Some(team) => line(team, &members(team)),
+                    None => state_of
+                        .get(&agent.name)
+                        .and_then(|state| line(&agent.name, &[state.as_str()])),
+                },
+                None => None,
+            };
+            if shown.get(&pane.id) == Some(&wanted) {
+                continue;
+            }
+            match self
+                .terminal
+                .backend()
+                .set_status_line(&pane.id, wanted.as_deref())
+                .await
+            {
+                Ok(()) => {
+                    shown.insert(pane.id.clone(), wanted);
+                }
+                Err(cohort_backends::BackendError::Unsupported { .. }) => return,
+                Err(e) => {
+                    tracing::debug!(target: "cohort::notify", pane = %pane.id, "status line not drawn: {e}");
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_counts_states_in_a_fixed_order() {
+        assert_eq!(
+            line("web", &["idle", "busy", "needs_approval", "busy"]).as_deref(),
+            Some("web ● 2 working · 1 needs approval · 1 idle")
+        );
+        assert_eq!(line("web", &[]), None);
+        assert_eq!(
+            line("solo", &["rate_limited"]).as_deref(),
+            Some("solo ● 1 rate limited")
+        );
+    }
+}
