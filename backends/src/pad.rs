@@ -283,7 +283,7 @@ pub(crate) fn create_private_dir(dir: &Path) -> Result<()> {
 }
 
 /// Creates a new file (mode 0600 on Unix), failing when one is there.
-fn private_file(path: &Path) -> Result<std::fs::File> {
+pub(crate) fn private_file(path: &Path) -> Result<std::fs::File> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]

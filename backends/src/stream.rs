@@ -41,7 +41,8 @@ const MAX_MARK_LEN: usize = 256;
 /// How every custom control sequence starts.
 const SIGNAL_PREFIX: &[u8] = b"\x1b]1337;Custom=";
 
-/// The longest custom control sequence waited for; a longer one passes as output.
+/// The longest custom control sequence waited for; the first this many bytes of a
+/// longer one are dropped unreported.
 pub const MAX_SIGNAL_LEN: usize = 4096;
 
 /// One piece of shaped output.
@@ -65,11 +66,36 @@ pub enum Piece {
 #[derive(Debug, Default)]
 pub struct OutputSplitter {
     carry: Vec<u8>,
+    /// The stream lost bytes in the middle of a custom control sequence: what
+    /// follows, up to its end, is the rest of it (its secret, its payload), not
+    /// output.
+    skipping: bool,
+}
+
+/// Whether `held` (bytes held back from an ESC on) is the start of a custom
+/// control sequence far enough in to carry its `id`.
+fn holds_signal(held: &[u8]) -> bool {
+    const OSC_1337: &[u8] = b"\x1b]1337;";
+    if held.len() <= OSC_1337.len() {
+        return false;
+    }
+    held.starts_with(SIGNAL_PREFIX) || SIGNAL_PREFIX.starts_with(held)
 }
 
 impl OutputSplitter {
     /// Feeds the next piece of the stream, appending shaped pieces to `out`.
-    pub fn push(&mut self, data: &[u8], out: &mut Vec<Piece>) {
+    pub fn push(&mut self, mut data: &[u8], out: &mut Vec<Piece>) {
+        if self.skipping {
+            // The rest of a cut sequence ends at its BEL, or where an ESC starts
+            // the next thing (its ST, or another sequence).
+            match data.iter().position(|&b| b == 0x07 || b == 0x1b) {
+                Some(at) => {
+                    self.skipping = false;
+                    data = &data[at + usize::from(data[at] == 0x07)..];
+                }
+                None => return,
+            }
+        }
         let owned;
         let buf: &[u8] = if self.carry.is_empty() {
             data
@@ -135,13 +161,18 @@ impl OutputSplitter {
         &self.carry
     }
 
-    /// Releases held-back bytes (for example when the pane closed).
+    /// Releases held-back bytes (for example when the pane closed), except a custom
+    /// control sequence that never ended: its `id` is a secret, and it is no output.
     pub fn flush(&mut self) -> Option<Vec<u8>> {
-        if self.carry.is_empty() {
-            None
-        } else {
-            Some(std::mem::take(&mut self.carry))
-        }
+        let held = std::mem::take(&mut self.carry);
+        (!held.is_empty() && !holds_signal(&held)).then_some(held)
+    }
+
+    /// Starts over after the stream lost bytes: what was held back is dropped, and
+    /// when it was a custom control sequence, so is the rest of it that follows.
+    pub fn reset(&mut self) {
+        self.skipping = holds_signal(&self.carry);
+        self.carry.clear();
     }
 }
 
@@ -277,8 +308,14 @@ fn parse_signal(buf: &[u8]) -> SignalScan {
             0x07 => i + 1,
             0x1b if i + 1 >= buf.len() => return SignalScan::Incomplete,
             0x1b if buf[i + 1] == b'\\' => i + 2,
-            // Another escape sequence starts: this one was cut short.
-            0x1b => return SignalScan::NotASignal,
+            // Another escape sequence starts: this one was cut short, and is
+            // dropped up to it, as a terminal drops it (its `id` never shows).
+            0x1b => {
+                return SignalScan::Found {
+                    len: i,
+                    signal: None,
+                }
+            }
             _ => continue,
         };
         return SignalScan::Found {
@@ -287,7 +324,11 @@ fn parse_signal(buf: &[u8]) -> SignalScan {
         };
     }
     if buf.len() >= MAX_SIGNAL_LEN {
-        SignalScan::NotASignal
+        // Too long to wait for: dropped as far as it was waited for, with its `id`.
+        SignalScan::Found {
+            len: MAX_SIGNAL_LEN,
+            signal: None,
+        }
     } else {
         SignalScan::Incomplete
     }
@@ -581,13 +622,42 @@ mod tests {
     }
 
     #[test]
-    fn an_unterminated_signal_passes_as_output_past_its_limit() {
-        let mut data = b"\x1b]1337;Custom=id=k:".to_vec();
+    fn a_signal_that_never_ends_well_keeps_its_id_out_of_the_output() {
+        // Past its limit: dropped as far as it was waited for.
+        let mut data = b"\x1b]1337;Custom=id=s3cret:".to_vec();
         data.extend(std::iter::repeat_n(b'x', MAX_SIGNAL_LEN));
         let out = shape(&[&data]);
-        assert_eq!(bytes_of(&out), data);
-        // Cut short by another sequence: output too.
-        let cut = b"\x1b]1337;Custom=id=k:x\x1b[0m";
-        assert_eq!(bytes_of(&shape(&[cut])), cut);
+        assert!(!contains(&bytes_of(&out), b"s3cret"), "{out:?}");
+        assert!(out.iter().all(|p| !matches!(p, Piece::Signal { .. })));
+        // Cut short by another sequence: dropped up to it, the other kept.
+        let out = shape(&[b"a\x1b]1337;Custom=id=s3cret:x\x1b[0mb"]);
+        assert_eq!(bytes_of(&out), b"a\x1b[0mb");
+        // Held when the pane ends: not released.
+        let mut splitter = OutputSplitter::default();
+        let mut out = Vec::new();
+        splitter.push(b"z\x1b]1337;Custom=id=s3c", &mut out);
+        assert_eq!(splitter.flush(), None);
+        let mut splitter = OutputSplitter::default();
+        splitter.push(b"\x1b]13", &mut out);
+        assert_eq!(splitter.flush().as_deref(), Some(&b"\x1b]13"[..]));
+        // Bytes lost in the middle: the rest of it is dropped too, the output after
+        // it kept.
+        let mut splitter = OutputSplitter::default();
+        let mut out = Vec::new();
+        splitter.push(b"\x1b]1337;Custom=id=s3", &mut out);
+        splitter.reset();
+        splitter.push(b"cret:payload\x07after", &mut out);
+        assert_eq!(bytes_of(&out), b"after");
+        // A reset holding nothing of a signal drops nothing that follows.
+        let mut splitter = OutputSplitter::default();
+        let mut out = Vec::new();
+        splitter.push(b"\x1b]133;D", &mut out);
+        splitter.reset();
+        splitter.push(b"kept\x07", &mut out);
+        assert_eq!(bytes_of(&out), b"kept\x07");
+    }
+
+    fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+        haystack.windows(needle.len()).any(|w| w == needle)
     }
 }

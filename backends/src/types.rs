@@ -143,6 +143,11 @@ pub struct Identity {
     pub announces_start: bool,
 }
 
+/// Environment variables whose values are secrets (a pane's signal secret, a
+/// worker's hook key): a backend never puts them on a command line another process
+/// could read, or in a setting the terminal keeps.
+pub const SECRET_ENV: &[&str] = &["COHORT_SIGNAL_ID", "COHORT_HOOK_KEY"];
+
 /// How a new window/tab is started.
 #[derive(Clone, Debug, Default)]
 pub struct SpawnOptions {

@@ -249,6 +249,14 @@ impl FakeServer {
         value
     }
 
+    /// A profile property of a session as iTerm2 keeps it (its JSON value): what a
+    /// client asked the session to run is its "Command".
+    pub fn profile_property(&self, session: &str, key: &str) -> Option<String> {
+        let session = lock(&self.state.world).session(session)?;
+        let value = lock(&session.profile).get(key).cloned();
+        value
+    }
+
     /// Drops every client connection (sessions stay), as when iTerm2 restarts its API server.
     pub fn drop_connections(&self) {
         let conns: Vec<Arc<Conn>> = lock(&self.state.conns).drain().map(|(_, c)| c).collect();

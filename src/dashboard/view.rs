@@ -426,6 +426,13 @@ fn verdict(
 
 /// The screen of `pane` with its colours, as HTML rows.
 pub async fn screen(engine: &Engine, pane: &PaneId) -> Result<ScreenView, TerminalError> {
+    // A person's own pane beside cohort's sessions is not shown.
+    if !engine.terminal.is_known_session(pane) {
+        return Err(TerminalError::NotAdopted {
+            pane: pane.clone(),
+            window: String::new(),
+        });
+    }
     let screen = engine.terminal.screen_styled(pane).await?;
     Ok(ScreenView {
         pane: pane.to_string(),

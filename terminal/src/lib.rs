@@ -161,6 +161,7 @@ impl Terminal {
             runtimes.set_signal_key(key);
         }
         runtime::persist_mark_state(&runtimes, backend.clone());
+        runtime::verify_late_signals(&runtimes, backend.clone());
         tokio::spawn(runtime::dispatch(runtimes.clone(), backend.subscribe()));
         let bus = runtimes.bus().clone();
         Ok(Terminal {

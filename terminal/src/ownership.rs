@@ -46,16 +46,37 @@ pub fn unowned_matches<'a>(panes: &'a [PaneInfo], target: &str) -> Vec<&'a PaneI
 }
 
 impl Terminal {
+    /// Whether `pane` is known here as one of cohort's sessions (listed or opened by
+    /// this process): for what shows panes as output comes, without a listing per
+    /// update (the dashboard's screens).
+    pub fn is_known_session(&self, pane: &cohort_backends::PaneId) -> bool {
+        self.runtimes
+            .existing(pane)
+            .is_some_and(|rt| rt.lock().session_id.is_some())
+    }
+
     /// Why `target`, which names no session, cannot be used: it names a pane cohort
     /// neither opened nor adopted. `None` when it names no such pane either.
     pub async fn not_adopted(&self, target: &str) -> Option<TerminalError> {
         let panes = self.list_all().await.ok()?;
-        let found = unowned_matches(&panes, target);
-        let first = found.first()?;
-        Some(TerminalError::NotAdopted {
-            pane: first.id.clone(),
-            window: first.window_name.clone(),
-        })
+        match unowned_matches(&panes, target).as_slice() {
+            [] => None,
+            [one] => Some(TerminalError::NotAdopted {
+                pane: one.id.clone(),
+                window: one.window_name.clone(),
+            }),
+            many => Some(TerminalError::InvalidArgument(format!(
+                "{} panes cohort did not open go by the window name {:?} ({}); none is one of \
+                 cohort's sessions, so cohort neither reads nor types into them: adopt one by its \
+                 pane id first (the `adopt` tool, in the layout toolset)",
+                many.len(),
+                names::shown(target),
+                many.iter()
+                    .map(|p| p.id.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))),
+        }
     }
 
     /// The pane `target` names, a session or not: for a call that adopts what it
@@ -156,7 +177,23 @@ impl Terminal {
             anchor: None,
             announces_start: false,
         };
-        self.backend.stamp_identity(&pane.id, &identity).await?;
+        // Claim the name across processes before the pane carries it, as `open`
+        // does: two adoptions (or an adoption and an open) never share a name.
+        let live: Vec<String> = owned
+            .iter()
+            .filter_map(|p| p.identity.as_ref().map(|i| i.id.clone()))
+            .collect();
+        if !self.claim(&identity.id, &name, live).await? {
+            return Err(TerminalError::NameTaken {
+                name,
+                by: "another session of that name is open or being opened".into(),
+            });
+        }
+        if let Err(e) = self.backend.stamp_identity(&pane.id, &identity).await {
+            let id = identity.id.clone();
+            let _ = self.db(move |r| r.remove_session(&id)).await;
+            return Err(e.into());
+        }
         let record = SessionRecord {
             id: identity.id.clone(),
             name: name.clone(),
@@ -179,6 +216,10 @@ impl Terminal {
         })
         .await?;
         learn_mark_key(&self.runtimes.get(&pane.id), Some(&identity), false);
+        self.bus.publish(crate::events::EngineEvent::SessionOpened {
+            session: name.clone(),
+            pane: pane.id.clone(),
+        });
         tracing::info!(target: "cohort::engine", session = %name, pane = %pane.id, "adopted a pane cohort did not open");
         Ok(PaneInfo {
             identity: Some(identity),

@@ -383,6 +383,9 @@ pub struct Runtimes {
     restarts: std::sync::atomic::AtomicU64,
     /// The key panes' signal secrets derive from; none, nothing signals.
     signal_key: std::sync::OnceLock<crate::signals::SignalKey>,
+    /// Where signals from panes whose session is not known yet go to be checked
+    /// once it is (see [`verify_late_signals`]).
+    late_signals: Mutex<Option<mpsc::UnboundedSender<(PaneId, String, String)>>>,
     /// Where what happens in panes is published.
     bus: EventBus,
     /// Where what marks teach about a pane goes to be stamped on it (see
@@ -403,6 +406,7 @@ impl Runtimes {
             signed_marks: true.into(),
             restarts: Default::default(),
             signal_key: Default::default(),
+            late_signals: Mutex::new(None),
             bus: EventBus::default(),
             stamps: Mutex::new(None),
             synced: watch::channel(0).0,
@@ -430,10 +434,44 @@ impl Runtimes {
         self.signal_key.get()
     }
 
+    /// Publishes a signal from `pane` when `identity` is its session's secret; counts
+    /// and drops it otherwise (see [`crate::signals`]).
+    fn take_signal(&self, pane: PaneId, identity: &str, payload: &str) {
+        let rt = self.get(&pane);
+        let verified = {
+            let mut data = rt.lock();
+            let verified = match (&data.session_id, self.signal_key()) {
+                (Some(session), Some(key)) => key.verify(session, identity),
+                _ => false,
+            };
+            if !verified {
+                data.foreign_signals += 1;
+            }
+            verified
+        };
+        if verified {
+            self.bus.publish(EngineEvent::Signal {
+                pane,
+                payload: crate::signals::clean_payload(payload),
+            });
+        } else {
+            tracing::debug!(target: "cohort::engine", pane = %pane, "a signal without its pane's secret was dropped");
+        }
+    }
+
     /// Sets how much output journals created from now on keep on disk.
     pub fn set_disk_cap(&self, bytes: u64) {
         self.disk_cap
             .store(bytes, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The runtime of `pane`, if one was made.
+    pub fn existing(&self, pane: &PaneId) -> Option<Arc<PaneRuntime>> {
+        self.panes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(pane)
+            .cloned()
     }
 
     /// The runtime of `pane`, created (with an empty journal) if needed.
@@ -622,25 +660,15 @@ impl Runtimes {
                 identity,
                 payload,
             } => {
-                let rt = self.get(&pane);
-                let verified = {
-                    let mut data = rt.lock();
-                    let verified = match (&data.session_id, self.signal_key()) {
-                        (Some(session), Some(key)) => key.verify(session, &identity),
-                        _ => false,
-                    };
-                    if !verified {
-                        data.foreign_signals += 1;
+                let known = self.get(&pane).lock().session_id.is_some();
+                let late = self.late_signals.lock().unwrap_or_else(|e| e.into_inner());
+                match (known, late.as_ref()) {
+                    // A pane this process has not listed yet: its session is looked
+                    // up first (see `verify_late_signals`).
+                    (false, Some(late)) if self.signal_key().is_some() => {
+                        let _ = late.send((pane, identity, payload));
                     }
-                    verified
-                };
-                if verified {
-                    self.bus.publish(EngineEvent::Signal {
-                        pane,
-                        payload: crate::signals::clean_payload(&payload),
-                    });
-                } else {
-                    tracing::debug!(target: "cohort::engine", pane = %pane, "a signal without its pane's secret was dropped");
+                    _ => self.take_signal(pane, &identity, &payload),
                 }
             }
             BackendEvent::LayoutChanged { .. } | BackendEvent::WindowClosed { .. } => {}
@@ -694,6 +722,44 @@ pub fn persist_mark_state(runtimes: &Runtimes, backend: Arc<dyn cohort_backends:
                 {
                     tracing::debug!(target: "cohort::engine", pane = %pane, error = %e, "mark state not stamped");
                 }
+            }
+        }
+    });
+}
+
+/// Checks the signals of panes this process has not listed yet (a session another
+/// process opened after it started): a burst of them costs one listing, which
+/// teaches every pane's session; then each is taken as any other. Runs until the
+/// runtimes are gone.
+pub fn verify_late_signals(
+    runtimes: &Arc<Runtimes>,
+    backend: Arc<dyn cohort_backends::TerminalBackend>,
+) {
+    let (sender, mut late) = mpsc::unbounded_channel::<(PaneId, String, String)>();
+    *runtimes
+        .late_signals
+        .lock()
+        .unwrap_or_else(|e| e.into_inner()) = Some(sender);
+    let runtimes = Arc::downgrade(runtimes);
+    tokio::spawn(async move {
+        while let Some(first) = late.recv().await {
+            let mut signals = vec![first];
+            while let Ok(next) = late.try_recv() {
+                signals.push(next);
+            }
+            let panes = backend.list_panes().await.unwrap_or_default();
+            let Some(runtimes) = runtimes.upgrade() else {
+                return;
+            };
+            for pane in &panes {
+                if let Some(identity) = &pane.identity {
+                    let rt = runtimes.get(&pane.id);
+                    let mut data = rt.lock();
+                    data.session_id.get_or_insert_with(|| identity.id.clone());
+                }
+            }
+            for (pane, identity, payload) in signals {
+                runtimes.take_signal(pane, &identity, &payload);
             }
         }
     });

@@ -418,7 +418,12 @@ impl Terminal {
     /// Claims `name` for the session `id` across processes (see
     /// [`crate::registry::Registry::claim_name`]): a row the caller's list does not
     /// show is checked against a fresh list before it is replaced.
-    async fn claim(&self, id: &str, name: &str, live: Vec<String>) -> Result<bool, TerminalError> {
+    pub(crate) async fn claim(
+        &self,
+        id: &str,
+        name: &str,
+        live: Vec<String>,
+    ) -> Result<bool, TerminalError> {
         use crate::registry::Claim;
         let (id, name, server) = (id.to_string(), name.to_string(), self.server_key.clone());
         let first = {

@@ -7,10 +7,11 @@
 //! owner only), handed to the session's programs in `COHORT_SIGNAL_ID` and shown
 //! nowhere else (the backends take the sequence out of the output before anything
 //! keeps it). A sequence whose `id` is not its pane's secret (another pane's, a
-//! `cat` of a log, a guess) is dropped and counted, never published; one that is
-//! becomes [`crate::events::EngineEvent::Signal`] on the bus, where watchers, waits
-//! and `cohort events` see it. A pane cohort adopted was not started with the
-//! secret, so nothing in it can signal.
+//! `cat` of a log, a guess) is dropped, never published; one that is becomes
+//! [`crate::events::EngineEvent::Signal`] on the bus, where watchers, `cohort
+//! events` and the gRPC event stream see it. A pane whose session this process has
+//! not seen yet (opened by another process since) is looked up first. A pane cohort
+//! adopted was not started with the secret, so nothing in it can signal.
 
 use crate::seal::SealKey;
 

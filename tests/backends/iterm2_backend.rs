@@ -1,8 +1,8 @@
 //! iTerm2-specific backend behaviour against the fake: the legacy TCP transport, the
 //! fresh-cookie retry after a 401, protocol-version gating, replies that come back
 //! out of order, what the backend reports of a pane's state (an ended program, the
-//! alternate screen, the foreground job), sized splits, and strings that reach
-//! iTerm2 without being evaluated.
+//! alternate screen, the foreground job), sized splits, strings that reach iTerm2
+//! without being evaluated, and secrets that never reach the session's command.
 
 // These tests drive the backend itself, below the terminal's input type.
 #![allow(clippy::disallowed_methods)]
@@ -475,4 +475,51 @@ async fn a_connection_cut_mid_read_is_reported_and_replaced() {
         .await
         .unwrap();
     collect_output_until(&mut events, &pane.id, |out| contains(out, b"after-42")).await;
+}
+
+/// A secret in a new session's environment (its signal secret, a worker's hook key)
+/// reaches the program, but not the command iTerm2 keeps for the session (nor `ps`
+/// while it starts): the launch script reads it from a private file it deletes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secrets_reach_the_environment_but_not_the_sessions_command() {
+    let fake = FakeIterm2::new().await;
+    let backend = fake.backend().await;
+    let mut events = backend.subscribe();
+    let secret = "5ec12e7".repeat(9);
+    let pane = backend
+        .spawn(SpawnOptions {
+            name: "secretive".into(),
+            env: vec![
+                ("COHORT_SIGNAL_ID".into(), secret.clone()),
+                ("PLAIN_VALUE".into(), "in-the-open".into()),
+            ],
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    wait_prompt(&mut events, &pane.id).await;
+    let command = fake
+        .server
+        .profile_property(pane.id.as_str(), "Command")
+        .expect("the session's command");
+    assert!(!command.contains(&secret), "{command}");
+    assert!(command.contains("in-the-open"), "{command}");
+    backend
+        .send_text(
+            &pane.id,
+            "echo \"got-${#COHORT_SIGNAL_ID}-$COHORT_SIGNAL_ID\"\r",
+        )
+        .await
+        .unwrap();
+    let expected = format!("got-63-{secret}");
+    collect_output_until(&mut events, &pane.id, |o| contains(o, expected.as_bytes())).await;
+    // The file it came from is gone.
+    let pads = fake.dir.path().join("state/pads");
+    let left: Vec<_> = std::fs::read_dir(&pads)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(
+        left.iter().all(|p| !p.to_string_lossy().ends_with(".env")),
+        "{left:?}"
+    );
 }

@@ -404,12 +404,21 @@ impl Workers {
         })?;
         let state = self.terminal.backend().pane_state(&pane.id).await?;
         let cwd = state.cwd.clone().unwrap_or_else(|| ".".into());
-        let taken: Vec<String> = self
+        // A picked name must be free as a worker's, a session's and an agent's.
+        let mut taken: Vec<String> = self
             .worker_rows()
             .await?
             .into_iter()
             .map(|w| w.name)
             .collect();
+        taken.extend(
+            self.terminal
+                .list()
+                .await?
+                .into_iter()
+                .filter_map(|p| p.identity.map(|i| i.name)),
+        );
+        taken.extend(self.terminal.agents().await?.into_iter().map(|a| a.name));
         let name = match (name, &pane.identity) {
             (Some(n), _) => n.to_string(),
             (None, Some(i)) => i.name.clone(),

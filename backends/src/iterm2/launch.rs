@@ -8,13 +8,17 @@
 //! by the script too, since iTerm2 would evaluate a "Working Directory" property.
 //! A pane whose marks are signed gets the path of its pad of one-time tokens in the
 //! environment (see [`crate::pad`]): a path, never a token, and the shell deletes the
-//! file before anything else runs.
+//! file before anything else runs. Secrets in the environment ([`SECRET_ENV`]: a
+//! pane's signal secret, a worker's hook key) go the same way: iTerm2 keeps the
+//! script as the session's command and `ps` shows it while it runs, so the script
+//! reads them from a file only the user can read, which it deletes.
 
 use crate::error::{BackendError, Result};
 use crate::pad::{TokenForm, PAD_ENV};
 use crate::shell::command_with_exit_mark_after;
 use crate::tmux::quote;
 use crate::types::SpawnOptions;
+use crate::types::SECRET_ENV;
 
 use super::literal;
 use super::proto::ProfileProperty;
@@ -36,6 +40,18 @@ impl Iterm2Backend {
             }
             script.push_str(&format!("cd -- {} || exit 1; ", quote::sh(cwd)));
         }
+        type Var = (String, String);
+        let (secrets, plain): (Vec<&Var>, Vec<&Var>) = options
+            .env
+            .iter()
+            .partition(|(key, _)| SECRET_ENV.contains(&key.as_str()));
+        if !secrets.is_empty() {
+            let file = quote::sh(&self.write_secrets(&secrets)?.to_string_lossy());
+            script.push_str(&format!(
+                "while IFS= read -r cohort_kv; do export \"$cohort_kv\"; done < {file}; \
+                 rm -f -- {file}; unset cohort_kv; "
+            ));
+        }
         script.push_str("exec ");
         let pad = match &options.marks {
             Some(marks) => {
@@ -44,7 +60,7 @@ impl Iterm2Backend {
             }
             None => None,
         };
-        let env: Vec<&(String, String)> = options.env.iter().chain(pad.as_ref()).collect();
+        let env: Vec<&(String, String)> = plain.into_iter().chain(pad.as_ref()).collect();
         if !env.is_empty() {
             script.push_str("/usr/bin/env");
             for (key, value) in env {
@@ -68,6 +84,28 @@ impl Iterm2Backend {
         script.push_str("/bin/sh -c ");
         script.push_str(&quote::sh(&command));
         Ok(script)
+    }
+
+    /// Writes `secrets` (`KEY=value` lines) to a new file only the user can read,
+    /// beside the pads; returns its path.
+    fn write_secrets(&self, secrets: &[&(String, String)]) -> Result<std::path::PathBuf> {
+        use std::io::Write;
+        let dir = self.inner.config.pad_dir();
+        crate::pad::create_private_dir(&dir)?;
+        let path = dir.join(format!("{}.env", crate::pad::pad_name()?));
+        let mut text = String::new();
+        for (key, value) in secrets {
+            if value.contains(['\n', '\0']) {
+                return Err(BackendError::InvalidArgument(format!(
+                    "the value of {key} holds a line break: a secret is one line"
+                )));
+            }
+            text.push_str(&format!("{key}={value}\n"));
+        }
+        crate::pad::private_file(&path)?
+            .write_all(text.as_bytes())
+            .map_err(|e| BackendError::io(format!("writing {}", path.display()), e))?;
+        Ok(path)
     }
 
     pub(super) fn profile_properties(

@@ -439,7 +439,7 @@ impl Streams {
     /// count no longer matches its log, and a mark may be cut.
     pub(super) fn output_dropped(&mut self, pane: &str) {
         if let Some(stream) = self.panes.get_mut(pane) {
-            stream.splitter = OutputSplitter::default();
+            stream.splitter.reset();
             stream.log = None;
         }
     }

@@ -30,6 +30,12 @@ async fn signals_until(
 }
 
 async fn programs_signal_with_their_panes_secret(ctx: Ctx) {
+    // Another cohort process, started before the sessions open: it learns their
+    // sessions when they first signal.
+    let (state, key) = ctx.terminal.engine_home();
+    let second = cohort::engine::Engine::with_backend(ctx.terminal.backend().await, &state, &key)
+        .expect("a second engine");
+    let mut seconds = second.terminal.events();
     let pane = ctx.shell("signaller").await;
     let other = ctx.shell("bystander").await;
     let mut events = ctx.engine.terminal.events();
@@ -72,6 +78,12 @@ async fn programs_signal_with_their_panes_secret(ctx: Ctx) {
         seen,
         ["build done: 3 warnings", "split write", "last"],
         "on {:?}",
+        ctx.which
+    );
+    assert_eq!(
+        signals_until(&mut seconds, &pane, "last").await,
+        seen,
+        "another process on {:?}",
         ctx.which
     );
     // The secret is in no read of the output, raw or reduced.
