@@ -44,6 +44,14 @@ pub trait TerminalBackend: Send + Sync + 'static {
     /// Every pane this backend manages.
     async fn list_panes(&self) -> Result<Vec<PaneInfo>>;
 
+    /// Every pane, when the terminal's server runs and this backend is connected to
+    /// it; `Ok(None)` otherwise. For a watcher that must not start a server by
+    /// looking (cohort's tmux server ends with its last session). Provided: the
+    /// ordinary listing.
+    async fn list_panes_if_running(&self) -> Result<Option<Vec<PaneInfo>>> {
+        self.list_panes().await.map(Some)
+    }
+
     /// Every window/tab with its split tree.
     async fn list_windows(&self) -> Result<Vec<WindowInfo>>;
 

@@ -113,7 +113,15 @@ pub enum BackendEvent {
         /// What it says.
         payload: String,
     },
-    /// A window's layout changed (split, resize, pane closed).
+    /// A pane (or a window) came to the front: a human chose it, or a client
+    /// selected it. `pane` when the terminal names it; else `window`'s active pane.
+    Focused {
+        /// The window, when named.
+        window: Option<WindowId>,
+        /// The pane, when named.
+        pane: Option<PaneId>,
+    },
+    /// A window's layout changed (split, resize, pane closed), or a window was added.
     LayoutChanged {
         /// Window.
         window: WindowId,
@@ -214,6 +222,10 @@ impl BackendEvent {
             BackendEvent::WindowClosed { window: w } => {
                 BackendEvent::WindowClosed { window: window(w) }
             }
+            BackendEvent::Focused { window: w, pane: p } => BackendEvent::Focused {
+                window: w.map(window),
+                pane: p.map(pane),
+            },
             other => other,
         }
     }

@@ -274,6 +274,18 @@ impl TerminalBackend for Hosts {
         Ok(panes)
     }
 
+    async fn list_panes_if_running(&self) -> Result<Option<Vec<PaneInfo>>> {
+        let mut panes = self.local.backend.list_panes_if_running().await?;
+        for (name, server) in self.remotes() {
+            if let Ok(Some(list)) = server.backend.list_panes_if_running().await {
+                panes
+                    .get_or_insert_with(Vec::new)
+                    .extend(list.into_iter().map(|p| info_of(Some(&name), p)));
+            }
+        }
+        Ok(panes)
+    }
+
     async fn list_windows(&self) -> Result<Vec<WindowInfo>> {
         let mut windows = self.local.backend.list_windows().await?;
         for (name, server) in self.remotes() {

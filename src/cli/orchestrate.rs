@@ -379,6 +379,14 @@ fn body(event: &EngineEvent, session: Option<&str>) -> String {
         EngineEvent::Signal { payload, .. } => {
             format!("signal session={session}: {payload}")
         }
+        EngineEvent::Focused { .. } => format!("focused session={session}"),
+        EngineEvent::LayoutChanged { window } => format!("layout_changed window={window}"),
+        EngineEvent::OutsidePaneOpened { pane, window } => {
+            format!("outside_pane_opened pane={pane} window={window:?}")
+        }
+        EngineEvent::OutsidePaneClosed { pane, window } => {
+            format!("outside_pane_closed pane={pane} window={window:?}")
+        }
     }
 }
 

@@ -336,6 +336,26 @@ impl From<EngineEvent> for proto::Event {
                 pane: pane.to_string(),
                 payload,
             }),
+            EngineEvent::Focused { pane } => Kind::Focused(proto::Focused {
+                pane: pane.to_string(),
+            }),
+            EngineEvent::LayoutChanged { window } => {
+                Kind::LayoutChanged(proto::LayoutChanged { window })
+            }
+            EngineEvent::OutsidePaneOpened { pane, window } => {
+                Kind::OutsidePane(proto::OutsidePane {
+                    pane: pane.to_string(),
+                    window,
+                    opened: true,
+                })
+            }
+            EngineEvent::OutsidePaneClosed { pane, window } => {
+                Kind::OutsidePane(proto::OutsidePane {
+                    pane: pane.to_string(),
+                    window,
+                    opened: false,
+                })
+            }
             EngineEvent::AgentState {
                 agent,
                 state,

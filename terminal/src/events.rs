@@ -112,6 +112,32 @@ pub enum EngineEvent {
         /// [`crate::signals::PAYLOAD_MAX`] bytes).
         payload: String,
     },
+    /// A pane came to the front: a human chose it, or a client selected it.
+    Focused {
+        /// The pane.
+        pane: PaneId,
+    },
+    /// A window's layout changed (a split, a resize, a pane closed), or a window
+    /// was added or closed.
+    LayoutChanged {
+        /// The window.
+        window: String,
+    },
+    /// A pane cohort did not open appeared (a person opened it; it is no session
+    /// until adopted, see [`crate::ownership`]).
+    OutsidePaneOpened {
+        /// The pane.
+        pane: PaneId,
+        /// Its window's name.
+        window: String,
+    },
+    /// A pane cohort did not open went away.
+    OutsidePaneClosed {
+        /// The pane.
+        pane: PaneId,
+        /// Its window's name.
+        window: String,
+    },
     /// An agent's state changed (published by the part that tracks agents).
     AgentState {
         /// The agent.
@@ -135,6 +161,9 @@ impl EngineEvent {
             | EngineEvent::SessionClosed { pane, .. }
             | EngineEvent::RecordingChanged { pane, .. }
             | EngineEvent::Signal { pane, .. }
+            | EngineEvent::Focused { pane }
+            | EngineEvent::OutsidePaneOpened { pane, .. }
+            | EngineEvent::OutsidePaneClosed { pane, .. }
             | EngineEvent::AppearanceChanged { pane, .. } => Some(pane),
             _ => None,
         }

@@ -22,7 +22,8 @@
 //! - [`status`]: the server's and a session's state, appearance and focus;
 //! - [`observe`]: what watchers see (styled screens, raw output, last verdicts);
 //!   [`record`]: sessions recorded to asciicast files; [`signals`]: what programs in
-//!   panes tell cohort with their pane's secret.
+//!   panes tell cohort with their pane's secret; [`monitor`]: focus, layouts and
+//!   panes a person opens or closes, as events.
 //!
 //! The terminal knows no agent CLI, no orchestration and no wire format: the
 //! workers and the orchestration crates build on its named API and its bus.
@@ -56,6 +57,7 @@ pub mod input;
 pub mod journal;
 pub mod layout;
 pub mod lines;
+pub mod monitor;
 pub mod names;
 pub mod observe;
 pub mod ownership;
@@ -162,6 +164,7 @@ impl Terminal {
         }
         runtime::persist_mark_state(&runtimes, backend.clone());
         runtime::verify_late_signals(&runtimes, backend.clone());
+        monitor::start(&runtimes, &backend);
         tokio::spawn(runtime::dispatch(runtimes.clone(), backend.subscribe()));
         let bus = runtimes.bus().clone();
         Ok(Terminal {

@@ -383,6 +383,8 @@ pub struct Runtimes {
     restarts: std::sync::atomic::AtomicU64,
     /// The key panes' signal secrets derive from; none, nothing signals.
     signal_key: std::sync::OnceLock<crate::signals::SignalKey>,
+    /// Where the monitor is told what to look at (see [`crate::monitor`]).
+    monitor: Mutex<Option<mpsc::UnboundedSender<crate::monitor::Look>>>,
     /// Where signals from panes whose session is not known yet go to be checked
     /// once it is (see [`verify_late_signals`]).
     late_signals: Mutex<Option<mpsc::UnboundedSender<(PaneId, String, String)>>>,
@@ -407,6 +409,7 @@ impl Runtimes {
             restarts: Default::default(),
             signal_key: Default::default(),
             late_signals: Mutex::new(None),
+            monitor: Mutex::new(None),
             bus: EventBus::default(),
             stamps: Mutex::new(None),
             synced: watch::channel(0).0,
@@ -432,6 +435,17 @@ impl Runtimes {
     /// The key panes' signal secrets derive from, when there is one.
     pub fn signal_key(&self) -> Option<&crate::signals::SignalKey> {
         self.signal_key.get()
+    }
+
+    /// Where the monitor of the panes is told what to look at.
+    pub(crate) fn set_monitor(&self, sender: mpsc::UnboundedSender<crate::monitor::Look>) {
+        *self.monitor.lock().unwrap_or_else(|e| e.into_inner()) = Some(sender);
+    }
+
+    fn tell_monitor(&self, look: crate::monitor::Look) {
+        if let Some(monitor) = &*self.monitor.lock().unwrap_or_else(|e| e.into_inner()) {
+            let _ = monitor.send(look);
+        }
     }
 
     /// Publishes a signal from `pane` when `identity` is its session's secret; counts
@@ -651,6 +665,7 @@ impl Runtimes {
                     .collect();
                 self.restarts
                     .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                self.tell_monitor(crate::monitor::Look::Restarted);
                 for rt in old {
                     rt.bump();
                 }
@@ -671,7 +686,16 @@ impl Runtimes {
                     _ => self.take_signal(pane, &identity, &payload),
                 }
             }
-            BackendEvent::LayoutChanged { .. } | BackendEvent::WindowClosed { .. } => {}
+            BackendEvent::LayoutChanged { window } | BackendEvent::WindowClosed { window } => {
+                self.bus
+                    .publish(EngineEvent::LayoutChanged { window: window.0 });
+                self.tell_monitor(crate::monitor::Look::Panes);
+            }
+            BackendEvent::Focused { window, pane } => match (pane, window) {
+                (Some(pane), _) => self.bus.publish(EngineEvent::Focused { pane }),
+                (None, Some(window)) => self.tell_monitor(crate::monitor::Look::FocusOf(window)),
+                (None, None) => {}
+            },
         }
     }
 }

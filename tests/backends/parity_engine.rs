@@ -405,6 +405,7 @@ async fn ladder_timeout(ctx: Ctx) {
 parity!(EngineOn::start, ladder_timeout_, ladder_timeout);
 
 mod marks;
+mod monitors;
 mod ownership;
 mod signals;
 

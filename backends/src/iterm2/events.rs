@@ -122,6 +122,7 @@ pub(super) async fn subscribe_all(conn: &Connection) -> Result<bool> {
         NotificationType::NotifyOnNewSession,
         NotificationType::NotifyOnTerminateSession,
         NotificationType::NotifyOnLayoutChange,
+        NotificationType::NotifyOnFocusChange,
     ];
     let mut pending = Vec::new();
     for kind in app_level {
@@ -302,6 +303,15 @@ pub(super) async fn run_events(
                 }
                 handle_prompt(&inner, &conn, &session, n).await;
                 mark_dirty(&session, &mut dirty);
+            }
+            if let Some(n) = notification.focus_changed_notification {
+                // The active session of its tab: the pane in front.
+                if let Some(focus_changed_notification::Event::Session(session)) = n.event {
+                    inner.hub.emit(BackendEvent::Focused {
+                        window: None,
+                        pane: Some(PaneId(session)),
+                    });
+                }
             }
             if let Some(n) = notification.custom_escape_sequence_notification {
                 if let (Some(session), Some(identity)) = (n.session, n.sender_identity) {

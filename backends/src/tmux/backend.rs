@@ -224,6 +224,13 @@ impl TerminalBackend for TmuxBackend {
         Ok(panes)
     }
 
+    async fn list_panes_if_running(&self) -> Result<Option<Vec<PaneInfo>>> {
+        if self.inner.link.live().is_none() {
+            return Ok(None);
+        }
+        self.list_panes().await.map(Some)
+    }
+
     async fn list_windows(&self) -> Result<Vec<WindowInfo>> {
         let format = ["#{window_id}", "#{window_name}", "#{window_layout}"].join(&SEP.to_string());
         let line = format!(

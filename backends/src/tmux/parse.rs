@@ -111,6 +111,14 @@ pub enum Notification {
     },
     /// `%sessions-changed`.
     SessionsChanged,
+    /// `%session-window-changed $S @W`: a session's current window changed (a human
+    /// chose another window, or a client selected one).
+    SessionWindowChanged {
+        /// Session id.
+        session: String,
+        /// Its current window now.
+        window: String,
+    },
     /// `%subscription-changed name $S @W idx %P : value`.
     SubscriptionChanged {
         /// Subscription name.
@@ -320,6 +328,13 @@ fn parse_notification(line: &[u8]) -> Notification {
             }
         }
         b"%sessions-changed" => Notification::SessionsChanged,
+        b"%session-window-changed" => {
+            let (session, rest) = word(rest);
+            Notification::SessionWindowChanged {
+                session: text(session),
+                window: text(word(rest).0),
+            }
+        }
         b"%subscription-changed" => {
             // name $S @W idx %P : value
             let (sub, rest) = word(rest);

@@ -131,6 +131,22 @@ impl EventRouter {
             Notification::WindowClose { window } => self.hub.emit(BackendEvent::WindowClosed {
                 window: WindowId(window),
             }),
+            // A new window is a layout that changed; its panes are listed from it.
+            Notification::WindowAdd { window } => self.hub.emit(BackendEvent::LayoutChanged {
+                window: WindowId(window),
+            }),
+            Notification::WindowPaneChanged { window, pane } => {
+                self.hub.emit(BackendEvent::Focused {
+                    window: Some(WindowId(window)),
+                    pane: Some(PaneId(pane)),
+                })
+            }
+            Notification::SessionWindowChanged { window, .. } => {
+                self.hub.emit(BackendEvent::Focused {
+                    window: Some(WindowId(window)),
+                    pane: None,
+                })
+            }
             other => tracing::trace!(target: "cohort::tmux", notification = ?other, "ignored"),
         }
     }
