@@ -101,7 +101,26 @@ pub enum Command {
         markdown: bool,
     },
     /// List cohort's sessions: name, pane, command, state.
-    Ls,
+    Ls {
+        /// Also the panes cohort neither opened nor adopted (AGENT shows
+        /// `(not cohort's)`); `cohort adopt PANE` makes one a session.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Make a pane cohort did not open (listed by `ls --all`) one of its sessions.
+    Adopt {
+        /// The pane's id (`%7`) or its window name.
+        pane: String,
+        /// Its session name (default: its window name when free, else pane-<number>).
+        #[arg(long)]
+        name: Option<String>,
+        /// The agent working there.
+        #[arg(long)]
+        agent: Option<String>,
+        /// That agent's team.
+        #[arg(long)]
+        team: Option<String>,
+    },
     /// List the workers: name, agent, state and why, branch; `explain NAME` says
     /// why one is in its state.
     Workers {
@@ -290,7 +309,13 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Record(args) => observe::record(&config, args).await,
         Command::Init(args) => init::run(&args),
         Command::Tools { markdown } => tools(markdown),
-        Command::Ls => ls(&config).await,
+        Command::Ls { all } => ls(&config, all).await,
+        Command::Adopt {
+            pane,
+            name,
+            agent,
+            team,
+        } => adopt(&config, &pane, name, agent, team).await,
         Command::Workers { command: None } => workers::list(&config).await,
         Command::Workers {
             command: Some(WorkersCommand::Explain { name }),
@@ -331,9 +356,13 @@ fn tools(markdown: bool) -> Result<(), String> {
     }
 }
 
-async fn ls(config: &Config) -> Result<(), String> {
+async fn ls(config: &Config, all: bool) -> Result<(), String> {
     let engine = Engine::start(config).await.map_err(|e| e.to_string())?;
-    let panes = engine.terminal.list().await.map_err(|e| e.to_string())?;
+    let panes = match all {
+        true => engine.terminal.list_all().await,
+        false => engine.terminal.list().await,
+    }
+    .map_err(|e| e.to_string())?;
     if panes.is_empty() {
         println!("no sessions (open one through MCP, e.g. the `open` tool)");
         return Ok(());
@@ -346,11 +375,10 @@ async fn ls(config: &Config) -> Result<(), String> {
                 .as_ref()
                 .map(|i| i.name.clone())
                 .unwrap_or_else(|| p.window_name.clone());
-            let agent = p
-                .identity
-                .as_ref()
-                .and_then(|i| i.agent.clone())
-                .unwrap_or_else(|| "-".into());
+            let agent = match &p.identity {
+                Some(identity) => identity.agent.clone().unwrap_or_else(|| "-".into()),
+                None => "(not cohort's)".into(),
+            };
             let state = match (p.dead, p.exit_status) {
                 (true, Some(status)) => format!("exited ({status})"),
                 (true, None) => "exited".to_string(),
@@ -362,6 +390,29 @@ async fn ls(config: &Config) -> Result<(), String> {
     print!(
         "{}",
         table(["NAME", "PANE", "COMMAND", "STATE", "AGENT"], &rows)
+    );
+    Ok(())
+}
+
+/// Makes a pane cohort did not open one of its sessions, and says how to reach it.
+async fn adopt(
+    config: &Config,
+    pane: &str,
+    name: Option<String>,
+    agent: Option<String>,
+    team: Option<String>,
+) -> Result<(), String> {
+    let engine = Engine::start(config).await.map_err(|e| e.to_string())?;
+    let options = cohort_terminal::ownership::AdoptOptions { name, agent, team };
+    let adopted = engine
+        .terminal
+        .adopt_pane(pane, options)
+        .await
+        .map_err(|e| e.to_string())?;
+    println!(
+        "{} is cohort's session {:?} now",
+        adopted.id,
+        cohort_terminal::sessions::session_name(&adopted)
     );
     Ok(())
 }

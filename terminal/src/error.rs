@@ -22,7 +22,7 @@ pub enum TerminalError {
         known: String,
     },
     /// The target is a pane cohort neither opened nor adopted (a person's own).
-    #[error("pane {pane} (window {window:?}) is not one of cohort's sessions: cohort did not open it and nobody adopted it, so cohort neither reads nor types into it; if it should, adopt it first (the `adopt` tool, in the layout toolset: `cohort mcp --toolsets core,layout`; with pane {:?} and a name)", .pane.as_str())]
+    #[error("pane {pane} (window {window:?}) is not one of cohort's sessions: cohort did not open it and nobody adopted it, so cohort neither reads nor types into it; if it should, adopt it first (the `adopt` tool, in the layout toolset: `cohort mcp --toolsets core,layout`; or `cohort adopt {}`)", .pane.as_str())]
     NotAdopted {
         /// The pane.
         pane: PaneId,

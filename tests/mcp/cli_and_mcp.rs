@@ -758,3 +758,59 @@ async fn cohort_settings_and_secrets_stay_out_of_its_panes() {
     );
     client.cancel().await.unwrap();
 }
+
+/// On the command line too, a person's window is no session: `ls` leaves it out,
+/// `ls --all` shows it as not cohort's, `attach` refuses it saying how to adopt it,
+/// and `cohort adopt` makes it one.
+#[tokio::test]
+async fn the_command_line_lists_and_adopts_a_persons_window() {
+    let server = TestServer::new();
+    let backend = server.backend().await;
+    backend
+        .spawn(SpawnOptions {
+            name: "mine".into(),
+            identity: stamped("mine"),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let pane = server.persons_window("notes");
+    let run = |args: &[&str]| {
+        crate::support::deadline::output_within(cohort(&server).args(args), WAIT)
+            .unwrap_or_else(|| panic!("cohort {args:?} did not answer"))
+    };
+    let listing = run(&["ls"]);
+    assert!(
+        listing.contains("mine") && !listing.contains(pane.as_str()),
+        "{listing}"
+    );
+    let all = run(&["ls", "--all"]);
+    let row = all
+        .lines()
+        .find(|l| l.contains(pane.as_str()))
+        .unwrap_or_else(|| panic!("{pane} not in ls --all:\n{all}"));
+    assert!(
+        row.contains("notes") && row.contains("(not cohort's)"),
+        "{all}"
+    );
+    let refused = cohort(&server)
+        .args(["attach", "notes", "--print"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        said.contains("not one of cohort's sessions")
+            && said.contains(&format!("cohort adopt {pane}")),
+        "{said}"
+    );
+    let adopted = run(&["adopt", pane.as_str(), "--name", "jotter"]);
+    assert!(adopted.contains("jotter"), "{adopted}");
+    let listing = run(&["ls"]);
+    assert!(
+        listing
+            .lines()
+            .any(|l| l.contains("jotter") && l.contains(pane.as_str())),
+        "{listing}"
+    );
+}
