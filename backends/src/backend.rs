@@ -159,6 +159,19 @@ pub trait TerminalBackend: Send + Sync + 'static {
         Ok(())
     }
 
+    /// Raises `message` before the people watching `pane`: in their terminal's own
+    /// notifications where it shows them (OSC 9, which iTerm2, kitty, WezTerm and
+    /// Ghostty turn into a desktop notification) and in sight (tmux: a message on
+    /// each attached client's status line and a bell; iTerm2: the app asks for
+    /// attention). `message` is shown as text, never run or expanded. Provided:
+    /// Unsupported.
+    async fn alert(&self, _pane: &PaneId, _message: &str) -> Result<()> {
+        Err(BackendError::Unsupported {
+            backend: self.kind().name(),
+            what: "raise an alert",
+        })
+    }
+
     /// Shows `line` (the state of the pane's team, `web ● 2 working · 1 needs
     /// approval`) where a human watching the pane sees it, or clears it (`None`):
     /// tmux's status line shows the active pane's line (a `@cohort_status` pane

@@ -275,12 +275,15 @@ impl TerminalBackend for Hosts {
     }
 
     async fn list_panes_if_running(&self) -> Result<Option<Vec<PaneInfo>>> {
+        // Every server's or none: a listing missing a host's panes would read as
+        // those panes gone.
         let mut panes = self.local.backend.list_panes_if_running().await?;
         for (name, server) in self.remotes() {
-            if let Ok(Some(list)) = server.backend.list_panes_if_running().await {
-                panes
+            match server.backend.list_panes_if_running().await? {
+                Some(list) => panes
                     .get_or_insert_with(Vec::new)
-                    .extend(list.into_iter().map(|p| info_of(Some(&name), p)));
+                    .extend(list.into_iter().map(|p| info_of(Some(&name), p))),
+                None => return Ok(None),
             }
         }
         Ok(panes)
@@ -410,6 +413,11 @@ impl TerminalBackend for Hosts {
     async fn set_title(&self, pane: &PaneId, title: &str) -> Result<()> {
         let (server, id) = self.route(pane).await?;
         server.backend.set_title(&id, title).await
+    }
+
+    async fn alert(&self, pane: &PaneId, message: &str) -> Result<()> {
+        let (server, id) = self.route(pane).await?;
+        server.backend.alert(&id, message).await
     }
 
     async fn set_status_line(&self, pane: &PaneId, line: Option<&str>) -> Result<()> {

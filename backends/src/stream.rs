@@ -67,9 +67,9 @@ pub enum Piece {
 pub struct OutputSplitter {
     carry: Vec<u8>,
     /// The stream lost bytes in the middle of a custom control sequence: what
-    /// follows, up to its end, is the rest of it (its secret, its payload), not
-    /// output.
-    skipping: bool,
+    /// follows, up to its end (or [`MAX_SIGNAL_LEN`] bytes), is the rest of it (its
+    /// secret, its payload), not output; this many bytes are left to drop.
+    skipping: usize,
 }
 
 /// Whether `held` (bytes held back from an ESC on) is the start of a custom
@@ -85,15 +85,22 @@ fn holds_signal(held: &[u8]) -> bool {
 impl OutputSplitter {
     /// Feeds the next piece of the stream, appending shaped pieces to `out`.
     pub fn push(&mut self, mut data: &[u8], out: &mut Vec<Piece>) {
-        if self.skipping {
+        if self.skipping > 0 {
             // The rest of a cut sequence ends at its BEL, or where an ESC starts
             // the next thing (its ST, or another sequence).
-            match data.iter().position(|&b| b == 0x07 || b == 0x1b) {
+            let window = &data[..data.len().min(self.skipping)];
+            match window.iter().position(|&b| b == 0x07 || b == 0x1b) {
                 Some(at) => {
-                    self.skipping = false;
+                    self.skipping = 0;
                     data = &data[at + usize::from(data[at] == 0x07)..];
                 }
-                None => return,
+                None => {
+                    self.skipping -= window.len();
+                    data = &data[window.len()..];
+                    if data.is_empty() {
+                        return;
+                    }
+                }
             }
         }
         let owned;
@@ -171,7 +178,11 @@ impl OutputSplitter {
     /// Starts over after the stream lost bytes: what was held back is dropped, and
     /// when it was a custom control sequence, so is the rest of it that follows.
     pub fn reset(&mut self) {
-        self.skipping = holds_signal(&self.carry);
+        self.skipping = if holds_signal(&self.carry) {
+            MAX_SIGNAL_LEN
+        } else {
+            0
+        };
         self.carry.clear();
     }
 }

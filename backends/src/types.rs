@@ -143,6 +143,26 @@ pub struct Identity {
     pub announces_start: bool,
 }
 
+/// `message` as an alert shows it: one line without control characters, at most
+/// 200 characters.
+pub fn alert_text(message: &str) -> String {
+    let line: String = message
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    let line = line.split_whitespace().collect::<Vec<_>>().join(" ");
+    match line.char_indices().nth(200) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line,
+    }
+}
+
+/// The bytes that raise `text` (see [`alert_text`]) as a terminal's own
+/// notification: OSC 9, then a bell.
+pub fn alert_sequence(text: &str) -> Vec<u8> {
+    format!("\x1b]9;{text}\x07\x07").into_bytes()
+}
+
 /// Environment variables whose values are secrets (a pane's signal secret, a
 /// worker's hook key): a backend never puts them on a command line another process
 /// could read, or in a setting the terminal keeps.

@@ -241,6 +241,12 @@ impl FakeServer {
         lock(&self.state.calls).clone()
     }
 
+    /// What the sessions' output asked of the user, in order: each session's posted
+    /// notifications (`OSC 9`, with their text) and requests for attention (`None`).
+    pub fn alerts(&self) -> Vec<(String, Option<String>)> {
+        lock(&self.state.alerts).clone()
+    }
+
     /// A session variable as iTerm2 holds it (its JSON value), for tests that check
     /// what a client set.
     pub fn session_variable(&self, session: &str, name: &str) -> Option<String> {
@@ -336,6 +342,9 @@ pub(crate) struct State {
     next_conn: AtomicU64,
     /// Every function call an evaluated string made (see [`FakeServer::function_calls`]).
     pub calls: Mutex<Vec<String>>,
+    /// Every notification a session posted and request for attention (see
+    /// [`FakeServer::alerts`]).
+    pub alerts: Mutex<Vec<(String, Option<String>)>>,
 }
 
 impl State {
@@ -355,6 +364,7 @@ impl State {
             cookies: Mutex::new(cookies),
             next_conn: AtomicU64::new(1),
             calls: Mutex::new(Vec::new()),
+            alerts: Mutex::new(Vec::new()),
         });
         if initial_window {
             handlers::open_first_window(&state)?;

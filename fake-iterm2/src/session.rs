@@ -178,6 +178,9 @@ impl Session {
                                 TermEvent::UserVar(var) => {
                                     crate::variables::set_by_output(&state, &session, var)
                                 }
+                                TermEvent::Alert(text) => {
+                                    crate::lock(&state.alerts).push((session.id.clone(), text))
+                                }
                                 TermEvent::Custom { identity, payload } => {
                                     crate::handlers::custom_sequence(
                                         &state,

@@ -53,6 +53,9 @@ pub enum TermEvent {
     Mark(MarkEvent),
     /// A user variable set (or unset) with `OSC 1337 ; SetUserVar`.
     UserVar(UserVar),
+    /// A notification the program posted (`OSC 9 ; <text>`), or its request for
+    /// the user's attention (`OSC 1337 ; RequestAttention=…`, as `None`).
+    Alert(Option<String>),
     /// A custom control sequence, `OSC 1337 ; Custom=id=<identity>:<payload>`; like
     /// iTerm2, the terminal shows nothing of it.
     Custom {
@@ -72,6 +75,29 @@ pub enum MarkEvent {
     CommandStart(String, String),
     /// `D`: a command ended.
     CommandEnd(String, i32),
+}
+
+/// The notifications (`OSC 9`) and requests for attention a piece of output holds,
+/// whole within it (what is injected comes in one piece).
+fn alerts_in(data: &[u8]) -> Vec<TermEvent> {
+    let mut out = Vec::new();
+    let mut rest = data;
+    while let Some(at) = rest.windows(2).position(|w| w == b"\x1b]") {
+        let body = &rest[at + 2..];
+        let Some(end) = body.iter().position(|&b| b == 0x07) else {
+            break;
+        };
+        let osc = &body[..end];
+        if let Some(text) = osc.strip_prefix(b"9;") {
+            out.push(TermEvent::Alert(Some(
+                String::from_utf8_lossy(text).into_owned(),
+            )));
+        } else if osc.starts_with(b"1337;RequestAttention=") {
+            out.push(TermEvent::Alert(None));
+        }
+        rest = &body[end + 1..];
+    }
+    out
 }
 
 /// One line as GetBuffer reports it.
@@ -117,7 +143,7 @@ impl Term {
     pub fn feed(&mut self, data: &[u8]) -> Vec<TermEvent> {
         let mut chunks = Vec::new();
         self.user_vars.push(data, &mut chunks);
-        let mut events = Vec::new();
+        let mut events = alerts_in(data);
         for chunk in chunks {
             let bytes = match chunk {
                 Chunk::Bytes(bytes) => bytes,

@@ -2,9 +2,10 @@
 //! (`web ● 2 working · 1 needs approval`), on tmux's status line and in iTerm2's
 //! `user.cohortStatus` variable (see `TerminalBackend::set_status_line`).
 //!
-//! It is redrawn from the event bus, never polled: an agent's state, a session
-//! opened or closed, or an agent put in a team marks it stale, and it is drawn once
-//! the burst is over ([`SETTLE`]), each pane only when its line changed. One process
+//! It is redrawn from the event bus, never polled: an agent's state, or a session
+//! opened or closed, marks it stale, and it is drawn [`SETTLE`] after the first such
+//! change, each pane only when its line changed (an agent put in a team shows at
+//! the next change). One process
 //! per terminal server draws it (the notifier's, see [`crate::hub`]).
 
 use std::collections::{BTreeMap, HashMap};
@@ -57,37 +58,47 @@ impl Orchestrator {
     pub(crate) async fn status_lines(self, stop: CancellationToken) {
         let mut events = self.terminal.events();
         let mut shown: HashMap<PaneId, Option<String>> = HashMap::new();
-        let mut stale = true;
+        // When to draw: set by the first change of a burst, never pushed back, so
+        // a stream of other events (a busy pane's output) cannot hold it off.
+        let mut due = Some(tokio::time::Instant::now() + SETTLE);
         loop {
-            let wait = async {
-                if stale {
-                    tokio::time::sleep(SETTLE).await;
-                } else {
-                    std::future::pending::<()>().await;
+            let at = due;
+            let wait = async move {
+                match at {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending::<()>().await,
                 }
             };
-            tokio::select! {
+            let stale = tokio::select! {
                 _ = stop.cancelled() => return,
                 _ = wait => {
-                    stale = false;
+                    due = None;
                     self.draw_status_lines(&mut shown).await;
+                    false
                 }
                 event = events.recv() => match event {
                     Ok(EngineEvent::AgentState { .. })
                     | Ok(EngineEvent::SessionOpened { .. })
-                    | Ok(EngineEvent::SessionClosed { .. }) => stale = true,
-                    Ok(_) => {}
-                    Err(RecvError::Lagged(_)) => stale = true,
+                    | Ok(EngineEvent::SessionClosed { .. })
+                    | Err(RecvError::Lagged(_)) => true,
+                    Ok(_) => false,
                     Err(RecvError::Closed) => return,
                 },
+            };
+            if stale {
+                due.get_or_insert_with(|| tokio::time::Instant::now() + SETTLE);
             }
         }
     }
 
     /// Draws each session's line where it changed.
     async fn draw_status_lines(&self, shown: &mut HashMap<PaneId, Option<String>>) {
-        let (Ok(panes), Ok(agents)) = (self.terminal.list().await, self.terminal.agents().await)
-        else {
+        // Over the connection there is: drawing never starts a terminal server (the
+        // last session's close ends cohort's tmux server).
+        let (Ok(Some(panes)), Ok(agents)) = (
+            self.terminal.list_if_running().await,
+            self.terminal.agents().await,
+        ) else {
             return;
         };
         let mut state_of: HashMap<String, String> = HashMap::new();

@@ -111,7 +111,7 @@ pub enum Command {
     Adopt {
         /// The pane's id (`%7`) or its window name.
         pane: String,
-        /// Its session name (default: its window name when free, else pane-<number>).
+        /// Its session name (default: its window name when free, else `pane-<number>`).
         #[arg(long)]
         name: Option<String>,
         /// The agent working there.

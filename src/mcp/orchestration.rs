@@ -245,6 +245,11 @@ pub struct WatchArgs {
     /// Action: set this appearance ({targets, title, badge, tab_color, background, cursor_color}).
     #[serde(default)]
     pub appearance: Option<WatchAppearance>,
+    /// Action: raise each hit before the people watching the session (a desktop
+    /// notification in their terminal, a message and a bell on tmux; iTerm2 asks for
+    /// attention).
+    #[serde(default)]
+    pub alert: bool,
     /// Who gets the notification (default "*": everyone).
     #[serde(default)]
     pub notify: Option<String>,
@@ -326,6 +331,7 @@ impl From<WatchInfo> for WatchOut {
             Action::Appearance { targets, .. } => {
                 format!("set the appearance of {}", targets.join(", "))
             }
+            Action::Alert {} => "alert the people watching".to_string(),
         });
         WatchOut {
             id: w.spec.id,
@@ -591,8 +597,11 @@ impl CohortServer {
                 },
             });
         }
+        if args.alert {
+            actions.push(Action::Alert {});
+        }
         if actions.len() > 1 {
-            return Err("one action per watcher: send_text, step or appearance".into());
+            return Err("one action per watcher: send_text, step, appearance or alert".into());
         }
         self.refuse_watch_action(actions.first())?;
         let engine = self.engine().await?;

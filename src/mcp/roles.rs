@@ -94,7 +94,9 @@ impl CohortServer {
         let (tool, permission) = match action {
             Action::Send { .. } => ("send", Permission::Type),
             Action::Step { .. } => ("run", Permission::Run),
-            Action::Appearance { .. } => ("set_appearance", Permission::Appearance),
+            Action::Appearance { .. } | Action::Alert {} => {
+                ("set_appearance", Permission::Appearance)
+            }
         };
         if role.allows(tool, permission) {
             Ok(())

@@ -163,7 +163,7 @@ impl Terminal {
             runtimes.set_signal_key(key);
         }
         runtime::persist_mark_state(&runtimes, backend.clone());
-        runtime::verify_late_signals(&runtimes, backend.clone());
+        runtime::verify_late_signals(&runtimes, &backend);
         monitor::start(&runtimes, &backend);
         tokio::spawn(runtime::dispatch(runtimes.clone(), backend.subscribe()));
         let bus = runtimes.bus().clone();

@@ -5,11 +5,11 @@
 //! [`EngineEvent::OutsidePaneClosed`]).
 //!
 //! Nothing polls: a layout change (a window added, split or closed) has the panes
-//! listed once the burst of changes is over ([`SETTLE`]), over the connection there
+//! listed a moment after the first change ([`SETTLE`]), over the connection there
 //! is (looking never starts a terminal server), and the listing is compared with the
-//! last one. A new pane without cohort's stamp is said only if it still has
-//! none a moment later ([`GRACE`]): cohort's own new panes are stamped right after
-//! the terminal makes them.
+//! last one. A new pane without cohort's stamp is said only if it still has none
+//! [`GRACE`] later: cohort stamps its own new panes right after the terminal makes
+//! them, so only one stamped later than that could be taken for someone else's.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
@@ -25,8 +25,10 @@ use crate::runtime::Runtimes;
 /// How long a burst of layout changes is let end before the panes are listed.
 pub const SETTLE: Duration = Duration::from_millis(150);
 
-/// How long a new pane may stay without a stamp before it is taken for a person's.
-pub const GRACE: Duration = Duration::from_millis(400);
+/// How long a new pane may stay without a stamp before it is taken for a person's:
+/// cohort stamps its own new panes right after the terminal makes them, a remote
+/// host's over ssh a round trip later.
+pub const GRACE: Duration = Duration::from_millis(2000);
 
 /// What the runtimes ask the monitor to look at.
 #[derive(Debug)]
@@ -97,11 +99,13 @@ pub fn start(runtimes: &Arc<Runtimes>, backend: &Arc<dyn TerminalBackend>) {
                     // Over the connection there is: looking never starts a server.
                     let panes = match backend.list_panes_if_running().await {
                         Ok(Some(panes)) => panes,
-                        // Not connected yet: nothing to count from.
-                        Ok(None) if known.is_none() => continue,
-                        // The server ended: every pane is gone.
-                        Ok(None) => Vec::new(),
-                        Err(_) => continue,
+                        // Not connected (yet, or again): nothing is known of the panes.
+                        Ok(None) => continue,
+                        // A listing that failed is tried again a moment later.
+                        Err(_) => {
+                            list_at = Some(Instant::now() + GRACE);
+                            continue;
+                        }
                     };
                     drop(backend);
                     let Some(runtimes) = runtimes.upgrade() else { return };
@@ -119,6 +123,7 @@ pub fn start(runtimes: &Arc<Runtimes>, backend: &Arc<dyn TerminalBackend>) {
                         match before.get(pane) {
                             Some(_) => {}
                             None if seen.owned => {
+                                waiting.remove(pane);
                                 before.insert(pane.clone(), seen.clone());
                             }
                             None => match waiting.get(pane) {

@@ -55,6 +55,17 @@ impl Terminal {
             .is_some_and(|rt| rt.lock().session_id.is_some())
     }
 
+    /// Every session, when the terminal's server runs and this process is connected
+    /// to it; `None` otherwise: for what draws on sessions from events and must not
+    /// start a server by looking (cohort's tmux server ends with its last session).
+    pub async fn list_if_running(&self) -> Result<Option<Vec<PaneInfo>>, TerminalError> {
+        let Some(mut panes) = self.backend.list_panes_if_running().await? else {
+            return Ok(None);
+        };
+        panes.retain(|p| p.identity.is_some());
+        Ok(Some(panes))
+    }
+
     /// Why `target`, which names no session, cannot be used: it names a pane cohort
     /// neither opened nor adopted. `None` when it names no such pane either.
     pub async fn not_adopted(&self, target: &str) -> Option<TerminalError> {

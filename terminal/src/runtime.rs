@@ -111,6 +111,12 @@ pub struct PaneData {
     pub session_id: Option<String>,
     /// Signals seen whose `id` was not the pane's secret.
     pub foreign_signals: u64,
+    /// Signals of the pane waiting for its session to be looked up: later ones
+    /// wait behind them, so they are published in the order written.
+    late_signals: u32,
+    /// The pane was looked up and carries no session: its signals are dropped
+    /// without another look.
+    pub no_session: bool,
     /// The shell sent its last mark on its way out (with its status), at this
     /// moment: what is typed now would be lost. A prompt drawn after it says the
     /// shell did not exit, and so does a pane still alive a moment later (see
@@ -233,6 +239,8 @@ impl PaneRuntime {
                 foreign_marks: 0,
                 session_id: None,
                 foreign_signals: 0,
+                late_signals: 0,
+                no_session: false,
                 exiting: None,
                 pending_line: String::new(),
                 typed: crate::echo::TypedLog::default(),
@@ -675,15 +683,23 @@ impl Runtimes {
                 identity,
                 payload,
             } => {
-                let known = self.get(&pane).lock().session_id.is_some();
+                let rt = self.get(&pane);
                 let late = self.late_signals.lock().unwrap_or_else(|e| e.into_inner());
-                match (known, late.as_ref()) {
-                    // A pane this process has not listed yet: its session is looked
-                    // up first (see `verify_late_signals`).
-                    (false, Some(late)) if self.signal_key().is_some() => {
+                let mut data = rt.lock();
+                let look_up =
+                    (data.session_id.is_none() && !data.no_session) || data.late_signals > 0;
+                match late.as_ref() {
+                    // A pane this process has not listed yet (or one whose earlier
+                    // signals wait for that): its session is looked up first (see
+                    // `verify_late_signals`).
+                    Some(late) if look_up && self.signal_key().is_some() => {
+                        data.late_signals += 1;
                         let _ = late.send((pane, identity, payload));
                     }
-                    _ => self.take_signal(pane, &identity, &payload),
+                    _ => {
+                        drop(data);
+                        self.take_signal(pane, &identity, &payload);
+                    }
                 }
             }
             BackendEvent::LayoutChanged { window } | BackendEvent::WindowClosed { window } => {
@@ -719,6 +735,8 @@ struct MarkState {
 pub fn persist_mark_state(runtimes: &Runtimes, backend: Arc<dyn cohort_backends::TerminalBackend>) {
     let (sender, mut learned) = mpsc::unbounded_channel::<(PaneId, MarkState)>();
     *runtimes.stamps.lock().unwrap_or_else(|e| e.into_inner()) = Some(sender);
+    // Weak: this task must not keep the terminal's connection alive.
+    let backend = Arc::downgrade(&backend);
     tokio::spawn(async move {
         while let Some(first) = learned.recv().await {
             // A command's marks (its start, its end, the next prompt) come within a
@@ -738,6 +756,9 @@ pub fn persist_mark_state(runtimes: &Runtimes, backend: Arc<dyn cohort_backends:
             while let Ok(next) = learned.try_recv() {
                 take(next);
             }
+            let Some(backend) = backend.upgrade() else {
+                return;
+            };
             for (pane, state) in latest {
                 let anchor = state.anchor.map(|a| a.to_string());
                 if let Err(e) = backend
@@ -757,7 +778,7 @@ pub fn persist_mark_state(runtimes: &Runtimes, backend: Arc<dyn cohort_backends:
 /// runtimes are gone.
 pub fn verify_late_signals(
     runtimes: &Arc<Runtimes>,
-    backend: Arc<dyn cohort_backends::TerminalBackend>,
+    backend: &Arc<dyn cohort_backends::TerminalBackend>,
 ) {
     let (sender, mut late) = mpsc::unbounded_channel::<(PaneId, String, String)>();
     *runtimes
@@ -765,24 +786,40 @@ pub fn verify_late_signals(
         .lock()
         .unwrap_or_else(|e| e.into_inner()) = Some(sender);
     let runtimes = Arc::downgrade(runtimes);
+    // Weak: this task must not keep the terminal's connection alive.
+    let backend = Arc::downgrade(backend);
     tokio::spawn(async move {
         while let Some(first) = late.recv().await {
             let mut signals = vec![first];
             while let Ok(next) = late.try_recv() {
                 signals.push(next);
             }
-            let panes = backend.list_panes().await.unwrap_or_default();
+            let Some(terminal) = backend.upgrade() else {
+                return;
+            };
+            let listed = terminal.list_panes().await;
+            drop(terminal);
             let Some(runtimes) = runtimes.upgrade() else {
                 return;
             };
-            for pane in &panes {
-                if let Some(identity) = &pane.identity {
+            if let Ok(panes) = &listed {
+                for pane in panes {
                     let rt = runtimes.get(&pane.id);
                     let mut data = rt.lock();
-                    data.session_id.get_or_insert_with(|| identity.id.clone());
+                    match &pane.identity {
+                        Some(identity) => {
+                            data.session_id.get_or_insert_with(|| identity.id.clone());
+                        }
+                        None => data.no_session = true,
+                    }
                 }
             }
             for (pane, identity, payload) in signals {
+                {
+                    let rt = runtimes.get(&pane);
+                    let mut data = rt.lock();
+                    data.late_signals = data.late_signals.saturating_sub(1);
+                }
                 runtimes.take_signal(pane, &identity, &payload);
             }
         }

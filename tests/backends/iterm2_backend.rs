@@ -523,3 +523,43 @@ async fn secrets_reach_the_environment_but_not_the_sessions_command() {
         "{left:?}"
     );
 }
+
+/// An alert on iTerm2 is the session's own: the notification it posts (OSC 9) and
+/// a request for the user's attention, as if its program had written them; the text
+/// arrives as written.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_alert_posts_a_notification_and_asks_for_attention() {
+    let fake = FakeIterm2::new().await;
+    let backend = fake.backend().await;
+    let mut events = backend.subscribe();
+    let pane = backend
+        .spawn(SpawnOptions {
+            name: "alerted".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    wait_prompt(&mut events, &pane.id).await;
+    backend
+        .alert(&pane.id, "build failed: \\(secret) 3 errors\nsee log")
+        .await
+        .unwrap();
+    let id = pane.id.to_string();
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let alerts = fake.server.alerts();
+        let posted = alerts.iter().any(|(s, text)| {
+            s == &id && text.as_deref() == Some("build failed: \\(secret) 3 errors see log")
+        });
+        let attention = alerts.iter().any(|(s, text)| s == &id && text.is_none());
+        if posted && attention {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{alerts:?}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(matches!(
+        backend.alert(&PaneId("NO-SUCH-SESSION".into()), "x").await,
+        Err(BackendError::PaneGone(_))
+    ));
+}

@@ -457,64 +457,7 @@ async fn a_human_attaching_does_not_resize_the_agents_window() {
         .await
         .unwrap();
     let before = pane.size;
-    // A human in an 80x20 terminal (a pane of another tmux server) runs `cohort attach`.
-    let outer = format!("{}-human", server.socket);
-    let attach = format!(
-        "env COHORT_TMUX_SOCKET={} COHORT_STATE_DIR={} {} attach watched",
-        server.socket,
-        server.state_dir().display(),
-        env!("CARGO_BIN_EXE_cohort")
-    );
-    let status = Command::new("tmux")
-        .args([
-            "-L",
-            &outer,
-            "-f",
-            "/dev/null",
-            "new-session",
-            "-d",
-            "-x",
-            "80",
-            "-y",
-            "20",
-            &attach,
-        ])
-        .env_remove("TMUX")
-        .status()
-        .unwrap();
-    assert!(status.success());
-    struct KillOuter(String);
-    impl Drop for KillOuter {
-        fn drop(&mut self) {
-            let _ = Command::new("tmux")
-                .args(["-L", &self.0, "kill-server"])
-                .status();
-        }
-    }
-    let _outer = KillOuter(outer.clone());
-
-    // Wait until the human's client is attached to cohort's server.
-    let deadline = std::time::Instant::now() + WAIT;
-    loop {
-        let clients = Command::new("tmux")
-            .args([
-                "-L",
-                &server.socket,
-                "list-clients",
-                "-F",
-                "#{client_termname}",
-            ])
-            .output()
-            .unwrap();
-        if !String::from_utf8_lossy(&clients.stdout).trim().is_empty() {
-            break;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the human never attached"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
+    let (outer, _outer) = attach_a_human(&server, "watched").await;
     // The human's terminal shows the session (tmux draws it a moment after attaching).
     let deadline = std::time::Instant::now() + WAIT;
     loop {
@@ -813,4 +756,125 @@ async fn the_command_line_lists_and_adopts_a_persons_window() {
             .any(|l| l.contains("jotter") && l.contains(pane.as_str())),
         "{listing}"
     );
+}
+
+/// The other tmux server a human's terminal is, killed on drop.
+struct KillOuter(String);
+
+impl Drop for KillOuter {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.0, "kill-server"])
+            .status();
+    }
+}
+
+/// A human in an 80x20 terminal (a pane of another tmux server) runs `cohort attach
+/// NAME`; returns once their client is attached to cohort's server, with the outer
+/// server's socket name.
+async fn attach_a_human(server: &TestServer, name: &str) -> (String, KillOuter) {
+    let outer = format!("{}-human", server.socket);
+    let attach = format!(
+        "env COHORT_TMUX_SOCKET={} COHORT_STATE_DIR={} {} attach {name}",
+        server.socket,
+        server.state_dir().display(),
+        env!("CARGO_BIN_EXE_cohort")
+    );
+    let status = Command::new("tmux")
+        .args([
+            "-L",
+            &outer,
+            "-f",
+            "/dev/null",
+            "new-session",
+            "-d",
+            "-x",
+            "80",
+            "-y",
+            "20",
+            &attach,
+        ])
+        .env_remove("TMUX")
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let kill = KillOuter(outer.clone());
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let clients = Command::new("tmux")
+            .args([
+                "-L",
+                &server.socket,
+                "list-clients",
+                "-F",
+                "#{client_termname}",
+            ])
+            .output()
+            .unwrap();
+        if !String::from_utf8_lossy(&clients.stdout).trim().is_empty() {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the human never attached"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    (outer, kill)
+}
+
+/// An alert reaches the human attached to the pane's session: a message on their
+/// client's status line, and the terminal's own notification (OSC 9) and a bell
+/// written to their terminal; the text is shown, never run or expanded.
+#[tokio::test]
+async fn an_alert_reaches_the_human_attached() {
+    let server = TestServer::new();
+    let backend = server.backend().await;
+    let pane = backend
+        .spawn(SpawnOptions {
+            name: "alerted".into(),
+            identity: stamped("alerted"),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let (outer, _outer) = attach_a_human(&server, "alerted").await;
+    // What reaches the human's terminal, raw.
+    let raw = server.state_dir().join("human-terminal.log");
+    let piped = Command::new("tmux")
+        .args(["-L", &outer, "pipe-pane", "-o"])
+        .arg(format!("cat >> '{}'", raw.display()))
+        .env_remove("TMUX")
+        .status()
+        .unwrap();
+    assert!(piped.success());
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    backend
+        .alert(&pane.id, "build failed: #(touch /tmp/x) 3 errors\nsee log")
+        .await
+        .unwrap();
+    let text = "build failed: #(touch /tmp/x) 3 errors see log";
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let written = std::fs::read(&raw).unwrap_or_default();
+        let wanted = format!("\x1b]9;{text}\x07\x07");
+        if written
+            .windows(wanted.len())
+            .any(|w| w == wanted.as_bytes())
+        {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no notification in the human's terminal: {:?}",
+            String::from_utf8_lossy(&written)
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    let messages = Command::new("tmux")
+        .args(["-L", &server.socket, "show-messages"])
+        .output()
+        .unwrap();
+    let messages = String::from_utf8_lossy(&messages.stdout);
+    assert!(messages.contains(&format!("cohort: {text}")), "{messages}");
 }

@@ -604,6 +604,27 @@ impl TerminalBackend for Iterm2Backend {
             .await
     }
 
+    async fn alert(&self, pane: &PaneId, message: &str) -> Result<()> {
+        check_session_id(pane)?;
+        // As if the program had written them: iTerm2 posts the notification and
+        // asks for attention (the Dock icon bounces once).
+        let mut data = crate::types::alert_sequence(&crate::types::alert_text(message));
+        data.extend_from_slice(b"\x1b]1337;RequestAttention=once\x07");
+        let reply = self
+            .call(Req::InjectRequest(InjectRequest {
+                session_id: vec![pane.0.clone()],
+                data: Some(data),
+            }))
+            .await?;
+        match reply {
+            Rep::InjectResponse(r) => match r.status.first().copied() {
+                Some(0) => Ok(()),
+                _ => Err(BackendError::PaneGone(pane.clone())),
+            },
+            other => Err(unexpected("Inject", &other)),
+        }
+    }
+
     async fn set_status_line(&self, pane: &PaneId, line: Option<&str>) -> Result<()> {
         check_session_id(pane)?;
         let value = match line {

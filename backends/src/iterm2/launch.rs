@@ -45,13 +45,6 @@ impl Iterm2Backend {
             .env
             .iter()
             .partition(|(key, _)| SECRET_ENV.contains(&key.as_str()));
-        if !secrets.is_empty() {
-            let file = quote::sh(&self.write_secrets(&secrets)?.to_string_lossy());
-            script.push_str(&format!(
-                "while IFS= read -r cohort_kv; do export \"$cohort_kv\"; done < {file}; \
-                 rm -f -- {file}; unset cohort_kv; "
-            ));
-        }
         script.push_str("exec ");
         let pad = match &options.marks {
             Some(marks) => {
@@ -83,6 +76,15 @@ impl Iterm2Backend {
         };
         script.push_str("/bin/sh -c ");
         script.push_str(&quote::sh(&command));
+        // Written last, once nothing above can refuse, and read (and deleted)
+        // first, before anything else can fail.
+        if !secrets.is_empty() {
+            let file = quote::sh(&self.write_secrets(&secrets)?.to_string_lossy());
+            script = format!(
+                "while IFS= read -r cohort_kv; do export \"$cohort_kv\"; done < {file}; \
+                 rm -f -- {file}; unset cohort_kv; {script}"
+            );
+        }
         Ok(script)
     }
 

@@ -478,11 +478,50 @@ impl TerminalBackend for TmuxBackend {
         .map(|_| ())
     }
 
+    async fn alert(&self, pane: &PaneId, message: &str) -> Result<()> {
+        let text = crate::types::alert_text(message);
+        // The pane must be there; then every person's client of this server sees
+        // the message, and its terminal gets the notification and the bell.
+        self.pane_cmd(pane, &format!("display-message -p -t {pane} ''"))
+            .await?;
+        let format =
+            ["#{client_name}", "#{client_tty}", "#{client_control_mode}"].join(&SEP.to_string());
+        let reply = self
+            .cmd(&format!("list-clients -F {}", quote::arg(&format)))
+            .await?;
+        for line in &reply.lines {
+            let line = String::from_utf8_lossy(line);
+            let fields: Vec<&str> = line.split(SEP).collect();
+            let [name, tty, control] = fields[..] else {
+                continue;
+            };
+            if control == "1" {
+                continue;
+            }
+            let shown = format!(
+                "display-message -c {} -d 5000 {}",
+                quote::arg(name),
+                quote::arg(&quote::format_literal(&format!("cohort: {text}")))
+            );
+            if let Err(e) = self.cmd(&shown).await {
+                tracing::debug!(target: "cohort::tmux", client = %name, error = %e, "alert not shown");
+            }
+            // A remote client's terminal is on its own machine.
+            if self.inner.remote.is_none() && tty.starts_with("/dev/") {
+                let (tty, bytes) = (tty.to_string(), crate::types::alert_sequence(&text));
+                let _ = tokio::task::spawn_blocking(move || write_to_terminal(&tty, &bytes)).await;
+            }
+        }
+        Ok(())
+    }
+
     async fn set_status_line(&self, pane: &PaneId, line: Option<&str>) -> Result<()> {
         let command = match line {
+            // The status line's style parser acts on `#[…]`: every `#` is doubled,
+            // so a team's name shows as written.
             Some(line) => format!(
                 "set-option -p -t {pane} @cohort_status {}",
-                quote::arg(line)
+                quote::arg(&line.replace('#', "##"))
             ),
             None => format!("set-option -p -u -t {pane} @cohort_status"),
         };
@@ -711,4 +750,21 @@ fn text_lines(pane: &PaneId, text: &str) -> Vec<String> {
 fn keys_line(pane: &PaneId, keys: &[Key]) -> String {
     let names: Vec<String> = keys.iter().map(|k| quote::single(&k.tmux_name())).collect();
     format!("send-keys -t {pane} {}", names.join(" "))
+}
+
+/// Writes `bytes` to a person's terminal (`tty`, one of this user's), without making
+/// it this process's controlling terminal.
+fn write_to_terminal(tty: &str, bytes: &[u8]) {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let opened = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK)
+        .open(tty);
+    match opened.and_then(|mut t| t.write_all(bytes)) {
+        Ok(()) => {}
+        Err(e) => {
+            tracing::debug!(target: "cohort::tmux", tty, error = %e, "alert not written to the terminal")
+        }
+    }
 }

@@ -133,6 +133,9 @@ pub enum Action {
         /// The change.
         look: Appearance,
     },
+    /// Raise the hit before the people watching its session: a notification in
+    /// their terminal and a message in sight (`TerminalBackend::alert`).
+    Alert {},
 }
 
 fn yes() -> bool {
@@ -301,7 +304,7 @@ impl Orchestrator {
                     ));
                 }
             }
-            Some(Action::Step { .. }) | None => {}
+            Some(Action::Step { .. }) | Some(Action::Alert {}) | None => {}
         }
         spec.id = format!("w-{}", short_id(8));
         let json = serde_json::to_string(&spec)
@@ -530,7 +533,7 @@ impl Orchestrator {
         let action = match &spec.action {
             Some(Action::Send { target, .. }) => format!("typing into {target}"),
             Some(Action::Step { step }) => format!("running {}", step.label(0)),
-            Some(Action::Appearance { .. }) | None => "its action".into(),
+            Some(Action::Appearance { .. }) | Some(Action::Alert {}) | None => "its action".into(),
         };
         let dropped = match dropped {
             1 => "1 hit was".to_string(),
@@ -876,7 +879,7 @@ impl Orchestrator {
     async fn fire(&self, spec: WatchSpec, hit: Hit, folded: u64, mut done: FiringDone) {
         let acted = match &spec.action {
             None => None,
-            Some(action) => Some(self.act(&spec, action).await),
+            Some(action) => Some(self.act(&spec, action, &hit).await),
         };
         let mut message = format!("watch {} on {}: ", spec.id, hit.session);
         match &hit.line {
@@ -941,6 +944,7 @@ impl Orchestrator {
         &self,
         spec: &WatchSpec,
         action: &Action,
+        hit: &Hit,
     ) -> Result<(String, Vec<PaneId>), TerminalError> {
         let send = SendOptions::default();
         let caller = Caller::new(format!("watch-{}", spec.id)).as_owner(spec.owner.clone());
@@ -991,6 +995,22 @@ impl Orchestrator {
                         failed.join("; ")
                     )))
                 }
+            }
+            Action::Alert {} => {
+                let pane = match &hit.pane {
+                    Some(pane) => pane.clone(),
+                    // An agent's state: its session.
+                    None => self.terminal.resolve(&hit.session).await?.id,
+                };
+                let said = hit.line.as_deref().unwrap_or(&hit.what);
+                self.terminal
+                    .backend()
+                    .alert(&pane, &format!("{}: {said}", hit.session))
+                    .await?;
+                Ok((
+                    format!("alerted the people watching {}", hit.session),
+                    Vec::new(),
+                ))
             }
             Action::Appearance { targets, look } => {
                 let change = AppearanceChange {
