@@ -947,6 +947,36 @@ async fn eight_teams_get_hues_far_apart_and_keep_them() {
     );
 }
 
+/// The watchers' notes for `lead` once there is one, with every note `lead` has.
+async fn watch_notes_for_lead(
+    engine: &Engine,
+) -> (
+    Vec<String>,
+    Vec<cohort_orchestration::registry::NotificationRecord>,
+) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let notes = engine
+            .orchestrator
+            .notifications_for("lead", true, None)
+            .await
+            .unwrap();
+        let hits: Vec<String> = notes
+            .iter()
+            .filter(|n| n.kind == "watch")
+            .map(|n| n.message.clone())
+            .collect();
+        if !hits.is_empty() {
+            return (hits, notes);
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the watcher never fired: {notes:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
 /// A watcher on `signal` fires on what a program in the session says with its
 /// pane's secret, and only on that: a sequence with another id leaves no note.
 #[tokio::test]
@@ -977,27 +1007,7 @@ async fn a_watcher_on_signals_hears_the_program_with_the_panes_secret() {
         "printf '\\033]1337;Custom=id=forged:not me\\007'; printf '\\033]1337;Custom=id=%s:tests passed\\007' \"$COHORT_SIGNAL_ID\"",
     )
     .await;
-    let deadline = tokio::time::Instant::now() + WAIT;
-    let hits = loop {
-        let notes = engine
-            .orchestrator
-            .notifications_for("lead", true, None)
-            .await
-            .unwrap();
-        let hits: Vec<String> = notes
-            .iter()
-            .filter(|n| n.kind == "watch")
-            .map(|n| n.message.clone())
-            .collect();
-        if !hits.is_empty() {
-            break hits;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the watcher never fired: {notes:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let (hits, _) = watch_notes_for_lead(&engine).await;
     // A moment for a second (forged) hit to arrive, if it were going to.
     tokio::time::sleep(Duration::from_millis(300)).await;
     let all: Vec<String> = engine
@@ -1049,27 +1059,7 @@ async fn a_watcher_on_an_event_fires_on_a_failed_command_only() {
         .unwrap();
     // The watcher's note, not the first note to come: cohort's own `command_failed`
     // notice for every reader can arrive before it.
-    let deadline = tokio::time::Instant::now() + WAIT;
-    let (hits, notes) = loop {
-        let notes = engine
-            .orchestrator
-            .notifications_for("lead", true, None)
-            .await
-            .unwrap();
-        let hits: Vec<String> = notes
-            .iter()
-            .filter(|n| n.kind == "watch")
-            .map(|n| n.message.clone())
-            .collect();
-        if !hits.is_empty() {
-            break (hits, notes);
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the watcher never fired: {notes:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let (hits, notes) = watch_notes_for_lead(&engine).await;
     assert_eq!(hits.len(), 1, "{notes:?}");
     // Like a pattern hit, it says what ran and what it printed last.
     let hit = &hits[0];

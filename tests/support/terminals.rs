@@ -183,6 +183,13 @@ pub struct EngineOn {
 }
 
 impl EngineOn {
+    /// Another cohort process's engine on the same terminal and state directory.
+    pub async fn second_engine(&self) -> cohort::engine::Engine {
+        let (state, key) = self.terminal.engine_home();
+        cohort::engine::Engine::with_backend(self.terminal.backend().await, &state, &key)
+            .unwrap_or_else(|e| panic!("a second engine over {:?}: {e}", self.which))
+    }
+
     /// Starts `which` and an engine over it, with a state directory of its own.
     pub async fn start(which: Which) -> EngineOn {
         let terminal = Terminal::start(which).await;

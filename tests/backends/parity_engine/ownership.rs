@@ -159,9 +159,7 @@ async fn a_persons_pane_is_not_a_session_until_adopted(ctx: Ctx) {
     );
 
     // Another cohort process on the same terminal and registry sees it as a session.
-    let (state, key) = ctx.terminal.engine_home();
-    let second = cohort::engine::Engine::with_backend(ctx.terminal.backend().await, &state, &key)
-        .expect("a second engine");
+    let second = ctx.second_engine().await;
     let seen = second.terminal.list().await.unwrap();
     let there = seen
         .iter()

@@ -32,9 +32,7 @@ async fn signals_until(
 async fn programs_signal_with_their_panes_secret(ctx: Ctx) {
     // Another cohort process, started before the sessions open: it learns their
     // sessions when they first signal.
-    let (state, key) = ctx.terminal.engine_home();
-    let second = cohort::engine::Engine::with_backend(ctx.terminal.backend().await, &state, &key)
-        .expect("a second engine");
+    let second = ctx.second_engine().await;
     let mut seconds = second.terminal.events();
     let pane = ctx.shell("signaller").await;
     let other = ctx.shell("bystander").await;
