@@ -57,7 +57,8 @@ impl Orchestrator {
     /// Keeps every session's status line drawn until `stop`.
     pub(crate) async fn status_lines(self, stop: CancellationToken) {
         let mut events = self.terminal.events();
-        let mut shown: HashMap<PaneId, Option<String>> = HashMap::new();
+        // By pane and session: a new tmux server reuses pane ids for new sessions.
+        let mut shown: HashMap<(PaneId, String), Option<String>> = HashMap::new();
         // When to draw: set by the first change of a burst, never pushed back, so
         // a stream of other events (a busy pane's output) cannot hold it off.
         let mut due = Some(tokio::time::Instant::now() + SETTLE);
@@ -92,7 +93,7 @@ impl Orchestrator {
     }
 
     /// Draws each session's line where it changed.
-    async fn draw_status_lines(&self, shown: &mut HashMap<PaneId, Option<String>>) {
+    async fn draw_status_lines(&self, shown: &mut HashMap<(PaneId, String), Option<String>>) {
         // Over the connection there is: drawing never starts a terminal server (the
         // last session's close ends cohort's tmux server).
         let (Ok(Some(panes)), Ok(agents)) = (
@@ -114,7 +115,11 @@ impl Orchestrator {
                 .filter_map(|a| state_of.get(&a.name).map(String::as_str))
                 .collect()
         };
-        shown.retain(|pane, _| panes.iter().any(|p| &p.id == pane));
+        shown.retain(|(pane, session), _| {
+            panes
+                .iter()
+                .any(|p| &p.id == pane && p.identity.as_ref().is_some_and(|i| &i.id == session))
+        });
         for pane in &panes {
             let Some(identity) = &pane.identity else {
                 continue;
@@ -132,7 +137,8 @@ impl Orchestrator {
                 },
                 None => None,
             };
-            if shown.get(&pane.id) == Some(&wanted) {
+            let key = (pane.id.clone(), identity.id.clone());
+            if shown.get(&key) == Some(&wanted) {
                 continue;
             }
             match self
@@ -142,7 +148,7 @@ impl Orchestrator {
                 .await
             {
                 Ok(()) => {
-                    shown.insert(pane.id.clone(), wanted);
+                    shown.insert(key, wanted);
                 }
                 Err(cohort_backends::BackendError::Unsupported { .. }) => return,
                 Err(e) => {
