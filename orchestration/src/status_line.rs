@@ -16,6 +16,7 @@ use cohort_terminal::events::EngineEvent;
 use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
+use crate::registry::OrchestrationTables;
 use crate::Orchestrator;
 
 /// How long the line waits for a burst of changes to end before it is drawn.
@@ -102,10 +103,24 @@ impl Orchestrator {
         ) else {
             return;
         };
+        // Each agent's state as this process saw it last, else as recorded: the
+        // recorded ones read once for all agents.
+        let recorded = self
+            .terminal
+            .db(|r| r.agent_states())
+            .await
+            .unwrap_or_default();
         let mut state_of: HashMap<String, String> = HashMap::new();
         for agent in &agents {
-            if let Ok(Some(now)) = self.agent_state(&agent.name).await {
-                state_of.insert(agent.name.clone(), now.state);
+            let state = match self.hub.state_of(&agent.name) {
+                Some(now) => Some(now.state),
+                None => recorded
+                    .iter()
+                    .find(|row| row.agent == agent.name)
+                    .map(|row| row.state.clone()),
+            };
+            if let Some(state) = state {
+                state_of.insert(agent.name.clone(), state);
             }
         }
         let members = |team: &str| -> Vec<&str> {
