@@ -849,11 +849,17 @@ async fn an_alert_reaches_the_human_attached() {
         .unwrap();
     assert!(piped.success());
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    backend
-        .alert(&pane.id, "build failed: #(touch /tmp/x) 3 errors\nsee log")
-        .await
-        .unwrap();
-    let text = "build failed: #(touch /tmp/x) 3 errors see log";
+    // A format job in the text would run when the message is drawn.
+    let canary = server.state_dir().join("alert-ran");
+    let message = format!(
+        "build failed: #(touch {}) 3 errors\nsee log",
+        canary.display()
+    );
+    backend.alert(&pane.id, &message).await.unwrap();
+    let text = format!(
+        "build failed: #(touch {}) 3 errors see log",
+        canary.display()
+    );
     let deadline = std::time::Instant::now() + WAIT;
     loop {
         let written = std::fs::read(&raw).unwrap_or_default();
@@ -877,4 +883,5 @@ async fn an_alert_reaches_the_human_attached() {
         .unwrap();
     let messages = String::from_utf8_lossy(&messages.stdout);
     assert!(messages.contains(&format!("cohort: {text}")), "{messages}");
+    assert!(!canary.exists(), "the alert's text ran a command");
 }
