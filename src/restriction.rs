@@ -27,10 +27,10 @@ pub fn permission_named(name: &str) -> Option<Permission> {
         | "events" => Read,
         "notify" | "request_access" => Notify,
         "watch" | "unwatch" => Watch,
-        "send" | "key" | "write_many" | "broadcast" => Type,
+        "send" | "key" | "write_many" | "broadcast" | "broadcast_input" => Type,
         "run" => Run,
         "open" | "split" | "create_layout" | "adopt" => Open,
-        "focus" | "set_appearance" => Appearance,
+        "focus" | "set_appearance" | "hide" => Appearance,
         "register_agent" | "remove_agent" | "create_team" | "remove_team" | "assign_team"
         | "tag" => Team,
         "lock" | "unlock" => Lock,

@@ -185,6 +185,36 @@ pub trait TerminalBackend: Send + Sync + 'static {
         })
     }
 
+    /// The broadcast groups the terminal has: what a person types into one member
+    /// reaches the others. Each group lies in one window. Provided: none.
+    async fn broadcast_groups(&self) -> Result<Vec<Vec<PaneId>>> {
+        Ok(Vec::new())
+    }
+
+    /// Makes `groups` the terminal's broadcast groups, each of two panes or more in
+    /// one window, no pane in two (iTerm2: its broadcast domains; tmux:
+    /// `synchronize-panes` on the members). Keys cohort types are never broadcast:
+    /// every typing method reaches the pane it names and no other. Provided:
+    /// Unsupported.
+    async fn set_broadcast_groups(&self, _groups: &[Vec<PaneId>]) -> Result<()> {
+        Err(BackendError::Unsupported {
+            backend: self.kind().name(),
+            what: "broadcast input",
+        })
+    }
+
+    /// Hides the pane from the person's view (`hidden`), or shows it again: hidden,
+    /// it keeps running and is read, typed into and waited on as before, and listed
+    /// with [`crate::PaneInfo::hidden`]. iTerm2 buries the session and disinters it in
+    /// a window of its own; tmux gives it a window of its own, left out of the status
+    /// line's window list. Provided: Unsupported.
+    async fn set_hidden(&self, _pane: &PaneId, _hidden: bool) -> Result<()> {
+        Err(BackendError::Unsupported {
+            backend: self.kind().name(),
+            what: "hide a pane",
+        })
+    }
+
     /// Sets the pane's title (what `#{pane_title}` or the tab shows).
     async fn set_title(&self, pane: &PaneId, title: &str) -> Result<()>;
 

@@ -425,6 +425,68 @@ impl TerminalBackend for Hosts {
         server.backend.set_status_line(&id, line).await
     }
 
+    async fn broadcast_groups(&self) -> Result<Vec<Vec<PaneId>>> {
+        let mut groups = self.local.backend.broadcast_groups().await?;
+        for (name, server) in self.remotes() {
+            match server.backend.broadcast_groups().await {
+                Ok(found) => groups.extend(
+                    found
+                        .into_iter()
+                        .map(|g| g.into_iter().map(|p| pane_of(Some(&name), p)).collect()),
+                ),
+                // An unreachable host's groups are not listed, as its panes are not.
+                Err(e) => {
+                    tracing::warn!(target: "cohort::hosts", host = %name, error = %e, "the remote host's broadcast groups could not be read")
+                }
+            }
+        }
+        Ok(groups)
+    }
+
+    /// Each host gets its own groups (a group lies in one window, so on one host);
+    /// only a host whose groups change is written to.
+    async fn set_broadcast_groups(&self, groups: &[Vec<PaneId>]) -> Result<()> {
+        let mut by_host: Vec<(Option<String>, Vec<Vec<PaneId>>)> = vec![(None, Vec::new())];
+        for (name, _) in self.remotes() {
+            by_host.push((Some(name), Vec::new()));
+        }
+        for group in groups {
+            let hosts: Vec<Option<&str>> = group.iter().map(|p| split(p.as_str()).0).collect();
+            if hosts.iter().any(|h| *h != hosts[0]) {
+                return Err(BackendError::InvalidArgument(
+                    "a broadcast group's panes are on different hosts: a group lies in one window, on one host".into(),
+                ));
+            }
+            let host = hosts.first().copied().flatten().map(str::to_string);
+            let ids: Vec<PaneId> = group
+                .iter()
+                .map(|p| PaneId(split(p.as_str()).1.to_string()))
+                .collect();
+            match by_host.iter_mut().find(|(h, _)| *h == host) {
+                Some((_, list)) => list.push(ids),
+                None => {
+                    return Err(BackendError::InvalidArgument(format!(
+                        "host {} is not connected: use one of its sessions first",
+                        host.unwrap_or_default()
+                    )))
+                }
+            }
+        }
+        for (host, wanted) in by_host {
+            let server = self.server(host.as_deref()).await?;
+            let now = match server.backend.broadcast_groups().await {
+                Ok(now) => now,
+                // Unreachable and asked for nothing: nothing to change there.
+                Err(_) if wanted.is_empty() && host.is_some() => continue,
+                Err(e) => return Err(e),
+            };
+            if now != wanted {
+                server.backend.set_broadcast_groups(&wanted).await?;
+            }
+        }
+        Ok(())
+    }
+
     async fn cancel_copy_mode(&self, pane: &PaneId) -> Result<()> {
         let (server, id) = self.route(pane).await?;
         server.backend.cancel_copy_mode(&id).await

@@ -97,6 +97,18 @@ pub struct Capabilities {
     /// terminal's default share and the size is ignored.
     #[serde(default)]
     pub split_sizes: bool,
+    /// Panes can be grouped so that what a person types into one reaches the
+    /// others ([`crate::TerminalBackend::set_broadcast_groups`]).
+    #[serde(default)]
+    pub broadcast_input: bool,
+    /// Two broadcast groups can share a window. tmux cannot: its
+    /// `synchronize-panes` joins every synchronised pane of a window.
+    #[serde(default)]
+    pub broadcast_groups_share_windows: bool,
+    /// A pane can be hidden and shown again while it runs
+    /// ([`crate::TerminalBackend::set_hidden`]).
+    #[serde(default)]
+    pub hide_panes: bool,
 }
 
 /// A size in character cells.
@@ -251,6 +263,9 @@ pub struct PaneInfo {
     pub recording: Option<String>,
     /// Identity stamped on the pane, when it carries one.
     pub identity: Option<Identity>,
+    /// Hidden from the person's view ([`crate::TerminalBackend::set_hidden`]).
+    #[serde(default)]
+    pub hidden: bool,
 }
 
 /// The layout of one window/tab.

@@ -248,6 +248,35 @@ async def main(connection, rcfile):
         check("split shows in the tab", len(window.current_tab.sessions) == 2, window.current_tab.sessions)
         await new.async_send_text("echo in-split\r")
         check("split pane has a live terminal", await eventually(lambda: _contains(new, "in-split")))
+
+        domain = iterm2.broadcast.BroadcastDomain()
+        domain.add_session(session)
+        domain.add_session(new)
+        await iterm2.broadcast.async_set_broadcast_domains(connection, [domain])
+        await app.async_refresh_broadcast_domains()
+        # iTerm2 reports per window the domain of its focused session (empty if none).
+        got = [sorted(s.session_id for s in d.sessions) for d in app.broadcast_domains if d.sessions]
+        check("broadcast domains round-trip", got == [sorted([session.session_id, new.session_id])], got)
+        await session.async_send_text("echo fanned-$((4*4))\r")
+        check("send_text reaches the broadcast domain", await eventually(lambda: _contains(new, "fanned-16")))
+        await session.async_send_text("echo kept-$((5*5))\r", suppress_broadcast=True)
+        check("suppress_broadcast: the text reaches its session",
+              await eventually(lambda: _contains(session, "kept-25")))
+        await asyncio.sleep(0.3)
+        check("suppress_broadcast: and no other", not await _contains(new, "kept-25"))
+        if first is not None:
+            across = iterm2.broadcast.BroadcastDomain()
+            across.add_session(first.tabs[0].sessions[0])
+            across.add_session(session)
+            try:
+                await iterm2.broadcast.async_set_broadcast_domains(connection, [across])
+                check("a domain across windows is refused", False, "accepted")
+            except iterm2.rpc.RPCException as e:
+                check("a domain across windows is refused", "SESSIONS_NOT_IN_SAME_WINDOW" in str(e), e)
+        await iterm2.broadcast.async_set_broadcast_domains(connection, [])
+        await app.async_refresh_broadcast_domains()
+        check("broadcast domains cleared", all(not d.sessions for d in app.broadcast_domains),
+              app.broadcast_domains)
         tab = await window.async_create_tab(command=command)
         check("create_tab", tab is not None)
         await app.async_refresh()

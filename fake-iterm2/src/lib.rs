@@ -247,6 +247,17 @@ impl FakeServer {
         lock(&self.state.alerts).clone()
     }
 
+    /// Types `text` into `session` as a person at the keyboard would: with broadcast
+    /// input on, every session of its domain gets it.
+    pub fn type_as_person(&self, session: &str, text: &str) {
+        for id in handlers::broadcast_to(&self.state, session) {
+            let target = lock(&self.state.world).session(&id);
+            if let Some(s) = target {
+                let _ = s.write(text.as_bytes());
+            }
+        }
+    }
+
     /// A session variable as iTerm2 holds it (its JSON value), for tests that check
     /// what a client set.
     pub fn session_variable(&self, session: &str, name: &str) -> Option<String> {

@@ -115,6 +115,10 @@ pub struct World {
     pub(crate) next_window: i32,
     pub key_window: Option<String>,
     pub app_vars: HashMap<String, String>,
+    /// Broadcast domains: the session ids that share typed input.
+    pub broadcast: Vec<Vec<String>>,
+    /// Buried sessions, in the order they were buried: running, in no tab.
+    pub buried: Vec<String>,
 }
 
 impl World {
@@ -162,6 +166,60 @@ impl World {
 
     pub(crate) fn remove_session(&mut self, id: &str) -> Option<Arc<Session>> {
         let session = self.sessions.remove(id)?;
+        self.buried.retain(|s| s != id);
+        self.detach(id);
+        Some(session)
+    }
+
+    /// Buries `id`: out of its tab (a tab or window left empty closes), still
+    /// running, listed among the buried sessions. False when it is not a live
+    /// session in a tab.
+    pub(crate) fn bury(&mut self, id: &str) -> bool {
+        if !self.sessions.contains_key(id) || self.tab_of(id).is_none() {
+            return false;
+        }
+        self.detach(id);
+        self.buried.push(id.to_string());
+        true
+    }
+
+    /// Brings a buried session back, in a window of its own (a new window with one
+    /// tab, as iTerm2's Disinter). False when it is not buried.
+    pub(crate) fn disinter(&mut self, id: &str) -> bool {
+        let Some(at) = self.buried.iter().position(|s| s == id) else {
+            return false;
+        };
+        self.buried.remove(at);
+        let size = self.sessions.get(id).map(|s| s.size()).unwrap_or((80, 24));
+        self.next_tab += 1;
+        self.next_window += 1;
+        let tab_id = self.next_tab.to_string();
+        let window = format!("pty-{}", uuid::Uuid::new_v4().to_string().to_uppercase());
+        self.windows.push(Window {
+            id: window.clone(),
+            number: self.next_window,
+            tabs: vec![Tab {
+                id: tab_id.clone(),
+                root: Node::Leaf(id.to_string()),
+                active: id.to_string(),
+                vars: HashMap::new(),
+            }],
+            selected: tab_id,
+            size,
+            vars: HashMap::new(),
+        });
+        if self.key_window.is_none() {
+            self.key_window = Some(window);
+        }
+        true
+    }
+
+    /// Takes `id` out of its tab and its broadcast domain.
+    fn detach(&mut self, id: &str) {
+        for domain in &mut self.broadcast {
+            domain.retain(|s| s != id);
+        }
+        self.broadcast.retain(|d| d.len() > 1);
         if let Some((w, t)) = self.tab_of(id) {
             let tab = &mut self.windows[w].tabs[t];
             if tab.root.remove(id) {
@@ -189,7 +247,6 @@ impl World {
                 }
             }
         }
-        Some(session)
     }
 
     pub(crate) fn summary(&self, id: &str) -> SessionSummary {
@@ -279,7 +336,16 @@ impl World {
                     number: Some(w.number),
                 })
                 .collect(),
-            buried_sessions: Vec::new(),
+            // iTerm2 gives a buried session its id and title only.
+            buried_sessions: self
+                .buried
+                .iter()
+                .map(|id| SessionSummary {
+                    unique_identifier: Some(id.clone()),
+                    title: self.sessions.get(id).map(|s| lock(&s.name).clone()),
+                    ..Default::default()
+                })
+                .collect(),
         }
     }
 }

@@ -129,6 +129,19 @@ impl From<&PaneInfo> for proto::Done {
         proto::Done {
             session: session_name(p),
             pane: p.id.to_string(),
+            also: Vec::new(),
+            missed: Vec::new(),
+        }
+    }
+}
+
+impl proto::Done {
+    /// The answer for input typed into `p` and echoed to its broadcast group.
+    pub(crate) fn echoed(p: &PaneInfo, echoed: cohort_terminal::broadcast::Echoed) -> Self {
+        proto::Done {
+            also: echoed.reached,
+            missed: echoed.missed,
+            ..proto::Done::from(p)
         }
     }
 }

@@ -182,17 +182,27 @@ impl Cohort for CohortService {
             force: args.force,
             ..SendOptions::default()
         };
-        engine
-            .terminal
-            .send(
-                &pane.id,
-                &args.text,
-                &options,
-                &self.caller(connection, args.owner),
-            )
+        let caller = self.caller(connection, args.owner);
+        let terminal = &engine.terminal;
+        terminal
+            .send(&pane.id, &args.text, &options, &caller)
             .await
             .map_err(status)?;
-        Ok(Response::new(proto::Done::from(&pane)))
+        if args.alone {
+            return Ok(Response::new(proto::Done::from(&pane)));
+        }
+        let echoed = terminal
+            .echo_to_group(&pane.id, |peer| {
+                let (text, options, caller) = (&args.text, &options, &caller);
+                async move {
+                    terminal
+                        .send(&peer, text, options, caller)
+                        .await
+                        .map(|_| ())
+                }
+            })
+            .await;
+        Ok(Response::new(proto::Done::echoed(&pane, echoed)))
     }
 
     async fn read(&self, request: Request<proto::ReadRequest>) -> Reply<proto::ReadReply> {
@@ -218,12 +228,22 @@ impl Cohort for CohortService {
             .resolve(&args.target)
             .await
             .map_err(status)?;
-        engine
-            .terminal
-            .keys(&pane.id, &keys, &self.caller(connection, args.owner), false)
+        let caller = self.caller(connection, args.owner);
+        let terminal = &engine.terminal;
+        terminal
+            .keys(&pane.id, &keys, &caller, false)
             .await
             .map_err(status)?;
-        Ok(Response::new(proto::Done::from(&pane)))
+        if args.alone {
+            return Ok(Response::new(proto::Done::from(&pane)));
+        }
+        let echoed = terminal
+            .echo_to_group(&pane.id, |peer| {
+                let (keys, caller) = (&keys, &caller);
+                async move { terminal.keys(&peer, keys, caller, false).await }
+            })
+            .await;
+        Ok(Response::new(proto::Done::echoed(&pane, echoed)))
     }
 
     async fn create_layout(

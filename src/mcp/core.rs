@@ -86,7 +86,7 @@ impl CohortServer {
     }
 
     #[tool(
-        description = "Type text into a session, then press Enter unless enter=false. Text is typed literally; multi-line text is pasted whole and runs only on Enter.",
+        description = "Type text into a session, then press Enter unless enter=false. Text is typed literally; multi-line text is pasted whole and runs only on Enter. A session in a broadcast group passes it to the group unless alone=true.",
         annotations(
             title = "Send text",
             read_only_hint = false,
@@ -104,21 +104,31 @@ impl CohortServer {
             force: args.force,
             mark: None,
         };
-        engine
-            .terminal
-            .send(
-                &pane.id,
-                &args.text,
-                &options,
-                &self.caller(args.owner.clone()),
-            )
+        let caller = self.caller(args.owner.clone());
+        let terminal = &engine.terminal;
+        terminal
+            .send(&pane.id, &args.text, &options, &caller)
             .await
             .map_err(err)?;
-        Ok(Json(Done::from(&pane)))
+        if args.alone {
+            return Ok(Json(Done::from(&pane)));
+        }
+        let echoed = terminal
+            .echo_to_group(&pane.id, |peer| {
+                let (text, options, caller) = (&args.text, &options, &caller);
+                async move {
+                    terminal
+                        .send(&peer, text, options, caller)
+                        .await
+                        .map(|_| ())
+                }
+            })
+            .await;
+        Ok(Json(Done::echoed(&pane, echoed)))
     }
 
     #[tool(
-        description = "Press keys in a session, e.g. [\"C-c\"] to interrupt, [\"Up\", \"Enter\"], [\"Escape\"]. Unknown key names are refused, never typed as text.",
+        description = "Press keys in a session, e.g. [\"C-c\"] to interrupt, [\"Up\", \"Enter\"], [\"Escape\"]. Unknown key names are refused, never typed as text. A session in a broadcast group passes them to the group unless alone=true.",
         annotations(
             title = "Press keys",
             read_only_hint = false,
@@ -131,12 +141,22 @@ impl CohortServer {
         let engine = self.engine().await?;
         let keys = parse_keys(&args.keys).map_err(err)?;
         let pane = engine.terminal.resolve(&args.target).await.map_err(err)?;
-        engine
-            .terminal
-            .keys(&pane.id, &keys, &self.caller(args.owner.clone()), false)
+        let caller = self.caller(args.owner.clone());
+        let terminal = &engine.terminal;
+        terminal
+            .keys(&pane.id, &keys, &caller, false)
             .await
             .map_err(err)?;
-        Ok(Json(Done::from(&pane)))
+        if args.alone {
+            return Ok(Json(Done::from(&pane)));
+        }
+        let echoed = terminal
+            .echo_to_group(&pane.id, |peer| {
+                let (keys, caller) = (&keys, &caller);
+                async move { terminal.keys(&peer, keys, caller, false).await }
+            })
+            .await;
+        Ok(Json(Done::echoed(&pane, echoed)))
     }
 
     #[tool(
@@ -260,6 +280,13 @@ impl CohortServer {
                 host: cohort_backends::hosts::split(pane.id.as_str())
                     .0
                     .map(str::to_string),
+                broadcast_group: engine
+                    .terminal
+                    .broadcast_group_of(&pane.id)
+                    .await
+                    .map_err(err)?
+                    .map(|g| g.sessions)
+                    .unwrap_or_default(),
             });
         }
         Ok(Json(result))

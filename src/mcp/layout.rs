@@ -1,5 +1,6 @@
-//! The *layout* toolset: create_layout, split, focus, set_appearance, and adopt (a pane
-//! cohort did not open becomes a session).
+//! The *layout* toolset: create_layout, split, focus, set_appearance, adopt (a pane
+//! cohort did not open becomes a session), broadcast_input (sessions whose typing
+//! reaches each other) and hide (sessions out of the person's sight, still running).
 
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
@@ -223,8 +224,165 @@ pub struct AppearanceArgs {
     pub reset: bool,
 }
 
+/// `broadcast_input` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BroadcastInputArgs {
+    /// Sessions (names, persistent ids, agent names or pane ids) to put in one group:
+    /// two or more, in one window (split or create_layout puts them there). Omit to see
+    /// the groups.
+    #[serde(default)]
+    pub targets: Vec<String>,
+    /// Take the targets out of their groups instead (default false).
+    #[serde(default)]
+    pub off: bool,
+    /// Who is asking (your agent name); a locked session's group is changed only by
+    /// its lock's holder.
+    #[serde(default)]
+    pub owner: Option<String>,
+}
+
+/// `hide` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HideArgs {
+    /// Sessions to hide (names, persistent ids, agent names, pane ids, team:NAME).
+    pub targets: Vec<String>,
+    /// Show them again instead (default false).
+    #[serde(default)]
+    pub show: bool,
+    /// Who is asking (your agent name); a locked session is hidden or shown only by
+    /// its lock's holder.
+    #[serde(default)]
+    pub owner: Option<String>,
+}
+
+/// The sessions hidden or shown.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct HideResult {
+    /// Each session as listed now.
+    pub sessions: Vec<SessionSummary>,
+}
+
+impl super::reply::Plain for HideResult {}
+
+/// One broadcast group.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct BroadcastGroupView {
+    /// Its sessions (a pane that is not cohort's by its id).
+    pub sessions: Vec<String>,
+    /// Their pane ids.
+    pub panes: Vec<String>,
+}
+
+/// The broadcast groups.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct BroadcastInputResult {
+    /// Every group now.
+    pub groups: Vec<BroadcastGroupView>,
+    /// What a group does, on this terminal.
+    pub note: String,
+}
+
+impl super::reply::Plain for BroadcastInputResult {}
+
+/// What a broadcast group does on a terminal with these capabilities.
+fn broadcast_note(caps: &cohort_backends::Capabilities) -> String {
+    let mut note = "what a person types into a member reaches every member; send and key into a member reach the whole group unless alone: true; run types into its own session only".to_string();
+    if !caps.broadcast_groups_share_windows {
+        note.push_str("; on tmux a window holds one group");
+    }
+    note
+}
+
 #[tool_router(router = layout_router, vis = "pub(crate)")]
 impl CohortServer {
+    #[tool(
+        description = "Hide sessions from the person's view (iTerm2 buries them; tmux moves each to a window of its own left out of the status line), or show them again with show: true. A hidden session keeps running and is read, typed into and waited on as before; list marks it hidden: true.",
+        annotations(
+            title = "Hide sessions",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn hide(
+        &self,
+        Parameters(args): Parameters<HideArgs>,
+    ) -> Result<Json<HideResult>, String> {
+        if args.targets.is_empty() {
+            return Err("targets is empty: name the sessions to hide or show".into());
+        }
+        let engine = self.engine().await?;
+        let terminal = &engine.terminal;
+        let caller = self.caller(args.owner.clone());
+        let mut panes = Vec::new();
+        for (_, found) in terminal.expand_targets(&args.targets).await.map_err(err)? {
+            let pane = found.map_err(err)?;
+            if !panes
+                .iter()
+                .any(|p: &cohort_backends::PaneInfo| p.id == pane.id)
+            {
+                panes.push(pane);
+            }
+        }
+        let mut sessions = Vec::new();
+        for pane in panes {
+            let now = terminal
+                .set_hidden(&pane.id, !args.show, &caller)
+                .await
+                .map_err(err)?;
+            sessions.push(SessionSummary::from(&now));
+        }
+        Ok(Json(HideResult { sessions }))
+    }
+
+    #[tool(
+        description = "Group sessions for broadcast input: what is typed into one member (by a person, or by send and key unless alone: true) reaches them all, like typing into several servers at once. The sessions must share a window (open them with split or create_layout). off: true takes sessions out of their group; with no targets it lists the groups.",
+        annotations(
+            title = "Broadcast input",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn broadcast_input(
+        &self,
+        Parameters(args): Parameters<BroadcastInputArgs>,
+    ) -> Result<Json<BroadcastInputResult>, String> {
+        let engine = self.engine().await?;
+        let terminal = &engine.terminal;
+        let groups = if args.targets.is_empty() {
+            if args.off {
+                return Err(
+                    "off: true needs targets: the sessions to take out of their groups".into(),
+                );
+            }
+            terminal.broadcast_groups().await.map_err(err)?
+        } else {
+            let mut panes = Vec::new();
+            for target in &args.targets {
+                panes.push(terminal.resolve(target).await.map_err(err)?.id);
+            }
+            terminal
+                .group_input(&panes, !args.off, &self.caller(args.owner.clone()))
+                .await
+                .map_err(err)?
+        };
+        Ok(Json(BroadcastInputResult {
+            groups: groups
+                .into_iter()
+                .map(|g| BroadcastGroupView {
+                    sessions: g.sessions,
+                    panes: g.panes.iter().map(|p| p.to_string()).collect(),
+                })
+                .collect(),
+            note: broadcast_note(&terminal.capabilities()),
+        }))
+    }
+
     #[tool(
         description = "Make a pane cohort did not open (listed by list with all=true, owned: false) one of its sessions, so it can be read and typed into: stamps a persistent identity on it and records it. A person's windows are never used until adopted. Its shell has no cohort integration: run with mark=true for exit statuses (else a run ends when the pane is quiet with its shell in front).",
         annotations(

@@ -36,6 +36,14 @@ pub struct SessionSummary {
     /// one. Absent for sessions.
     #[serde(default = "yes", skip_serializing_if = "is_true")]
     pub owned: bool,
+    /// Hidden from the person's view (`hide`): still running, read and typed into as
+    /// any session. Absent when shown.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub hidden: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 fn is_true(b: &bool) -> bool {
@@ -56,6 +64,7 @@ impl From<&PaneInfo> for SessionSummary {
             agent: p.identity.as_ref().and_then(|i| i.agent.clone()),
             tags: Vec::new(),
             owned: p.identity.is_some(),
+            hidden: p.hidden,
         }
     }
 }
@@ -169,6 +178,10 @@ pub struct SendArgs {
     /// Who is typing (your agent name); a locked session accepts input only from its holder.
     #[serde(default)]
     pub owner: Option<String>,
+    /// Type into this session only, when it is in a broadcast group (default false:
+    /// the group's other sessions get the same text).
+    #[serde(default)]
+    pub alone: bool,
 }
 
 /// `run` arguments.
@@ -383,6 +396,10 @@ pub struct KeyArgs {
     /// Who is pressing them (your agent name); a locked session accepts input only from its holder.
     #[serde(default)]
     pub owner: Option<String>,
+    /// Press them in this session only, when it is in a broadcast group (default
+    /// false: the group's other sessions get the same keys).
+    #[serde(default)]
+    pub alone: bool,
 }
 
 /// `status` arguments.
@@ -430,6 +447,9 @@ pub struct SessionStatus {
     /// The remote host it runs on; absent for this machine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<String>,
+    /// The sessions of its broadcast group (itself included), when it is in one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub broadcast_group: Vec<String>,
 }
 
 /// `status` result.
@@ -460,6 +480,12 @@ pub struct Done {
     pub session: String,
     /// Pane id.
     pub pane: String,
+    /// The other sessions of its broadcast group that the input reached too.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<String>,
+    /// Sessions of its broadcast group the input did not reach, each with why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missed: Vec<String>,
 }
 
 impl From<&PaneInfo> for Done {
@@ -467,6 +493,19 @@ impl From<&PaneInfo> for Done {
         Done {
             session: session_name(p),
             pane: p.id.to_string(),
+            also: Vec::new(),
+            missed: Vec::new(),
+        }
+    }
+}
+
+impl Done {
+    /// The answer for input typed into `p` and echoed to its group.
+    pub(crate) fn echoed(p: &PaneInfo, echoed: cohort_terminal::broadcast::Echoed) -> Self {
+        Done {
+            also: echoed.reached,
+            missed: echoed.missed,
+            ..Done::from(p)
         }
     }
 }

@@ -43,6 +43,7 @@
 //! ```
 
 pub mod access;
+pub mod broadcast;
 pub mod colours;
 pub mod completion;
 pub mod cursors;
@@ -50,6 +51,7 @@ pub mod echo;
 mod error;
 pub mod events;
 pub mod filtered;
+pub mod hidden;
 pub mod hierarchy;
 pub mod holder;
 pub mod ids;

@@ -404,6 +404,8 @@ async fn ladder_timeout(ctx: Ctx) {
 }
 parity!(EngineOn::start, ladder_timeout_, ladder_timeout);
 
+mod broadcast;
+mod hidden;
 mod marks;
 mod monitors;
 mod ownership;

@@ -125,6 +125,7 @@ async fn sessions_run_send_read_and_key_with_verdicts() {
         target: "g-shell".into(),
         keys: vec!["C-c".into()],
         owner: None,
+        alone: false,
     })
     .await
     .unwrap();
@@ -670,6 +671,7 @@ async fn bad_input_is_refused_with_a_clear_message() {
             target: "g-bad".into(),
             keys: vec!["Hyper-Q".into()],
             owner: None,
+            alone: false,
         })
         .await,
         Code::InvalidArgument,

@@ -179,7 +179,7 @@ async fn toolsets_choose_the_tools_and_every_tool_is_described() {
     let tools = h.client.list_all_tools().await.unwrap();
     assert_eq!(
         tools.len(),
-        52,
+        54,
         "{:?}",
         tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>()
     );
@@ -994,4 +994,117 @@ async fn a_persons_window_is_used_only_once_adopted() {
             .any(|s| s["pane"] == pane),
         "{listed}"
     );
+}
+
+#[tokio::test]
+async fn sessions_grouped_for_broadcast_take_each_others_keys() {
+    let h = harness(&Toolset::ALL).await;
+    h.ok(
+        "create_layout",
+        json!({"name": "hosts", "layout": "horizontal", "panes": [{"name": "web1"}, {"name": "web2"}]}),
+    )
+    .await;
+    h.ok("open", json!({"name": "db"})).await;
+    let none = h.ok("broadcast_input", json!({})).await;
+    assert_eq!(none["groups"], json!([]), "{none}");
+    let e = h
+        .error("broadcast_input", json!({"targets": ["web1", "db"]}))
+        .await;
+    assert!(
+        e.contains("different windows") && e.contains("split"),
+        "{e}"
+    );
+    let grouped = h
+        .ok("broadcast_input", json!({"targets": ["web1", "web2"]}))
+        .await;
+    assert_eq!(
+        grouped["groups"][0]["sessions"],
+        json!(["web1", "web2"]),
+        "{grouped}"
+    );
+    assert!(
+        grouped["note"].as_str().unwrap().contains("alone"),
+        "{grouped}"
+    );
+    let status = h.ok("status", json!({"target": "web2"})).await;
+    assert_eq!(
+        status["session"]["broadcast_group"],
+        json!(["web1", "web2"]),
+        "{status}"
+    );
+
+    let sent = h
+        .ok(
+            "send",
+            json!({"target": "web1", "text": "echo to-all-$((7*6))"}),
+        )
+        .await;
+    assert_eq!(sent["also"], json!(["web2"]), "{sent}");
+    h.screen_until("web2", |s| s.contains("to-all-42")).await;
+    let alone = h
+        .ok(
+            "send",
+            json!({"target": "web1", "text": "echo only-here-$((2*2))", "alone": true}),
+        )
+        .await;
+    assert!(alone.get("also").is_none(), "{alone}");
+    h.screen_until("web1", |s| s.contains("only-here-4")).await;
+    // Once web2 has run something after, its screen shows all it was sent.
+    h.ok(
+        "run",
+        json!({"target": "web2", "command": "echo web2-settled"}),
+    )
+    .await;
+    let web2 = h.screen_until("web2", |s| s.contains("web2-settled")).await;
+    assert!(!web2.contains("only-here-4"), "{web2}");
+    let pressed = h
+        .ok("key", json!({"target": "web2", "keys": ["C-l"]}))
+        .await;
+    assert_eq!(pressed["also"], json!(["web1"]), "{pressed}");
+
+    let off = h
+        .ok("broadcast_input", json!({"targets": ["web1"], "off": true}))
+        .await;
+    assert_eq!(off["groups"], json!([]), "{off}");
+    let sent = h
+        .ok("send", json!({"target": "web1", "text": "echo after"}))
+        .await;
+    assert!(sent.get("also").is_none(), "{sent}");
+    let e = h.error("broadcast_input", json!({"off": true})).await;
+    assert!(e.contains("targets"), "{e}");
+}
+
+#[tokio::test]
+async fn a_hidden_session_is_listed_hidden_and_still_runs() {
+    let h = harness(&Toolset::ALL).await;
+    h.ok("open", json!({"name": "quiet"})).await;
+    let e = h.error("hide", json!({"targets": []})).await;
+    assert!(e.contains("targets"), "{e}");
+    let hidden = h.ok("hide", json!({"targets": ["quiet"]})).await;
+    assert_eq!(hidden["sessions"][0]["hidden"], true, "{hidden}");
+    let listed = h.ok("list", json!({})).await;
+    let row = listed["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "quiet")
+        .unwrap_or_else(|| panic!("a hidden session is still listed: {listed}"))
+        .clone();
+    assert_eq!(row["hidden"], true, "{listed}");
+    let run = h
+        .ok(
+            "run",
+            json!({"target": "quiet", "command": "echo unseen-$((4*5))"}),
+        )
+        .await;
+    assert!(
+        run["output"].as_str().unwrap().contains("unseen-20"),
+        "{run}"
+    );
+    let shown = h
+        .ok("hide", json!({"targets": ["quiet"], "show": true}))
+        .await;
+    assert!(shown["sessions"][0].get("hidden").is_none(), "{shown}");
+    let e = h.error("hide", json!({"targets": ["nobody"]})).await;
+    assert!(e.contains("nobody"), "{e}");
 }

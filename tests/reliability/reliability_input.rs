@@ -154,6 +154,8 @@ fn base(tool: &str, n: usize) -> Option<Value> {
         "close" | "focus" => json!({"target": SCRATCH}),
         // The scratch session is cohort's: adopting it again answers with it.
         "adopt" => json!({"pane": SCRATCH}),
+        "broadcast_input" => json!({"targets": [SCRATCH], "off": true}),
+        "hide" => json!({"targets": [SCRATCH], "show": true}),
         // Mode "lines", so a mutated `lines` is read, not ignored.
         "read" => json!({"target": SCRATCH, "mode": "lines", "lines": "1-2"}),
         "key" => json!({"target": SCRATCH, "keys": ["Enter"]}),

@@ -160,6 +160,36 @@ impl Terminal {
         }
     }
 
+    /// Types `line` and Enter into `pane` as a person at the keyboard would (tmux:
+    /// `send-keys` from outside, which takes the path of a typed key; iTerm2: the
+    /// fake's keyboard).
+    pub fn type_as_person(&self, pane: &cohort_backends::PaneId, line: &str) {
+        match self {
+            Terminal::Tmux(server) => {
+                let typed = std::process::Command::new("tmux")
+                    .arg("-L")
+                    .arg(&server.socket)
+                    .args(["send-keys", "-t", pane.as_str(), "-l", "--", line])
+                    .env_remove("TMUX")
+                    .status()
+                    .expect("run tmux send-keys");
+                assert!(typed.success(), "tmux send-keys failed");
+                let entered = std::process::Command::new("tmux")
+                    .arg("-L")
+                    .arg(&server.socket)
+                    .args(["send-keys", "-t", pane.as_str(), "Enter"])
+                    .env_remove("TMUX")
+                    .status()
+                    .expect("run tmux send-keys");
+                assert!(entered.success(), "tmux send-keys failed");
+            }
+            Terminal::Iterm2(fake) => fake
+                .server
+                .type_as_person(pane.as_str(), &format!("{line}\r")),
+            Terminal::Ssh(..) => panic!("type on the remote host's tmux"),
+        }
+    }
+
     /// Where an engine on this terminal keeps its state, and the key naming the server.
     pub fn engine_home(&self) -> (PathBuf, String) {
         match self {

@@ -52,6 +52,9 @@ impl TerminalBackend for Iterm2Backend {
             one_time_marks: self.inner.signed_marks.load(Ordering::Relaxed),
             // SplitPane has no size; the split is sized after with SetTabLayout.
             split_sizes: true,
+            broadcast_input: true,
+            broadcast_groups_share_windows: true,
+            hide_panes: true,
         }
     }
 
@@ -233,18 +236,18 @@ impl TerminalBackend for Iterm2Backend {
                 ))?;
                 let mut pending = Vec::new();
                 for s in sessions {
-                    let id = s.unique_identifier.clone().unwrap_or_default();
-                    let mut names: Vec<&str> = ID_VARS.to_vec();
-                    names.push("jobName");
-                    let vars = conn.send(variable_get(
-                        variable_request::Scope::SessionId(id.clone()),
-                        &names,
-                    ))?;
-                    let probe = ask_exited(&conn, &id)?;
-                    pending.push((s, vars, probe));
+                    pending.push(ask_about_session(&conn, s)?);
                 }
-                rows.push((tab_id, first, tab_vars, pending));
+                rows.push((tab_id, first, Some(tab_vars), pending));
             }
+        }
+        // Buried sessions run in no tab: listed, hidden, under no window's name.
+        let mut buried = Vec::new();
+        for s in layout.buried_sessions.iter().cloned() {
+            buried.push(ask_about_session(&conn, s)?);
+        }
+        if !buried.is_empty() {
+            rows.push((BURIED_WINDOW.to_string(), None, None, buried));
         }
         let mut panes = Vec::new();
         let mut adopt = Vec::new();
@@ -254,7 +257,11 @@ impl TerminalBackend for Iterm2Backend {
                 Some(active) => active.contains(id),
                 None => first.as_deref() == Some(id),
             };
-            let title = tab_title(&tab_id, tab_vars.wait().await?);
+            let hidden = tab_vars.is_none();
+            let title = match tab_vars {
+                Some(vars) => tab_title(&tab_id, vars.wait().await?),
+                None => String::new(),
+            };
             for (summary, vars, probe) in pending {
                 let id = PaneId(summary.unique_identifier.clone().unwrap_or_default());
                 let vars = match parse_variables(&id, ID_VARS.len() + 1, vars.wait().await?) {
@@ -282,6 +289,7 @@ impl TerminalBackend for Iterm2Backend {
                     exit_status: None,
                     recording: None,
                     identity,
+                    hidden,
                 });
             }
         }
@@ -647,6 +655,39 @@ impl TerminalBackend for Iterm2Backend {
         self.read_appearance(pane).await
     }
 
+    async fn broadcast_groups(&self) -> Result<Vec<Vec<PaneId>>> {
+        self.groups().await
+    }
+
+    async fn set_broadcast_groups(&self, groups: &[Vec<PaneId>]) -> Result<()> {
+        self.set_groups(groups).await
+    }
+
+    /// Buries the session, or disinters it (iTerm2 puts it in a window of its own).
+    async fn set_hidden(&self, pane: &PaneId, hidden: bool) -> Result<()> {
+        check_session_id(pane)?;
+        let reply = self
+            .call(Req::SetPropertyRequest(SetPropertyRequest {
+                identifier: Some(set_property_request::Identifier::SessionId(pane.0.clone())),
+                name: Some("buried".into()),
+                json_value: Some(hidden.to_string()),
+            }))
+            .await?;
+        match reply {
+            Rep::SetPropertyResponse(r) => match r.status() {
+                set_property_response::Status::Ok => Ok(()),
+                set_property_response::Status::InvalidTarget => {
+                    Err(BackendError::PaneGone(pane.clone()))
+                }
+                other => Err(BackendError::Protocol(format!(
+                    "iTerm2 did not {} {pane}: {other:?}",
+                    if hidden { "bury" } else { "disinter" }
+                ))),
+            },
+            other => Err(unexpected("SetProperty", &other)),
+        }
+    }
+
     async fn focus(&self, pane: &PaneId) -> Result<()> {
         check_session_id(pane)?;
         let reply = self
@@ -671,6 +712,30 @@ impl TerminalBackend for Iterm2Backend {
             other => Err(unexpected("Activate", &other)),
         }
     }
+}
+
+/// The window id under which buried sessions are listed: they are in no tab.
+pub const BURIED_WINDOW: &str = "buried";
+
+/// Sends what listing asks about one session: its identity variables and foreground
+/// job, and whether its program ended.
+fn ask_about_session(
+    conn: &crate::iterm2::Connection,
+    summary: SessionSummary,
+) -> Result<(
+    SessionSummary,
+    super::conn::PendingReply,
+    super::conn::PendingReply,
+)> {
+    let id = summary.unique_identifier.clone().unwrap_or_default();
+    let mut names: Vec<&str> = ID_VARS.to_vec();
+    names.push("jobName");
+    let vars = conn.send(variable_get(
+        variable_request::Scope::SessionId(id.clone()),
+        &names,
+    ))?;
+    let probe = ask_exited(conn, &id)?;
+    Ok((summary, vars, probe))
 }
 
 /// The bytes `keys` type, as the text iTerm2 sends.

@@ -63,6 +63,7 @@
 
 mod appearance;
 mod backend;
+mod broadcast;
 pub mod conn;
 mod events;
 mod launch;
@@ -359,6 +360,7 @@ fn request_name(request: &Req) -> &'static str {
         Req::RestartSessionRequest(_) => "RestartSessionRequest",
         Req::SetTabLayoutRequest(_) => "SetTabLayoutRequest",
         Req::GetBroadcastDomainsRequest(_) => "GetBroadcastDomainsRequest",
+        Req::SetBroadcastDomainsRequest(_) => "SetBroadcastDomainsRequest",
         Req::CloseRequest(_) => "CloseRequest",
         Req::InvokeFunctionRequest(_) => "InvokeFunctionRequest",
         Req::ListPromptsRequest(_) => "ListPromptsRequest",

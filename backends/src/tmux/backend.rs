@@ -25,6 +25,9 @@ impl TerminalBackend for TmuxBackend {
             signed_marks: true,
             one_time_marks: true,
             split_sizes: true,
+            broadcast_input: true,
+            broadcast_groups_share_windows: false,
+            hide_panes: true,
         }
     }
 
@@ -259,18 +262,14 @@ impl TerminalBackend for TmuxBackend {
         if text.is_empty() {
             return Ok(());
         }
-        self.pane_pipeline(pane, &text_lines(pane, text))
-            .await
-            .map(|_| ())
+        self.type_alone(pane, text_lines(pane, text)).await
     }
 
     async fn send_keys(&self, pane: &PaneId, keys: &[Key]) -> Result<()> {
         if keys.is_empty() {
             return Ok(());
         }
-        self.pane_cmd(pane, &keys_line(pane, keys))
-            .await
-            .map(|_| ())
+        self.type_alone(pane, vec![keys_line(pane, keys)]).await
     }
 
     /// Every part as its `send-keys` lines, all written at once: one round trip.
@@ -286,7 +285,7 @@ impl TerminalBackend for TmuxBackend {
         if lines.is_empty() {
             return Ok(());
         }
-        self.pane_pipeline(pane, &lines).await.map(|_| ())
+        self.type_alone(pane, lines).await
     }
 
     async fn paste(&self, pane: &PaneId, text: &str) -> Result<()> {
@@ -464,6 +463,18 @@ impl TerminalBackend for TmuxBackend {
             None => format!("set-option -p -u -t {pane} @cohort_recording"),
         };
         self.pane_cmd(pane, &line).await.map(|_| ())
+    }
+
+    async fn broadcast_groups(&self) -> Result<Vec<Vec<PaneId>>> {
+        self.groups().await
+    }
+
+    async fn set_broadcast_groups(&self, groups: &[Vec<PaneId>]) -> Result<()> {
+        self.set_groups(groups).await
+    }
+
+    async fn set_hidden(&self, pane: &PaneId, hidden: bool) -> Result<()> {
+        self.hide(pane, hidden).await
     }
 
     async fn set_title(&self, pane: &PaneId, title: &str) -> Result<()> {

@@ -18,10 +18,12 @@
 
 mod appearance;
 mod backend;
+mod broadcast;
 pub mod cli;
 pub mod config;
 pub mod control;
 mod exit_watch;
+mod hidden;
 mod outlog;
 pub mod parse;
 pub mod quote;
@@ -1046,7 +1048,9 @@ fn check_pane_id(pane: &PaneId) -> Result<()> {
 fn pane_error(pane: &PaneId, error: BackendError) -> BackendError {
     match error {
         BackendError::Tmux { message, .. }
-            if message.contains("can't find pane") || message.contains("can't find window") =>
+            if message.contains("can't find pane")
+                || message.contains("can't find window")
+                || message.contains("no such pane") =>
         {
             BackendError::PaneGone(pane.clone())
         }
@@ -1176,6 +1180,8 @@ mod tests {
             "make test",
             "",
             "",
+            "",
+            "1",
         ]
         .join("\u{1f}");
         let (info, pid) = parse_pane_row(&row).unwrap();
@@ -1200,6 +1206,7 @@ mod tests {
         let (dead, _) = parse_pane_row(&dead).unwrap();
         assert_eq!(dead.command, "make test");
         assert_eq!(dead.exit_status, Some(2));
+        assert!(info.hidden);
         assert!(parse_pane_row("%3").is_none());
     }
 

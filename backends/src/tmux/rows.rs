@@ -3,7 +3,7 @@
 use super::*;
 
 /// Fields of one pane row, parsed by [`parse_pane_row`].
-pub(super) const PANE_FIELDS: [&str; 20] = [
+pub(super) const PANE_FIELDS: [&str; 22] = [
     "#{pane_id}",
     "#{window_id}",
     "#{window_name}",
@@ -24,6 +24,8 @@ pub(super) const PANE_FIELDS: [&str; 20] = [
     "#{@cohort_command}",
     "#{pane_dead_status}",
     "#{@cohort_recording}",
+    "#{@cohort_broadcast}",
+    "#{@cohort_hidden}",
 ];
 
 pub(super) fn pane_format() -> String {
@@ -67,6 +69,7 @@ pub(super) fn parse_pane_row(line: &str) -> Option<(PaneInfo, Option<u32>)> {
         exit_status: (f[8] == "1").then(|| f[18].parse().ok()).flatten(),
         recording: non_empty(f[19]),
         identity,
+        hidden: f[21] == "1",
     };
     Some((info, pid))
 }

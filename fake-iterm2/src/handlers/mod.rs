@@ -5,8 +5,10 @@
 //! - `notify`: notifications and subscriptions;
 //! - `screen`: text in and out (SendText, Inject, GetBuffer, prompts);
 //! - `profile`: profiles, properties and invoked functions;
-//! - `layout`: windows, tabs, splits, focus and closing.
+//! - `layout`: windows, tabs, splits, focus and closing;
+//! - `broadcast`: broadcast domains.
 
+mod broadcast;
 mod layout;
 mod notify;
 mod profile;
@@ -25,6 +27,7 @@ use cohort_backends::iterm2::proto::*;
 use crate::session::Session;
 use crate::{lock, Conn, State};
 
+pub(crate) use broadcast::broadcast_to;
 pub(crate) use layout::open_first_window;
 pub(crate) use notify::{custom_sequence, prompt_event, screen_updated, session_ended};
 
@@ -132,7 +135,10 @@ fn handle_now(state: &Arc<State>, conn: &Conn, request: Req) -> Option<Rep> {
         Req::NotificationRequest(r) => Rep::NotificationResponse(subscribe(state, conn, r)),
         Req::FocusRequest(_) => Rep::FocusResponse(focus(state)),
         Req::GetBroadcastDomainsRequest(_) => {
-            Rep::GetBroadcastDomainsResponse(GetBroadcastDomainsResponse::default())
+            Rep::GetBroadcastDomainsResponse(broadcast::get_domains(state))
+        }
+        Req::SetBroadcastDomainsRequest(r) => {
+            Rep::SetBroadcastDomainsResponse(broadcast::set_domains(state, r))
         }
         Req::SendTextRequest(r) => Rep::SendTextResponse(send_text(state, r)),
         Req::GetBufferRequest(r) => return get_buffer(state, r).map(Rep::GetBufferResponse),

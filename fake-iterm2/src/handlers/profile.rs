@@ -205,8 +205,13 @@ pub(crate) fn get_property(state: &State, r: GetPropertyRequest) -> GetPropertyR
     let name = r.name.unwrap_or_default();
     match r.identifier {
         Some(get_property_request::Identifier::SessionId(id)) => {
-            let Some(session) = lock(&state.world).session(&id) else {
-                return answer(Status::InvalidTarget, None);
+            let (session, buried) = {
+                let world = lock(&state.world);
+                let Some(session) = world.session(&id) else {
+                    return answer(Status::InvalidTarget, None);
+                };
+                let buried = world.buried.contains(&session.id);
+                (session, buried)
             };
             let mut term = lock(&session.term);
             match name.as_str() {
@@ -235,7 +240,7 @@ pub(crate) fn get_property(state: &State, r: GetPropertyRequest) -> GetPropertyR
                         Some(serde_json::json!({"width": cols as i64 - 1, "height": rows as i64 - 1}).to_string()),
                     )
                 }
-                "buried" => answer(Status::Ok, Some("false".into())),
+                "buried" => answer(Status::Ok, Some(buried.to_string())),
                 _ => answer(Status::UnrecognizedName, None),
             }
         }
@@ -276,6 +281,24 @@ pub(crate) fn set_property(state: &State, r: SetPropertyRequest) -> SetPropertyR
             let Some(session) = lock(&state.world).session(&id) else {
                 return status(Status::InvalidTarget);
             };
+            if name == "buried" {
+                let Some(bury) = value.as_bool() else {
+                    return status(Status::InvalidValue);
+                };
+                let changed = {
+                    let mut world = lock(&state.world);
+                    let buried = world.buried.contains(&session.id);
+                    match (bury, buried) {
+                        (true, false) => world.bury(&session.id),
+                        (false, true) => world.disinter(&session.id),
+                        _ => false,
+                    }
+                };
+                if changed {
+                    super::notify::layout_changed(state);
+                }
+                return status(Status::Ok);
+            }
             if name != "grid_size" {
                 return status(Status::UnrecognizedName);
             }

@@ -56,10 +56,25 @@ pub(crate) fn send_text(state: &State, r: SendTextRequest) -> SendTextResponse {
     let sessions = targets(state, r.session.as_deref().unwrap_or(""));
     let text = r.text.unwrap_or_default();
     let mut ok = !sessions.is_empty();
-    for s in sessions {
+    for s in &sessions {
         // A session whose program ended takes no input (iTerm2: SESSION_NOT_FOUND).
         if s.is_closed() || s.exited() || s.write(text.as_bytes()).is_err() {
             ok = false;
+        }
+    }
+    // Unless suppressed, the text also reaches the rest of the target's broadcast
+    // domain, as typing would (`PTYSession.writeTask:`).
+    if ok && !r.suppress_broadcast.unwrap_or(false) && r.session.as_deref() != Some("all") {
+        if let Some(target) = sessions.first() {
+            for other in super::broadcast_to(state, &target.id) {
+                if other == target.id {
+                    continue;
+                }
+                let session = lock(&state.world).session(&other);
+                if let Some(s) = session.filter(|s| !s.is_closed() && !s.exited()) {
+                    let _ = s.write(text.as_bytes());
+                }
+            }
         }
     }
     SendTextResponse {

@@ -229,7 +229,7 @@ impl Terminal {
 
     /// Refuses when `pane`'s session is locked by someone other than `caller`;
     /// returns the session's persistent id when it is a cohort session.
-    async fn check_lock(
+    pub(crate) async fn check_lock(
         &self,
         pane: &PaneId,
         caller: &Caller,
