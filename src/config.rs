@@ -89,6 +89,11 @@ impl Config {
         if let Some(socket) = &self.iterm2_socket {
             config.connect.endpoint = Some(Endpoint::Unix(socket.clone()));
         }
+        // Where the teams' profiles go: iTerm2's own folder on a Mac, or the one
+        // named here (empty: none, each pane of a team coloured as it opens).
+        if let Some(folder) = std::env::var_os("COHORT_ITERM2_DYNAMIC_PROFILES") {
+            config.dynamic_profiles = (!folder.is_empty()).then(|| folder.into());
+        }
         config
     }
 

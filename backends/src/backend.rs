@@ -205,13 +205,26 @@ pub trait TerminalBackend: Send + Sync + 'static {
 
     /// Hides the pane from the person's view (`hidden`), or shows it again: hidden,
     /// it keeps running and is read, typed into and waited on as before, and listed
-    /// with [`crate::PaneInfo::hidden`]. iTerm2 buries the session and disinters it in
-    /// a window of its own; tmux gives it a window of its own, left out of the status
-    /// line's window list. Provided: Unsupported.
+    /// with [`crate::PaneInfo::hidden`]. iTerm2 buries the session; tmux gives it a
+    /// window of its own, left out of the status line's window list. Shown again, it
+    /// goes back where it was when that is still there (its tab or window). Provided:
+    /// Unsupported.
     async fn set_hidden(&self, _pane: &PaneId, _hidden: bool) -> Result<()> {
         Err(BackendError::Unsupported {
             backend: self.kind().name(),
             what: "hide a pane",
+        })
+    }
+
+    /// Makes `profiles` the teams' profiles in the terminal, checked by reading them
+    /// back: iTerm2 keeps them as Dynamic Profiles (one JSON file cohort owns in its
+    /// DynamicProfiles folder), and a pane spawned with [`SpawnOptions::profile`]
+    /// starts from its team's. Provided: Unsupported (see
+    /// [`Capabilities::team_profiles`]).
+    async fn set_team_profiles(&self, _profiles: &[crate::types::TeamProfile]) -> Result<()> {
+        Err(BackendError::Unsupported {
+            backend: self.kind().name(),
+            what: "keep team profiles",
         })
     }
 

@@ -487,6 +487,16 @@ impl TerminalBackend for Hosts {
         Ok(())
     }
 
+    /// The local terminal's: a remote tmux keeps no profiles.
+    async fn set_team_profiles(&self, profiles: &[crate::types::TeamProfile]) -> Result<()> {
+        self.local.backend.set_team_profiles(profiles).await
+    }
+
+    async fn set_hidden(&self, pane: &PaneId, hidden: bool) -> Result<()> {
+        let (server, id) = self.route(pane).await?;
+        server.backend.set_hidden(&id, hidden).await
+    }
+
     async fn cancel_copy_mode(&self, pane: &PaneId) -> Result<()> {
         let (server, id) = self.route(pane).await?;
         server.backend.cancel_copy_mode(&id).await

@@ -109,6 +109,29 @@ pub struct Capabilities {
     /// ([`crate::TerminalBackend::set_hidden`]).
     #[serde(default)]
     pub hide_panes: bool,
+    /// Each team has a profile of the terminal's own that its new panes start with
+    /// ([`crate::TerminalBackend::set_team_profiles`]); elsewhere a team's colour and
+    /// variables are given to each pane as it opens.
+    #[serde(default)]
+    pub team_profiles: bool,
+}
+
+/// A team's profile: what every new pane of the team starts with.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TeamProfile {
+    /// The team.
+    pub team: String,
+    /// The profile's name in the terminal ([`team_profile_name`]).
+    pub name: String,
+    /// The team's colour, `#rrggbb`.
+    pub colour: String,
+    /// The team's environment variables.
+    pub env: Vec<(String, String)>,
+}
+
+/// The name of `team`'s profile in the terminal.
+pub fn team_profile_name(team: &str) -> String {
+    format!("cohort team {team}")
 }
 
 /// A size in character cells.
@@ -204,6 +227,10 @@ pub struct SpawnOptions {
     /// destination); this machine when `None`. Only a backend that routes between
     /// hosts ([`crate::hosts::Hosts`]) takes it.
     pub host: Option<String>,
+    /// The terminal profile to start from (a team's, see
+    /// [`crate::TerminalBackend::set_team_profiles`]); the default profile when
+    /// `None` or when the terminal does not have it.
+    pub profile: Option<String>,
 }
 
 /// Which way a split goes.

@@ -17,6 +17,7 @@ check and a final `N passed, N failed` line; exits non-zero on any failure.
 """
 
 import asyncio
+import json
 import os
 import sys
 import tempfile
@@ -292,6 +293,52 @@ async def main(connection, rcfile):
         check("close removes the tab", len(window.tabs) == 1, window.tabs)
 
     await guarded("splits and tabs", split_and_tabs())
+
+    async def dynamic_profiles():
+        # iTerm2 loads every file of its DynamicProfiles folder; a profile there is
+        # listed, and a tab can start from it by name.
+        folder = os.path.join(os.environ["HOME"], "Library/Application Support/iTerm2/DynamicProfiles")
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, "conformance.json"), "w") as f:
+            json.dump({"Profiles": [{
+                "Name": "Conformance Team", "Guid": "conformance-team-1",
+                "Dynamic Profile Parent Name": "Default", "Badge Text": "conf",
+            }]}, f)
+        profiles = await iterm2.PartialProfile.async_query(connection)
+        names = [p.name for p in profiles]
+        check("a dynamic profile is listed", "Conformance Team" in names and "Default" in names, names)
+        made = await iterm2.Window.async_create(connection, profile="Conformance Team", command=command)
+        prof = await made.current_tab.current_session.async_get_profile()
+        check("a tab starts from a dynamic profile", prof.badge_text == "conf", prof.badge_text)
+        try:
+            await iterm2.Window.async_create(connection, profile="No Such Profile", command=command)
+            check("an unknown profile is refused", False, "a window was made")
+        except iterm2.CreateWindowException as e:
+            check("an unknown profile is refused", "INVALID_PROFILE_NAME" in str(e), e)
+        await made.async_close(force=True)
+
+    await guarded("dynamic profiles", dynamic_profiles())
+
+    async def buried():
+        # A buried session leaves its tab and is listed apart; disinterred, it goes
+        # back to its tab.
+        other = await session.async_split_pane(vertical=True)
+        await other.async_set_buried(True)
+        await app.async_refresh()
+        check("a buried session is listed as buried",
+              other.session_id in [s.session_id for s in app.buried_sessions], app.buried_sessions)
+        check("a buried session leaves its tab",
+              other.session_id not in [s.session_id for s in window.current_tab.sessions])
+        await other.async_send_text("echo while-buried-$((8*8))\r")
+        await other.async_set_buried(False)
+        await app.async_refresh()
+        check("a disinterred session is back in its tab",
+              other.session_id in [s.session_id for s in window.current_tab.sessions],
+              window.current_tab.sessions)
+        check("a buried session ran on", await eventually(lambda: _contains(other, "while-buried-64")))
+        await other.async_close(force=True)
+
+    await guarded("buried sessions", buried())
 
 
 async def _contains(session, needle):

@@ -46,6 +46,7 @@
 //! # let _ = cookie; Ok(()) }
 //! ```
 
+pub mod dynamic;
 mod expr;
 mod handlers;
 mod handshake;
@@ -109,6 +110,9 @@ pub struct FakeOptions {
     /// Where each session's raw output is logged, escape sequences and all, as
     /// `<session id>.log` (iTerm2's Session ▸ Log ▸ Log Raw Data); no log when `None`.
     pub raw_log_dir: Option<PathBuf>,
+    /// The DynamicProfiles folder whose profiles the fake has besides Default
+    /// (see [`dynamic`]); none when `None`.
+    pub dynamic_profiles: Option<PathBuf>,
 }
 
 impl Default for FakeOptions {
@@ -123,6 +127,7 @@ impl Default for FakeOptions {
             initial_window: true,
             reusable_cookies: Vec::new(),
             raw_log_dir: None,
+            dynamic_profiles: None,
         }
     }
 }

@@ -119,6 +119,8 @@ pub struct World {
     pub broadcast: Vec<Vec<String>>,
     /// Buried sessions, in the order they were buried: running, in no tab.
     pub buried: Vec<String>,
+    /// Where each buried session was: its window and tab.
+    pub(crate) buried_from: HashMap<String, (String, String)>,
 }
 
 impl World {
@@ -167,6 +169,7 @@ impl World {
     pub(crate) fn remove_session(&mut self, id: &str) -> Option<Arc<Session>> {
         let session = self.sessions.remove(id)?;
         self.buried.retain(|s| s != id);
+        self.buried_from.remove(id);
         self.detach(id);
         Some(session)
     }
@@ -175,21 +178,54 @@ impl World {
     /// running, listed among the buried sessions. False when it is not a live
     /// session in a tab.
     pub(crate) fn bury(&mut self, id: &str) -> bool {
-        if !self.sessions.contains_key(id) || self.tab_of(id).is_none() {
+        let Some((w, t)) = self.tab_of(id) else {
+            return false;
+        };
+        if !self.sessions.contains_key(id) {
             return false;
         }
+        let from = (
+            self.windows[w].id.clone(),
+            self.windows[w].tabs[t].id.clone(),
+        );
         self.detach(id);
         self.buried.push(id.to_string());
+        self.buried_from.insert(id.to_string(), from);
         true
     }
 
-    /// Brings a buried session back, in a window of its own (a new window with one
-    /// tab, as iTerm2's Disinter). False when it is not buried.
+    /// Brings a buried session back where it was, as iTerm2's `restoreSession`
+    /// does: into its tab when that is still there (beside its last pane), else as
+    /// a new tab of its window, else in a new window. False when it is not buried.
     pub(crate) fn disinter(&mut self, id: &str) -> bool {
         let Some(at) = self.buried.iter().position(|s| s == id) else {
             return false;
         };
         self.buried.remove(at);
+        let from = self.buried_from.remove(id);
+        if let Some((window, tab)) = &from {
+            if let Some((w, t)) = self.find_tab(tab) {
+                let root = &mut self.windows[w].tabs[t].root;
+                let mut all = Vec::new();
+                root.sessions(&mut all);
+                if let Some(last) = all.last().cloned() {
+                    if root.split(&last, id, true, false) {
+                        return true;
+                    }
+                }
+            }
+            if let Some(w) = self.windows.iter().position(|x| &x.id == window) {
+                self.next_tab += 1;
+                let tab_id = self.next_tab.to_string();
+                self.windows[w].tabs.push(Tab {
+                    id: tab_id,
+                    root: Node::Leaf(id.to_string()),
+                    active: id.to_string(),
+                    vars: HashMap::new(),
+                });
+                return true;
+            }
+        }
         let size = self.sessions.get(id).map(|s| s.size()).unwrap_or((80, 24));
         self.next_tab += 1;
         self.next_window += 1;

@@ -327,13 +327,21 @@ impl CohortServer {
                 panes.push(pane);
             }
         }
-        let mut sessions = Vec::new();
+        let mut sessions: Vec<SessionSummary> = Vec::new();
         for pane in panes {
-            let now = terminal
-                .set_hidden(&pane.id, !args.show, &caller)
-                .await
-                .map_err(err)?;
-            sessions.push(SessionSummary::from(&now));
+            match terminal.set_hidden(&pane.id, !args.show, &caller).await {
+                Ok(now) => sessions.push(SessionSummary::from(&now)),
+                Err(e) if sessions.is_empty() => return Err(err(e)),
+                Err(e) => {
+                    let done: Vec<&str> = sessions.iter().map(|s| s.name.as_str()).collect();
+                    return Err(format!(
+                        "{} (already {}: {})",
+                        err(e),
+                        if args.show { "shown" } else { "hidden" },
+                        done.join(", ")
+                    ));
+                }
+            }
         }
         Ok(Json(HideResult { sessions }))
     }

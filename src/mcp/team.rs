@@ -110,7 +110,7 @@ impl CohortServer {
     }
 
     #[tool(
-        description = "Create a team, optionally inside a parent team (teams form a hierarchy; a message to a team reaches its sub-teams).",
+        description = "Create a team, optionally inside a parent team (teams form a hierarchy; a message to a team reaches its sub-teams); env sets the variables every new pane of the team starts with (again on an existing team: replaces them). Each team has a colour; on iTerm2 also a profile of its own that its panes start from.",
         annotations(
             title = "Create a team",
             read_only_hint = false,
@@ -124,13 +124,18 @@ impl CohortServer {
         Parameters(args): Parameters<CreateTeamArgs>,
     ) -> Result<Json<TeamsResult>, String> {
         let engine = self.engine().await?;
-        let team = engine
-            .terminal
+        let terminal = &engine.terminal;
+        let team = terminal
             .create_team(&args.name, args.parent.as_deref())
             .await
             .map_err(err)?;
+        if let Some(env) = &args.env {
+            let env: Vec<(String, String)> =
+                env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            terminal.set_team_env(&team.name, &env).await.map_err(err)?;
+        }
         Ok(Json(TeamsResult {
-            teams: vec![TeamOut::from(team)],
+            teams: vec![team_out(terminal, team).await],
         }))
     }
 
@@ -150,11 +155,7 @@ impl CohortServer {
         let engine = self.engine().await?;
         let mut teams = Vec::new();
         for record in engine.terminal.teams().await.map_err(err)? {
-            let colour = engine.terminal.team_colour(&record.name).await.ok();
-            teams.push(TeamOut {
-                colour: colour.map(|c| c.hex),
-                ..TeamOut::from(record)
-            });
+            teams.push(team_out(&engine.terminal, record).await);
         }
         Ok(Json(TeamsResult { teams }))
     }
@@ -488,5 +489,19 @@ impl CohortServer {
             session: session_name(&pane),
             tags,
         }))
+    }
+}
+
+/// A team as the tools show it: with its colour and its variables.
+async fn team_out(
+    terminal: &cohort_terminal::Terminal,
+    record: cohort_terminal::registry::TeamRecord,
+) -> TeamOut {
+    let colour = terminal.team_colour(&record.name).await.ok();
+    let env = terminal.team_env(&record.name).await.unwrap_or_default();
+    TeamOut {
+        colour: colour.map(|c| c.hex),
+        env: env.into_iter().collect(),
+        ..TeamOut::from(record)
     }
 }

@@ -70,7 +70,8 @@ impl Terminal {
         for group in groups {
             let mut parts: Vec<(cohort_backends::WindowId, Vec<PaneId>)> = Vec::new();
             for id in group {
-                let Some(pane) = panes.iter().find(|p| p.id == id) else {
+                // A hidden member is in no window a person types into.
+                let Some(pane) = panes.iter().find(|p| p.id == id && !p.hidden) else {
                     continue;
                 };
                 match parts.iter_mut().find(|(w, _)| *w == pane.window) {

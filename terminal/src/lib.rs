@@ -65,6 +65,7 @@ pub mod observe;
 pub mod ownership;
 pub mod pattern;
 pub mod private;
+pub mod profiles;
 pub mod read;
 pub mod ready;
 pub mod record;
@@ -126,6 +127,8 @@ pub struct Terminal {
     recordings: Arc<record::Recordings>,
     /// Programs that redraw their input in frames (see [`Terminal::redraws_in_frames`]).
     framed_programs: Arc<std::sync::RwLock<std::collections::BTreeSet<String>>>,
+    /// Teams whose profile this process wrote to the terminal (see [`profiles`]).
+    profiled_teams: Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>,
 }
 
 impl std::fmt::Debug for Terminal {
@@ -179,6 +182,7 @@ impl Terminal {
             rules: None,
             registry,
             adopted_epoch: Default::default(),
+            profiled_teams: Default::default(),
             bus,
             recordings: Arc::new(record::Recordings::new(state_dir.join("recordings"))),
             framed_programs: Default::default(),

@@ -316,11 +316,16 @@ impl Terminal {
             anchor: marks.as_ref().map(|m| m.anchor().to_string()),
             announces_start: false,
         };
-        // Pagers off unless the caller set them.
+        // Pagers off, then the team's variables, unless the caller set them.
+        let (team_env, profile) = match &options.team {
+            Some(team) => self.team_start(team).await?,
+            None => (Vec::new(), None),
+        };
         let mut env: Vec<(String, String)> = PAGERS_OFF
             .iter()
-            .filter(|(key, _)| !options.env.iter().any(|(k, _)| k == key))
             .map(|(k, v)| (k.to_string(), v.to_string()))
+            .chain(team_env)
+            .filter(|(key, _)| !options.env.iter().any(|(k, _)| k == key))
             .collect();
         env.extend(options.env);
         env.push(("COHORT_SESSION".into(), options.name.clone()));
@@ -355,6 +360,7 @@ impl Terminal {
             identity: Some(identity.clone()),
             marks,
             host: options.host.clone(),
+            profile,
         };
         let made = match split {
             None => self.backend.spawn(spawn).await,

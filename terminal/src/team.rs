@@ -107,9 +107,11 @@ impl Terminal {
         let (team, parent) = (name.to_string(), parent.map(str::to_string));
         self.db(move |r| r.create_team(&team, parent.as_deref()))
             .await?;
-        self.team(name).await?.ok_or_else(|| {
+        let created = self.team(name).await?.ok_or_else(|| {
             TerminalError::Internal(format!("team {name:?} vanished right after creating it"))
-        })
+        })?;
+        self.write_team_profiles().await;
+        Ok(created)
     }
 
     /// Every team with its members.
@@ -139,7 +141,11 @@ impl Terminal {
     pub async fn remove_team(&self, name: &str) -> Result<bool, TerminalError> {
         names::check(NameKind::Team, name)?;
         let name = name.to_string();
-        self.db(move |r| r.remove_team(&name)).await
+        let removed = self.db(move |r| r.remove_team(&name)).await?;
+        if removed {
+            self.write_team_profiles().await;
+        }
+        Ok(removed)
     }
 
     /// Puts `agent` in `team` (`member`), or takes it out; returns the agent.

@@ -409,6 +409,7 @@ mod hidden;
 mod marks;
 mod monitors;
 mod ownership;
+mod profiles;
 mod signals;
 
 // ---------------------------------------------------------------------------

@@ -26,6 +26,10 @@ async fn official_client_accepts_the_fake() {
         FakeOptions {
             auth: Auth::Cookies,
             env: vec![("HOME".into(), home.path().display().to_string())],
+            dynamic_profiles: Some(
+                home.path()
+                    .join("Library/Application Support/iTerm2/DynamicProfiles"),
+            ),
             ..FakeOptions::default()
         },
     )

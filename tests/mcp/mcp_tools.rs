@@ -1108,3 +1108,51 @@ async fn a_hidden_session_is_listed_hidden_and_still_runs() {
     let e = h.error("hide", json!({"targets": ["nobody"]})).await;
     assert!(e.contains("nobody"), "{e}");
 }
+
+#[tokio::test]
+async fn a_teams_variables_reach_its_new_panes() {
+    let h = harness(&Toolset::ALL).await;
+    let made = h
+        .ok(
+            "create_team",
+            json!({"name": "ops", "env": {"REGION": "eu-west", "TIER": "2"}}),
+        )
+        .await;
+    assert_eq!(made["teams"][0]["env"]["REGION"], "eu-west", "{made}");
+    assert!(made["teams"][0]["colour"].as_str().is_some(), "{made}");
+    let e = h
+        .error(
+            "create_team",
+            json!({"name": "ops", "env": {"COHORT_SESSION": "x"}}),
+        )
+        .await;
+    assert!(e.contains("COHORT_SESSION"), "{e}");
+    h.ok(
+        "create_layout",
+        json!({"name": "opsdesk", "layout": "single", "panes": [{"name": "ops-1", "agent": "opsbot", "team": "ops"}]}),
+    )
+    .await;
+    let run = h
+        .ok(
+            "run",
+            json!({"target": "ops-1", "command": "echo \"$REGION/$TIER\""}),
+        )
+        .await;
+    assert!(
+        run["output"].as_str().unwrap().contains("eu-west/2"),
+        "{run}"
+    );
+    let listed = h.ok("list_teams", json!({})).await;
+    let ops = listed["teams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "ops")
+        .unwrap()
+        .clone();
+    assert_eq!(
+        ops["env"],
+        json!({"REGION": "eu-west", "TIER": "2"}),
+        "{listed}"
+    );
+}

@@ -32,6 +32,7 @@ impl FakeIterm2 {
             auth: Auth::Cookies,
             env: vec![("HOME".into(), home.display().to_string())],
             raw_log_dir: Some(logs),
+            dynamic_profiles: Some(dir.path().join("DynamicProfiles")),
             ..FakeOptions::default()
         };
         let server = FakeServer::start(&socket, options)
@@ -68,7 +69,13 @@ impl FakeIterm2 {
             cols: 100,
             rows: 30,
         };
+        config.dynamic_profiles = Some(self.dynamic_profiles());
         config
+    }
+
+    /// The DynamicProfiles folder the fake reads its profiles from.
+    pub fn dynamic_profiles(&self) -> PathBuf {
+        self.dir.path().join("DynamicProfiles")
     }
 
     pub async fn backend(&self) -> Iterm2Backend {

@@ -216,22 +216,43 @@ impl EngineOn {
     /// Another cohort process's engine on the same terminal and state directory.
     pub async fn second_engine(&self) -> cohort::engine::Engine {
         let (state, key) = self.terminal.engine_home();
-        cohort::engine::Engine::with_backend(self.terminal.backend().await, &state, &key)
-            .unwrap_or_else(|e| panic!("a second engine over {:?}: {e}", self.which))
+        cohort::engine::Engine::with_backend(
+            as_served(self.terminal.backend().await, &state),
+            &state,
+            &key,
+        )
+        .unwrap_or_else(|e| panic!("a second engine over {:?}: {e}", self.which))
     }
 
     /// Starts `which` and an engine over it, with a state directory of its own.
     pub async fn start(which: Which) -> EngineOn {
         let terminal = Terminal::start(which).await;
         let (state, key) = terminal.engine_home();
-        let engine = cohort::engine::Engine::with_backend(terminal.backend().await, &state, &key)
-            .unwrap_or_else(|e| panic!("engine over {which:?}: {e}"));
+        let engine = cohort::engine::Engine::with_backend(
+            as_served(terminal.backend().await, &state),
+            &state,
+            &key,
+        )
+        .unwrap_or_else(|e| panic!("engine over {which:?}: {e}"));
         EngineOn {
             which,
             engine,
             terminal,
         }
     }
+}
+
+/// `backend` as the server drives it: inside the backend of every host (no remote
+/// host declared), so each call takes the path it takes in `cohort mcp`.
+fn as_served(
+    backend: Arc<dyn TerminalBackend>,
+    state: &std::path::Path,
+) -> Arc<dyn TerminalBackend> {
+    Arc::new(cohort_backends::hosts::Hosts::new(
+        backend,
+        cohort_backends::tmux::config::TmuxConfig::new(state.join("remote-template")),
+        Vec::new(),
+    ))
 }
 
 /// Every file under `dir`, recursively.

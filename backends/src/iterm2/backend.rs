@@ -55,6 +55,7 @@ impl TerminalBackend for Iterm2Backend {
             broadcast_input: true,
             broadcast_groups_share_windows: true,
             hide_panes: true,
+            team_profiles: self.inner.config.dynamic_profiles.is_some(),
         }
     }
 
@@ -87,23 +88,34 @@ impl TerminalBackend for Iterm2Backend {
             props.push(property("Columns", cols.to_string()));
             props.push(property("Rows", rows.to_string()));
         }
-        let request = |window: Option<String>, props: &[ProfileProperty]| {
-            Req::CreateTabRequest(CreateTabRequest {
-                profile_name: None,
-                window_id: window,
-                tab_index: None,
-                custom_profile_properties: props.to_vec(),
-                select_tab: Some(false),
-                ..Default::default()
-            })
-        };
+        let mut profile = options.profile.clone();
+        let request =
+            |window: Option<String>, props: &[ProfileProperty], profile: &Option<String>| {
+                Req::CreateTabRequest(CreateTabRequest {
+                    profile_name: profile.clone(),
+                    window_id: window,
+                    tab_index: None,
+                    custom_profile_properties: props.to_vec(),
+                    select_tab: Some(false),
+                    ..Default::default()
+                })
+            };
         let target = if options.size.is_some() { None } else { window };
-        let mut reply = self.call(request(target.clone(), &props)).await?;
+        let mut reply = self.call(request(target.clone(), &props, &profile)).await?;
+        if let Rep::CreateTabResponse(r) = &reply {
+            // A team's profile iTerm2 no longer has (its file edited away): the
+            // default profile, coloured as the pane joins its team.
+            if profile.is_some() && r.status() == create_tab_response::Status::InvalidProfileName {
+                tracing::warn!(target: "cohort::iterm2", profile = ?profile, "iTerm2 does not have the team's profile: starting from the default one");
+                profile = None;
+                reply = self.call(request(target.clone(), &props, &profile)).await?;
+            }
+        }
         if let Rep::CreateTabResponse(r) = &reply {
             if target.is_some() && r.status() == create_tab_response::Status::InvalidWindowId {
                 props.push(property("Columns", cols.to_string()));
                 props.push(property("Rows", rows.to_string()));
-                reply = self.call(request(None, &props)).await?;
+                reply = self.call(request(None, &props, &profile)).await?;
             }
         }
         let created = match reply {
@@ -150,15 +162,24 @@ impl TerminalBackend for Iterm2Backend {
             SplitDirection::Vertical => split_pane_request::SplitDirection::Horizontal,
         };
         let props = self.profile_properties(&options.spawn)?;
-        let reply = self
-            .call(Req::SplitPaneRequest(SplitPaneRequest {
+        let request = |profile: Option<String>| {
+            Req::SplitPaneRequest(SplitPaneRequest {
                 session: Some(pane.0.clone()),
                 split_direction: Some(direction as i32),
                 before: Some(false),
-                profile_name: None,
-                custom_profile_properties: props,
-            }))
-            .await?;
+                profile_name: profile,
+                custom_profile_properties: props.clone(),
+            })
+        };
+        let mut reply = self.call(request(options.spawn.profile.clone())).await?;
+        if let Rep::SplitPaneResponse(r) = &reply {
+            if options.spawn.profile.is_some()
+                && r.status() == split_pane_response::Status::InvalidProfileName
+            {
+                tracing::warn!(target: "cohort::iterm2", profile = ?options.spawn.profile, "iTerm2 does not have the team's profile: starting from the default one");
+                reply = self.call(request(None)).await?;
+            }
+        }
         let new = match reply {
             Rep::SplitPaneResponse(r) => match r.status() {
                 split_pane_response::Status::Ok => {
@@ -242,6 +263,11 @@ impl TerminalBackend for Iterm2Backend {
             }
         }
         // Buried sessions run in no tab: listed, hidden, under no window's name.
+        *lock(&self.inner.buried) = layout
+            .buried_sessions
+            .iter()
+            .filter_map(|s| s.unique_identifier.clone())
+            .collect();
         let mut buried = Vec::new();
         for s in layout.buried_sessions.iter().cloned() {
             buried.push(ask_about_session(&conn, s)?);
@@ -663,7 +689,12 @@ impl TerminalBackend for Iterm2Backend {
         self.set_groups(groups).await
     }
 
-    /// Buries the session, or disinters it (iTerm2 puts it in a window of its own).
+    /// Buries the session, or disinters it (iTerm2 puts it back in its tab, else
+    /// its window, else a new window).
+    async fn set_team_profiles(&self, profiles: &[crate::types::TeamProfile]) -> Result<()> {
+        self.write_team_profiles(profiles).await
+    }
+
     async fn set_hidden(&self, pane: &PaneId, hidden: bool) -> Result<()> {
         check_session_id(pane)?;
         let reply = self
@@ -675,7 +706,15 @@ impl TerminalBackend for Iterm2Backend {
             .await?;
         match reply {
             Rep::SetPropertyResponse(r) => match r.status() {
-                set_property_response::Status::Ok => Ok(()),
+                set_property_response::Status::Ok => {
+                    let mut buried = lock(&self.inner.buried);
+                    if hidden {
+                        buried.insert(pane.0.clone());
+                    } else {
+                        buried.remove(pane.as_str());
+                    }
+                    Ok(())
+                }
                 set_property_response::Status::InvalidTarget => {
                     Err(BackendError::PaneGone(pane.clone()))
                 }

@@ -229,6 +229,9 @@ pub(super) fn subscription(
     })
 }
 
+/// How often the screens of buried sessions are read: iTerm2 tells nothing of them.
+const BURIED_POLL: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// Handles one connection's notifications in order until it closes.
 pub(super) async fn run_events(
     inner: Weak<Inner>,
@@ -237,7 +240,25 @@ pub(super) async fn run_events(
 ) {
     let prompt_modes = conn.at_least(1, 1);
     let mut known_tabs: HashSet<String> = HashSet::new();
-    while let Some(first) = rx.recv().await {
+    let mut buried_poll = tokio::time::interval(BURIED_POLL);
+    buried_poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    loop {
+        let first = tokio::select! {
+            event = rx.recv() => match event {
+                Some(event) => event,
+                None => return,
+            },
+            _ = buried_poll.tick() => {
+                let Some(inner) = inner.upgrade() else { return };
+                let buried: Vec<String> = lock(&inner.buried).iter().cloned().collect();
+                for session in buried {
+                    if lock(&inner.tracks).contains_key(&session) {
+                        sync_screen(&inner, &conn, &session, prompt_modes).await;
+                    }
+                }
+                continue;
+            }
+        };
         let mut batch = vec![first];
         while let Ok(more) = rx.try_recv() {
             batch.push(more);
@@ -380,6 +401,13 @@ pub(super) async fn run_events(
                         }
                     }
                 }
+                // Buried sessions are in no tab, and still there.
+                *lock(&inner.buried) = layout
+                    .buried_sessions
+                    .iter()
+                    .filter_map(|s| s.unique_identifier.clone())
+                    .collect();
+                sessions.extend(layout.buried_sessions.iter().cloned());
                 // A closed session's exit is no longer anyone's to ask about.
                 lock(&inner.exits).retain(|id, _| {
                     sessions

@@ -70,6 +70,7 @@ mod launch;
 mod layout;
 pub mod literal;
 mod marks;
+mod profiles;
 pub mod proto;
 mod requests;
 pub mod shell;
@@ -153,6 +154,9 @@ pub struct Iterm2Config {
     pub shell: Option<PathBuf>,
     /// Size of cohort's window when it opens one.
     pub default_size: Size,
+    /// iTerm2's DynamicProfiles folder, where cohort keeps its teams' profiles;
+    /// `None` keeps none (each pane of a team is coloured as it opens).
+    pub dynamic_profiles: Option<PathBuf>,
 }
 
 impl Iterm2Config {
@@ -172,8 +176,18 @@ impl Iterm2Config {
                 cols: 200,
                 rows: 50,
             },
+            dynamic_profiles: default_dynamic_profiles(),
         }
     }
+}
+
+/// iTerm2's own DynamicProfiles folder, on a Mac with a home directory.
+fn default_dynamic_profiles() -> Option<PathBuf> {
+    if !cfg!(target_os = "macos") {
+        return None;
+    }
+    let home = std::env::var_os("HOME").filter(|h| !h.is_empty())?;
+    Some(PathBuf::from(home).join("Library/Application Support/iTerm2/DynamicProfiles"))
 }
 
 /// The iTerm2 backend; see the module docs.
@@ -203,6 +217,9 @@ struct Inner {
     window: Mutex<Option<String>>,
     /// iTerm2 agreed to report the `user.cohortMark` signatures of every session.
     signed_marks: AtomicBool,
+    /// Buried sessions: iTerm2 sends no screen updates for them (a buried session
+    /// has no view), so their screens are read on a timer (see `events`).
+    buried: Mutex<std::collections::HashSet<String>>,
 }
 
 impl Iterm2Backend {
@@ -222,6 +239,7 @@ impl Iterm2Backend {
                 exits: Mutex::default(),
                 window: Mutex::new(None),
                 signed_marks: AtomicBool::new(false),
+                buried: Mutex::default(),
             }),
         };
         backend.conn().await?;

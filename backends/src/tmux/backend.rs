@@ -28,6 +28,7 @@ impl TerminalBackend for TmuxBackend {
             broadcast_input: true,
             broadcast_groups_share_windows: false,
             hide_panes: true,
+            team_profiles: false,
         }
     }
 

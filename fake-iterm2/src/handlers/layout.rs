@@ -94,6 +94,28 @@ pub(crate) fn open_first_window(state: &Arc<State>) -> std::io::Result<()> {
     }
 }
 
+/// The properties a new session takes from the profile named `name`: none beyond
+/// its own for Default (or no name), a dynamic profile's, or `None` when there is
+/// no such profile.
+fn profile_properties(state: &State, name: Option<&str>) -> Option<Vec<ProfileProperty>> {
+    match name {
+        None | Some("Default") => Some(Vec::new()),
+        Some(name) => {
+            let props = crate::dynamic::named(state.options.dynamic_profiles.as_deref(), name)?;
+            Some(
+                props
+                    .into_iter()
+                    .filter(|(k, _)| k != "Name" && k != "Guid")
+                    .map(|(k, v)| ProfileProperty {
+                        key: Some(k),
+                        json_value: Some(v),
+                    })
+                    .collect(),
+            )
+        }
+    }
+}
+
 pub(crate) fn create_tab(state: &Arc<State>, r: CreateTabRequest) -> Option<Rep> {
     use create_tab_response::Status;
     let fail = |s: Status| {
@@ -102,8 +124,15 @@ pub(crate) fn create_tab(state: &Arc<State>, r: CreateTabRequest) -> Option<Rep>
             ..Default::default()
         }))
     };
-    if r.profile_name.as_deref().is_some_and(|p| p != "Default") {
-        return fail(Status::InvalidProfileName);
+    let mut r = r;
+    match profile_properties(state, r.profile_name.as_deref()) {
+        Some(props) => {
+            // The profile's, then what the request sets, which wins.
+            let custom = std::mem::take(&mut r.custom_profile_properties);
+            r.custom_profile_properties = props;
+            r.custom_profile_properties.extend(custom);
+        }
+        None => return fail(Status::InvalidProfileName),
     }
     let existing = match &r.window_id {
         Some(id) => {
@@ -312,8 +341,14 @@ pub(crate) fn split_pane(state: &Arc<State>, r: SplitPaneRequest) -> Option<Rep>
             session_id: Vec::new(),
         }))
     };
-    if r.profile_name.as_deref().is_some_and(|p| p != "Default") {
-        return fail(Status::InvalidProfileName);
+    let mut r = r;
+    match profile_properties(state, r.profile_name.as_deref()) {
+        Some(props) => {
+            let custom = std::mem::take(&mut r.custom_profile_properties);
+            r.custom_profile_properties = props;
+            r.custom_profile_properties.extend(custom);
+        }
+        None => return fail(Status::InvalidProfileName),
     }
     if r.custom_profile_properties.iter().any(|p| {
         serde_json::from_str::<serde_json::Value>(p.json_value.as_deref().unwrap_or("")).is_err()

@@ -33,7 +33,8 @@ pub(crate) use notify::{custom_sequence, prompt_event, screen_updated, session_e
 
 use layout::{activate, close, create_tab, focus, set_tab_layout, split_pane};
 use notify::subscribe;
-use profile::{default_profile, get_profile, get_property, invoke, set_profile, set_property};
+pub(crate) use profile::default_profile;
+use profile::{get_profile, get_property, invoke, set_profile, set_property};
 use screen::{get_buffer, get_prompt, inject, list_prompts, send_text};
 
 /// Replies to CreateTab and SplitPane are sent this much later, as iTerm2 completes
@@ -147,17 +148,7 @@ fn handle_now(state: &Arc<State>, conn: &Conn, request: Req) -> Option<Rep> {
         Req::VariableRequest(r) => Rep::VariableResponse(crate::variables::handle(state, r)),
         Req::SetProfilePropertyRequest(r) => Rep::SetProfilePropertyResponse(set_profile(state, r)),
         Req::GetProfilePropertyRequest(r) => Rep::GetProfilePropertyResponse(get_profile(state, r)),
-        Req::ListProfilesRequest(_) => Rep::ListProfilesResponse(ListProfilesResponse {
-            profiles: vec![list_profiles_response::Profile {
-                properties: default_profile()
-                    .into_iter()
-                    .map(|(k, v)| ProfileProperty {
-                        key: Some(k),
-                        json_value: Some(v),
-                    })
-                    .collect(),
-            }],
-        }),
+        Req::ListProfilesRequest(r) => Rep::ListProfilesResponse(list_profiles(state, r)),
         Req::ActivateRequest(r) => Rep::ActivateResponse(activate(state, r)),
         Req::InjectRequest(r) => Rep::InjectResponse(inject(state, r)),
         Req::CloseRequest(r) => Rep::CloseResponse(close(state, r)),
@@ -182,6 +173,38 @@ fn handle_now(state: &Arc<State>, conn: &Conn, request: Req) -> Option<Rep> {
             return None
         }
     })
+}
+
+/// Default and the dynamic profiles, with the properties asked for (all when none
+/// are named), as iTerm2 lists them.
+fn list_profiles(state: &State, r: ListProfilesRequest) -> ListProfilesResponse {
+    let mut all = vec![default_profile()];
+    all.extend(crate::dynamic::load(
+        state.options.dynamic_profiles.as_deref(),
+    ));
+    ListProfilesResponse {
+        profiles: all
+            .into_iter()
+            .filter(|p| {
+                r.guids.is_empty()
+                    || p.iter().any(|(k, v)| {
+                        k == "Guid"
+                            && serde_json::from_str::<String>(v)
+                                .is_ok_and(|guid| r.guids.contains(&guid))
+                    })
+            })
+            .map(|p| list_profiles_response::Profile {
+                properties: p
+                    .into_iter()
+                    .filter(|(k, _)| r.properties.is_empty() || r.properties.contains(k))
+                    .map(|(k, v)| ProfileProperty {
+                        key: Some(k),
+                        json_value: Some(v),
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
 }
 
 pub(crate) fn targets(state: &State, id: &str) -> Vec<Arc<Session>> {

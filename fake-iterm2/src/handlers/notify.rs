@@ -81,8 +81,12 @@ fn terminate_notice(state: &State, id: &str) {
     );
 }
 
-/// A screen changed (already coalesced per frame).
+/// A screen changed (already coalesced per frame). A buried session has no view,
+/// and iTerm2 sends its updates from the view: none for it (`PTYSession.bury`).
 pub(crate) fn screen_updated(state: &State, id: &str) {
+    if lock(&state.world).buried.iter().any(|b| b == id) {
+        return;
+    }
     state.notify(
         NotificationType::NotifyOnScreenUpdate as i32,
         Some(id),

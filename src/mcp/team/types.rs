@@ -35,6 +35,10 @@ pub struct CreateTeamArgs {
     /// Parent team, for hierarchies.
     #[serde(default)]
     pub parent: Option<String>,
+    /// Environment variables every new pane of the team starts with (replaces the
+    /// team's; a variable given when a pane opens wins).
+    #[serde(default)]
+    pub env: Option<std::collections::BTreeMap<String, String>>,
 }
 
 /// `assign_team` arguments.
@@ -86,6 +90,9 @@ pub struct TeamOut {
     /// Its colour (`#rrggbb`), shown on its panes and on the dashboard.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub colour: Option<String>,
+    /// The variables its new panes start with.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub env: std::collections::BTreeMap<String, String>,
 }
 
 impl From<TeamRecord> for TeamOut {
@@ -95,6 +102,7 @@ impl From<TeamRecord> for TeamOut {
             parent: t.parent,
             members: t.members,
             colour: None,
+            env: Default::default(),
         }
     }
 }

@@ -260,11 +260,18 @@ const MIGRATIONS: &[&str] = &[
 ];
 
 /// The terminal's tables that came after the versioned migrations: each team's
-/// colour (created where missing, as every crate's own schema is).
+/// colour and environment variables (created where missing, as every crate's own
+/// schema is).
 const TERMINAL_SCHEMA: &str = "
     CREATE TABLE IF NOT EXISTS orch_team_colours (
         team TEXT PRIMARY KEY,
         hue REAL NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS team_env (
+        team TEXT NOT NULL REFERENCES teams(name) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        value TEXT NOT NULL,
+        PRIMARY KEY (team, name)
     );
 ";
 

@@ -185,7 +185,45 @@ impl Registry {
         })
     }
 
-    // ----- team colours -----
+    // ----- team colours and environments -----
+
+    /// Replaces `team`'s environment variables; the team must exist.
+    pub fn set_team_env(&self, team: &str, env: &[(String, String)]) -> Result<(), RegistryError> {
+        self.write(|tx| {
+            let exists = tx
+                .query_row("SELECT 1 FROM teams WHERE name = ?1", [team], |_| Ok(()))
+                .optional()
+                .map_err(sql(&self.path))?
+                .is_some();
+            if !exists {
+                return Err(RegistryError::NotFound(format!(
+                    "no team named {team:?}: create it first (list_teams shows what exists)"
+                )));
+            }
+            tx.execute("DELETE FROM team_env WHERE team = ?1", [team])
+                .map_err(sql(&self.path))?;
+            for (name, value) in env {
+                tx.execute(
+                    "INSERT INTO team_env (team, name, value) VALUES (?1, ?2, ?3)",
+                    params![team, name, value],
+                )
+                .map_err(sql(&self.path))?;
+            }
+            Ok(())
+        })
+    }
+
+    /// `team`'s environment variables, by name.
+    pub fn team_env(&self, team: &str) -> Result<Vec<(String, String)>, RegistryError> {
+        self.with(|conn| {
+            let mut stmt =
+                conn.prepare("SELECT name, value FROM team_env WHERE team = ?1 ORDER BY name")?;
+            let rows = stmt
+                .query_map([team], |r| Ok((r.get(0)?, r.get(1)?)))?
+                .collect::<Result<Vec<(String, String)>, _>>();
+            rows
+        })
+    }
 
     /// The hue of `team`'s colour: the one it has, or a new one from `next` (given
     /// every hue taken), kept from now on.

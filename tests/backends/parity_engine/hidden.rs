@@ -80,11 +80,17 @@ async fn a_hidden_session_runs_on_and_comes_back(ctx: Ctx) {
         ctx.which
     );
 
-    // Shown again: listed as any session, in a window of its own, history whole.
+    // Shown again: listed as any session, back beside the pane it left, history
+    // whole.
     let shown = terminal.set_hidden(&worker, false, &caller).await.unwrap();
     assert!(!shown.hidden, "on {:?}: {shown:?}", ctx.which);
     let window = window_of(&ctx, &worker).await;
-    assert_eq!(window.layout.panes(), [&worker], "on {:?}", ctx.which);
+    assert_eq!(
+        window.id,
+        window_of(&ctx, &beside).await.id,
+        "on {:?}",
+        ctx.which
+    );
     let all = terminal
         .read(
             &worker,
@@ -103,6 +109,36 @@ async fn a_hidden_session_runs_on_and_comes_back(ctx: Ctx) {
     // Showing a shown session changes nothing.
     let again = terminal.set_hidden(&worker, false, &caller).await.unwrap();
     assert!(!again.hidden);
+
+    // A session alone in its window is hidden whole, and comes back.
+    let alone = ctx.shell("loner").await;
+    assert!(
+        terminal
+            .set_hidden(&alone, true, &caller)
+            .await
+            .unwrap()
+            .hidden
+    );
+    let out = ctx.run(&alone, "echo alone-$((3*3))", spec(10_000)).await;
+    assert!(
+        out.output.text.contains("alone-9"),
+        "on {:?}: {:?}",
+        ctx.which,
+        out.output.text
+    );
+    assert!(
+        !terminal
+            .set_hidden(&alone, false, &caller)
+            .await
+            .unwrap()
+            .hidden
+    );
+    assert!(terminal
+        .list()
+        .await
+        .unwrap()
+        .iter()
+        .any(|p| p.id == alone && !p.hidden));
 }
 parity!(
     local,

@@ -1,0 +1,137 @@
+//! Team profiles: what every new pane of a team starts with — its colour and its
+//! environment variables.
+//!
+//! The variables are kept in the registry and given to each pane of the team as it
+//! starts, on every backend (a variable the caller gives for the pane wins). Where
+//! the terminal keeps profiles of its own ([`cohort_backends::Capabilities::team_profiles`]:
+//! iTerm2's Dynamic Profiles), every team also has one there with its colour and
+//! badge, rewritten whenever a team or its variables change, and a new pane of the
+//! team starts from it; elsewhere the colour is shown on the pane as it joins.
+
+use cohort_backends::{team_profile_name, TeamProfile};
+
+use crate::names::{self, NameKind};
+use crate::{Terminal, TerminalError};
+
+/// At most this many variables per team.
+const MAX_VARIABLES: usize = 64;
+
+/// At most this many bytes per value.
+const MAX_VALUE: usize = 4096;
+
+/// At most this many bytes per name.
+const MAX_NAME: usize = 128;
+
+impl Terminal {
+    /// Replaces `team`'s environment variables. Names are a shell's (`[A-Za-z_]`
+    /// then `[A-Za-z0-9_]`), not cohort's own `COHORT_…`; values hold no NUL.
+    pub async fn set_team_env(
+        &self,
+        team: &str,
+        env: &[(String, String)],
+    ) -> Result<(), TerminalError> {
+        names::check(NameKind::Team, team)?;
+        check_env(env)?;
+        let (name, env_owned) = (team.to_string(), env.to_vec());
+        self.db(move |r| r.set_team_env(&name, &env_owned)).await?;
+        self.write_team_profiles().await;
+        Ok(())
+    }
+
+    /// `team`'s environment variables, by name.
+    pub async fn team_env(&self, team: &str) -> Result<Vec<(String, String)>, TerminalError> {
+        let name = team.to_string();
+        self.db(move |r| r.team_env(&name)).await
+    }
+
+    /// Writes every team's profile where the terminal keeps them; a failure is
+    /// logged, and the teams' panes are coloured as they open instead.
+    pub(crate) async fn write_team_profiles(&self) {
+        if !self.backend.capabilities().team_profiles {
+            return;
+        }
+        let written = async {
+            let mut profiles = Vec::new();
+            for team in self.teams().await? {
+                let colour = self.team_colour(&team.name).await?;
+                profiles.push(TeamProfile {
+                    name: team_profile_name(&team.name),
+                    colour: colour.hex,
+                    env: self.team_env(&team.name).await?,
+                    team: team.name,
+                });
+            }
+            self.backend.set_team_profiles(&profiles).await?;
+            Ok::<_, TerminalError>(profiles)
+        }
+        .await;
+        let mut profiled = self
+            .profiled_teams
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        match written {
+            Ok(profiles) => *profiled = profiles.into_iter().map(|p| p.team).collect(),
+            Err(e) => {
+                profiled.clear();
+                tracing::warn!(target: "cohort::colours", "the teams' profiles were not written: {e}");
+            }
+        }
+    }
+
+    /// What a new pane of `team` starts with: the team's variables, and the
+    /// terminal's profile of the team when it keeps one.
+    pub(crate) async fn team_start(
+        &self,
+        team: &str,
+    ) -> Result<(Vec<(String, String)>, Option<String>), TerminalError> {
+        let env = self.team_env(team).await?;
+        if !self.backend.capabilities().team_profiles {
+            return Ok((env, None));
+        }
+        let known = |t: &Terminal| {
+            t.profiled_teams
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains(team)
+        };
+        if !known(self) {
+            self.write_team_profiles().await;
+        }
+        Ok((env, known(self).then(|| team_profile_name(team))))
+    }
+}
+
+/// Refuses variables a shell could not take or that would pass for cohort's own.
+fn check_env(env: &[(String, String)]) -> Result<(), TerminalError> {
+    if env.len() > MAX_VARIABLES {
+        return Err(TerminalError::InvalidArgument(format!(
+            "{} variables: a team has at most {MAX_VARIABLES}",
+            env.len()
+        )));
+    }
+    for (name, value) in env {
+        let mut chars = name.chars();
+        let valid = name.len() <= MAX_NAME
+            && chars
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(TerminalError::InvalidArgument(format!(
+                "{:?} is not a variable name: use letters, digits and _, not starting with a digit, at most {MAX_NAME} bytes",
+                crate::names::shown(name)
+            )));
+        }
+        if name.starts_with("COHORT_") {
+            return Err(TerminalError::InvalidArgument(format!(
+                "{name} is cohort's own: cohort sets the COHORT_ variables of each session"
+            )));
+        }
+        if value.contains('\0') || value.len() > MAX_VALUE {
+            return Err(TerminalError::InvalidArgument(format!(
+                "the value of {name} holds a NUL byte or is over {MAX_VALUE} bytes"
+            )));
+        }
+    }
+    Ok(())
+}
