@@ -29,7 +29,7 @@ pub fn permission_named(name: &str) -> Option<Permission> {
         "watch" | "unwatch" => Watch,
         "send" | "key" | "write_many" | "broadcast" | "broadcast_input" => Type,
         "run" => Run,
-        "open" | "split" | "create_layout" | "adopt" => Open,
+        "open" | "split" | "create_layout" | "adopt" | "arrange" => Open,
         "focus" | "set_appearance" | "hide" => Appearance,
         "register_agent" | "remove_agent" | "create_team" | "remove_team" | "assign_team"
         | "tag" => Team,

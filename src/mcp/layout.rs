@@ -1,6 +1,7 @@
 //! The *layout* toolset: create_layout, split, focus, set_appearance, adopt (a pane
 //! cohort did not open becomes a session), broadcast_input (sessions whose typing
-//! reaches each other) and hide (sessions out of the person's sight, still running).
+//! reaches each other), hide (sessions out of the person's sight, still running) and
+//! arrange (windows saved under a name and opened again).
 
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
@@ -242,11 +243,93 @@ pub struct BroadcastInputArgs {
     pub owner: Option<String>,
 }
 
+/// What `arrange` does.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ArrangeAction {
+    /// List the saved arrangements.
+    List,
+    /// Save the windows of the targets under the name.
+    Save,
+    /// Open the arrangement again.
+    Restore,
+    /// Forget it.
+    Delete,
+}
+
+/// `arrange` arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ArrangeArgs {
+    /// list (default), save, restore or delete.
+    #[serde(default = "list_action")]
+    pub action: ArrangeAction,
+    /// The arrangement's name (save, restore, delete).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// For save: sessions whose windows are saved (names, ids, agent names, teams, tags).
+    #[serde(default)]
+    pub targets: Vec<String>,
+}
+
+fn list_action() -> ArrangeAction {
+    ArrangeAction::List
+}
+
+/// One saved window, as listed.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct ArrangedWindowView {
+    /// The window's name.
+    pub name: String,
+    /// Its sessions in reading order.
+    pub sessions: Vec<String>,
+}
+
+/// One arrangement, as listed.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct ArrangementView {
+    /// Its name.
+    pub name: String,
+    /// Its windows.
+    pub windows: Vec<ArrangedWindowView>,
+}
+
+/// What `arrange` did.
+#[derive(Debug, Serialize, Deserialize, JsonSchema)]
+pub struct ArrangeResult {
+    /// The arrangements listed, saved or deleted.
+    pub arrangements: Vec<ArrangementView>,
+    /// The sessions a restore opened.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub opened: Vec<SessionSummary>,
+    /// Shells that showed no prompt in time, after a restore.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notices: Vec<String>,
+}
+
+impl super::reply::Plain for ArrangeResult {}
+
+impl From<&cohort_terminal::arrangements::Arrangement> for ArrangementView {
+    fn from(a: &cohort_terminal::arrangements::Arrangement) -> Self {
+        ArrangementView {
+            name: a.name.clone(),
+            windows: a
+                .windows
+                .iter()
+                .map(|w| ArrangedWindowView {
+                    name: w.name.clone(),
+                    sessions: w.panes.iter().map(|p| p.name.clone()).collect(),
+                })
+                .collect(),
+        }
+    }
+}
+
 /// `hide` arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct HideArgs {
-    /// Sessions to hide (names, persistent ids, agent names, pane ids, team:NAME).
+    /// Sessions to hide (names, persistent ids, agent names, pane ids, teams, tags).
     pub targets: Vec<String>,
     /// Show them again instead (default false).
     #[serde(default)]
@@ -297,6 +380,73 @@ fn broadcast_note(caps: &cohort_backends::Capabilities) -> String {
 
 #[tool_router(router = layout_router, vis = "pub(crate)")]
 impl CohortServer {
+    #[tool(
+        description = "Saved arrangements of windows: action save (name, targets) keeps the windows holding the target sessions — split trees with sizes, each pane's name, agent, team, directory and the command it was opened with; restore (name) opens them again, by this server or another, after they were closed or a restart; list; delete (name).",
+        annotations(
+            title = "Save and restore arrangements",
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false,
+            open_world_hint = false
+        )
+    )]
+    async fn arrange(
+        &self,
+        Parameters(args): Parameters<ArrangeArgs>,
+    ) -> Result<Json<ArrangeResult>, String> {
+        let engine = self.engine().await?;
+        let terminal = &engine.terminal;
+        let named = || {
+            args.name
+                .clone()
+                .ok_or_else(|| "name is missing: say which arrangement".to_string())
+        };
+        let mut result = ArrangeResult {
+            arrangements: Vec::new(),
+            opened: Vec::new(),
+            notices: Vec::new(),
+        };
+        match args.action {
+            ArrangeAction::List => {
+                for a in terminal.arrangements().await.map_err(err)? {
+                    result.arrangements.push(ArrangementView::from(&a));
+                }
+            }
+            ArrangeAction::Save => {
+                if args.targets.is_empty() {
+                    return Err("targets is empty: name the sessions whose windows to save".into());
+                }
+                let saved = terminal
+                    .save_arrangement(&named()?, &args.targets)
+                    .await
+                    .map_err(err)?;
+                result.arrangements.push(ArrangementView::from(&saved));
+            }
+            ArrangeAction::Restore => {
+                let name = named()?;
+                let arrangement = terminal.arrangement(&name).await.map_err(err)?;
+                for laid in terminal.restore_arrangement(&name).await.map_err(err)? {
+                    result
+                        .opened
+                        .extend(laid.panes.iter().map(SessionSummary::from));
+                    result.notices.extend(laid.notices);
+                }
+                result
+                    .arrangements
+                    .push(ArrangementView::from(&arrangement));
+            }
+            ArrangeAction::Delete => {
+                let name = named()?;
+                if !terminal.delete_arrangement(&name).await.map_err(err)? {
+                    return Err(format!(
+                        "no arrangement named {name:?}: list shows the saved ones"
+                    ));
+                }
+            }
+        }
+        Ok(Json(result))
+    }
+
     #[tool(
         description = "Hide sessions from the person's view (iTerm2 buries them; tmux moves each to a window of its own left out of the status line), or show them again with show: true. A hidden session keeps running and is read, typed into and waited on as before; list marks it hidden: true.",
         annotations(

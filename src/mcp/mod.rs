@@ -110,7 +110,7 @@ impl Toolset {
                 "persistent sessions: open, run, send, read, key, close, list, status, record"
             }
             Toolset::Layout => {
-                "windows of several panes: create_layout, split, focus, set_appearance, adopt, broadcast_input, hide"
+                "windows of several panes: create_layout, split, focus, set_appearance, adopt, broadcast_input, hide, arrange"
             }
             Toolset::Team => {
                 "agents and teams: register, message many at once, broadcast, locks, tags"

@@ -6,12 +6,12 @@
 //! `spawn` and `split` only: the first leaf opens the window, every other leaf is a
 //! split of the pane that still covers it.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use cohort_backends::{SplitDirection, SplitSize};
 
 /// Which way a split goes, as layouts spell it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Direction {
     /// Side by side.
@@ -33,7 +33,7 @@ impl From<Direction> for SplitDirection {
 pub const MAX_PANES: usize = 16;
 
 /// A split tree: leaves are panes, numbered in reading order.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(untagged)]
 pub enum SplitTree {
     /// A split of the area into children.
@@ -51,7 +51,7 @@ pub enum SplitTree {
 }
 
 /// A child of a split, with an optional share of its parent.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
 pub struct Child {
     /// The child's subtree.
     #[serde(flatten)]

@@ -43,6 +43,7 @@
 //! ```
 
 pub mod access;
+pub mod arrangements;
 pub mod broadcast;
 pub mod colours;
 pub mod completion;

@@ -398,8 +398,12 @@ impl Terminal {
             tags: Vec::new(),
         };
         let stamped = identity.clone();
+        let opened_with = options.command.clone();
         self.db(move |r| {
             r.upsert_session(&row)?;
+            if let Some(command) = &opened_with {
+                r.set_session_command(&row.id, command)?;
+            }
             if let Some(agent) = &stamped.agent {
                 let teams: Vec<String> = stamped.team.iter().cloned().collect();
                 r.register_agent(agent, Some(&stamped.id), None, &teams)?;

@@ -404,6 +404,7 @@ async fn ladder_timeout(ctx: Ctx) {
 }
 parity!(EngineOn::start, ladder_timeout_, ladder_timeout);
 
+mod arrangements;
 mod broadcast;
 mod hidden;
 mod marks;

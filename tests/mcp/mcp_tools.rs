@@ -179,7 +179,7 @@ async fn toolsets_choose_the_tools_and_every_tool_is_described() {
     let tools = h.client.list_all_tools().await.unwrap();
     assert_eq!(
         tools.len(),
-        54,
+        55,
         "{:?}",
         tools.iter().map(|t| t.name.clone()).collect::<Vec<_>>()
     );
@@ -1155,4 +1155,54 @@ async fn a_teams_variables_reach_its_new_panes() {
         json!({"REGION": "eu-west", "TIER": "2"}),
         "{listed}"
     );
+}
+
+#[tokio::test]
+async fn an_arrangement_is_saved_listed_restored_and_deleted() {
+    let h = harness(&Toolset::ALL).await;
+    h.ok(
+        "create_layout",
+        json!({"name": "bench", "layout": "horizontal", "panes": [{"name": "left"}, {"name": "right"}]}),
+    )
+    .await;
+    let e = h
+        .error("arrange", json!({"action": "save", "name": "b1"}))
+        .await;
+    assert!(e.contains("targets"), "{e}");
+    let saved = h
+        .ok(
+            "arrange",
+            json!({"action": "save", "name": "b1", "targets": ["left"]}),
+        )
+        .await;
+    assert_eq!(
+        saved["arrangements"][0]["windows"][0]["sessions"],
+        json!(["left", "right"]),
+        "{saved}"
+    );
+    let e = h
+        .error("arrange", json!({"action": "restore", "name": "b1"}))
+        .await;
+    assert!(e.contains("close them first"), "{e}");
+    for name in ["left", "right"] {
+        h.ok("close", json!({"target": name})).await;
+    }
+    let restored = h
+        .ok("arrange", json!({"action": "restore", "name": "b1"}))
+        .await;
+    let opened: Vec<&str> = restored["opened"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(opened, ["left", "right"], "{restored}");
+    let listed = h.ok("arrange", json!({})).await;
+    assert_eq!(listed["arrangements"][0]["name"], "b1", "{listed}");
+    h.ok("arrange", json!({"action": "delete", "name": "b1"}))
+        .await;
+    let e = h
+        .error("arrange", json!({"action": "restore", "name": "b1"}))
+        .await;
+    assert!(e.contains("no arrangement"), "{e}");
 }

@@ -156,6 +156,7 @@ fn base(tool: &str, n: usize) -> Option<Value> {
         "adopt" => json!({"pane": SCRATCH}),
         "broadcast_input" => json!({"targets": [SCRATCH], "off": true}),
         "hide" => json!({"targets": [SCRATCH], "show": true}),
+        "arrange" => json!({"action": "save", "name": format!("arr-{n}"), "targets": [SCRATCH]}),
         // Mode "lines", so a mutated `lines` is read, not ignored.
         "read" => json!({"target": SCRATCH, "mode": "lines", "lines": "1-2"}),
         "key" => json!({"target": SCRATCH, "keys": ["Enter"]}),

@@ -14,6 +14,7 @@
 //! with [`Registry::add_schema`] (run again whenever the database is replaced) and
 //! read and write through [`Registry::with`] and [`Registry::write`].
 
+mod arrangements;
 mod locks;
 mod sessions;
 mod teams;
@@ -259,13 +260,22 @@ const MIGRATIONS: &[&str] = &[
      ALTER TABLE locks ADD COLUMN holder_start TEXT;",
 ];
 
-/// The terminal's tables that came after the versioned migrations: each team's
-/// colour and environment variables (created where missing, as every crate's own
-/// schema is).
+/// The terminal's tables that came after the versioned migrations: the command a
+/// session was opened with, saved arrangements, each team's colour and environment
+/// variables (created where missing, as every crate's own schema is).
 const TERMINAL_SCHEMA: &str = "
     CREATE TABLE IF NOT EXISTS orch_team_colours (
         team TEXT PRIMARY KEY,
         hue REAL NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS session_commands (
+        session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+        command TEXT NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS arrangements (
+        name TEXT PRIMARY KEY,
+        body TEXT NOT NULL,
+        saved INTEGER NOT NULL
     );
     CREATE TABLE IF NOT EXISTS team_env (
         team TEXT NOT NULL REFERENCES teams(name) ON DELETE CASCADE,

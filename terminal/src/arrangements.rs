@@ -1,0 +1,242 @@
+//! Arrangements: the windows of some sessions (their split trees with sizes, and
+//! each pane's name, agent, team, working directory and the command it was opened
+//! with) saved under a name in the registry, and opened again from it later — by
+//! this process or another, after the sessions were closed or the machine
+//! restarted. The record is cohort's own, read from the terminal's layout, so both
+//! backends save and restore alike.
+
+use std::collections::BTreeSet;
+
+use cohort_backends::{LayoutNode, PaneInfo, SplitDirection, WindowId};
+use serde::{Deserialize, Serialize};
+
+use crate::layout::{Child, Direction, SplitTree};
+use crate::names::{self, NameKind};
+use crate::ready::LaidOut;
+use crate::sessions::LayoutPane;
+use crate::{Terminal, TerminalError};
+
+/// A saved arrangement.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Arrangement {
+    /// Its name.
+    pub name: String,
+    /// Its windows, in the order they were saved.
+    pub windows: Vec<ArrangedWindow>,
+}
+
+/// One window of an arrangement.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArrangedWindow {
+    /// The window's name.
+    pub name: String,
+    /// Its split tree; leaf `i` is `panes[i]`.
+    pub tree: SplitTree,
+    /// Its panes in reading order.
+    pub panes: Vec<ArrangedPane>,
+}
+
+/// One pane of an arranged window.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArrangedPane {
+    /// Session name.
+    pub name: String,
+    /// Its agent.
+    pub agent: Option<String>,
+    /// That agent's team.
+    pub team: Option<String>,
+    /// The directory its program was in.
+    pub cwd: Option<String>,
+    /// The command it was opened with; a shell when `None`.
+    pub command: Option<String>,
+}
+
+impl Terminal {
+    /// Saves the windows holding the sessions `targets` name (names, ids, agents,
+    /// teams, tags) as the arrangement `name`, replacing one saved before.
+    /// Every pane of those windows must be a cohort session.
+    pub async fn save_arrangement(
+        &self,
+        name: &str,
+        targets: &[String],
+    ) -> Result<Arrangement, TerminalError> {
+        names::check(NameKind::Session, name)?;
+        let chosen = self.expand_targets_or_refuse(targets).await?;
+        let mut wanted: Vec<WindowId> = Vec::new();
+        for (_, pane) in &chosen {
+            if !wanted.contains(&pane.window) {
+                wanted.push(pane.window.clone());
+            }
+        }
+        let windows = self.backend.list_windows().await?;
+        let panes = self.list_all().await?;
+        let mut arranged = Vec::new();
+        for id in wanted {
+            let window = windows.iter().find(|w| w.id == id).ok_or_else(|| {
+                TerminalError::InvalidArgument(format!(
+                    "window {id} is gone (a hidden session has no window to save): list sessions and try again"
+                ))
+            })?;
+            let order: Vec<&PaneInfo> = window
+                .layout
+                .panes()
+                .into_iter()
+                .map(|p| {
+                    panes.iter().find(|info| &info.id == p).ok_or_else(|| {
+                        TerminalError::InvalidArgument(format!("pane {p} of window {id} is gone"))
+                    })
+                })
+                .collect::<Result<_, _>>()?;
+            let mut arranged_panes = Vec::new();
+            for pane in &order {
+                let Some(identity) = &pane.identity else {
+                    return Err(TerminalError::InvalidArgument(format!(
+                        "window {:?} holds pane {}, which is not a cohort session: adopt it first, or move it out of the window",
+                        window.name, pane.id
+                    )));
+                };
+                let state = self.backend.pane_state(&pane.id).await?;
+                let id = identity.id.clone();
+                let command = self.db(move |r| r.session_command(&id)).await?;
+                arranged_panes.push(ArrangedPane {
+                    name: identity.name.clone(),
+                    agent: identity.agent.clone(),
+                    team: identity.team.clone(),
+                    cwd: state.cwd,
+                    command,
+                });
+            }
+            let leaves: Vec<&cohort_backends::PaneId> = order.iter().map(|p| &p.id).collect();
+            arranged.push(ArrangedWindow {
+                name: window.name.clone(),
+                tree: tree_of(&window.layout, &leaves),
+                panes: arranged_panes,
+            });
+        }
+        let arrangement = Arrangement {
+            name: name.to_string(),
+            windows: arranged,
+        };
+        let body = serde_json::to_string(&arrangement)
+            .map_err(|e| TerminalError::Internal(format!("an arrangement as JSON: {e}")))?;
+        let key = name.to_string();
+        self.db(move |r| r.save_arrangement(&key, &body)).await?;
+        Ok(arrangement)
+    }
+
+    /// Opens the arrangement `name` again: each window with its panes, sizes, names,
+    /// agents, teams, directories and commands. Refused, before anything opens, when
+    /// a session of it is open (close it first).
+    pub async fn restore_arrangement(&self, name: &str) -> Result<Vec<LaidOut>, TerminalError> {
+        let arrangement = self.arrangement(name).await?;
+        let open: BTreeSet<String> = self
+            .list()
+            .await?
+            .iter()
+            .filter_map(|p| p.identity.as_ref().map(|i| i.name.clone()))
+            .collect();
+        let clashing: Vec<&str> = arrangement
+            .windows
+            .iter()
+            .flat_map(|w| &w.panes)
+            .map(|p| p.name.as_str())
+            .filter(|n| open.contains(*n))
+            .collect();
+        if !clashing.is_empty() {
+            return Err(TerminalError::InvalidArgument(format!(
+                "the arrangement {name:?} has sessions that are open now ({}): close them first",
+                clashing.join(", ")
+            )));
+        }
+        let mut opened = Vec::new();
+        for window in &arrangement.windows {
+            let panes: Vec<LayoutPane> = window
+                .panes
+                .iter()
+                .map(|p| LayoutPane {
+                    name: Some(p.name.clone()),
+                    agent: p.agent.clone(),
+                    team: p.team.clone(),
+                    command: p.command.clone(),
+                    cwd: p.cwd.clone(),
+                    ..LayoutPane::default()
+                })
+                .collect();
+            opened.push(
+                self.create_layout_up(&window.name, &window.tree, &panes)
+                    .await?,
+            );
+        }
+        Ok(opened)
+    }
+
+    /// The arrangement `name`.
+    pub async fn arrangement(&self, name: &str) -> Result<Arrangement, TerminalError> {
+        names::check(NameKind::Session, name)?;
+        let key = name.to_string();
+        let body = self.db(move |r| r.arrangement(&key)).await?.ok_or_else(|| {
+            TerminalError::InvalidArgument(format!(
+                "no arrangement named {name:?}: list the saved ones with arrange {{\"action\": \"list\"}}"
+            ))
+        })?;
+        serde_json::from_str(&body).map_err(|e| {
+            TerminalError::Internal(format!(
+                "the saved arrangement {name:?} does not read back: {e}"
+            ))
+        })
+    }
+
+    /// Every saved arrangement, by name; one that does not read back is left out.
+    pub async fn arrangements(&self) -> Result<Vec<Arrangement>, TerminalError> {
+        let rows = self.db(|r| r.arrangements()).await?;
+        Ok(rows
+            .into_iter()
+            .filter_map(|(_, body)| serde_json::from_str(&body).ok())
+            .collect())
+    }
+
+    /// Deletes the arrangement `name`; false when there was none.
+    pub async fn delete_arrangement(&self, name: &str) -> Result<bool, TerminalError> {
+        names::check(NameKind::Session, name)?;
+        let key = name.to_string();
+        self.db(move |r| r.delete_arrangement(&key)).await
+    }
+}
+
+/// The split tree of `node`, its leaves numbered by their place in `leaves`, each
+/// child but the last with its share of its parent in percent.
+fn tree_of(node: &LayoutNode, leaves: &[&cohort_backends::PaneId]) -> SplitTree {
+    match node {
+        LayoutNode::Pane { id, .. } => SplitTree::Pane {
+            pane: leaves.iter().position(|l| *l == id).unwrap_or(0),
+        },
+        LayoutNode::Split {
+            direction,
+            rect,
+            children,
+        } => {
+            let whole = |r: &cohort_backends::Rect| match direction {
+                SplitDirection::Horizontal => r.cols,
+                SplitDirection::Vertical => r.rows,
+            };
+            let total = whole(rect).max(1) as u32;
+            let last = children.len().saturating_sub(1);
+            SplitTree::Split {
+                split: match direction {
+                    SplitDirection::Horizontal => Direction::Horizontal,
+                    SplitDirection::Vertical => Direction::Vertical,
+                },
+                // The last child takes what the others leave, so the shares add up.
+                children: children
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| Child {
+                        tree: tree_of(c, leaves),
+                        size: (i < last)
+                            .then(|| (whole(&c.rect()) as u32 * 100 / total).clamp(1, 99) as u8),
+                    })
+                    .collect(),
+            }
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! Arrangements: windows saved under a name (split trees with sizes; each pane's
+//! name, agent, team, directory and the command it was opened with) and opened
+//! again by another process after the sessions were closed, as they were. Run on
+//! both backends like the rest of the engine parity suite.
+
+use super::*;
+use crate::support::parity;
+use cohort_terminal::LayoutPane;
+
+async fn a_saved_arrangement_opens_again_as_it_was(ctx: Ctx) {
+    let terminal = &ctx.engine.terminal;
+    terminal.create_team("crew", None).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let cwd = dir.path().canonicalize().unwrap().display().to_string();
+    let tree = SplitTree::preset("triple_bottom", None, None).unwrap();
+    let panes = vec![
+        LayoutPane {
+            name: Some("lead".into()),
+            agent: Some("ann".into()),
+            team: Some("crew".into()),
+            cwd: Some(cwd.clone()),
+            ..LayoutPane::default()
+        },
+        LayoutPane {
+            name: Some("tests".into()),
+            ..LayoutPane::default()
+        },
+        LayoutPane {
+            name: Some("server".into()),
+            command: Some("sh -c 'echo serving; exec sleep 600'".into()),
+            ..LayoutPane::default()
+        },
+    ];
+    let laid = terminal
+        .create_layout_up("desk", &tree, &panes)
+        .await
+        .unwrap();
+    let ids: Vec<PaneId> = laid.panes.iter().map(|p| p.id.clone()).collect();
+    let before = window_of(&ctx, &ids[0]).await;
+
+    // Refused: nothing to save, a name that is no name.
+    assert!(terminal
+        .save_arrangement("desk-1", &["nobody".into()])
+        .await
+        .is_err());
+    assert!(terminal
+        .save_arrangement("bad name\n", &["lead".into()])
+        .await
+        .is_err());
+    let saved = terminal
+        .save_arrangement("desk-1", &["crew".into(), "tests".into()])
+        .await
+        .unwrap_or_else(|e| panic!("save on {:?}: {e}", ctx.which));
+    assert_eq!(saved.windows.len(), 1, "{saved:?}");
+    let window = &saved.windows[0];
+    let names: Vec<&str> = window.panes.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["lead", "tests", "server"], "on {:?}", ctx.which);
+    assert_eq!(window.panes[0].agent.as_deref(), Some("ann"));
+    assert_eq!(
+        window.panes[0].cwd.as_deref(),
+        Some(cwd.as_str()),
+        "on {:?}",
+        ctx.which
+    );
+    assert!(window.panes[2]
+        .command
+        .as_deref()
+        .is_some_and(|c| c.contains("serving")));
+    // Open sessions stand in the way of a restore.
+    let refused = terminal.restore_arrangement("desk-1").await.unwrap_err();
+    assert!(
+        refused.to_string().contains("close them first"),
+        "{refused}"
+    );
+
+    for id in &ids {
+        terminal.close(id).await.unwrap();
+    }
+    // Another process (as after a restart) opens it again.
+    let second = ctx.second_engine().await;
+    let listed = second.terminal.arrangements().await.unwrap();
+    assert!(listed.iter().any(|a| a.name == "desk-1"), "{listed:?}");
+    let opened = second
+        .terminal
+        .restore_arrangement("desk-1")
+        .await
+        .unwrap_or_else(|e| panic!("restore on {:?}: {e}", ctx.which));
+    let panes = &opened[0].panes;
+    let names: Vec<String> = panes
+        .iter()
+        .map(|p| p.identity.as_ref().unwrap().name.clone())
+        .collect();
+    assert_eq!(names, ["lead", "tests", "server"], "on {:?}", ctx.which);
+    assert_eq!(
+        panes[0].identity.as_ref().unwrap().agent.as_deref(),
+        Some("ann")
+    );
+    assert_eq!(
+        panes[0].identity.as_ref().unwrap().team.as_deref(),
+        Some("crew")
+    );
+    let after = window_of(&ctx, &panes[0].id).await;
+    assert_eq!(after.layout.panes().len(), 3, "on {:?}", ctx.which);
+    // The same shape: one pane above, two side by side below, in the same shares.
+    match (&before.layout, &after.layout) {
+        (
+            LayoutNode::Split {
+                direction: d1,
+                children: c1,
+                ..
+            },
+            LayoutNode::Split {
+                direction: d2,
+                children: c2,
+                ..
+            },
+        ) => {
+            assert_eq!(d1, d2, "on {:?}", ctx.which);
+            assert_eq!(c1.len(), c2.len());
+            let rows = |c: &LayoutNode| c.rect().rows as i32;
+            assert!(
+                (rows(&c1[0]) - rows(&c2[0])).abs() <= 2,
+                "{before:?} vs {after:?}"
+            );
+        }
+        other => panic!("not a split on {:?}: {other:?}", ctx.which),
+    }
+    // Each pane where it was, running what it was opened with.
+    let lead = panes[0].id.clone();
+    assert!(second.terminal.wait_ready(&lead, WAIT).await);
+    let out = second
+        .terminal
+        .run(
+            &lead,
+            "pwd",
+            &SendOptions::default(),
+            spec(10_000),
+            false,
+            &cohort_terminal::Caller::new("test"),
+        )
+        .await
+        .unwrap();
+    assert!(
+        out.output.text.contains(&cwd),
+        "on {:?}: {:?}",
+        ctx.which,
+        out.output.text
+    );
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let rows = ctx.backend().read_screen(&panes[2].id).await.unwrap().rows;
+        if rows.iter().any(|r| r.contains("serving")) {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{rows:?}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(terminal.delete_arrangement("desk-1").await.unwrap());
+    assert!(!terminal.delete_arrangement("desk-1").await.unwrap());
+}
+parity!(
+    local,
+    EngineOn::start,
+    a_saved_arrangement_opens_again_as_it_was_,
+    a_saved_arrangement_opens_again_as_it_was
+);
