@@ -125,14 +125,20 @@ impl CohortServer {
     ) -> Result<Json<TeamsResult>, String> {
         let engine = self.engine().await?;
         let terminal = &engine.terminal;
+        let env: Option<Vec<(String, String)>> = args
+            .env
+            .as_ref()
+            .map(|env| env.iter().map(|(k, v)| (k.clone(), v.clone())).collect());
+        // The variables are checked before the team is made.
+        if let Some(env) = &env {
+            cohort_terminal::profiles::check_env(env).map_err(err)?;
+        }
         let team = terminal
             .create_team(&args.name, args.parent.as_deref())
             .await
             .map_err(err)?;
-        if let Some(env) = &args.env {
-            let env: Vec<(String, String)> =
-                env.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
-            terminal.set_team_env(&team.name, &env).await.map_err(err)?;
+        if let Some(env) = &env {
+            terminal.set_team_env(&team.name, env).await.map_err(err)?;
         }
         Ok(Json(TeamsResult {
             teams: vec![team_out(terminal, team).await],

@@ -3,7 +3,8 @@
 //! with) saved under a name in the registry, and opened again from it later — by
 //! this process or another, after the sessions were closed or the machine
 //! restarted. The record is cohort's own, read from the terminal's layout, so both
-//! backends save and restore alike.
+//! backends save and restore alike. A hidden session is in no window a person sees,
+//! and is not saved.
 
 use std::collections::BTreeSet;
 
@@ -60,7 +61,7 @@ impl Terminal {
         name: &str,
         targets: &[String],
     ) -> Result<Arrangement, TerminalError> {
-        names::check(NameKind::Session, name)?;
+        names::check(NameKind::Arrangement, name)?;
         let chosen = self.expand_targets_or_refuse(targets).await?;
         let mut wanted: Vec<WindowId> = Vec::new();
         for (_, pane) in &chosen {
@@ -87,6 +88,11 @@ impl Terminal {
                     })
                 })
                 .collect::<Result<_, _>>()?;
+            // A hidden session is out of the person's windows: not part of one.
+            let order: Vec<&PaneInfo> = order.into_iter().filter(|p| !p.hidden).collect();
+            if order.is_empty() {
+                continue;
+            }
             let mut arranged_panes = Vec::new();
             for pane in &order {
                 let Some(identity) = &pane.identity else {
@@ -107,9 +113,16 @@ impl Terminal {
                 });
             }
             let leaves: Vec<&cohort_backends::PaneId> = order.iter().map(|p| &p.id).collect();
+            let tree = tree_of(&window.layout, &leaves);
+            tree.validate().map_err(|why| {
+                TerminalError::InvalidArgument(format!(
+                    "window {:?} cannot be saved as it is ({why})",
+                    window.name
+                ))
+            })?;
             arranged.push(ArrangedWindow {
                 name: window.name.clone(),
-                tree: tree_of(&window.layout, &leaves),
+                tree,
                 panes: arranged_panes,
             });
         }
@@ -148,6 +161,25 @@ impl Terminal {
                 clashing.join(", ")
             )));
         }
+        // Everything is checked before anything opens: a window name in use now, a
+        // directory gone since (its pane starts in the default one).
+        let windows: BTreeSet<String> = self
+            .backend
+            .list_windows()
+            .await?
+            .into_iter()
+            .map(|w| w.name)
+            .collect();
+        if let Some(taken) = arrangement
+            .windows
+            .iter()
+            .find(|w| windows.contains(&w.name))
+        {
+            return Err(TerminalError::InvalidArgument(format!(
+                "a window named {:?} is open now: close it or rename it first",
+                taken.name
+            )));
+        }
         let mut opened = Vec::new();
         for window in &arrangement.windows {
             let panes: Vec<LayoutPane> = window
@@ -158,7 +190,10 @@ impl Terminal {
                     agent: p.agent.clone(),
                     team: p.team.clone(),
                     command: p.command.clone(),
-                    cwd: p.cwd.clone(),
+                    cwd: p
+                        .cwd
+                        .clone()
+                        .filter(|dir| std::path::Path::new(dir).is_dir()),
                     ..LayoutPane::default()
                 })
                 .collect();
@@ -172,7 +207,7 @@ impl Terminal {
 
     /// The arrangement `name`.
     pub async fn arrangement(&self, name: &str) -> Result<Arrangement, TerminalError> {
-        names::check(NameKind::Session, name)?;
+        names::check(NameKind::Arrangement, name)?;
         let key = name.to_string();
         let body = self.db(move |r| r.arrangement(&key)).await?.ok_or_else(|| {
             TerminalError::InvalidArgument(format!(
@@ -197,7 +232,7 @@ impl Terminal {
 
     /// Deletes the arrangement `name`; false when there was none.
     pub async fn delete_arrangement(&self, name: &str) -> Result<bool, TerminalError> {
-        names::check(NameKind::Session, name)?;
+        names::check(NameKind::Arrangement, name)?;
         let key = name.to_string();
         self.db(move |r| r.delete_arrangement(&key)).await
     }

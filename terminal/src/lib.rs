@@ -130,6 +130,11 @@ pub struct Terminal {
     framed_programs: Arc<std::sync::RwLock<std::collections::BTreeSet<String>>>,
     /// Teams whose profile this process wrote to the terminal (see [`profiles`]).
     profiled_teams: Arc<std::sync::Mutex<std::collections::BTreeSet<String>>>,
+    /// Whether this process tried to write the profiles, and whether that failed.
+    profiles_tried: Arc<std::sync::atomic::AtomicBool>,
+    profiles_failed: Arc<std::sync::atomic::AtomicBool>,
+    /// Held while the profiles are written.
+    profiles_writing: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl std::fmt::Debug for Terminal {
@@ -184,6 +189,9 @@ impl Terminal {
             registry,
             adopted_epoch: Default::default(),
             profiled_teams: Default::default(),
+            profiles_tried: Default::default(),
+            profiles_failed: Default::default(),
+            profiles_writing: Default::default(),
             bus,
             recordings: Arc::new(record::Recordings::new(state_dir.join("recordings"))),
             framed_programs: Default::default(),

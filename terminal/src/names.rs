@@ -25,6 +25,8 @@ pub enum NameKind {
     Owner,
     /// A tag on a session.
     Tag,
+    /// A saved arrangement.
+    Arrangement,
 }
 
 impl NameKind {
@@ -37,6 +39,7 @@ impl NameKind {
             NameKind::Role => "role",
             NameKind::Owner => "owner",
             NameKind::Tag => "tag",
+            NameKind::Arrangement => "arrangement",
         }
     }
 }

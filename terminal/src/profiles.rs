@@ -22,6 +22,9 @@ const MAX_VALUE: usize = 4096;
 /// At most this many bytes per name.
 const MAX_NAME: usize = 128;
 
+/// Variables the terminal and the shell launch set for every pane.
+const TERMINALS_OWN: &[&str] = &["TERM", "TMUX", "TMUX_PANE", "SHELL", "TERM_SESSION_ID"];
+
 impl Terminal {
     /// Replaces `team`'s environment variables. Names are a shell's (`[A-Za-z_]`
     /// then `[A-Za-z0-9_]`), not cohort's own `COHORT_…`; values hold no NUL.
@@ -34,7 +37,6 @@ impl Terminal {
         check_env(env)?;
         let (name, env_owned) = (team.to_string(), env.to_vec());
         self.db(move |r| r.set_team_env(&name, &env_owned)).await?;
-        self.write_team_profiles().await;
         Ok(())
     }
 
@@ -44,12 +46,18 @@ impl Terminal {
         self.db(move |r| r.team_env(&name)).await
     }
 
-    /// Writes every team's profile where the terminal keeps them; a failure is
-    /// logged, and the teams' panes are coloured as they open instead.
+    /// Writes every team's profile where the terminal keeps them. A failure (the
+    /// terminal did not load them in time) is logged once, and this process writes
+    /// none after it: the teams' panes are coloured as they open instead, without
+    /// waiting for the terminal again.
     pub(crate) async fn write_team_profiles(&self) {
-        if !self.backend.capabilities().team_profiles {
+        use std::sync::atomic::Ordering;
+        if !self.backend.capabilities().team_profiles || self.profiles_failed.load(Ordering::SeqCst)
+        {
             return;
         }
+        // One write at a time: the file is replaced whole.
+        let _writing = self.profiles_writing.lock().await;
         let written = async {
             let mut profiles = Vec::new();
             for team in self.teams().await? {
@@ -73,7 +81,8 @@ impl Terminal {
             Ok(profiles) => *profiled = profiles.into_iter().map(|p| p.team).collect(),
             Err(e) => {
                 profiled.clear();
-                tracing::warn!(target: "cohort::colours", "the teams' profiles were not written: {e}");
+                self.profiles_failed.store(true, Ordering::SeqCst);
+                tracing::warn!(target: "cohort::colours", "the teams' profiles were not written, and will not be by this process: {e}");
             }
         }
     }
@@ -94,15 +103,22 @@ impl Terminal {
                 .unwrap_or_else(|e| e.into_inner())
                 .contains(team)
         };
-        if !known(self) {
+        // Written once by this process (another may have written them before);
+        // a failed write is not tried again at every pane.
+        if !known(self)
+            && !self
+                .profiles_tried
+                .swap(true, std::sync::atomic::Ordering::SeqCst)
+        {
             self.write_team_profiles().await;
         }
         Ok((env, known(self).then(|| team_profile_name(team))))
     }
 }
 
-/// Refuses variables a shell could not take or that would pass for cohort's own.
-fn check_env(env: &[(String, String)]) -> Result<(), TerminalError> {
+/// Refuses variables a shell could not take, or that would pass for cohort's or
+/// the terminal's own.
+pub fn check_env(env: &[(String, String)]) -> Result<(), TerminalError> {
     if env.len() > MAX_VARIABLES {
         return Err(TerminalError::InvalidArgument(format!(
             "{} variables: a team has at most {MAX_VARIABLES}",
@@ -125,6 +141,11 @@ fn check_env(env: &[(String, String)]) -> Result<(), TerminalError> {
         if name.starts_with("COHORT_") {
             return Err(TerminalError::InvalidArgument(format!(
                 "{name} is cohort's own: cohort sets the COHORT_ variables of each session"
+            )));
+        }
+        if TERMINALS_OWN.contains(&name.as_str()) || name.starts_with("ITERM_") {
+            return Err(TerminalError::InvalidArgument(format!(
+                "{name} is the terminal's own: tmux and iTerm2 set it for each pane"
             )));
         }
         if value.contains('\0') || value.len() > MAX_VALUE {

@@ -99,7 +99,8 @@ fn profiles_json(profiles: &[TeamProfile]) -> Result<String> {
             "Name": p.name,
             "Guid": format!("cohort-team-{}", p.team),
             "Dynamic Profile Parent Name": "Default",
-            "Badge Text": p.team,
+            // A badge is an interpolated string: the name shows as written.
+            "Badge Text": super::literal::interpolated(&p.team),
             "Use Tab Color": true,
             "Tab Color": colour,
             "Tags": ["cohort"],
@@ -120,7 +121,9 @@ fn write_atomically(dir: &Path, json: &str) -> Result<()> {
         source,
     };
     std::fs::create_dir_all(dir).map_err(|e| io("creating the DynamicProfiles folder", e))?;
-    let temporary = dir.join(format!(".{PROFILES_FILE}.{}", std::process::id()));
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let temporary = dir.join(format!(".{PROFILES_FILE}.{}.{n}", std::process::id()));
     std::fs::write(&temporary, json).map_err(|e| io("writing the team profiles", e))?;
     std::fs::rename(&temporary, dir.join(PROFILES_FILE))
         .map_err(|e| io("putting the team profiles in place", e))

@@ -115,13 +115,15 @@ impl TmuxBackend {
             .cmd(&format!(
                 "list-windows -t {} -F {}",
                 quote::single(&format!("={}", self.inner.config.session)),
-                quote::single("#{window_id}")
+                quote::single(&format!("#{{window_id}}{SEP}#{{{HIDDEN_OPTION}}}"))
             ))
             .await?;
-        let still_there = windows
-            .lines
-            .iter()
-            .any(|l| String::from_utf8_lossy(l).trim() == from);
+        // Not into a window that was hidden since.
+        let still_there = windows.lines.iter().any(|l| {
+            let row = String::from_utf8_lossy(l);
+            row.split_once(SEP)
+                .is_some_and(|(id, hidden)| id == from && hidden.trim() != "1")
+        });
         if still_there && from.starts_with('@') && from[1..].bytes().all(|b| b.is_ascii_digit()) {
             self.pane_cmd(pane, &format!("join-pane -d -h -s {pane} -t {from}"))
                 .await?;

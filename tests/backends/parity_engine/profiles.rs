@@ -46,6 +46,8 @@ async fn a_team_starts_its_panes_from_its_profile(ctx: Ctx) {
         ("1ST", "x"),
         ("A-B", "x"),
         ("COHORT_SESSION", "spoof"),
+        ("TERM", "dumb"),
+        ("ITERM_PROFILE", "x"),
         ("OK", "a\0b"),
     ] {
         let refused = terminal
@@ -107,6 +109,12 @@ async fn a_team_starts_its_panes_from_its_profile(ctx: Ctx) {
             // The pane started from it: only the profile carries its tags.
             let tags = fake.server.profile_property(pane.as_str(), "Tags");
             assert_eq!(tags.as_deref(), Some("[\"cohort\"]"), "on iTerm2");
+            // A profile iTerm2 no longer has: the pane starts from Default.
+            std::fs::remove_file(&file).unwrap();
+            let plain = terminal.open(open("web-4", Vec::new())).await.unwrap().id;
+            assert!(terminal.wait_ready(&plain, WAIT).await);
+            assert_eq!(fake.server.profile_property(plain.as_str(), "Tags"), None);
+            assert_eq!(value_in(&ctx, &plain, "DEPLOY_ENV").await, "staging");
         }
         _ => skip(
             &ctx,
