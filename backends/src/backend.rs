@@ -176,8 +176,8 @@ pub trait TerminalBackend: Send + Sync + 'static {
     /// approval`) where a human watching the pane sees it, or clears it (`None`):
     /// tmux's status line shows the active pane's line (a `@cohort_status` pane
     /// option in cohort's `status-right`); iTerm2 keeps it in the session variable
-    /// `user.cohortStatus`, which an Interpolated String status-bar component
-    /// (`\(user.cohortStatus)`) shows.
+    /// `user.cohortStatus`, which cohort's own status-bar component ("cohort team",
+    /// registered when the backend connects) shows.
     async fn set_status_line(&self, _pane: &PaneId, _line: Option<&str>) -> Result<()> {
         Err(BackendError::Unsupported {
             backend: self.kind().name(),

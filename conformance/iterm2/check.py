@@ -340,6 +340,28 @@ async def main(connection, rcfile):
 
     await guarded("buried sessions", buried())
 
+    async def status_bar_component():
+        # A script's status-bar component registers as iTerm2 takes it; the same
+        # function again is a duplicate.
+        component = iterm2.StatusBarComponent(
+            short_description="conformance", detailed_description="a test component",
+            knobs=[], exemplar="ok", update_cadence=None,
+            identifier="dev.cohort.conformance")
+
+        @iterm2.StatusBarRPC
+        async def conformance_status(knobs, line=iterm2.Reference("user.line?")):
+            return line or ""
+
+        await conformance_status.async_register(connection, component)
+        check("a status-bar component registers", True)
+        try:
+            await conformance_status.async_register(connection, component)
+            check("a second registration is a duplicate", False, "accepted")
+        except iterm2.notifications.SubscriptionException as e:
+            check("a second registration is a duplicate", "DUPLICATE_SERVER_ORIGINATED_RPC" in str(e), e)
+
+    await guarded("status-bar component", status_bar_component())
+
 
 async def _contains(session, needle):
     return needle in await screen_text(session)

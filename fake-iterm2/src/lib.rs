@@ -51,6 +51,7 @@ mod expr;
 mod handlers;
 mod handshake;
 mod pty;
+mod rpc;
 mod session;
 pub mod term;
 pub mod uservar;
@@ -263,6 +264,13 @@ impl FakeServer {
         }
     }
 
+    /// What a status-bar component a client registered shows for `session`, as
+    /// iTerm2 asks it when it draws the session's status bar; `None` when no
+    /// component is registered or none answers.
+    pub async fn status_bar_text(&self, session: &str) -> Option<String> {
+        rpc::status_bar_text(&self.state, session).await
+    }
+
     /// A session variable as iTerm2 holds it (its JSON value), for tests that check
     /// what a client set.
     pub fn session_variable(&self, session: &str, name: &str) -> Option<String> {
@@ -361,6 +369,8 @@ pub(crate) struct State {
     /// Every notification a session posted and request for attention (see
     /// [`FakeServer::alerts`]).
     pub alerts: Mutex<Vec<(String, Option<String>)>>,
+    /// Functions clients registered for the fake to call (see [`rpc`]).
+    pub rpcs: Mutex<rpc::Rpcs>,
 }
 
 impl State {
@@ -381,6 +391,7 @@ impl State {
             next_conn: AtomicU64::new(1),
             calls: Mutex::new(Vec::new()),
             alerts: Mutex::new(Vec::new()),
+            rpcs: Mutex::default(),
         });
         if initial_window {
             handlers::open_first_window(&state)?;

@@ -357,6 +357,12 @@ impl Orchestrator {
                     tracing::warn!(target: "cohort::notify", "{e}");
                 }
             }
+            // A watcher's hit raises its own alert when its watcher asks.
+            let for_team = kind == "command_failed"
+                || (kind != "watch" && crate::webhook::needs_a_person(&[], &kind, &from, &message));
+            if for_team {
+                self.alert_team(&from, &message).await;
+            }
             let hook = self
                 .hub
                 .webhook
@@ -369,6 +375,23 @@ impl Orchestrator {
             if let Err(e) = hook.post(&kind, &from, &to, &message).await {
                 tracing::warn!(target: "cohort::notify", "{e}");
             }
+        }
+    }
+
+    /// Raises `message` before the people watching `from`'s session, when `from`
+    /// (an agent or a session) is in a team whose alerts are on.
+    async fn alert_team(&self, from: &str, message: &str) {
+        let Ok(pane) = self.terminal.resolve(from).await else {
+            return;
+        };
+        let Some(team) = pane.identity.as_ref().and_then(|i| i.team.clone()) else {
+            return;
+        };
+        if !self.terminal.team_alerts(&team).await.unwrap_or(false) {
+            return;
+        }
+        if let Err(e) = self.terminal.backend().alert(&pane.id, message).await {
+            tracing::debug!(target: "cohort::notify", team = %team, error = %e, "the team's alert was not raised");
         }
     }
 

@@ -140,6 +140,12 @@ impl CohortServer {
         if let Some(env) = &env {
             terminal.set_team_env(&team.name, env).await.map_err(err)?;
         }
+        if let Some(on) = args.alerts {
+            terminal
+                .set_team_alerts(&team.name, on)
+                .await
+                .map_err(err)?;
+        }
         Ok(Json(TeamsResult {
             teams: vec![team_out(terminal, team).await],
         }))
@@ -505,9 +511,11 @@ async fn team_out(
 ) -> TeamOut {
     let colour = terminal.team_colour(&record.name).await.ok();
     let env = terminal.team_env(&record.name).await.unwrap_or_default();
+    let alerts = terminal.team_alerts(&record.name).await.unwrap_or(false);
     TeamOut {
         colour: colour.map(|c| c.hex),
         env: env.into_iter().collect(),
+        alerts,
         ..TeamOut::from(record)
     }
 }

@@ -1,5 +1,6 @@
 //! Team profiles: what every new pane of a team starts with — its colour and its
-//! environment variables.
+//! environment variables — and whether the team's notifications are raised as
+//! alerts.
 //!
 //! The variables are kept in the registry and given to each pane of the team as it
 //! starts, on every backend (a variable the caller gives for the pane wins). Where
@@ -38,6 +39,22 @@ impl Terminal {
         let (name, env_owned) = (team.to_string(), env.to_vec());
         self.db(move |r| r.set_team_env(&name, &env_owned)).await?;
         Ok(())
+    }
+
+    /// Turns `team`'s alerts on or off: what needs a person about one of its
+    /// sessions (an agent needing approval, stuck or exited, a budget reached, an
+    /// approval timed out, a command that failed) is raised before the people
+    /// watching that session.
+    pub async fn set_team_alerts(&self, team: &str, on: bool) -> Result<(), TerminalError> {
+        names::check(NameKind::Team, team)?;
+        let name = team.to_string();
+        self.db(move |r| r.set_team_alerts(&name, on)).await
+    }
+
+    /// Whether `team` raises alerts.
+    pub async fn team_alerts(&self, team: &str) -> Result<bool, TerminalError> {
+        let name = team.to_string();
+        self.db(move |r| r.team_alerts(&name)).await
     }
 
     /// `team`'s environment variables, by name.

@@ -130,10 +130,18 @@ parity!(
         until(a.clone(), "web ● 1 working · 1 needs approval").await;
         until(b.clone(), "web ● 1 working · 1 needs approval").await;
         orchestrator.report_agent_state("bob", "busy", "approved");
-        until(a, "web ● 2 working").await;
+        until(a.clone(), "web ● 2 working").await;
         until(b, "web ● 2 working").await;
         // A session without an agent shows nothing.
         assert_eq!(ctx.terminal.status_line(&solo), None, "{:?}", ctx.which);
+        // On iTerm2 the line shows in cohort's own status-bar component, answered
+        // by the backend when iTerm2 draws the bar.
+        if let crate::terminals::Terminal::Iterm2(fake) = &ctx.terminal {
+            let shown = fake.server.status_bar_text(a.as_str()).await;
+            assert_eq!(shown.as_deref(), Some("web ● 2 working"));
+            let shown = fake.server.status_bar_text(solo.as_str()).await;
+            assert_eq!(shown.as_deref(), Some(""));
+        }
     }
 );
 
@@ -363,3 +371,58 @@ parity!(
 fn skip_reason(ctx: &Ctx, reason: &str) {
     eprintln!("skipped on {:?}: {reason}", ctx.which);
 }
+
+parity!(
+    local,
+    EngineOn::start,
+    a_team_with_alerts_raises_what_needs_a_person,
+    |ctx: Ctx| async move {
+        ctx.engine.orchestrator.start_orchestration();
+        let terminal = &ctx.engine.terminal;
+        for team in ["ops", "quiet"] {
+            terminal.create_team(team, None).await.unwrap();
+        }
+        terminal.set_team_alerts("ops", true).await.unwrap();
+        assert!(terminal.team_alerts("ops").await.unwrap());
+        assert!(!terminal.team_alerts("quiet").await.unwrap());
+        assert!(terminal.set_team_alerts("nobody", true).await.is_err());
+        let in_team = |name: &str, agent: &str, team: &str| OpenOptions {
+            name: name.into(),
+            agent: Some(agent.into()),
+            team: Some(team.into()),
+            ..Default::default()
+        };
+        let loud = ctx.shell_from(in_team("oa", "ann", "ops")).await;
+        let calm = ctx.shell_from(in_team("qa", "quin", "quiet")).await;
+        let orchestrator = &ctx.engine.orchestrator;
+        orchestrator.report_agent_state("quin", "needs_approval", "Bash(make deploy)");
+        orchestrator.report_agent_state("ann", "needs_approval", "Bash(rm -rf build)");
+        match &ctx.terminal {
+            crate::terminals::Terminal::Iterm2(fake) => {
+                let deadline = std::time::Instant::now() + WAIT;
+                loop {
+                    let alerts = fake.server.alerts();
+                    let raised = alerts.iter().any(|(session, text)| {
+                        session == loud.as_str()
+                            && text.as_deref().is_some_and(|t| t.contains("needs_approval"))
+                    });
+                    if raised {
+                        break;
+                    }
+                    assert!(std::time::Instant::now() < deadline, "no alert: {alerts:?}");
+                    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+                }
+                // The other team's, reported first, raised nothing.
+                let alerts = fake.server.alerts();
+                assert!(
+                    !alerts.iter().any(|(session, _)| session == calm.as_str()),
+                    "{alerts:?}"
+                );
+            }
+            _ => eprintln!(
+                "skipped on {:?}: nobody is attached to see it (a tmux alert reaching an attached person is checked in cli_and_mcp)",
+                ctx.which
+            ),
+        }
+    }
+);

@@ -1155,6 +1155,13 @@ async fn a_teams_variables_reach_its_new_panes() {
         json!({"REGION": "eu-west", "TIER": "2"}),
         "{listed}"
     );
+    assert_eq!(ops["alerts"], false, "{listed}");
+    let loud = h
+        .ok("create_team", json!({"name": "ops", "alerts": true}))
+        .await;
+    assert_eq!(loud["teams"][0]["alerts"], true, "{loud}");
+    // Variables given before stay when only alerts change.
+    assert_eq!(loud["teams"][0]["env"]["REGION"], "eu-west", "{loud}");
 }
 
 #[tokio::test]

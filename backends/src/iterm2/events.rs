@@ -155,6 +155,8 @@ pub(super) async fn subscribe_all(conn: &Connection) -> Result<bool> {
     let job_monitor = conn.send(variable_monitor(JOB_NAME))?;
     // The signatures of cohort's marks.
     let mark_monitor = conn.send(variable_monitor(marks::VARIABLE))?;
+    // cohort's status-bar component, answered in `run_events`.
+    let component = conn.send(status_bar_component())?;
     for reply in pending {
         match reply.wait().await? {
             Rep::NotificationResponse(r) => match r.status() {
@@ -184,12 +186,107 @@ pub(super) async fn subscribe_all(conn: &Connection) -> Result<bool> {
     if !monitoring(job_monitor.wait().await) {
         tracing::debug!(target: "cohort::iterm2", "iTerm2 refused to monitor jobName");
     }
+    // Another cohort process registered it first and answers it: as good.
+    match component.wait().await {
+        Ok(Rep::NotificationResponse(r))
+            if matches!(
+                r.status(),
+                notification_response::Status::Ok
+                    | notification_response::Status::AlreadySubscribed
+                    | notification_response::Status::DuplicateServerOriginatedRpc
+            ) => {}
+        other => {
+            tracing::debug!(target: "cohort::iterm2", reply = ?other, "iTerm2 did not take cohort's status-bar component: the team line is still in user.cohortStatus")
+        }
+    }
     // Without it every mark is taken as it comes, a program's as the shell's.
     let signed = monitoring(mark_monitor.wait().await);
     if !signed {
         tracing::warn!(target: "cohort::iterm2", "iTerm2 refused to monitor user.cohortMark: prompt marks cannot be told from marks programs print");
     }
     Ok(signed)
+}
+
+/// The name of cohort's status-bar component's function.
+pub(super) const STATUS_FUNCTION: &str = "cohort_team_status";
+
+/// Registers cohort's status-bar component: a person adds "cohort team" to a
+/// profile's status bar, and iTerm2 shows there the session's `user.cohortStatus`
+/// (the team line cohort sets from its events), calling the function again when
+/// that variable changes. Nothing is polled.
+fn status_bar_component() -> Req {
+    use rpc_registration_request::{
+        status_bar_component_attributes::Format, RoleSpecificAttributes, RpcArgument,
+        RpcArgumentSignature, StatusBarComponentAttributes,
+    };
+    let argument = |name: &str| RpcArgumentSignature {
+        name: Some(name.into()),
+    };
+    Req::NotificationRequest(NotificationRequest {
+        session: None,
+        subscribe: Some(true),
+        notification_type: Some(NotificationType::NotifyOnServerOriginatedRpc as i32),
+        arguments: Some(notification_request::Arguments::RpcRegistrationRequest(
+            RpcRegistrationRequest {
+                name: Some(STATUS_FUNCTION.into()),
+                arguments: vec![argument("knobs"), argument("status")],
+                defaults: vec![RpcArgument {
+                    name: Some("status".into()),
+                    path: Some("user.cohortStatus".into()),
+                }],
+                timeout: None,
+                role: Some(rpc_registration_request::Role::StatusBarComponent as i32),
+                display_name: None,
+                role_specific_attributes: Some(
+                    RoleSpecificAttributes::StatusBarComponentAttributes(
+                        StatusBarComponentAttributes {
+                            short_description: Some("cohort team".into()),
+                            detailed_description: Some(
+                                "The state of this session's cohort team: its agents working, waiting, needing approval.".into(),
+                            ),
+                            knobs: Vec::new(),
+                            exemplar: Some("web ● 2 working · 1 needs approval".into()),
+                            update_cadence: None,
+                            unique_identifier: Some("dev.cohort.team-status".into()),
+                            icons: Vec::new(),
+                            format: Some(Format::PlainText as i32),
+                        },
+                    ),
+                ),
+            },
+        )),
+    })
+}
+
+/// Answers iTerm2's call of cohort's status-bar component with the team line it
+/// was given (an empty text when the session has none).
+fn answer_rpc(conn: &Connection, call: ServerOriginatedRpcNotification) {
+    let Some(rpc) = call.rpc else { return };
+    let result = if rpc.name.as_deref() == Some(STATUS_FUNCTION) {
+        let line = rpc
+            .arguments
+            .iter()
+            .find(|a| a.name.as_deref() == Some("status"))
+            .and_then(|a| serde_json::from_str::<Option<String>>(a.json_value.as_deref()?).ok())
+            .flatten()
+            .unwrap_or_default();
+        server_originated_rpc_result_request::Result::JsonValue(
+            serde_json::Value::String(line).to_string(),
+        )
+    } else {
+        server_originated_rpc_result_request::Result::JsonException(
+            serde_json::json!({"reason": "cohort has no such function"}).to_string(),
+        )
+    };
+    let sent = conn.send(Req::ServerOriginatedRpcResultRequest(
+        ServerOriginatedRpcResultRequest {
+            request_id: call.request_id,
+            result: Some(result),
+        },
+    ));
+    if let Err(e) = sent {
+        tracing::debug!(target: "cohort::iterm2", error = %e, "the status-bar component's answer was not sent");
+    }
 }
 
 /// A VariableMonitor on the session variable `name` of every session, current and
@@ -386,6 +483,9 @@ pub(super) async fn run_events(
                         });
                     }
                 }
+            }
+            if let Some(call) = notification.server_originated_rpc_notification {
+                answer_rpc(&conn, call);
             }
             if let Some(n) = notification.layout_changed_notification {
                 let layout = n.list_sessions_response.unwrap_or_default();

@@ -379,6 +379,7 @@ fn request_name(request: &Req) -> &'static str {
         Req::SetTabLayoutRequest(_) => "SetTabLayoutRequest",
         Req::GetBroadcastDomainsRequest(_) => "GetBroadcastDomainsRequest",
         Req::SetBroadcastDomainsRequest(_) => "SetBroadcastDomainsRequest",
+        Req::ServerOriginatedRpcResultRequest(_) => "ServerOriginatedRPCResultRequest",
         Req::CloseRequest(_) => "CloseRequest",
         Req::InvokeFunctionRequest(_) => "InvokeFunctionRequest",
         Req::ListPromptsRequest(_) => "ListPromptsRequest",

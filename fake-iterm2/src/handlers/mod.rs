@@ -130,7 +130,7 @@ fn late_reply(conn: &Arc<Conn>, id: i64, answer: Option<Rep>) {
     });
 }
 
-fn handle_now(state: &Arc<State>, conn: &Conn, request: Req) -> Option<Rep> {
+fn handle_now(state: &Arc<State>, conn: &Arc<Conn>, request: Req) -> Option<Rep> {
     Some(match request {
         Req::ListSessionsRequest(_) => Rep::ListSessionsResponse(lock(&state.world).list()),
         Req::NotificationRequest(r) => Rep::NotificationResponse(subscribe(state, conn, r)),
@@ -169,6 +169,10 @@ fn handle_now(state: &Arc<State>, conn: &Conn, request: Req) -> Option<Rep> {
             })
         }
         Req::SetTabLayoutRequest(r) => Rep::SetTabLayoutResponse(set_tab_layout(state, r)),
+        Req::ServerOriginatedRpcResultRequest(r) => {
+            crate::rpc::answered(state, r);
+            Rep::ServerOriginatedRpcResultResponse(ServerOriginatedRpcResultResponse {})
+        }
         Req::TransactionRequest(_) | Req::CreateTabRequest(_) | Req::SplitPaneRequest(_) => {
             return None
         }

@@ -169,7 +169,7 @@ pub(crate) fn prompt_event(state: &State, session: &Session, event: MarkEvent) {
 
 pub(crate) fn subscribe(
     state: &State,
-    conn: &Conn,
+    conn: &Arc<Conn>,
     r: NotificationRequest,
 ) -> NotificationResponse {
     use notification_response::Status;
@@ -193,6 +193,14 @@ pub(crate) fn subscribe(
             Some(subscribe),
             monitor,
         ));
+    }
+    if kind == NotificationType::NotifyOnServerOriginatedRpc as i32 {
+        return match (subscribe, r.arguments) {
+            (true, Some(notification_request::Arguments::RpcRegistrationRequest(request))) => {
+                status(crate::rpc::register(state, conn, request))
+            }
+            _ => status(Status::RequestMalformed),
+        };
     }
     let session_level = matches!(kind, 1 | 2 | 3 | 5 | 14);
     let key_session = if session_level {

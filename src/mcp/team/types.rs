@@ -39,6 +39,14 @@ pub struct CreateTeamArgs {
     /// team's; a variable given when a pane opens wins).
     #[serde(default)]
     pub env: Option<std::collections::BTreeMap<String, String>>,
+    /// Raise what needs a person about the team's sessions (an agent needing
+    /// approval, stuck or exited, a budget reached, an approval timed out, a command
+    /// that failed) as an alert
+    /// before whoever watches them: a desktop notification through the terminal
+    /// (OSC 9 / OSC 777, iTerm2's attention request) and, on tmux, a message and a
+    /// bell. Unchanged when omitted.
+    #[serde(default)]
+    pub alerts: Option<bool>,
 }
 
 /// `assign_team` arguments.
@@ -93,6 +101,9 @@ pub struct TeamOut {
     /// The variables its new panes start with.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub env: std::collections::BTreeMap<String, String>,
+    /// Whether what needs a person about its sessions is raised as an alert.
+    #[serde(default)]
+    pub alerts: bool,
 }
 
 impl From<TeamRecord> for TeamOut {
@@ -103,6 +114,7 @@ impl From<TeamRecord> for TeamOut {
             members: t.members,
             colour: None,
             env: Default::default(),
+            alerts: false,
         }
     }
 }

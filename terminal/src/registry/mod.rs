@@ -277,6 +277,9 @@ const TERMINAL_SCHEMA: &str = "
         body TEXT NOT NULL,
         saved INTEGER NOT NULL
     );
+    CREATE TABLE IF NOT EXISTS team_alerts (
+        team TEXT PRIMARY KEY REFERENCES teams(name) ON DELETE CASCADE
+    );
     CREATE TABLE IF NOT EXISTS team_env (
         team TEXT NOT NULL REFERENCES teams(name) ON DELETE CASCADE,
         name TEXT NOT NULL,

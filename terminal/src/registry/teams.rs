@@ -213,6 +213,40 @@ impl Registry {
         })
     }
 
+    /// Turns `team`'s alerts on or off; the team must exist.
+    pub fn set_team_alerts(&self, team: &str, on: bool) -> Result<(), RegistryError> {
+        self.write(|tx| {
+            let exists = tx
+                .query_row("SELECT 1 FROM teams WHERE name = ?1", [team], |_| Ok(()))
+                .optional()
+                .map_err(sql(&self.path))?
+                .is_some();
+            if !exists {
+                return Err(RegistryError::NotFound(format!(
+                    "no team named {team:?}: create it first (list_teams shows what exists)"
+                )));
+            }
+            let statement = if on {
+                "INSERT OR IGNORE INTO team_alerts (team) VALUES (?1)"
+            } else {
+                "DELETE FROM team_alerts WHERE team = ?1"
+            };
+            tx.execute(statement, [team]).map_err(sql(&self.path))?;
+            Ok(())
+        })
+    }
+
+    /// Whether `team` raises alerts.
+    pub fn team_alerts(&self, team: &str) -> Result<bool, RegistryError> {
+        self.with(|conn| {
+            conn.query_row("SELECT 1 FROM team_alerts WHERE team = ?1", [team], |_| {
+                Ok(())
+            })
+            .optional()
+            .map(|found| found.is_some())
+        })
+    }
+
     /// `team`'s environment variables, by name.
     pub fn team_env(&self, team: &str) -> Result<Vec<(String, String)>, RegistryError> {
         self.with(|conn| {
