@@ -37,10 +37,16 @@ pub(crate) fn register(
 ) -> notification_response::Status {
     let mut rpcs = lock(&state.rpcs);
     rpcs.registered.retain(|r| r.conn.strong_count() > 0);
+    // iTerm2 tells functions apart by name and argument names.
+    let signature = |r: &RpcRegistrationRequest| {
+        let mut names: Vec<String> = r.arguments.iter().filter_map(|a| a.name.clone()).collect();
+        names.sort();
+        (r.name.clone(), names)
+    };
     let taken = rpcs
         .registered
         .iter()
-        .any(|r| r.request.name == request.name && r.request.role == request.role);
+        .any(|r| signature(&r.request) == signature(&request));
     if taken || request.name.as_deref().unwrap_or("").is_empty() {
         return if taken {
             notification_response::Status::DuplicateServerOriginatedRpc
@@ -53,6 +59,24 @@ pub(crate) fn register(
         request,
     });
     notification_response::Status::Ok
+}
+
+/// Takes back a registration the connection made; NotSubscribed when it made none.
+pub(crate) fn unregister(
+    state: &State,
+    conn: &Arc<Conn>,
+    request: &RpcRegistrationRequest,
+) -> notification_response::Status {
+    let mut rpcs = lock(&state.rpcs);
+    let before = rpcs.registered.len();
+    rpcs.registered.retain(|r| {
+        !(r.request.name == request.name && r.conn.upgrade().is_some_and(|c| Arc::ptr_eq(&c, conn)))
+    });
+    if rpcs.registered.len() < before {
+        notification_response::Status::Ok
+    } else {
+        notification_response::Status::NotSubscribed
+    }
 }
 
 /// A client's answer to a call.
@@ -75,31 +99,38 @@ pub(crate) async fn status_bar_text(state: &Arc<State>, session: &str) -> Option
         .filter_map(|r| Some((r.conn.upgrade()?, r.request.clone())))
         .collect();
     let target = lock(&state.world).session(session)?;
-    for (conn, request) in components {
-        let arguments = request
-            .arguments
-            .iter()
-            .filter_map(|a| a.name.clone())
-            .map(|name| {
-                let path = request
-                    .defaults
-                    .iter()
-                    .find(|d| d.name.as_deref() == Some(&name))
-                    .and_then(|d| d.path.clone());
-                let json_value = match (name.as_str(), path) {
-                    ("knobs", _) => "{}".to_string(),
-                    (_, Some(path)) => lock(&target.vars)
-                        .get(&path)
-                        .cloned()
-                        .unwrap_or_else(|| "null".into()),
-                    (_, None) => "null".to_string(),
-                };
-                server_originated_rpc::RpcArgument {
-                    name: Some(name),
-                    json_value: Some(json_value),
+    'components: for (conn, request) in components {
+        // iTerm2 calls a function only when every variable it names without `?`
+        // is set.
+        let mut arguments = Vec::new();
+        for name in request.arguments.iter().filter_map(|a| a.name.clone()) {
+            let path = request
+                .defaults
+                .iter()
+                .find(|d| d.name.as_deref() == Some(&name))
+                .and_then(|d| d.path.clone());
+            let json_value = match (name.as_str(), path) {
+                // The knobs, as iTerm2 passes them: a JSON string holding JSON.
+                ("knobs", _) => "\"{}\"".to_string(),
+                (_, Some(path)) => {
+                    let (path, optional) = match path.strip_suffix('?') {
+                        Some(path) => (path.to_string(), true),
+                        None => (path, false),
+                    };
+                    match lock(&target.vars).get(&path).cloned() {
+                        Some(value) => value,
+                        None if optional => "null".to_string(),
+                        None => continue 'components,
+                    }
                 }
-            })
-            .collect();
+                (_, None) => "null".to_string(),
+            };
+            arguments.push(server_originated_rpc::RpcArgument {
+                name: Some(name),
+                json_value: Some(json_value),
+            });
+        }
+
         let id = uuid::Uuid::new_v4().to_string();
         let (tx, rx) = oneshot::channel();
         lock(&state.rpcs).waiting.insert(id.clone(), tx);

@@ -51,6 +51,9 @@ const POSTS_QUEUED: usize = 64;
 /// A notification to post: kind, from, to, message.
 type Post = (String, String, String, String);
 
+/// At most one team alert per pane in this long.
+const ALERT_GAP: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// How long a burst of hook events is let finish before the workers are looked at.
 const HOOK_BURST: std::time::Duration = std::time::Duration::from_millis(50);
 
@@ -338,6 +341,8 @@ impl Orchestrator {
     /// Posts the notifications that need a person to the webhook, one at a time and
     /// in order; a queue that fills while the receiver is down drops the newest.
     async fn poster(self, mut queue: tokio::sync::mpsc::Receiver<Post>, stop: CancellationToken) {
+        // When each pane was last alerted: one alert per pane per ALERT_GAP.
+        let mut alerted: HashMap<PaneId, std::time::Instant> = HashMap::new();
         loop {
             let (kind, from, to, message) = tokio::select! {
                 _ = stop.cancelled() => return,
@@ -357,11 +362,11 @@ impl Orchestrator {
                     tracing::warn!(target: "cohort::notify", "{e}");
                 }
             }
-            // A watcher's hit raises its own alert when its watcher asks.
-            let for_team = kind == "command_failed"
-                || (kind != "watch" && crate::webhook::needs_a_person(&[], &kind, &from, &message));
-            if for_team {
-                self.alert_team(&from, &message).await;
+            // A watcher's hit raises its own alert when its watcher asks; a failed
+            // command is a watch's to alert (one per failing grep would drown the
+            // rest).
+            if kind != "watch" && crate::webhook::needs_a_person(&[], &kind, &from, &message) {
+                self.alert_team(&from, &message, &mut alerted).await;
             }
             let hook = self
                 .hub
@@ -378,20 +383,63 @@ impl Orchestrator {
         }
     }
 
-    /// Raises `message` before the people watching `from`'s session, when `from`
-    /// (an agent or a session) is in a team whose alerts are on.
-    async fn alert_team(&self, from: &str, message: &str) {
-        let Ok(pane) = self.terminal.resolve(from).await else {
+    /// Raises `message` before the people watching the session it concerns, when
+    /// that is in a team whose alerts are on: `from` is an agent (any of its
+    /// teams), a session, or a team (its first member's session). At most one alert
+    /// per pane every [`ALERT_GAP`].
+    async fn alert_team(
+        &self,
+        from: &str,
+        message: &str,
+        alerted: &mut HashMap<PaneId, std::time::Instant>,
+    ) {
+        let Ok(teams) = self.terminal.teams().await else {
             return;
         };
-        let Some(team) = pane.identity.as_ref().and_then(|i| i.team.clone()) else {
-            return;
-        };
-        if !self.terminal.team_alerts(&team).await.unwrap_or(false) {
+        let mut loud = Vec::new();
+        for team in &teams {
+            if self.terminal.team_alerts(&team.name).await.unwrap_or(false) {
+                loud.push(team.name.clone());
+            }
+        }
+        if loud.is_empty() {
             return;
         }
+        let (teams_of, target) = if loud.iter().any(|t| t == from) {
+            let Some(team) = teams.iter().find(|t| t.name == from) else {
+                return;
+            };
+            let Some(first) = team.members.first() else {
+                return;
+            };
+            (vec![from.to_string()], first.clone())
+        } else {
+            let teams_of = match self.terminal.agent(from).await {
+                Ok(Some(agent)) => agent.teams,
+                _ => Vec::new(),
+            };
+            (teams_of, from.to_string())
+        };
+        let Ok(pane) = self.terminal.resolve(&target).await else {
+            return;
+        };
+        let in_loud_team = teams_of
+            .iter()
+            .chain(pane.identity.as_ref().and_then(|i| i.team.as_ref()))
+            .any(|t| loud.contains(t));
+        if !in_loud_team {
+            return;
+        }
+        let now = std::time::Instant::now();
+        if alerted
+            .get(&pane.id)
+            .is_some_and(|at| now.duration_since(*at) < ALERT_GAP)
+        {
+            return;
+        }
+        alerted.insert(pane.id.clone(), now);
         if let Err(e) = self.terminal.backend().alert(&pane.id, message).await {
-            tracing::debug!(target: "cohort::notify", team = %team, error = %e, "the team's alert was not raised");
+            tracing::debug!(target: "cohort::notify", pane = %pane.id, error = %e, "the team's alert was not raised");
         }
     }
 

@@ -43,8 +43,7 @@ impl Terminal {
 
     /// Turns `team`'s alerts on or off: what needs a person about one of its
     /// sessions (an agent needing approval, stuck or exited, a budget reached, an
-    /// approval timed out, a command that failed) is raised before the people
-    /// watching that session.
+    /// approval timed out) is raised before the people watching that session.
     pub async fn set_team_alerts(&self, team: &str, on: bool) -> Result<(), TerminalError> {
         names::check(NameKind::Team, team)?;
         let name = team.to_string();

@@ -186,18 +186,10 @@ pub(super) async fn subscribe_all(conn: &Connection) -> Result<bool> {
     if !monitoring(job_monitor.wait().await) {
         tracing::debug!(target: "cohort::iterm2", "iTerm2 refused to monitor jobName");
     }
-    // Another cohort process registered it first and answers it: as good.
-    match component.wait().await {
-        Ok(Rep::NotificationResponse(r))
-            if matches!(
-                r.status(),
-                notification_response::Status::Ok
-                    | notification_response::Status::AlreadySubscribed
-                    | notification_response::Status::DuplicateServerOriginatedRpc
-            ) => {}
-        other => {
-            tracing::debug!(target: "cohort::iterm2", reply = ?other, "iTerm2 did not take cohort's status-bar component: the team line is still in user.cohortStatus")
-        }
+    // Another cohort process may hold it: this one asks again now and then (see
+    // `run_events`), and takes it over when that process is gone.
+    if !registered(component.wait().await) {
+        tracing::debug!(target: "cohort::iterm2", "cohort's status-bar component is another process's, or iTerm2 did not take it; the team line is in user.cohortStatus");
     }
     // Without it every mark is taken as it comes, a program's as the shell's.
     let signed = monitoring(mark_monitor.wait().await);
@@ -232,9 +224,11 @@ fn status_bar_component() -> Req {
                 arguments: vec![argument("knobs"), argument("status")],
                 defaults: vec![RpcArgument {
                     name: Some("status".into()),
-                    path: Some("user.cohortStatus".into()),
+                    // `?`: iTerm2 calls the function also for a session whose
+                    // variable is unset (no team), instead of showing an error.
+                    path: Some("user.cohortStatus?".into()),
                 }],
-                timeout: None,
+                timeout: Some(5.0),
                 role: Some(rpc_registration_request::Role::StatusBarComponent as i32),
                 display_name: None,
                 role_specific_attributes: Some(
@@ -256,6 +250,23 @@ fn status_bar_component() -> Req {
             },
         )),
     })
+}
+
+/// Whether the reply to the component's registration says this connection has it.
+pub(super) fn registered(reply: Result<Rep>) -> bool {
+    matches!(reply, Ok(Rep::NotificationResponse(r)) if matches!(
+        r.status(),
+        notification_response::Status::Ok | notification_response::Status::AlreadySubscribed
+    ))
+}
+
+/// Asks iTerm2 for the component again while another process holds it; true once
+/// this connection has it.
+async fn claim_component(conn: &Connection) -> bool {
+    match conn.send(status_bar_component()) {
+        Ok(pending) => registered(pending.wait().await),
+        Err(_) => false,
+    }
 }
 
 /// Answers iTerm2's call of cohort's status-bar component with the team line it
@@ -326,6 +337,10 @@ pub(super) fn subscription(
     })
 }
 
+/// Every this many buried-screen ticks (10 s), a connection without cohort's
+/// status-bar component asks for it again.
+const CLAIM_EVERY: u32 = 40;
+
 /// How often the screens of buried sessions are read: iTerm2 tells nothing of them.
 const BURIED_POLL: std::time::Duration = std::time::Duration::from_millis(250);
 
@@ -339,6 +354,10 @@ pub(super) async fn run_events(
     let mut known_tabs: HashSet<String> = HashSet::new();
     let mut buried_poll = tokio::time::interval(BURIED_POLL);
     buried_poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    // Whether this connection answers the status-bar component; asked again every
+    // CLAIM_EVERY ticks until it does (the process holding it may end).
+    let claimed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut ticks: u32 = 0;
     loop {
         let first = tokio::select! {
             event = rx.recv() => match event {
@@ -346,6 +365,15 @@ pub(super) async fn run_events(
                 None => return,
             },
             _ = buried_poll.tick() => {
+                ticks = ticks.wrapping_add(1);
+                if ticks % CLAIM_EVERY == 1 && !claimed.load(std::sync::atomic::Ordering::SeqCst) {
+                    let (conn, claimed) = (conn.clone(), claimed.clone());
+                    tokio::spawn(async move {
+                        if claim_component(&conn).await {
+                            claimed.store(true, std::sync::atomic::Ordering::SeqCst);
+                        }
+                    });
+                }
                 let Some(inner) = inner.upgrade() else { return };
                 let buried: Vec<String> = lock(&inner.buried).iter().cloned().collect();
                 for session in buried {

@@ -199,6 +199,9 @@ pub(crate) fn subscribe(
             (true, Some(notification_request::Arguments::RpcRegistrationRequest(request))) => {
                 status(crate::rpc::register(state, conn, request))
             }
+            (false, Some(notification_request::Arguments::RpcRegistrationRequest(request))) => {
+                status(crate::rpc::unregister(state, conn, &request))
+            }
             _ => status(Status::RequestMalformed),
         };
     }

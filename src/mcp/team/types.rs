@@ -40,8 +40,8 @@ pub struct CreateTeamArgs {
     #[serde(default)]
     pub env: Option<std::collections::BTreeMap<String, String>>,
     /// Raise what needs a person about the team's sessions (an agent needing
-    /// approval, stuck or exited, a budget reached, an approval timed out, a command
-    /// that failed) as an alert
+    /// approval, stuck or exited, a budget reached, an approval timed out; at most
+    /// one per session every 30 s) as an alert
     /// before whoever watches them: a desktop notification through the terminal
     /// (OSC 9 / OSC 777, iTerm2's attention request) and, on tmux, a message and a
     /// bell. Unchanged when omitted.
