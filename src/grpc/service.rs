@@ -183,25 +183,11 @@ impl Cohort for CohortService {
             ..SendOptions::default()
         };
         let caller = self.caller(connection, args.owner);
-        let terminal = &engine.terminal;
-        terminal
-            .send(&pane.id, &args.text, &options, &caller)
+        let echoed = engine
+            .terminal
+            .send_with_group(&pane.id, &args.text, &options, &caller, args.alone)
             .await
             .map_err(status)?;
-        if args.alone {
-            return Ok(Response::new(proto::Done::from(&pane)));
-        }
-        let echoed = terminal
-            .echo_to_group(&pane.id, |peer| {
-                let (text, options, caller) = (&args.text, &options, &caller);
-                async move {
-                    terminal
-                        .send(&peer, text, options, caller)
-                        .await
-                        .map(|_| ())
-                }
-            })
-            .await;
         Ok(Response::new(proto::Done::echoed(&pane, echoed)))
     }
 
@@ -229,20 +215,11 @@ impl Cohort for CohortService {
             .await
             .map_err(status)?;
         let caller = self.caller(connection, args.owner);
-        let terminal = &engine.terminal;
-        terminal
-            .keys(&pane.id, &keys, &caller, false)
+        let echoed = engine
+            .terminal
+            .keys_with_group(&pane.id, &keys, &caller, args.alone)
             .await
             .map_err(status)?;
-        if args.alone {
-            return Ok(Response::new(proto::Done::from(&pane)));
-        }
-        let echoed = terminal
-            .echo_to_group(&pane.id, |peer| {
-                let (keys, caller) = (&keys, &caller);
-                async move { terminal.keys(&peer, keys, caller, false).await }
-            })
-            .await;
         Ok(Response::new(proto::Done::echoed(&pane, echoed)))
     }
 

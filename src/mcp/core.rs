@@ -105,25 +105,11 @@ impl CohortServer {
             mark: None,
         };
         let caller = self.caller(args.owner.clone());
-        let terminal = &engine.terminal;
-        terminal
-            .send(&pane.id, &args.text, &options, &caller)
+        let echoed = engine
+            .terminal
+            .send_with_group(&pane.id, &args.text, &options, &caller, args.alone)
             .await
             .map_err(err)?;
-        if args.alone {
-            return Ok(Json(Done::from(&pane)));
-        }
-        let echoed = terminal
-            .echo_to_group(&pane.id, |peer| {
-                let (text, options, caller) = (&args.text, &options, &caller);
-                async move {
-                    terminal
-                        .send(&peer, text, options, caller)
-                        .await
-                        .map(|_| ())
-                }
-            })
-            .await;
         Ok(Json(Done::echoed(&pane, echoed)))
     }
 
@@ -142,20 +128,11 @@ impl CohortServer {
         let keys = parse_keys(&args.keys).map_err(err)?;
         let pane = engine.terminal.resolve(&args.target).await.map_err(err)?;
         let caller = self.caller(args.owner.clone());
-        let terminal = &engine.terminal;
-        terminal
-            .keys(&pane.id, &keys, &caller, false)
+        let echoed = engine
+            .terminal
+            .keys_with_group(&pane.id, &keys, &caller, args.alone)
             .await
             .map_err(err)?;
-        if args.alone {
-            return Ok(Json(Done::from(&pane)));
-        }
-        let echoed = terminal
-            .echo_to_group(&pane.id, |peer| {
-                let (keys, caller) = (&keys, &caller);
-                async move { terminal.keys(&peer, keys, caller, false).await }
-            })
-            .await;
         Ok(Json(Done::echoed(&pane, echoed)))
     }
 

@@ -222,6 +222,47 @@ impl Terminal {
         echoed
     }
 
+    /// Types `text` into `pane` ([`Terminal::send`]) and, unless `alone`, into the
+    /// other members of its broadcast group.
+    pub async fn send_with_group(
+        &self,
+        pane: &PaneId,
+        text: &str,
+        options: &input::SendOptions,
+        caller: &input::Caller,
+        alone: bool,
+    ) -> Result<Echoed, TerminalError> {
+        self.send(pane, text, options, caller).await?;
+        if alone {
+            return Ok(Echoed::default());
+        }
+        Ok(self
+            .echo_to_group(pane, |peer| async move {
+                self.send(&peer, text, options, caller).await.map(|_| ())
+            })
+            .await)
+    }
+
+    /// Presses `keys` in `pane` ([`Terminal::keys`]) and, unless `alone`, in the
+    /// other members of its broadcast group.
+    pub async fn keys_with_group(
+        &self,
+        pane: &PaneId,
+        keys: &[cohort_backends::Key],
+        caller: &input::Caller,
+        alone: bool,
+    ) -> Result<Echoed, TerminalError> {
+        self.keys(pane, keys, caller, false).await?;
+        if alone {
+            return Ok(Echoed::default());
+        }
+        Ok(self
+            .echo_to_group(pane, |peer| async move {
+                self.keys(&peer, keys, caller, false).await
+            })
+            .await)
+    }
+
     /// The group `pane` is in, by its members' names.
     pub async fn broadcast_group_of(
         &self,

@@ -116,6 +116,18 @@ fn profile_properties(state: &State, name: Option<&str>) -> Option<Vec<ProfilePr
     }
 }
 
+/// The properties a new session starts with: its profile's, then what the request
+/// sets, which wins; `None` when there is no such profile.
+fn with_profile(
+    state: &State,
+    name: Option<&str>,
+    custom: &[ProfileProperty],
+) -> Option<Vec<ProfileProperty>> {
+    let mut props = profile_properties(state, name)?;
+    props.extend(custom.iter().cloned());
+    Some(props)
+}
+
 pub(crate) fn create_tab(state: &Arc<State>, r: CreateTabRequest) -> Option<Rep> {
     use create_tab_response::Status;
     let fail = |s: Status| {
@@ -125,15 +137,14 @@ pub(crate) fn create_tab(state: &Arc<State>, r: CreateTabRequest) -> Option<Rep>
         }))
     };
     let mut r = r;
-    match profile_properties(state, r.profile_name.as_deref()) {
-        Some(props) => {
-            // The profile's, then what the request sets, which wins.
-            let custom = std::mem::take(&mut r.custom_profile_properties);
-            r.custom_profile_properties = props;
-            r.custom_profile_properties.extend(custom);
-        }
-        None => return fail(Status::InvalidProfileName),
-    }
+    let Some(props) = with_profile(
+        state,
+        r.profile_name.as_deref(),
+        &r.custom_profile_properties,
+    ) else {
+        return fail(Status::InvalidProfileName);
+    };
+    r.custom_profile_properties = props;
     let existing = match &r.window_id {
         Some(id) => {
             let world = lock(&state.world);
@@ -342,14 +353,14 @@ pub(crate) fn split_pane(state: &Arc<State>, r: SplitPaneRequest) -> Option<Rep>
         }))
     };
     let mut r = r;
-    match profile_properties(state, r.profile_name.as_deref()) {
-        Some(props) => {
-            let custom = std::mem::take(&mut r.custom_profile_properties);
-            r.custom_profile_properties = props;
-            r.custom_profile_properties.extend(custom);
-        }
-        None => return fail(Status::InvalidProfileName),
-    }
+    let Some(props) = with_profile(
+        state,
+        r.profile_name.as_deref(),
+        &r.custom_profile_properties,
+    ) else {
+        return fail(Status::InvalidProfileName);
+    };
+    r.custom_profile_properties = props;
     if r.custom_profile_properties.iter().any(|p| {
         serde_json::from_str::<serde_json::Value>(p.json_value.as_deref().unwrap_or("")).is_err()
     }) {

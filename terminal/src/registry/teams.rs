@@ -187,19 +187,30 @@ impl Registry {
 
     // ----- team colours and environments -----
 
+    /// Refuses, inside a write, a team that does not exist.
+    fn team_must_exist(
+        &self,
+        tx: &rusqlite::Transaction<'_>,
+        team: &str,
+    ) -> Result<(), RegistryError> {
+        let exists = tx
+            .query_row("SELECT 1 FROM teams WHERE name = ?1", [team], |_| Ok(()))
+            .optional()
+            .map_err(sql(&self.path))?
+            .is_some();
+        if exists {
+            Ok(())
+        } else {
+            Err(RegistryError::NotFound(format!(
+                "no team named {team:?}: create it first (list_teams shows what exists)"
+            )))
+        }
+    }
+
     /// Replaces `team`'s environment variables; the team must exist.
     pub fn set_team_env(&self, team: &str, env: &[(String, String)]) -> Result<(), RegistryError> {
         self.write(|tx| {
-            let exists = tx
-                .query_row("SELECT 1 FROM teams WHERE name = ?1", [team], |_| Ok(()))
-                .optional()
-                .map_err(sql(&self.path))?
-                .is_some();
-            if !exists {
-                return Err(RegistryError::NotFound(format!(
-                    "no team named {team:?}: create it first (list_teams shows what exists)"
-                )));
-            }
+            self.team_must_exist(tx, team)?;
             tx.execute("DELETE FROM team_env WHERE team = ?1", [team])
                 .map_err(sql(&self.path))?;
             for (name, value) in env {
@@ -216,16 +227,7 @@ impl Registry {
     /// Turns `team`'s alerts on or off; the team must exist.
     pub fn set_team_alerts(&self, team: &str, on: bool) -> Result<(), RegistryError> {
         self.write(|tx| {
-            let exists = tx
-                .query_row("SELECT 1 FROM teams WHERE name = ?1", [team], |_| Ok(()))
-                .optional()
-                .map_err(sql(&self.path))?
-                .is_some();
-            if !exists {
-                return Err(RegistryError::NotFound(format!(
-                    "no team named {team:?}: create it first (list_teams shows what exists)"
-                )));
-            }
+            self.team_must_exist(tx, team)?;
             let statement = if on {
                 "INSERT OR IGNORE INTO team_alerts (team) VALUES (?1)"
             } else {
