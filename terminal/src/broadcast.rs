@@ -168,21 +168,6 @@ impl Terminal {
         self.broadcast_groups().await
     }
 
-    /// The other members of `pane`'s group: where what is typed into it also goes.
-    pub async fn broadcast_peers(&self, pane: &PaneId) -> Result<Vec<PaneId>, TerminalError> {
-        if !self.backend.capabilities().broadcast_input {
-            return Ok(Vec::new());
-        }
-        Ok(self
-            .backend
-            .broadcast_groups()
-            .await?
-            .into_iter()
-            .find(|g| g.contains(pane))
-            .map(|g| g.into_iter().filter(|p| p != pane).collect())
-            .unwrap_or_default())
-    }
-
     /// Types into the other members of `pane`'s group what was typed into `pane`,
     /// with `type_into` (each member through its own input turn: its lock, its
     /// state, the tripwire). A member that is not a cohort session is not typed into.
