@@ -13,7 +13,7 @@ use crate::event::EventStream;
 use crate::keys::{Key, Keystrokes};
 use crate::types::{
     Appearance, AttachHint, BackendKind, Capabilities, Identity, LineRange, Lines, PaneId,
-    PaneInfo, PaneState, Screen, SpawnOptions, SplitOptions, WindowInfo,
+    PaneInfo, PaneState, Screen, SpawnOptions, SplitOptions, WindowId, WindowInfo,
 };
 
 /// A terminal program cohort can drive: tmux, iTerm2, and whatever comes next.
@@ -225,6 +225,31 @@ pub trait TerminalBackend: Send + Sync + 'static {
         Err(BackendError::Unsupported {
             backend: self.kind().name(),
             what: "keep team profiles",
+        })
+    }
+
+    /// Saves `windows` as the terminal's own arrangement `name`, replacing one of
+    /// that name, for a person to restore from the terminal's menu; answers the
+    /// names saved under (iTerm2 keeps whole iTerm2 windows, one per name: `name`,
+    /// `name (2)`, …, with any other tabs they hold). Provided: Unsupported (see
+    /// [`Capabilities::native_arrangements`]).
+    async fn save_native_arrangement(
+        &self,
+        _windows: &[WindowId],
+        _name: &str,
+    ) -> Result<Vec<String>> {
+        Err(BackendError::Unsupported {
+            backend: self.kind().name(),
+            what: "save a window as its own arrangement",
+        })
+    }
+
+    /// The names of the terminal's own saved arrangements, cohort's and the
+    /// person's. Provided: Unsupported.
+    async fn native_arrangements(&self) -> Result<Vec<String>> {
+        Err(BackendError::Unsupported {
+            backend: self.kind().name(),
+            what: "list its own arrangements",
         })
     }
 

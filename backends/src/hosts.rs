@@ -492,6 +492,29 @@ impl TerminalBackend for Hosts {
         self.local.backend.set_team_profiles(profiles).await
     }
 
+    /// The local terminal's windows: a remote tmux keeps no arrangements.
+    async fn save_native_arrangement(
+        &self,
+        windows: &[WindowId],
+        name: &str,
+    ) -> Result<Vec<String>> {
+        if windows.iter().any(|w| split(&w.0).0.is_some()) {
+            return Err(BackendError::Unsupported {
+                backend: "tmux",
+                what: "keep arrangements of a remote host's windows",
+            });
+        }
+        self.local
+            .backend
+            .save_native_arrangement(windows, name)
+            .await
+    }
+
+    /// The local terminal's: a remote tmux keeps none.
+    async fn native_arrangements(&self) -> Result<Vec<String>> {
+        self.local.backend.native_arrangements().await
+    }
+
     async fn set_hidden(&self, pane: &PaneId, hidden: bool) -> Result<()> {
         let (server, id) = self.route(pane).await?;
         server.backend.set_hidden(&id, hidden).await

@@ -114,6 +114,11 @@ pub struct Capabilities {
     /// variables are given to each pane as it opens.
     #[serde(default)]
     pub team_profiles: bool,
+    /// A window can also be saved as the terminal's own arrangement, which a person
+    /// restores from the terminal's menu without cohort (iTerm2's Window › Restore
+    /// Window Arrangement; [`crate::TerminalBackend::save_native_arrangement`]).
+    #[serde(default)]
+    pub native_arrangements: bool,
 }
 
 /// A team's profile: what every new pane of the team starts with.

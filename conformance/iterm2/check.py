@@ -6,7 +6,8 @@ send_text, get_screen_contents, ScreenStreamer, PromptMonitor, split_pane,
 create_tab, variables and VariableMonitor (also on user variables a program sets
 with OSC 1337 SetUserVar), CustomControlSequenceMonitor (OSC 1337 Custom), profile
 properties, activate, inject,
-Transaction, tab titles and session names, close, the first window iTerm2 opens
+Transaction, tab titles and session names, close, saved arrangements, the first
+window iTerm2 opens
 when it starts, and the cookie handshake (401 for a missing, wrong or reused
 cookie).
 
@@ -361,6 +362,37 @@ async def main(connection, rcfile):
             check("a second registration is a duplicate", "DUPLICATE_SERVER_ORIGINATED_RPC" in str(e), e)
 
     await guarded("status-bar component", status_bar_component())
+
+    async def arrangements():
+        # A window saved under a name is listed, and restores as a new window of
+        # the same shape, or as tabs of a window; an unknown name is refused.
+        extra = await session.async_split_pane(vertical=False)
+        await window.async_save_window_as_arrangement("conformance-arrangement")
+        names = await iterm2.Arrangement.async_list(connection)
+        check("a saved window arrangement is listed", "conformance-arrangement" in names, names)
+        before = {w.window_id for w in app.windows}
+        await iterm2.Arrangement.async_restore(connection, "conformance-arrangement")
+        await app.async_refresh()
+        restored = [w for w in app.windows if w.window_id not in before]
+        shapes = [[len(t.sessions) for t in w.tabs] for w in restored]
+        mine = [len(t.sessions) for t in window.tabs]
+        check("an arrangement restores as a new window of its shape", shapes == [mine], (shapes, mine))
+        tabs = len(window.tabs)
+        await window.async_restore_window_arrangement("conformance-arrangement")
+        await app.async_refresh()
+        check("restored into a window, it adds tabs", len(window.tabs) == 2 * tabs, window.tabs)
+        try:
+            await iterm2.Arrangement.async_restore(connection, "no-such-arrangement")
+            check("an unknown arrangement is refused", False, "accepted")
+        except iterm2.arrangement.SavedArrangementException as e:
+            check("an unknown arrangement is refused", "ARRANGEMENT_NOT_FOUND" in str(e), e)
+        for w in restored:
+            await w.async_close(force=True)
+        for tab in window.tabs[tabs:]:
+            await tab.async_close(force=True)
+        await extra.async_close(force=True)
+
+    await guarded("saved arrangements", arrangements())
 
 
 async def _contains(session, needle):

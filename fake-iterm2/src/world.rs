@@ -121,6 +121,8 @@ pub struct World {
     pub buried: Vec<String>,
     /// Where each buried session was: its window and tab.
     pub(crate) buried_from: HashMap<String, (String, String)>,
+    /// Saved window arrangements, by name.
+    pub(crate) arrangements: std::collections::BTreeMap<String, Vec<crate::handlers::SavedWindow>>,
 }
 
 impl World {

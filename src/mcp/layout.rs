@@ -292,6 +292,10 @@ pub struct ArrangementView {
     pub name: String,
     /// Its windows.
     pub windows: Vec<ArrangedWindowView>,
+    /// The names the terminal keeps it under as its own arrangement, for a person
+    /// to restore from its menu (iTerm2's Window › Restore Window Arrangement).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub native: Vec<String>,
 }
 
 /// What `arrange` did.
@@ -302,9 +306,15 @@ pub struct ArrangeResult {
     /// The sessions a restore opened.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub opened: Vec<SessionSummary>,
-    /// Shells that showed no prompt in time, after a restore.
+    /// Shells that showed no prompt in time, after a restore; the terminal's own
+    /// copy not kept, or an older one left, after a save; what stays behind a
+    /// delete.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notices: Vec<String>,
+    /// For list, where the terminal keeps arrangements of its own (iTerm2): every
+    /// name it holds, cohort's copies and the person's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_terminal: Option<Vec<String>>,
 }
 
 impl super::reply::Plain for ArrangeResult {}
@@ -321,6 +331,7 @@ impl From<&cohort_terminal::arrangements::Arrangement> for ArrangementView {
                     sessions: w.panes.iter().map(|p| p.name.clone()).collect(),
                 })
                 .collect(),
+            native: a.native.clone(),
         }
     }
 }
@@ -381,7 +392,7 @@ fn broadcast_note(caps: &cohort_backends::Capabilities) -> String {
 #[tool_router(router = layout_router, vis = "pub(crate)")]
 impl CohortServer {
     #[tool(
-        description = "Saved arrangements of windows: action save (name, targets) keeps the windows holding the target sessions — split trees with sizes, each pane's name, agent, team, directory and the command it was opened with; restore (name) opens them again, by this server or another, after they were closed or a restart; list; delete (name).",
+        description = "Saved arrangements of windows: action save (name, targets) keeps the windows holding the target sessions — split trees with sizes, each pane's name, agent, team, directory and the command it was opened with; restore (name) opens them again, by this server or another, after they were closed or a restart; list; delete (name). On iTerm2 (capability native_arrangements) a save is also kept as iTerm2's own arrangement `cohort NAME`, which a person restores from its Window menu; list shows iTerm2's names under in_terminal.",
         annotations(
             title = "Save and restore arrangements",
             read_only_hint = false,
@@ -405,11 +416,18 @@ impl CohortServer {
             arrangements: Vec::new(),
             opened: Vec::new(),
             notices: Vec::new(),
+            in_terminal: None,
         };
         match args.action {
             ArrangeAction::List => {
                 for a in terminal.arrangements().await.map_err(err)? {
                     result.arrangements.push(ArrangementView::from(&a));
+                }
+                match terminal.native_arrangements().await {
+                    Ok(names) => result.in_terminal = names,
+                    Err(e) => result.notices.push(format!(
+                        "the terminal's own arrangements are not listed: {e}"
+                    )),
                 }
             }
             ArrangeAction::Save => {
@@ -420,7 +438,10 @@ impl CohortServer {
                     .save_arrangement(&named()?, &args.targets)
                     .await
                     .map_err(err)?;
-                result.arrangements.push(ArrangementView::from(&saved));
+                result
+                    .arrangements
+                    .push(ArrangementView::from(&saved.arrangement));
+                result.notices = saved.notices;
             }
             ArrangeAction::Restore => {
                 let name = named()?;
@@ -437,9 +458,20 @@ impl CohortServer {
             }
             ArrangeAction::Delete => {
                 let name = named()?;
+                let native = terminal
+                    .arrangement(&name)
+                    .await
+                    .map(|a| a.native)
+                    .unwrap_or_default();
                 if !terminal.delete_arrangement(&name).await.map_err(err)? {
                     return Err(format!(
                         "no arrangement named {name:?}: list shows the saved ones"
+                    ));
+                }
+                if !native.is_empty() {
+                    result.notices.push(format!(
+                        "the terminal keeps its own copy ({}): its Arrangements settings delete it",
+                        native.join(", ")
                     ));
                 }
             }

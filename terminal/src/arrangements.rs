@@ -5,6 +5,12 @@
 //! restarted. The record is cohort's own, read from the terminal's layout, so both
 //! backends save and restore alike. A hidden session is in no window a person sees,
 //! and is not saved.
+//!
+//! Where the terminal keeps arrangements of its own
+//! ([`Capabilities::native_arrangements`](cohort_backends::Capabilities), iTerm2), the
+//! windows are saved there too as `cohort NAME`, for a person to restore from the
+//! terminal's menu without cohort; cohort's own restore reads its record, which
+//! keeps what the terminal's does not (identities, agents, commands).
 
 use std::collections::BTreeSet;
 
@@ -24,6 +30,32 @@ pub struct Arrangement {
     pub name: String,
     /// Its windows, in the order they were saved.
     pub windows: Vec<ArrangedWindow>,
+    /// The names the terminal keeps it under as its own arrangement (iTerm2's
+    /// Window › Restore Window Arrangement); empty elsewhere.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub native: Vec<String>,
+}
+
+/// The name the terminal's own copy of the arrangement `name` goes by (its
+/// second and later windows' copies add ` (2)`, ` (3)`…).
+pub fn native_name(name: &str) -> String {
+    format!("cohort {name}")
+}
+
+/// What a save did: the arrangement saved, and what did not go as asked.
+#[derive(Clone, Debug)]
+pub struct Saved {
+    /// The arrangement as saved.
+    pub arrangement: Arrangement,
+    /// The terminal's own copy failed or left an older copy behind.
+    pub notices: Vec<String>,
+}
+
+/// Whether `name` ends as the copies of a second window are told apart, ` (N)`.
+fn ends_numbered(name: &str) -> bool {
+    name.strip_suffix(')')
+        .and_then(|rest| rest.rsplit_once(" ("))
+        .is_some_and(|(_, n)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// One window of an arrangement.
@@ -55,13 +87,20 @@ pub struct ArrangedPane {
 impl Terminal {
     /// Saves the windows holding the sessions `targets` name (names, ids, agents,
     /// teams, tags) as the arrangement `name`, replacing one saved before.
-    /// Every pane of those windows must be a cohort session.
+    /// Every pane of those windows must be a cohort session. The terminal's own
+    /// copy is a convenience for a person: when it fails, cohort's record is
+    /// saved all the same and the notices say what went wrong.
     pub async fn save_arrangement(
         &self,
         name: &str,
         targets: &[String],
-    ) -> Result<Arrangement, TerminalError> {
+    ) -> Result<Saved, TerminalError> {
         names::check(NameKind::Arrangement, name)?;
+        if ends_numbered(name) {
+            return Err(TerminalError::InvalidArgument(format!(
+                "the arrangement name {name:?} ends as the terminal's copies of a second window are told apart (\" (2)\"): drop the number in brackets or write it another way"
+            )));
+        }
         let chosen = self.expand_targets_or_refuse(targets).await?;
         let mut wanted: Vec<WindowId> = Vec::new();
         for (_, pane) in &chosen {
@@ -72,6 +111,7 @@ impl Terminal {
         let windows = self.backend.list_windows().await?;
         let panes = self.list_all().await?;
         let mut arranged = Vec::new();
+        let mut saved_windows = Vec::new();
         for id in wanted {
             let window = windows.iter().find(|w| w.id == id).ok_or_else(|| {
                 TerminalError::InvalidArgument(format!(
@@ -125,16 +165,54 @@ impl Terminal {
                 tree,
                 panes: arranged_panes,
             });
+            saved_windows.push(id);
+        }
+        let mut notices = Vec::new();
+        let native = if self.backend.capabilities().native_arrangements && !saved_windows.is_empty()
+        {
+            match self
+                .backend
+                .save_native_arrangement(&saved_windows, &native_name(name))
+                .await
+            {
+                Ok(native) => native,
+                Err(e) => {
+                    notices.push(format!(
+                        "the terminal did not keep its own copy ({e}); cohort's record is saved and restores as usual"
+                    ));
+                    Vec::new()
+                }
+            }
+        } else {
+            Vec::new()
+        };
+        if let Ok(before) = self.arrangement(name).await {
+            let stale: Vec<&str> = before
+                .native
+                .iter()
+                .filter(|n| !native.contains(n))
+                .map(String::as_str)
+                .collect();
+            if !stale.is_empty() {
+                notices.push(format!(
+                    "the terminal still holds {} from an earlier save of {name:?}: its Arrangements settings delete it",
+                    stale.join(", ")
+                ));
+            }
         }
         let arrangement = Arrangement {
             name: name.to_string(),
             windows: arranged,
+            native,
         };
         let body = serde_json::to_string(&arrangement)
             .map_err(|e| TerminalError::Internal(format!("an arrangement as JSON: {e}")))?;
         let key = name.to_string();
         self.db(move |r| r.save_arrangement(&key, &body)).await?;
-        Ok(arrangement)
+        Ok(Saved {
+            arrangement,
+            notices,
+        })
     }
 
     /// Opens the arrangement `name` again: each window with its panes, sizes, names,
@@ -230,7 +308,17 @@ impl Terminal {
             .collect())
     }
 
-    /// Deletes the arrangement `name`; false when there was none.
+    /// The names of the terminal's own saved arrangements (cohort's copies and the
+    /// person's), or `None` where the terminal keeps none.
+    pub async fn native_arrangements(&self) -> Result<Option<Vec<String>>, TerminalError> {
+        if !self.backend.capabilities().native_arrangements {
+            return Ok(None);
+        }
+        Ok(Some(self.backend.native_arrangements().await?))
+    }
+
+    /// Deletes cohort's record of the arrangement `name` (the terminal's own copy
+    /// stays: iTerm2's Arrangements settings delete it); false when there was none.
     pub async fn delete_arrangement(&self, name: &str) -> Result<bool, TerminalError> {
         names::check(NameKind::Arrangement, name)?;
         let key = name.to_string();
@@ -273,5 +361,21 @@ fn tree_of(node: &LayoutNode, leaves: &[&cohort_backends::PaneId]) -> SplitTree 
                     .collect(),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ends_numbered;
+
+    #[test]
+    fn numbered_names_are_those_of_later_windows() {
+        assert!(ends_numbered("desk (2)"));
+        assert!(ends_numbered("desk (12)"));
+        assert!(!ends_numbered("desk"));
+        assert!(!ends_numbered("desk ()"));
+        assert!(!ends_numbered("desk (two)"));
+        assert!(!ends_numbered("desk(2)"));
+        assert!(!ends_numbered("(2)"));
     }
 }

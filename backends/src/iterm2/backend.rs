@@ -56,6 +56,7 @@ impl TerminalBackend for Iterm2Backend {
             broadcast_groups_share_windows: true,
             hide_panes: true,
             team_profiles: self.inner.config.dynamic_profiles.is_some(),
+            native_arrangements: true,
         }
     }
 
@@ -689,12 +690,24 @@ impl TerminalBackend for Iterm2Backend {
         self.set_groups(groups).await
     }
 
-    /// Buries the session, or disinters it (iTerm2 puts it back in its tab, else
-    /// its window, else a new window).
     async fn set_team_profiles(&self, profiles: &[crate::types::TeamProfile]) -> Result<()> {
         self.write_team_profiles(profiles).await
     }
 
+    async fn save_native_arrangement(
+        &self,
+        windows: &[WindowId],
+        name: &str,
+    ) -> Result<Vec<String>> {
+        self.save_window_arrangements(windows, name).await
+    }
+
+    async fn native_arrangements(&self) -> Result<Vec<String>> {
+        self.arrangement_names().await
+    }
+
+    /// Buries the session, or disinters it (iTerm2 puts it back in its tab, else
+    /// its window, else a new window).
     async fn set_hidden(&self, pane: &PaneId, hidden: bool) -> Result<()> {
         check_session_id(pane)?;
         let reply = self

@@ -60,8 +60,12 @@
 //!   (the session's own copy of its profile), titles through InvokeFunction
 //!   (`iterm2.set_name` for the pane, `iterm2.set_title` for the tab), focus through
 //!   Activate.
+//! - **Arrangements.** A window cohort saves is also kept as iTerm2's own saved
+//!   arrangement (SavedArrangement), for a person to restore from iTerm2's menu;
+//!   see `arrangements`.
 
 mod appearance;
+mod arrangements;
 mod backend;
 mod broadcast;
 pub mod conn;

@@ -29,6 +29,7 @@ impl TerminalBackend for TmuxBackend {
             broadcast_groups_share_windows: false,
             hide_panes: true,
             team_profiles: false,
+            native_arrangements: false,
         }
     }
 

@@ -6,8 +6,10 @@
 //! - `screen`: text in and out (SendText, Inject, GetBuffer, prompts);
 //! - `profile`: profiles, properties and invoked functions;
 //! - `layout`: windows, tabs, splits, focus and closing;
-//! - `broadcast`: broadcast domains.
+//! - `broadcast`: broadcast domains;
+//! - `arrangement`: saved window arrangements.
 
+mod arrangement;
 mod broadcast;
 mod layout;
 mod notify;
@@ -27,6 +29,7 @@ use cohort_backends::iterm2::proto::*;
 use crate::session::Session;
 use crate::{lock, Conn, State};
 
+pub(crate) use arrangement::SavedWindow;
 pub(crate) use broadcast::broadcast_to;
 pub(crate) use layout::open_first_window;
 pub(crate) use notify::{custom_sequence, prompt_event, screen_updated, session_ended};
@@ -140,6 +143,9 @@ fn handle_now(state: &Arc<State>, conn: &Arc<Conn>, request: Req) -> Option<Rep>
         }
         Req::SetBroadcastDomainsRequest(r) => {
             Rep::SetBroadcastDomainsResponse(broadcast::set_domains(state, r))
+        }
+        Req::SavedArrangementRequest(r) => {
+            Rep::SavedArrangementResponse(arrangement::saved_arrangement(state, r))
         }
         Req::SendTextRequest(r) => Rep::SendTextResponse(send_text(state, r)),
         Req::GetBufferRequest(r) => return get_buffer(state, r).map(Rep::GetBufferResponse),

@@ -65,10 +65,17 @@ async fn a_saved_arrangement_opens_again_as_it_was(ctx: Ctx) {
         .save_arrangement("bad name\n", &["lead".into()])
         .await
         .is_err());
+    // A name ending as a second window's copy would be told apart.
+    assert!(terminal
+        .save_arrangement("desk (2)", &["lead".into()])
+        .await
+        .is_err());
     let saved = terminal
         .save_arrangement("desk-1", &["crew".into(), "tests".into()])
         .await
         .unwrap_or_else(|e| panic!("save on {:?}: {e}", ctx.which));
+    assert!(saved.notices.is_empty(), "{:?}", saved.notices);
+    let saved = saved.arrangement;
     assert_eq!(saved.windows.len(), 1, "{saved:?}");
     let window = &saved.windows[0];
     let names: Vec<&str> = window.panes.iter().map(|p| p.name.as_str()).collect();
@@ -84,6 +91,23 @@ async fn a_saved_arrangement_opens_again_as_it_was(ctx: Ctx) {
         .command
         .as_deref()
         .is_some_and(|c| c.contains("serving")));
+    // Where the terminal keeps arrangements of its own (iTerm2), the window is
+    // saved there too, for a person to restore from its menu.
+    let native = terminal.native_arrangements().await.unwrap();
+    if ctx.backend().capabilities().native_arrangements {
+        assert_eq!(saved.native, ["cohort desk-1"], "on {:?}", ctx.which);
+        assert!(
+            native.is_some_and(|n| n.iter().any(|n| n == "cohort desk-1")),
+            "on {:?}",
+            ctx.which
+        );
+    } else {
+        assert!(
+            saved.native.is_empty() && native.is_none(),
+            "on {:?}",
+            ctx.which
+        );
+    }
     // Open sessions stand in the way of a restore.
     let refused = terminal.restore_arrangement("desk-1").await.unwrap_err();
     assert!(
@@ -98,6 +122,10 @@ async fn a_saved_arrangement_opens_again_as_it_was(ctx: Ctx) {
     let second = ctx.second_engine().await;
     let listed = second.terminal.arrangements().await.unwrap();
     assert!(listed.iter().any(|a| a.name == "desk-1"), "{listed:?}");
+    assert!(
+        listed.iter().all(|a| a.native == saved.native),
+        "{listed:?}"
+    );
     let opened = second
         .terminal
         .restore_arrangement("desk-1")
