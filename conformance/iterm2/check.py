@@ -6,8 +6,8 @@ send_text, get_screen_contents, ScreenStreamer, PromptMonitor, split_pane,
 create_tab, variables and VariableMonitor (also on user variables a program sets
 with OSC 1337 SetUserVar), CustomControlSequenceMonitor (OSC 1337 Custom), profile
 properties, activate, inject,
-Transaction, tab titles and session names, close, saved arrangements, the first
-window iTerm2 opens
+Transaction, tab titles and session names, close, saved arrangements, the
+new-session, layout, focus and termination monitors, the first window iTerm2 opens
 when it starts, and the cookie handshake (401 for a missing, wrong or reused
 cookie).
 
@@ -393,6 +393,36 @@ async def main(connection, rcfile):
         await extra.async_close(force=True)
 
     await guarded("saved arrangements", arrangements())
+
+    async def monitors_of_the_app():
+        # What iTerm2 tells a script as it happens: a new session, the layout
+        # changing, focus moving to a session, a session ending.
+        async with iterm2.NewSessionMonitor(connection) as new_sessions, \
+                iterm2.LayoutChangeMonitor(connection) as layouts, \
+                iterm2.SessionTerminationMonitor(connection) as ended:
+            other = await session.async_split_pane(vertical=True)
+            made = await asyncio.wait_for(new_sessions.async_get(), 10)
+            check("NewSessionMonitor names the new session", made == other.session_id, made)
+            await asyncio.wait_for(layouts.async_get(), 10)
+            check("LayoutChangeMonitor fires on a split", True)
+            async with iterm2.FocusMonitor(connection) as focus:
+                await other.async_activate()
+                seen = None
+                deadline = asyncio.get_event_loop().time() + 10
+                while asyncio.get_event_loop().time() < deadline:
+                    update = await asyncio.wait_for(focus.async_get_next_update(), 10)
+                    if update.active_session_changed:
+                        seen = update.active_session_changed.session_id
+                        break
+                check("FocusMonitor reports the session activated", seen == other.session_id, seen)
+            await other.async_close(force=True)
+            # Sessions closed earlier may be reported first: their programs end late.
+            gone = []
+            while other.session_id not in gone and len(gone) < 20:
+                gone.append(await asyncio.wait_for(ended.async_get(), 10))
+            check("SessionTerminationMonitor names the closed session", other.session_id in gone, gone)
+
+    await guarded("monitors", monitors_of_the_app())
 
 
 async def _contains(session, needle):

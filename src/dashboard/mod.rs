@@ -8,7 +8,9 @@
 //! loopback, browser origins checked. Updates are pushed to the page as server-sent
 //! events driven by the engine's event stream ([`hub`]); the page never polls. It is
 //! read-only unless started with the flag that lets it type (`--allow-input`), and
-//! then it types through the engine's send path, so locks and the tripwire hold.
+//! then it types through the engine's send path, so locks and the tripwire hold,
+//! and answers workers' permission requests as `approve_workers` does (the keys
+//! of the worker's own dialog, checked on its screen, noted as the dashboard's).
 //! The page and its script are part of the binary; nothing is fetched from elsewhere.
 //!
 //! Input is taken only from the dashboard's own page: the request's `Origin` must be
@@ -131,6 +133,7 @@ pub fn router(engine: EngineSlot, options: DashboardOptions) -> axum::Router {
         .route("/dashboard/events", get(events))
         .route("/dashboard/api/send", post(send))
         .route("/dashboard/api/keys", post(keys))
+        .route("/dashboard/api/approve", post(approve))
         .with_state(state)
         .layer(axum::middleware::from_fn(
             move |req: Request, next: Next| {
@@ -357,15 +360,8 @@ async fn typed(
     body: Bytes,
     keys: bool,
 ) -> Response {
-    if !dash.input {
-        return (
-            StatusCode::FORBIDDEN,
-            "the dashboard is read-only: start it with --allow-input to type from the page",
-        )
-            .into_response();
-    }
-    if let Some(refusal) = not_from_the_page(&dash, headers) {
-        return (StatusCode::FORBIDDEN, refusal).into_response();
+    if let Some(refusal) = refuse_input(&dash, headers) {
+        return refusal;
     }
     let body: SendBody = match serde_json::from_slice(&body) {
         Ok(body) => body,
@@ -418,6 +414,94 @@ async fn typed(
         Ok(()) => StatusCode::NO_CONTENT.into_response(),
         Err(e) => (StatusCode::CONFLICT, e.to_string()).into_response(),
     }
+}
+
+/// A decision on a worker's permission request.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ApproveBody {
+    worker: String,
+    decision: String,
+    /// The request the page showed (since when it waits): no other is answered.
+    since_ms: i64,
+}
+
+/// Answers a worker's permission request from the page, as `approve_workers`
+/// does: by the keys of its CLI's dialog, checked on its screen, and noted on the
+/// worker as the dashboard's decision. Refused unless the dashboard was started to
+/// allow input and the request comes from its own page.
+async fn approve(
+    State(dash): State<Arc<Dashboard>>,
+    headers: axum::http::HeaderMap,
+    body: Bytes,
+) -> Response {
+    if let Some(refusal) = refuse_input(&dash, &headers) {
+        return refusal;
+    }
+    let body: ApproveBody = match serde_json::from_slice(&body) {
+        Ok(body) => body,
+        Err(e) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                format!("expected {{\"worker\": \"name\", \"decision\": \"allow\", \"since_ms\": 1733400000000}}: {e}"),
+            )
+                .into_response()
+        }
+    };
+    let decision = match cohort_workers::approve::Decision::parse(&body.decision) {
+        Ok(decision) => decision,
+        Err(e) => return (StatusCode::BAD_REQUEST, e).into_response(),
+    };
+    let hub = match dash.hub().await {
+        Ok(hub) => hub,
+        Err(refusal) => return refusal,
+    };
+    let engine = hub.engine();
+    let row = match engine.workers.worker_row(&body.worker).await {
+        Ok(row) => row,
+        Err(e) => return (StatusCode::NOT_FOUND, e.to_string()).into_response(),
+    };
+    match engine
+        .workers
+        .answer_approvals(
+            std::slice::from_ref(&row),
+            decision,
+            "the dashboard",
+            Some(body.since_ms),
+        )
+        .await
+    {
+        Ok(mut answers) if !answers.is_empty() => {
+            let answered = answers.remove(0);
+            json(
+                StatusCode::OK,
+                serde_json::json!({
+                    "worker": answered.name,
+                    "request": answered.request,
+                    "answered": answered.answered,
+                    "detail": answered.detail,
+                })
+                .to_string(),
+            )
+        }
+        Ok(_) => (StatusCode::INTERNAL_SERVER_ERROR, "no answer was given").into_response(),
+        Err(e) => (StatusCode::CONFLICT, e.to_string()).into_response(),
+    }
+}
+
+/// Why input from this request is refused: a read-only dashboard, or a request
+/// that is not from the dashboard's own page.
+fn refuse_input(dash: &Dashboard, headers: &axum::http::HeaderMap) -> Option<Response> {
+    if !dash.input {
+        return Some(
+            (
+                StatusCode::FORBIDDEN,
+                "the dashboard is read-only: start it with --allow-input to type from the page",
+            )
+                .into_response(),
+        );
+    }
+    not_from_the_page(dash, headers).map(|refusal| (StatusCode::FORBIDDEN, refusal).into_response())
 }
 
 /// Serves the dashboard alone (`cohort dashboard`) at `addr` until interrupted.

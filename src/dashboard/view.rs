@@ -107,12 +107,26 @@ pub struct WorkerInfo {
     pub spent: Option<String>,
     /// What it changed since its base: commits, the diff's size, untracked files.
     pub changes: Option<String>,
-    /// The keys that answer a pending approval: yes (the dialog's first choice) and
-    /// no. Present while the worker waits for one.
-    pub approval: Option<ApprovalKeys>,
+    /// The permission request it waits on. Present while it waits for one.
+    pub approval: Option<ApprovalView>,
 }
 
-/// The keys a page sends to answer an approval dialog.
+/// A permission request a worker waits on, as the page shows it. The page answers
+/// it by decision (`allow`, `allow_always`, `deny`) for this request only (its
+/// `since_ms`), or, for a program whose dialogs cohort does not know, by keys.
+#[derive(Clone, Debug, Serialize)]
+pub struct ApprovalView {
+    /// The tool and its input as the worker's hook reported them, else the
+    /// dialog's question.
+    pub request: String,
+    /// Since when it waits (Unix ms): the page answers this request and no other.
+    pub since_ms: i64,
+    /// The keys that answer it instead (yes, no), for a custom program.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub keys: Option<ApprovalKeys>,
+}
+
+/// The keys a page sends to answer a custom program's dialog.
 #[derive(Clone, Debug, Serialize)]
 pub struct ApprovalKeys {
     /// Accepts (the highlighted first choice).
@@ -174,10 +188,26 @@ async fn worker_infos(engine: &Engine, states: &AgentStates) -> HashMap<String, 
             .unwrap_or_else(|| row.state.name().to_string());
         let spent = engine.workers.usage_of(&row).await.map(|u| u.summary());
         let changes = engine.workers.change_line(&row).await;
-        let approval = (state == "needs_approval").then(|| ApprovalKeys {
-            yes: vec!["Enter".into()],
-            no: vec!["Escape".into()],
-        });
+        // Only a permission: a question or a sign-in page is answered in the pane.
+        let approval = match state.as_str() {
+            "needs_approval" => {
+                engine
+                    .workers
+                    .pending_request(&row)
+                    .await
+                    .map(|(request, since_ms)| ApprovalView {
+                        request,
+                        since_ms,
+                        keys: (row.agent == cohort_workers::AgentKind::Custom).then(|| {
+                            ApprovalKeys {
+                                yes: vec!["Enter".into()],
+                                no: vec!["Escape".into()],
+                            }
+                        }),
+                    })
+            }
+            _ => None,
+        };
         out.insert(
             row.name.clone(),
             KnownWorker {

@@ -44,6 +44,22 @@ pub fn status(e: TerminalError) -> Status {
     Status::new(code, crate::bounded::error_text(&e.to_string()))
 }
 
+/// A workers' error as a gRPC status: an unknown worker is not found, a worker
+/// in no state for what was asked (no dialog to answer) a failed precondition.
+pub fn worker_status(e: cohort_workers::WorkerError) -> Status {
+    use cohort_workers::WorkerError;
+    let e = match e {
+        WorkerError::Terminal(e) => return status(e),
+        other => other,
+    };
+    let code = match &e {
+        WorkerError::Unknown { .. } => Code::NotFound,
+        WorkerError::Invalid(_) | WorkerError::NotReady { .. } => Code::FailedPrecondition,
+        _ => Code::Internal,
+    };
+    Status::new(code, crate::bounded::error_text(&e.to_string()))
+}
+
 /// A bad argument caught before the engine was asked.
 pub fn invalid(message: impl Into<String>) -> Status {
     Status::invalid_argument(crate::bounded::error_text(&message.into()))

@@ -21,7 +21,7 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 use tonic::{Request, Response, Status};
 
-use super::convert::{invalid, split_tree, status};
+use super::convert::{invalid, split_tree, status, worker_status};
 use super::proto::cohort_server::Cohort;
 use super::proto::{self, playbook_request::Source};
 use crate::engine::{slot::EngineSlot, Engine};
@@ -508,6 +508,83 @@ impl Cohort for CohortService {
             done: outcome.done,
             elapsed_ms: outcome.elapsed.as_millis() as u64,
             results: outcome.results.into_iter().map(Into::into).collect(),
+        }))
+    }
+
+    async fn approve_workers(
+        &self,
+        request: Request<proto::ApproveWorkersRequest>,
+    ) -> Reply<proto::ApproveWorkersReply> {
+        self.allow("approve_workers", false)?;
+        let connection = self.connection(&request);
+        let args = request.into_inner();
+        let decision = args
+            .decision
+            .as_deref()
+            .map(cohort_workers::approve::Decision::parse)
+            .transpose()
+            .map_err(invalid)?;
+        if decision.is_some() && args.workers.is_empty() {
+            return Err(invalid(
+                "name the workers: a decision is never given to every worker at once; call without decision to list what waits",
+            ));
+        }
+        cohort_terminal::names::check_opt(
+            cohort_terminal::names::NameKind::Owner,
+            args.by.as_deref(),
+        )
+        .map_err(status)?;
+        let by = self
+            .restriction
+            .owner(args.by)
+            .unwrap_or_else(|| format!("connection {connection}"));
+        let engine = self.engine().await?;
+        let rows = engine
+            .workers
+            .worker_rows_named(&args.workers, true)
+            .await
+            .map_err(worker_status)?;
+        let mut answered = Vec::new();
+        if let Some(decision) = decision {
+            answered = engine
+                .workers
+                .answer_approvals(&rows, decision, &by, args.since_ms)
+                .await
+                .map_err(worker_status)?
+                .into_iter()
+                .map(|a| proto::ApprovalAnswer {
+                    worker: a.name,
+                    request: a.request,
+                    answered: a.answered,
+                    detail: a.detail,
+                })
+                .collect();
+        }
+        let now = cohort_workers::events::now_ms();
+        // Once keys were pressed the answers are the reply: a failed listing after
+        // them must not look like a failed answer (a retry would answer the next).
+        let pending = match engine.workers.pending_approvals(&rows).await {
+            Ok(pending) => pending,
+            Err(e) if !answered.is_empty() => {
+                tracing::warn!(target: "cohort::grpc", "the requests still waiting were not listed: {e}");
+                Vec::new()
+            }
+            Err(e) => return Err(worker_status(e)),
+        };
+        let pending = pending
+            .into_iter()
+            .map(|p| proto::PendingApproval {
+                worker: p.name,
+                request: p.request,
+                question: p.question,
+                shows: p.shows,
+                waiting_s: (now - p.since_ms).max(0) / 1000,
+                since_ms: p.since_ms,
+            })
+            .collect();
+        Ok(Response::new(proto::ApproveWorkersReply {
+            pending,
+            answered,
         }))
     }
 

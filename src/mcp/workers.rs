@@ -604,6 +604,11 @@ impl CohortServer {
         if let Some(policy) = &policy {
             policy.validate()?;
         }
+        cohort_terminal::names::check_opt(
+            cohort_terminal::names::NameKind::Owner,
+            args.by.as_deref(),
+        )
+        .map_err(|e| e.to_string())?;
         let by = self
             .restriction()
             .owner(args.by.clone())
@@ -643,42 +648,34 @@ impl CohortServer {
                 policy_set.push(row.name.clone());
             }
         }
-        // Each worker answered on its own: one that waits on nothing does not hide
-        // the answers given to the others.
         let mut answered = Vec::new();
         if let Some(decision) = decision {
-            let mut refused = Vec::new();
-            for row in &rows {
-                answered.push(
-                    match engine.workers.answer_approval(row, decision, &by).await {
-                        Ok(a) => AnsweredOut {
-                            worker: a.name,
-                            request: a.request,
-                            answered: a.answered,
-                            detail: a.detail,
-                        },
-                        Err(err) => {
-                            refused.push(err.to_string());
-                            AnsweredOut {
-                                worker: row.name.clone(),
-                                request: None,
-                                answered: false,
-                                detail: err.to_string(),
-                            }
-                        }
-                    },
-                );
-            }
-            if refused.len() == rows.len() {
-                return Err(format!("nothing was pressed: {}", refused.join("; ")));
-            }
+            answered = engine
+                .workers
+                .answer_approvals(&rows, decision, &by, args.since_ms)
+                .await
+                .map_err(e)?
+                .into_iter()
+                .map(|a| AnsweredOut {
+                    worker: a.name,
+                    request: a.request,
+                    answered: a.answered,
+                    detail: a.detail,
+                })
+                .collect();
         }
         let now = cohort_workers::events::now_ms();
-        let pending = engine
-            .workers
-            .pending_approvals(&rows)
-            .await
-            .map_err(e)?
+        // Once keys were pressed the answers are the reply: a failed listing after
+        // them must not look like a failed answer (a retry would answer the next).
+        let pending = match engine.workers.pending_approvals(&rows).await {
+            Ok(pending) => pending,
+            Err(err) if !answered.is_empty() => {
+                tracing::warn!(target: "cohort::mcp", "the requests still waiting were not listed: {err}");
+                Vec::new()
+            }
+            Err(err) => return Err(e(err)),
+        };
+        let pending = pending
             .into_iter()
             .map(|p| PendingOut {
                 worker: p.name,
@@ -686,6 +683,7 @@ impl CohortServer {
                 question: p.question,
                 shows: p.shows,
                 waiting_s: (now - p.since_ms).max(0) / 1000,
+                since_ms: p.since_ms,
             })
             .collect();
         Ok(Json(ApproveResult {

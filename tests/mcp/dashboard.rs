@@ -248,6 +248,14 @@ async fn the_dashboard_shows_and_follows_the_sessions_in_chromium() {
         )
         .await;
     assert_eq!(status, json!(403));
+    // Nor answer a worker's request.
+    let status = browser
+        .eval(
+            "fetch('api/approve', { method: 'POST', headers: { 'Content-Type': 'application/json' }, \
+             body: JSON.stringify({ worker: 'w', decision: 'allow', since_ms: 1 }) }).then(r => r.status)",
+        )
+        .await;
+    assert_eq!(status, json!(403));
     println!("screenshots: {}", shots.display());
     client.cancel().await.unwrap();
 }
@@ -314,17 +322,31 @@ async fn typing_from_the_page_is_allowed_only_behind_the_flag_and_respects_locks
     let (_, port) = addr.rsplit_once(':').unwrap();
     let other_port = format!("http://127.0.0.1:{}", port.parse::<u16>().unwrap() ^ 1);
     for origin in ["https://evil.example", "http://localhost:3000", &other_port] {
-        let foreign = from_page(
-            "api/keys",
-            origin,
-            json!({"pane": "shell", "keys": ["Enter"]}),
-        );
-        assert!(foreign.starts_with("HTTP/1.1 403"), "{origin}: {foreign}");
-        assert!(
-            foreign.contains("own page") || foreign.contains("cross-origin request refused"),
-            "{foreign}"
-        );
+        for (path, body) in [
+            ("api/keys", json!({"pane": "shell", "keys": ["Enter"]})),
+            (
+                "api/approve",
+                json!({"worker": "w", "decision": "allow", "since_ms": 1}),
+            ),
+        ] {
+            let foreign = from_page(path, origin, body);
+            assert!(
+                foreign.starts_with("HTTP/1.1 403"),
+                "{origin} {path}: {foreign}"
+            );
+            assert!(
+                foreign.contains("own page") || foreign.contains("cross-origin request refused"),
+                "{foreign}"
+            );
+        }
     }
+    // From the page itself: a decision for no worker is not found.
+    let nobody = from_page(
+        "api/approve",
+        &own,
+        json!({"worker": "nobody", "decision": "allow", "since_ms": 1}),
+    );
+    assert!(nobody.starts_with("HTTP/1.1 404"), "{nobody}");
     let keyless = post(
         &addr,
         "api/send",

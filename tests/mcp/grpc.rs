@@ -888,6 +888,17 @@ async fn a_role_restricts_every_grpc_call() {
         "readonly",
     );
     expect_refusal(
+        ro.approve_workers(proto::ApproveWorkersRequest {
+            workers: vec!["any".into()],
+            decision: Some("allow".into()),
+            by: None,
+            since_ms: None,
+        })
+        .await,
+        Code::PermissionDenied,
+        "readonly",
+    );
+    expect_refusal(
         ro.close(proto::TargetRequest {
             target: "shared".into(),
         })

@@ -19,6 +19,7 @@ mod terminals;
 mod workers;
 
 mod workers_dashboard;
+mod workers_grpc;
 mod workers_manager;
 mod workers_merge;
 mod workers_orchestration;

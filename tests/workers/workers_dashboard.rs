@@ -1,5 +1,6 @@
 //! A worker on the dashboard, in a real browser: its CLI, branch, what it spent and
-//! what it changed under its card, and a permission it asks for answered from the page. With
+//! what it changed under its card, and a permission it asks for shown and answered
+//! from the page, noted as the dashboard's decision. With
 //! `COHORT_WORKER_SCREENSHOT=FILE` it also saves the page as it asks
 //! (`docs/dashboard-workers.png`, made by `docs/demo/record.sh`).
 
@@ -70,6 +71,25 @@ async fn a_worker_shows_what_it_spent_and_its_approval_is_answered_from_the_page
         crate::support::WAIT,
     )
     .await;
+    // The card says what the worker asks to run, as its hook reported it.
+    let asks = page
+        .eval(&format!(
+            "{card}.querySelector('.approval .request').textContent"
+        ))
+        .await;
+    assert!(
+        asks.as_str().unwrap().contains("touch approved.txt"),
+        "{asks}"
+    );
+    // A decision the page cannot make is refused, and nothing is pressed.
+    let refused = page
+        .eval(
+            "fetch('api/approve', {method: 'POST', headers: {'Content-Type': 'application/json', \
+             'X-Cohort-Page': document.querySelector('meta[name=\"cohort-page\"]').content}, \
+             body: JSON.stringify({worker: 'claude', decision: 'maybe'})}).then(r => r.status)",
+        )
+        .await;
+    assert_eq!(refused, 400, "{refused}");
     // The README's picture of a worker (docs/demo/record.sh asks for it).
     if let Ok(file) = std::env::var("COHORT_WORKER_SCREENSHOT") {
         page.wait_until(
@@ -92,6 +112,13 @@ async fn a_worker_shows_what_it_spent_and_its_approval_is_answered_from_the_page
         .ok("examine_worker", json!({"session_id": "claude"}))
         .await;
     let worktree = std::path::PathBuf::from(w["worktree"].as_str().unwrap());
+    // The decision is noted on the worker as the dashboard's.
+    let listed = m.ok("list_workers", json!({"verbose": true})).await;
+    let notes = listed["workers"][0]["notes"].to_string();
+    assert!(
+        notes.contains("approval: allow") && notes.contains("(by the dashboard)"),
+        "{notes}"
+    );
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while !worktree.join("approved.txt").exists() {
         assert!(

@@ -179,6 +179,70 @@ impl Workers {
         self.answer_request(row, decision, by, None).await
     }
 
+    /// Answers the request each of `rows` waits on with `decision`, each on its
+    /// own: one that waits on nothing is answered `answered: false` with the reason
+    /// and does not hide the answers given to the others. With `since` (one worker
+    /// named), only the request that has waited since then is answered: one drawn
+    /// after the caller looked is left alone. Refused when nothing was pressed for
+    /// any of them, with the worker's own error when there was one.
+    pub async fn answer_approvals(
+        &self,
+        rows: &[WorkerRow],
+        decision: Decision,
+        by: &str,
+        since: Option<i64>,
+    ) -> Result<Vec<Answered>, WorkerError> {
+        if since.is_some() && rows.len() != 1 {
+            return Err(WorkerError::Invalid(
+                "since_ms names one request: name exactly one worker with it".into(),
+            ));
+        }
+        let mut answered = Vec::new();
+        let mut refused = Vec::new();
+        for row in rows {
+            answered.push(match self.answer_request(row, decision, by, since).await {
+                Ok(a) => a,
+                Err(err) => {
+                    let detail = err.to_string();
+                    refused.push(err);
+                    Answered {
+                        name: row.name.clone(),
+                        request: None,
+                        answered: false,
+                        detail,
+                    }
+                }
+            });
+        }
+        if !rows.is_empty() && refused.len() == rows.len() {
+            if refused.len() == 1 {
+                return Err(refused.remove(0));
+            }
+            let said: Vec<String> = refused.iter().map(ToString::to_string).collect();
+            return Err(WorkerError::Invalid(format!(
+                "nothing was pressed: {}",
+                said.join("; ")
+            )));
+        }
+        Ok(answered)
+    }
+
+    /// The permission request `row` waits on, from what is known of it without
+    /// reading its screen again: the tool and input its hook reported, else the
+    /// dialog last seen, and since when it waits. For a page that shows it.
+    pub async fn pending_request(&self, row: &WorkerRow) -> Option<(String, i64)> {
+        let seen = self.observe(row, false).await.ok()?;
+        if seen.assessment.state != WorkerState::NeedsApproval {
+            return None;
+        }
+        let request = seen
+            .hook
+            .permission_request
+            .clone()
+            .or_else(|| approval_on_screen(&seen))?;
+        Some((request, seen.assessment.since_ms))
+    }
+
     /// [`Workers::answer_approval`], for the request that has waited since
     /// `expected` when given (another one drawn meanwhile is not answered). The
     /// screen is read again while the pane's input is held, so two answers (a

@@ -58,20 +58,41 @@
     if (w) {
       head.append(el("div", "worker", [w.cli, w.branch, w.spent].filter(Boolean).join(" · ")));
       if (w.changes) head.append(el("div", "worker changes", w.changes));
-      if (w.approval && view.input) {
-        const answer = el("div", "approval");
-        for (const [label, keys, cls] of [["Yes (Enter)", w.approval.yes, "approve"],
-                                          ["No (Esc)", w.approval.no, "deny"]]) {
-          const b = el("button", cls, label);
-          b.type = "button";
-          b.addEventListener("click", (e) => {
-            e.stopPropagation();
-            b.disabled = true;
-            post("api/keys", { pane: s.pane, keys: keys });
-          });
-          answer.append(b);
+      if (w.approval) {
+        const asks = el("div", "approval");
+        asks.append(el("div", "request", "asks: " + w.approval.request));
+        if (view.input) {
+          const said = el("div", "said");
+          const answer = async (b, path, body) => {
+            for (const other of asks.querySelectorAll("button")) other.disabled = true;
+            said.textContent = "";
+            const r = await post(path, body);
+            // Refused, or pressed and still asking: say so and let the person try again.
+            const told = r.ok && r.json ? (r.json.answered ? "" : r.json.detail) : r.text;
+            if (told) {
+              said.textContent = told;
+              for (const other of asks.querySelectorAll("button")) other.disabled = false;
+            }
+          };
+          const choices = w.approval.keys
+            ? [["Yes (Enter)", "approve", "api/keys", { pane: s.pane, keys: w.approval.keys.yes }],
+               ["No (Esc)", "deny", "api/keys", { pane: s.pane, keys: w.approval.keys.no }]]
+            : [["Allow", "approve", "allow"], ["Always allow", "allow_always", "allow_always"],
+               ["Deny", "deny", "deny"]].map(([label, cls, decision]) =>
+                 [label, cls, "api/approve",
+                  { worker: s.agent.name, decision: decision, since_ms: w.approval.since_ms }]);
+          for (const [label, cls, path, body] of choices) {
+            const b = el("button", cls, label);
+            b.type = "button";
+            b.addEventListener("click", (e) => {
+              e.stopPropagation();
+              answer(b, path, body);
+            });
+            asks.append(b);
+          }
+          asks.append(said);
         }
-        head.append(answer);
+        head.append(asks);
       }
     }
     const pre = el("pre", "screen");
@@ -154,14 +175,27 @@
     if (zoomed === s.pane) paint($("zoom-screen"), s.pane, true);
   }
 
+  // Posts from the page; answers {ok, text, json} (json when the reply is JSON).
   async function post(path, body) {
     $("zoom-error").textContent = "";
     const key = document.querySelector('meta[name="cohort-page"]');
-    const r = await fetch(path, { method: "POST",
-                                  headers: { "Content-Type": "application/json",
-                                             "X-Cohort-Page": key ? key.content : "" },
-                                  body: JSON.stringify(body) });
-    if (!r.ok) $("zoom-error").textContent = await r.text();
+    let r;
+    try {
+      r = await fetch(path, { method: "POST",
+                              headers: { "Content-Type": "application/json",
+                                         "X-Cohort-Page": key ? key.content : "" },
+                              body: JSON.stringify(body) });
+    } catch (e) {
+      $("zoom-error").textContent = String(e);
+      return { ok: false, text: String(e), json: null };
+    }
+    const text = await r.text();
+    if (!r.ok) $("zoom-error").textContent = text;
+    let json = null;
+    if ((r.headers.get("Content-Type") || "").startsWith("application/json")) {
+      try { json = JSON.parse(text); } catch (e) { json = null; }
+    }
+    return { ok: r.ok, text: text, json: json };
   }
 
   $("zoom-close").addEventListener("click", closeZoom);

@@ -655,6 +655,10 @@ pub struct ApproveArgs {
     /// Who decides (kept with the decision; a restricted server uses its agent).
     #[serde(default)]
     pub by: Option<String>,
+    /// With one worker named: answer only the request listed with this `since_ms`,
+    /// so that a request drawn after you looked is not answered unseen.
+    #[serde(default)]
+    pub since_ms: Option<i64>,
     /// Requests the named workers' hooks answer at once from now on, in Claude Code's
     /// rule form (`Read`, `Bash(git status*)`, `mcp__github__*`); deny rules first; a
     /// command the tripwire refuses is never allowed; empty lists remove it.
@@ -690,6 +694,9 @@ pub struct PendingOut {
     pub shows: String,
     /// Seconds it has waited.
     pub waiting_s: i64,
+    /// Since when it waits (Unix ms): give it back as `since_ms` to answer this
+    /// request and no other.
+    pub since_ms: i64,
 }
 
 /// One answered request.
