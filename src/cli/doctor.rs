@@ -54,6 +54,25 @@ pub async fn run(config: &Config) -> ExitCode {
             println!("FAIL  reducer rules: {e}");
         }
     }
+    let words = cohort_workers::screen_rules::standing();
+    match &words.error {
+        Some(_) => {
+            ok = false;
+            println!("FAIL  screen words: {}", words.describe());
+        }
+        None => println!("ok    screen words: {}", words.describe()),
+    }
+    let prices = cohort_workers::prices::standing();
+    match (&prices.file, &prices.error) {
+        (_, Some(error)) => {
+            ok = false;
+            println!("FAIL  price table: {error}");
+        }
+        (Some(file), None) => println!("ok    price table: {}", file.display()),
+        (None, None) => println!(
+            "info  price table: none (prices.toml in ~/.config/cohort); costs only where the agent CLI states them"
+        ),
+    }
     if let Some(named) = std::env::var_os("SHELL").filter(|s| !s.is_empty()) {
         let named = std::path::PathBuf::from(named);
         if !named.is_absolute() || !named.exists() {

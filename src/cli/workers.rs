@@ -123,15 +123,26 @@ pub async fn list(config: &Config) -> Result<(), String> {
 }
 
 /// `cohort workers rules`: the screen words in use, as a `screens.toml`; which
-/// files they come from on stderr; failure when the user's file was refused.
+/// files they come from, and the price table's, on stderr; failure when a user's
+/// file was refused.
 pub fn rules() -> std::process::ExitCode {
-    use cohort_workers::screen_rules;
+    use cohort_workers::{prices, screen_rules};
     let standing = screen_rules::standing();
     print!("{}", screen_rules::current().to_toml());
     eprintln!("{}", standing.describe());
-    match standing.error {
-        Some(_) => std::process::ExitCode::FAILURE,
-        None => std::process::ExitCode::SUCCESS,
+    let priced = prices::standing();
+    match (&priced.file, &priced.error) {
+        (_, Some(error)) => eprintln!("no price table: the user's file was refused: {error}"),
+        (Some(file), None) => eprintln!(
+            "price table {} ({} model(s))",
+            file.display(),
+            prices::current().model.len()
+        ),
+        (None, None) => eprintln!("no price table: costs only where the CLI states them"),
+    }
+    match (standing.error, priced.error) {
+        (None, None) => std::process::ExitCode::SUCCESS,
+        _ => std::process::ExitCode::FAILURE,
     }
 }
 

@@ -1,6 +1,6 @@
 //! The user's configuration directory for cohort: `$XDG_CONFIG_HOME/cohort`, default
 //! `~/.config/cohort`, where the files a user writes by hand live (`hosts.toml`,
-//! `reducers.toml`, `screens.toml`).
+//! `reducers.toml`, `screens.toml`, `prices.toml`).
 
 use std::path::PathBuf;
 

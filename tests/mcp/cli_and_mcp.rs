@@ -387,6 +387,52 @@ fn the_screen_words_are_the_built_in_ones_with_the_users() {
     );
 }
 
+/// `cohort workers rules` also says which price table is in use; one with an error
+/// is refused with its line and why (exit 1).
+#[test]
+fn the_price_table_in_use_is_named_and_a_bad_one_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("prices.toml");
+    let rules = |text: Option<&str>| {
+        if let Some(text) = text {
+            std::fs::write(&file, text).unwrap();
+        }
+        Command::new(env!("CARGO_BIN_EXE_cohort"))
+            .args(["workers", "rules"])
+            .env("COHORT_PRICES_FILE", &file)
+            .output()
+            .unwrap()
+    };
+    let out = rules(None);
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains("no price table: costs only where the CLI states them"),
+        "{said}"
+    );
+    let out = rules(Some(
+        "[[model]]\nname = \"gpt-5*\"\ninput = 1.25\noutput = 10.0\n",
+    ));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{said}");
+    assert!(
+        said.contains(&format!("price table {} (1 model(s))", file.display())),
+        "{said}"
+    );
+    let out = rules(Some(
+        "[[model]]\nname = \"gpt-5*\"\ninput = 1.25\noutput = \"ten\"\n",
+    ));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains(&format!(
+            "no price table: the user's file was refused: {}, line 4",
+            file.display()
+        )),
+        "{said}"
+    );
+}
+
 #[test]
 fn reduce_runs_a_command_and_passes_its_status_through() {
     let out = Command::new(env!("CARGO_BIN_EXE_cohort"))
@@ -556,6 +602,12 @@ fn doctor_times_the_shell_startup_and_warns_when_it_is_slow() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
     assert!(text.contains("first prompt after"), "{text}");
+    // The user's files cohort reads: none in this home.
+    assert!(
+        text.contains("ok    screen words: built-in screen words\n")
+            && text.contains("info  price table: none"),
+        "{text}"
+    );
     assert!(
         text.contains("warn  shell startup")
             && text.contains(&format!("`{} -l -i -c exit`", bash_path())),

@@ -22,7 +22,25 @@ fn worker_spec(m: &Manager, agent: &str, repo: &std::path::Path, prompt: &str) -
     })
 }
 
+/// A price table for Claude's model only, the same for the whole test process
+/// (the variable is read by every engine in it).
+fn price_claude_only() {
+    static TABLE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let prices = dir.path().join("prices.toml");
+        std::fs::write(
+            &prices,
+            "[[model]]\nname = \"claude-opus-*\"\ninput = 1.0\noutput = 2.0\ncache_read = 0.5\ncache_write = 3.0\n",
+        )
+        .unwrap();
+        std::env::set_var("COHORT_PRICES_FILE", &prices);
+        dir
+    });
+}
+
 async fn manager_drives_four_workers(m: Manager) {
+    price_claude_only();
     let repo = m.agents.repo("app");
     let spawned = m
         .ok(
@@ -121,7 +139,25 @@ async fn manager_drives_four_workers(m: Manager) {
         "{x}"
     );
     assert!(x["spent"].as_str().unwrap().contains("tokens"), "{x}");
+    // The fake CLI states no cost: the price table gives it, and says so.
+    let tokens = |k: &str| claude[k].as_u64().unwrap() as f64;
+    let priced = (tokens("input")
+        + 2.0 * tokens("output")
+        + 0.5 * tokens("cache_read")
+        + 3.0 * tokens("cache_write"))
+        / 1e6;
+    assert!(
+        (claude["cost_usd"].as_f64().unwrap() - priced).abs() < 1e-9,
+        "{priced} {x}"
+    );
+    assert_eq!(claude["priced"], true, "{x}");
+    assert!(
+        x["spent"].as_str().unwrap().ends_with("by the price table"),
+        "{x}"
+    );
     let harpo = m.ok("examine_worker", json!({"session_id": "Harpo"})).await;
+    // Codex's model has no price in the table: no cost rather than a guess.
+    assert!(harpo["usage"].get("cost_usd").is_none(), "{harpo}");
     assert_eq!(
         (&harpo["usage"]["input"], &harpo["usage"]["cache_read"]),
         (&json!(2 * (2_400 - 1_024)), &json!(2 * 1_024)),

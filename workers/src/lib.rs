@@ -35,6 +35,7 @@ pub mod merge;
 pub mod messages;
 pub mod observe;
 pub mod policy;
+pub mod prices;
 mod ready;
 pub mod recover;
 pub mod registry;
@@ -45,6 +46,7 @@ pub mod state;
 pub mod submit;
 pub mod theme;
 pub mod transcript;
+pub mod user_file;
 pub mod worktree;
 
 pub use agent::{AgentKind, LaunchSpec};

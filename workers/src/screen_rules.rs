@@ -14,19 +14,17 @@
 //! worker's `explain`; the built-in words keep working meanwhile.
 
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant, SystemTime};
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
+
+use crate::user_file::{toml_line, Watched};
 
 /// The built-in words.
 const BUILT_IN: &str = include_str!("../rules/screens.toml");
 
 /// The environment variable that names the user's file in place of the default.
 pub const FILE_ENV: &str = "COHORT_SCREENS_FILE";
-
-/// How often the user's file is looked at for a change.
-const RECHECK: Duration = Duration::from_secs(1);
 
 /// The words, per CLI: `all` for what every CLI shares.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -222,16 +220,8 @@ const USED: [(&str, &[&str]); 5] = [
 /// Reads a `screens.toml` text (`origin` names it in errors): the error says the
 /// line and what is wrong.
 pub fn parse(text: &str, origin: &str) -> Result<Wording, String> {
-    let mut wording: Wording = toml::from_str(text).map_err(|e| {
-        let at = e
-            .span()
-            .map(|span| {
-                let line = text[..span.start.min(text.len())].matches('\n').count() + 1;
-                format!(", line {line}")
-            })
-            .unwrap_or_default();
-        format!("{origin}{at}: {}", e.message())
-    })?;
+    let mut wording: Wording = toml::from_str(text)
+        .map_err(|e| format!("{origin}{}: {}", toml_line(text, &e), e.message()))?;
     for ((table, phrases), (_, used)) in wording.tables_mut().into_iter().zip(USED) {
         if let Some(key) = phrases.empty_phrase() {
             return Err(format!(
@@ -256,9 +246,17 @@ pub fn built_in() -> &'static Wording {
     })
 }
 
+/// The user's words, merged with the built-in ones, read again when they change.
+static WORDS: Watched<Wording> = Watched::new(
+    "screens.toml",
+    FILE_ENV,
+    |text, origin| parse(text, origin).map(|user| merged(built_in(), user)),
+    || built_in().clone(),
+);
+
 /// Where the user's words are looked for.
 pub fn user_file() -> Option<PathBuf> {
-    cohort_terminal::user_config::file("screens.toml", FILE_ENV)
+    WORDS.path()
 }
 
 /// Which words are in use.
@@ -285,105 +283,18 @@ impl Standing {
     }
 }
 
-/// The words in use and where they came from, as last loaded.
-struct Loaded {
-    wording: Arc<Wording>,
-    standing: Standing,
-    /// The user's file's path, modification time and size when it was read.
-    stamp: Option<(PathBuf, Option<(SystemTime, u64)>)>,
-    looked: Instant,
-}
-
-fn loaded() -> &'static Mutex<Option<Loaded>> {
-    static LOADED: Mutex<Option<Loaded>> = Mutex::new(None);
-    &LOADED
-}
-
-/// The user's file's identity now: its modification time and size (`None` when it
-/// does not exist).
-fn stamp_of(path: &std::path::Path) -> Option<(SystemTime, u64)> {
-    let meta = std::fs::metadata(path).ok()?;
-    Some((meta.modified().ok()?, meta.len()))
-}
-
-/// Reads the words again: the built-in ones, with the user's file when it reads.
-fn load() -> Loaded {
-    let file = user_file();
-    let stamp = file.as_ref().map(|f| (f.clone(), stamp_of(f)));
-    let base = built_in();
-    let (wording, standing) = match stamp.as_ref() {
-        Some((path, Some(_))) => {
-            let read = std::fs::read_to_string(path)
-                .map_err(|e| format!("{}: {e}", path.display()))
-                .and_then(|text| parse(&text, &path.display().to_string()));
-            match read {
-                Ok(user) => (
-                    merged(base, user),
-                    Standing {
-                        file: Some(path.clone()),
-                        error: None,
-                    },
-                ),
-                Err(error) => {
-                    tracing::warn!(target: "cohort::workers", "{error}; the built-in screen words are used until the file is fixed");
-                    (
-                        base.clone(),
-                        Standing {
-                            file: Some(path.clone()),
-                            error: Some(error),
-                        },
-                    )
-                }
-            }
-        }
-        _ => (
-            base.clone(),
-            Standing {
-                file: None,
-                error: None,
-            },
-        ),
-    };
-    Loaded {
-        wording: Arc::new(wording),
-        standing,
-        stamp,
-        looked: Instant::now(),
-    }
-}
-
 /// The words in use, read again when the user's file changed.
 pub fn current() -> Arc<Wording> {
     if cfg!(test) {
         return Arc::new(built_in().clone());
     }
-    with_loaded(|l| l.wording.clone())
+    WORDS.current()
 }
 
 /// Which words are in use, and why the user's file was refused if it was.
 pub fn standing() -> Standing {
-    with_loaded(|l| l.standing.clone())
-}
-
-fn with_loaded<T>(f: impl FnOnce(&Loaded) -> T) -> T {
-    let mut slot = loaded().lock().unwrap_or_else(|e| e.into_inner());
-    let stale = match slot.as_ref() {
-        None => true,
-        Some(l) if l.looked.elapsed() < RECHECK => false,
-        Some(l) => {
-            let now = user_file().map(|f| {
-                let stamp = stamp_of(&f);
-                (f, stamp)
-            });
-            now != l.stamp
-        }
-    };
-    if stale {
-        *slot = Some(load());
-    } else if let Some(l) = slot.as_mut() {
-        l.looked = Instant::now();
-    }
-    f(slot.as_ref().expect("loaded above"))
+    let crate::user_file::Standing { file, error } = WORDS.standing();
+    Standing { file, error }
 }
 
 #[cfg(test)]

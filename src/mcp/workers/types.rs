@@ -179,9 +179,13 @@ pub struct UsageOut {
     pub total: u64,
     /// Model calls.
     pub calls: u64,
-    /// Cost in US dollars, when the CLI states it.
+    /// Cost in US dollars, when the CLI states it or the user's price table
+    /// (`prices.toml`) gives it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// The cost is the price table's, not the CLI's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub priced: bool,
     /// The model last used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
@@ -198,6 +202,7 @@ impl From<&Usage> for UsageOut {
             total: u.total(),
             calls: u.calls,
             cost_usd: u.cost_usd,
+            priced: u.priced,
             model: u.model.clone(),
         }
     }

@@ -139,13 +139,15 @@ impl Parser {
         }
     }
 
-    /// What the session spent so far, for the CLIs that record it.
+    /// What the session spent so far, for the CLIs that record it, its cost from
+    /// the price table when the CLI states none.
     pub fn usage(&self) -> Option<usage::Usage> {
         match self {
             Parser::Claude(p) => Some(p.meter.usage()),
             Parser::Codex(p) => Some(p.meter.usage()),
             Parser::Aider(_) | Parser::Gemini => None,
         }
+        .map(crate::prices::priced)
     }
 
     /// Every entry of the transcript at `path` (at most its last `max` bytes).

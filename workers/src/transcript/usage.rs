@@ -8,10 +8,35 @@
 //! `costUSD` to the line. Codex records running totals in its `token_count` events
 //! (`info.total_token_usage`); the last one is the session's.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 use serde_json::Value;
+
+/// Tokens of one model, by kind.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tokens {
+    /// Input not read from the cache.
+    pub input: u64,
+    /// Output (reasoning not included).
+    pub output: u64,
+    /// Input read from the prompt cache.
+    pub cache_read: u64,
+    /// Input written to the prompt cache.
+    pub cache_write: u64,
+    /// Reasoning, where the CLI counts it apart.
+    pub reasoning: u64,
+}
+
+impl Tokens {
+    fn add(&mut self, other: &Tokens) {
+        self.input += other.input;
+        self.output += other.output;
+        self.cache_read += other.cache_read;
+        self.cache_write += other.cache_write;
+        self.reasoning += other.reasoning;
+    }
+}
 
 /// Tokens and cost, summed over a session.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
@@ -26,14 +51,21 @@ pub struct Usage {
     pub cache_write: u64,
     /// Reasoning tokens, where the CLI counts them apart (Codex).
     pub reasoning: u64,
-    /// The cost in US dollars, when the CLI states it.
+    /// The cost in US dollars, when the CLI states it or the price table gives it
+    /// ([`crate::prices`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// The cost is the price table's, not the CLI's.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub priced: bool,
     /// The model of the last message.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// Model calls counted.
     pub calls: u64,
+    /// The tokens by model (`""` when the CLI named none), for the price table.
+    #[serde(skip)]
+    pub by_model: BTreeMap<String, Tokens>,
 }
 
 impl Usage {
@@ -61,24 +93,36 @@ impl Usage {
         s.push(')');
         if let Some(cost) = self.cost_usd {
             s.push_str(&format!(", ${cost:.2}"));
+            if self.priced {
+                s.push_str(" by the price table");
+            }
         }
         s
     }
 
     /// Adds another session's usage (a team's roll-up).
     pub fn add(&mut self, other: &Usage) {
+        let was_empty = self.is_empty();
         self.input += other.input;
         self.output += other.output;
         self.cache_read += other.cache_read;
         self.cache_write += other.cache_write;
         self.reasoning += other.reasoning;
         self.calls += other.calls;
+        // A sum with a part whose cost is not known has no cost: part of a cost
+        // would read as all of it.
         self.cost_usd = match (self.cost_usd, other.cost_usd) {
-            (None, None) => None,
-            (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+            (Some(a), Some(b)) => Some(a + b),
+            (Some(a), None) if other.is_empty() => Some(a),
+            (None, Some(b)) if was_empty => Some(b),
+            _ => None,
         };
+        self.priced = self.cost_usd.is_some() && (self.priced || other.priced);
         if other.model.is_some() {
             self.model = other.model.clone();
+        }
+        for (model, tokens) in &other.by_model {
+            self.by_model.entry(model.clone()).or_default().add(tokens);
         }
     }
 }
@@ -96,21 +140,14 @@ fn count(v: &Value, key: &str) -> u64 {
     v.get(key).and_then(Value::as_u64).unwrap_or(0)
 }
 
-/// One Claude message's counts.
-#[derive(Clone, Copy, Debug, Default)]
-struct Counts {
-    input: u64,
-    output: u64,
-    cache_read: u64,
-    cache_write: u64,
-}
-
 /// Claude Code's usage, message by message.
 #[derive(Debug, Default)]
 pub struct ClaudeMeter {
-    messages: HashMap<String, Counts>,
+    /// Each message's largest counts, and its model.
+    messages: HashMap<String, (Tokens, String)>,
     costs: HashMap<String, f64>,
-    unnamed: Counts,
+    /// Lines without a message id, summed by model.
+    unnamed: BTreeMap<String, Tokens>,
     unnamed_calls: u64,
     model: Option<String>,
 }
@@ -125,17 +162,21 @@ impl ClaudeMeter {
         let Some(usage) = message.get("usage").filter(|u| u.is_object()) else {
             return;
         };
-        let seen = Counts {
+        let seen = Tokens {
             input: count(usage, "input_tokens"),
             output: count(usage, "output_tokens"),
             cache_read: count(usage, "cache_read_input_tokens"),
             cache_write: count(usage, "cache_creation_input_tokens"),
+            reasoning: 0,
         };
-        if let Some(model) = message.get("model").and_then(Value::as_str) {
-            // `<synthetic>` marks messages the CLI made itself (an API error).
-            if !model.starts_with('<') {
-                self.model = Some(model.to_string());
-            }
+        let model = message
+            .get("model")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
+        // `<synthetic>` marks messages the CLI made itself (an API error).
+        if !model.is_empty() && !model.starts_with('<') {
+            self.model = Some(model.clone());
         }
         let cost = v.get("costUSD").and_then(Value::as_f64);
         let id = message.get("id").and_then(Value::as_str).map(|id| {
@@ -146,7 +187,10 @@ impl ClaudeMeter {
         });
         match id {
             Some(id) => {
-                let kept = self.messages.entry(id.clone()).or_default();
+                let (kept, kept_model) = self.messages.entry(id.clone()).or_default();
+                if kept_model.is_empty() {
+                    *kept_model = model;
+                }
                 kept.input = kept.input.max(seen.input);
                 kept.output = kept.output.max(seen.output);
                 kept.cache_read = kept.cache_read.max(seen.cache_read);
@@ -157,10 +201,7 @@ impl ClaudeMeter {
                 }
             }
             None => {
-                self.unnamed.input += seen.input;
-                self.unnamed.output += seen.output;
-                self.unnamed.cache_read += seen.cache_read;
-                self.unnamed.cache_write += seen.cache_write;
+                self.unnamed.entry(model).or_default().add(&seen);
                 self.unnamed_calls += 1;
                 if let Some(cost) = cost {
                     *self.costs.entry(String::new()).or_insert(0.0) += cost;
@@ -171,13 +212,12 @@ impl ClaudeMeter {
 
     /// The session's usage so far.
     pub fn usage(&self) -> Usage {
-        let mut sum = self.unnamed;
-        for c in self.messages.values() {
-            sum.input += c.input;
-            sum.output += c.output;
-            sum.cache_read += c.cache_read;
-            sum.cache_write += c.cache_write;
+        let mut by_model = self.unnamed.clone();
+        for (tokens, model) in self.messages.values() {
+            by_model.entry(model.clone()).or_default().add(tokens);
         }
+        let mut sum = Tokens::default();
+        by_model.values().for_each(|t| sum.add(t));
         Usage {
             input: sum.input,
             output: sum.output,
@@ -185,8 +225,10 @@ impl ClaudeMeter {
             cache_write: sum.cache_write,
             reasoning: 0,
             cost_usd: (!self.costs.is_empty()).then(|| self.costs.values().sum()),
+            priced: false,
             model: self.model.clone(),
             calls: self.messages.len() as u64 + self.unnamed_calls,
+            by_model,
         }
     }
 }
@@ -219,17 +261,33 @@ impl CodexMeter {
                 let cached = count(total, "cached_input_tokens");
                 self.usage.input = count(total, "input_tokens").saturating_sub(cached);
                 self.usage.cache_read = cached;
-                self.usage.output = count(total, "output_tokens");
-                self.usage.reasoning = count(total, "reasoning_output_tokens");
+                // Its output counts the reasoning too (as OpenAI's API does); apart here.
+                let reasoning = count(total, "reasoning_output_tokens");
+                self.usage.output = count(total, "output_tokens").saturating_sub(reasoning);
+                self.usage.reasoning = reasoning;
                 self.usage.calls += 1;
             }
             _ => {}
         }
     }
 
-    /// The session's usage so far.
+    /// The session's usage so far: Codex keeps running totals, so all of it goes
+    /// to the model of the last turn.
     pub fn usage(&self) -> Usage {
-        self.usage.clone()
+        let mut usage = self.usage.clone();
+        if !usage.is_empty() {
+            usage.by_model.insert(
+                usage.model.clone().unwrap_or_default(),
+                Tokens {
+                    input: usage.input,
+                    output: usage.output,
+                    cache_read: usage.cache_read,
+                    cache_write: usage.cache_write,
+                    reasoning: usage.reasoning,
+                },
+            );
+        }
+        usage
     }
 }
 
@@ -237,6 +295,31 @@ impl CodexMeter {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_roll_up_has_a_cost_only_when_every_part_with_tokens_has_one() {
+        let spent = |cost: Option<f64>, priced: bool| Usage {
+            input: 10,
+            calls: 1,
+            cost_usd: cost,
+            priced,
+            ..Usage::default()
+        };
+        let mut team = Usage::default();
+        team.add(&spent(Some(1.0), false));
+        team.add(&spent(Some(0.5), true));
+        assert_eq!((team.cost_usd, team.priced), (Some(1.5), true));
+        team.add(&Usage::default());
+        assert_eq!(team.cost_usd, Some(1.5));
+        team.add(&spent(None, false));
+        assert_eq!((team.cost_usd, team.priced), (None, false));
+        team.add(&spent(Some(2.0), false));
+        assert_eq!(team.cost_usd, None);
+        let mut late = Usage::default();
+        late.add(&spent(None, false));
+        late.add(&spent(Some(1.0), false));
+        assert_eq!(late.cost_usd, None);
+    }
 
     #[test]
     fn a_claude_message_in_several_lines_counts_once_with_its_largest_counts() {
@@ -290,7 +373,7 @@ mod tests {
         let u = m.usage();
         assert_eq!(
             (u.input, u.cache_read, u.output, u.reasoning),
-            (6696, 2304, 410, 64)
+            (6696, 2304, 346, 64)
         );
         assert_eq!(u.model.as_deref(), Some("gpt-5-codex"));
         assert_eq!(u.cost_usd, None);
