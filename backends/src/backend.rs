@@ -203,6 +203,17 @@ pub trait TerminalBackend: Send + Sync + 'static {
         })
     }
 
+    /// Whether `pane` is in a broadcast group, asked of the pane itself where the
+    /// terminal can tell that way (one request instead of every group listed).
+    /// Provided: from [`TerminalBackend::broadcast_groups`].
+    async fn in_broadcast_group(&self, pane: &PaneId) -> Result<bool> {
+        Ok(self
+            .broadcast_groups()
+            .await?
+            .iter()
+            .any(|group| group.contains(pane)))
+    }
+
     /// Hides the pane from the person's view (`hidden`), or shows it again: hidden,
     /// it keeps running and is read, typed into and waited on as before, and listed
     /// with [`crate::PaneInfo::hidden`]. iTerm2 buries the session; tmux gives it a

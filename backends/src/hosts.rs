@@ -487,6 +487,11 @@ impl TerminalBackend for Hosts {
         Ok(())
     }
 
+    async fn in_broadcast_group(&self, pane: &PaneId) -> Result<bool> {
+        let (server, id) = self.route(pane).await?;
+        server.backend.in_broadcast_group(&id).await
+    }
+
     /// The local terminal's: a remote tmux keeps no profiles.
     async fn set_team_profiles(&self, profiles: &[crate::types::TeamProfile]) -> Result<()> {
         self.local.backend.set_team_profiles(profiles).await

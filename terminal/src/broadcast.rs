@@ -253,6 +253,13 @@ impl Terminal {
         &self,
         pane: &PaneId,
     ) -> Result<Option<BroadcastGroup>, TerminalError> {
+        // Most panes are in no group: asked of the pane alone, every send and key
+        // costs one look instead of a listing of every group.
+        if !self.backend.capabilities().broadcast_input
+            || !self.backend.in_broadcast_group(pane).await?
+        {
+            return Ok(None);
+        }
         Ok(self
             .broadcast_groups()
             .await?

@@ -690,6 +690,10 @@ impl TerminalBackend for Iterm2Backend {
         self.set_groups(groups).await
     }
 
+    async fn in_broadcast_group(&self, pane: &PaneId) -> Result<bool> {
+        self.in_group(pane).await
+    }
+
     async fn set_team_profiles(&self, profiles: &[crate::types::TeamProfile]) -> Result<()> {
         self.write_team_profiles(profiles).await
     }

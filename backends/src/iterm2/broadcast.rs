@@ -64,6 +64,14 @@ impl Iterm2Backend {
         Ok(marks)
     }
 
+    /// Whether `pane` carries a group mark: one variable read, where listing the
+    /// groups reads every session's.
+    pub(super) async fn in_group(&self, pane: &PaneId) -> Result<bool> {
+        check_session_id(pane)?;
+        let mark = self.variables(pane, &[GROUP_VARIABLE]).await?;
+        Ok(mark.into_iter().flatten().any(|m| !m.is_empty()))
+    }
+
     /// cohort's groups, from the marks.
     pub(super) async fn groups(&self) -> Result<Vec<Vec<PaneId>>> {
         let mut groups: Vec<(String, Vec<PaneId>)> = Vec::new();
