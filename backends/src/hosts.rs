@@ -497,21 +497,23 @@ impl TerminalBackend for Hosts {
         self.local.backend.set_team_profiles(profiles).await
     }
 
-    /// The local terminal's windows: a remote tmux keeps no arrangements.
+    /// The local terminal's windows only: a remote tmux keeps no arrangements.
     async fn save_native_arrangement(
         &self,
         windows: &[WindowId],
         name: &str,
     ) -> Result<Vec<String>> {
-        if windows.iter().any(|w| split(&w.0).0.is_some()) {
-            return Err(BackendError::Unsupported {
-                backend: "tmux",
-                what: "keep arrangements of a remote host's windows",
-            });
+        let local: Vec<WindowId> = windows
+            .iter()
+            .filter(|w| split(&w.0).0.is_none())
+            .cloned()
+            .collect();
+        if local.is_empty() {
+            return Ok(Vec::new());
         }
         self.local
             .backend
-            .save_native_arrangement(windows, name)
+            .save_native_arrangement(&local, name)
             .await
     }
 

@@ -69,9 +69,24 @@ pub async fn run(config: &Config) -> ExitCode {
             println!("FAIL  price table: {error}");
         }
         (Some(file), None) => println!("ok    price table: {}", file.display()),
-        (None, None) => println!(
-            "info  price table: none (prices.toml in ~/.config/cohort); costs only where the agent CLI states them"
-        ),
+        (None, None) => {
+            let named =
+                std::env::var_os(cohort_workers::prices::FILE_ENV).filter(|v| !v.is_empty());
+            match (named, cohort_workers::prices::file()) {
+                (Some(_), Some(path)) => println!(
+                    "warn  price table: {}={} does not exist; costs only where the agent CLI states them",
+                    cohort_workers::prices::FILE_ENV,
+                    path.display()
+                ),
+                (_, Some(path)) => println!(
+                    "info  price table: none ({}); costs only where the agent CLI states them",
+                    path.display()
+                ),
+                (_, None) => println!(
+                    "info  price table: none; costs only where the agent CLI states them"
+                ),
+            }
+        }
     }
     if let Some(named) = std::env::var_os("SHELL").filter(|s| !s.is_empty()) {
         let named = std::path::PathBuf::from(named);

@@ -544,34 +544,24 @@ impl Cohort for CohortService {
             .worker_rows_named(&args.workers, true)
             .await
             .map_err(worker_status)?;
-        let mut answered = Vec::new();
-        if let Some(decision) = decision {
-            answered = engine
-                .workers
-                .answer_approvals(&rows, decision, &by, args.since_ms)
-                .await
-                .map_err(worker_status)?
-                .into_iter()
-                .map(|a| proto::ApprovalAnswer {
-                    worker: a.name,
-                    request: a.request,
-                    answered: a.answered,
-                    detail: a.detail,
-                })
-                .collect();
-        }
+        let done = engine
+            .workers
+            .approve(&rows, decision, &by, args.since_ms)
+            .await
+            .map_err(worker_status)?;
         let now = cohort_workers::events::now_ms();
-        // Once keys were pressed the answers are the reply: a failed listing after
-        // them must not look like a failed answer (a retry would answer the next).
-        let pending = match engine.workers.pending_approvals(&rows).await {
-            Ok(pending) => pending,
-            Err(e) if !answered.is_empty() => {
-                tracing::warn!(target: "cohort::grpc", "the requests still waiting were not listed: {e}");
-                Vec::new()
-            }
-            Err(e) => return Err(worker_status(e)),
-        };
-        let pending = pending
+        let answered = done
+            .answered
+            .into_iter()
+            .map(|a| proto::ApprovalAnswer {
+                worker: a.name,
+                request: a.request,
+                answered: a.answered,
+                detail: a.detail,
+            })
+            .collect();
+        let pending = done
+            .pending
             .into_iter()
             .map(|p| proto::PendingApproval {
                 worker: p.name,

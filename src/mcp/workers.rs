@@ -648,34 +648,24 @@ impl CohortServer {
                 policy_set.push(row.name.clone());
             }
         }
-        let mut answered = Vec::new();
-        if let Some(decision) = decision {
-            answered = engine
-                .workers
-                .answer_approvals(&rows, decision, &by, args.since_ms)
-                .await
-                .map_err(e)?
-                .into_iter()
-                .map(|a| AnsweredOut {
-                    worker: a.name,
-                    request: a.request,
-                    answered: a.answered,
-                    detail: a.detail,
-                })
-                .collect();
-        }
+        let done = engine
+            .workers
+            .approve(&rows, decision, &by, args.since_ms)
+            .await
+            .map_err(e)?;
         let now = cohort_workers::events::now_ms();
-        // Once keys were pressed the answers are the reply: a failed listing after
-        // them must not look like a failed answer (a retry would answer the next).
-        let pending = match engine.workers.pending_approvals(&rows).await {
-            Ok(pending) => pending,
-            Err(err) if !answered.is_empty() => {
-                tracing::warn!(target: "cohort::mcp", "the requests still waiting were not listed: {err}");
-                Vec::new()
-            }
-            Err(err) => return Err(e(err)),
-        };
-        let pending = pending
+        let answered = done
+            .answered
+            .into_iter()
+            .map(|a| AnsweredOut {
+                worker: a.name,
+                request: a.request,
+                answered: a.answered,
+                detail: a.detail,
+            })
+            .collect();
+        let pending = done
+            .pending
             .into_iter()
             .map(|p| PendingOut {
                 worker: p.name,

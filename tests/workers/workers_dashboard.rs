@@ -86,10 +86,15 @@ async fn a_worker_shows_what_it_spent_and_its_approval_is_answered_from_the_page
         .eval(
             "fetch('api/approve', {method: 'POST', headers: {'Content-Type': 'application/json', \
              'X-Cohort-Page': document.querySelector('meta[name=\"cohort-page\"]').content}, \
-             body: JSON.stringify({worker: 'claude', decision: 'maybe'})}).then(r => r.status)",
+             body: JSON.stringify({worker: 'claude', decision: 'maybe', since_ms: 1})}) \
+             .then(async r => [r.status, await r.text()])",
         )
         .await;
-    assert_eq!(refused, 400, "{refused}");
+    assert_eq!(refused[0], 400, "{refused}");
+    assert!(
+        refused[1].as_str().unwrap().contains("unknown decision"),
+        "{refused}"
+    );
     // The README's picture of a worker (docs/demo/record.sh asks for it).
     if let Ok(file) = std::env::var("COHORT_WORKER_SCREENSHOT") {
         page.wait_until(
@@ -112,13 +117,18 @@ async fn a_worker_shows_what_it_spent_and_its_approval_is_answered_from_the_page
         .ok("examine_worker", json!({"session_id": "claude"}))
         .await;
     let worktree = std::path::PathBuf::from(w["worktree"].as_str().unwrap());
-    // The decision is noted on the worker as the dashboard's.
-    let listed = m.ok("list_workers", json!({"verbose": true})).await;
-    let notes = listed["workers"][0]["notes"].to_string();
-    assert!(
-        notes.contains("approval: allow") && notes.contains("(by the dashboard)"),
-        "{notes}"
-    );
+    // The decision is noted on the worker as the dashboard's (once the dialog was
+    // seen to go, which may come after the agent went on).
+    let deadline = std::time::Instant::now() + crate::support::WAIT;
+    loop {
+        let listed = m.ok("list_workers", json!({"verbose": true})).await;
+        let notes = listed["workers"][0]["notes"].to_string();
+        if notes.contains("approval: allow") && notes.contains("(by the dashboard)") {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{notes}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while !worktree.join("approved.txt").exists() {
         assert!(

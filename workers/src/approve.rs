@@ -128,6 +128,15 @@ pub struct Answered {
     pub detail: String,
 }
 
+/// What an approval call did.
+#[derive(Clone, Debug)]
+pub struct Approvals {
+    /// The answers given, one per worker named (none when only listing).
+    pub answered: Vec<Answered>,
+    /// The requests still waiting.
+    pub pending: Vec<Pending>,
+}
+
 /// How long an answered dialog may take to go.
 const GONE_WITHIN: Duration = Duration::from_secs(3);
 
@@ -227,6 +236,33 @@ impl Workers {
         Ok(answered)
     }
 
+    /// What a front end's approval call does: answers the requests of `rows` with
+    /// `decision` when one is given ([`Workers::answer_approvals`]), then lists what
+    /// still waits. Once keys were pressed the answers are the reply: a listing that
+    /// fails after them is logged and left empty, never returned as a failed answer
+    /// (a caller retrying would answer the next request).
+    pub async fn approve(
+        &self,
+        rows: &[WorkerRow],
+        decision: Option<Decision>,
+        by: &str,
+        since: Option<i64>,
+    ) -> Result<Approvals, WorkerError> {
+        let answered = match decision {
+            Some(decision) => self.answer_approvals(rows, decision, by, since).await?,
+            None => Vec::new(),
+        };
+        let pending = match self.pending_approvals(rows).await {
+            Ok(pending) => pending,
+            Err(e) if !answered.is_empty() => {
+                tracing::warn!(target: "cohort::workers", "the requests still waiting were not listed: {e}");
+                Vec::new()
+            }
+            Err(e) => return Err(e),
+        };
+        Ok(Approvals { answered, pending })
+    }
+
     /// The permission request `row` waits on, from what is known of it without
     /// reading its screen again: the tool and input its hook reported, else the
     /// dialog last seen, and since when it waits. For a page that shows it.
@@ -239,7 +275,14 @@ impl Workers {
             .hook
             .permission_request
             .clone()
-            .or_else(|| approval_on_screen(&seen))?;
+            .or_else(|| approval_on_screen(&seen))
+            .or_else(|| {
+                // A custom program's dialog is answered by keys, whatever it asks.
+                (row.agent == AgentKind::Custom)
+                    .then(|| seen.screen.as_ref().and_then(|s| s.dialog.clone()))
+                    .flatten()
+                    .map(|d| d.describe())
+            })?;
         Some((request, seen.assessment.since_ms))
     }
 
@@ -260,6 +303,12 @@ impl Workers {
             return Err(refuse(format!(
                 "it waits on no approval: it is {} ({})",
                 seen.assessment.state, seen.assessment.reason
+            )));
+        }
+        if let Some(since) = expected.filter(|since| *since != seen.assessment.since_ms) {
+            return Err(refuse(format!(
+                "the request it waits on now (since {}) is not the one listed (since {since}): nothing was pressed; list again",
+                seen.assessment.since_ms
             )));
         }
         if row.agent == AgentKind::Custom {

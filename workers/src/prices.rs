@@ -150,6 +150,11 @@ pub fn current() -> Arc<Prices> {
     PRICES.current()
 }
 
+/// Where the price table is looked for.
+pub fn file() -> Option<std::path::PathBuf> {
+    PRICES.path()
+}
+
 /// Whether the user's price table is in use, and why it was refused if it was.
 pub fn standing() -> Standing {
     PRICES.standing()

@@ -68,8 +68,12 @@ impl Iterm2Backend {
     /// groups reads every session's.
     pub(super) async fn in_group(&self, pane: &PaneId) -> Result<bool> {
         check_session_id(pane)?;
-        let mark = self.variables(pane, &[GROUP_VARIABLE]).await?;
-        Ok(mark.into_iter().flatten().any(|m| !m.is_empty()))
+        match self.variables(pane, &[GROUP_VARIABLE]).await {
+            Ok(mark) => Ok(mark.into_iter().flatten().any(|m| !m.is_empty())),
+            // Closed meanwhile: in no group, as a listing would say.
+            Err(BackendError::PaneGone(_)) => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
     /// cohort's groups, from the marks.

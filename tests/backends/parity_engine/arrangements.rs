@@ -108,6 +108,23 @@ async fn a_saved_arrangement_opens_again_as_it_was(ctx: Ctx) {
             ctx.which
         );
     }
+    // A remote host's window is no terminal's here to keep: left out, the local
+    // ones kept.
+    let far = cohort_backends::WindowId("far:@3".into());
+    let kept = ctx
+        .backend()
+        .save_native_arrangement(std::slice::from_ref(&far), "cohort far-only")
+        .await
+        .unwrap();
+    assert!(kept.is_empty(), "on {:?}: {kept:?}", ctx.which);
+    if ctx.backend().capabilities().native_arrangements {
+        let kept = ctx
+            .backend()
+            .save_native_arrangement(&[before.id.clone(), far], "cohort mixed")
+            .await
+            .unwrap();
+        assert_eq!(kept, ["cohort mixed"], "on {:?}", ctx.which);
+    }
     // Open sessions stand in the way of a restore.
     let refused = terminal.restore_arrangement("desk-1").await.unwrap_err();
     assert!(
