@@ -122,6 +122,32 @@ impl Manager {
             .join(" ")
     }
 
+    /// Spawns the Claude Code worker `name` (the fake CLI) in a new repository
+    /// `repo`, in `team` when given, and checks that it came up ready; answers
+    /// `spawn_workers`' result.
+    pub async fn spawn_claude(&self, name: &str, repo: &str, team: Option<&str>) -> Value {
+        let repo = self.agents.repo(repo);
+        let mut worker = serde_json::json!({"name": name, "agent": "claude",
+            "project_path": repo.display().to_string(), "env": self.agents.env_json(&[])});
+        if let Some(team) = team {
+            worker["team"] = team.into();
+        }
+        let spawned = self
+            .ok("spawn_workers", serde_json::json!({"workers": [worker]}))
+            .await;
+        assert_eq!(spawned["workers"][0]["state"], "ready", "{spawned}");
+        spawned
+    }
+
+    /// Has the worker `name` ask for permission to run `touch approved.txt`.
+    pub async fn ask_for_approval(&self, name: &str) {
+        self.ok(
+            "message_workers",
+            serde_json::json!({"session_ids": [name], "message": "[[approval]] make a file"}),
+        )
+        .await;
+    }
+
     /// Polls `list_workers` (verbose) until `pred` holds for `name`'s entry.
     pub async fn worker_until(
         &self,

@@ -17,20 +17,8 @@ async fn a_worker_shows_what_it_spent_and_its_approval_is_answered_from_the_page
         return;
     };
     let m = Manager::new(Which::Tmux).await;
-    let repo = m.agents.repo("dash");
-    let spawned = m
-        .ok(
-            "spawn_workers",
-            json!({"workers": [{"name": "claude", "agent": "claude", "team": "crew",
-                "project_path": repo.display().to_string(), "env": m.agents.env_json(&[])}]}),
-        )
-        .await;
-    assert_eq!(spawned["workers"][0]["state"], "ready", "{spawned}");
-    m.ok(
-        "message_workers",
-        json!({"session_ids": ["claude"], "message": "[[approval]] make a file"}),
-    )
-    .await;
+    m.spawn_claude("claude", "dash", Some("crew")).await;
+    m.ask_for_approval("claude").await;
     m.worker_until("claude", "asking for approval", |w| {
         w["state"] == "needs_approval"
     })

@@ -13,15 +13,7 @@ use tonic::Code;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_permission_request_is_listed_and_answered_over_grpc() {
     let m = Manager::new(Which::Tmux).await;
-    let repo = m.agents.repo("grpc");
-    let spawned = m
-        .ok(
-            "spawn_workers",
-            json!({"workers": [{"name": "claude", "agent": "claude",
-                "project_path": repo.display().to_string(), "env": m.agents.env_json(&[])}]}),
-        )
-        .await;
-    assert_eq!(spawned["workers"][0]["state"], "ready", "{spawned}");
+    m.spawn_claude("claude", "grpc", None).await;
 
     // The API, served in this process over the manager's engine.
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -69,11 +61,7 @@ async fn a_permission_request_is_listed_and_answered_over_grpc() {
     assert_eq!(idle.code(), Code::FailedPrecondition, "{idle:?}");
     assert!(idle.message().contains("waits on no approval"), "{idle:?}");
 
-    m.ok(
-        "message_workers",
-        json!({"session_ids": ["claude"], "message": "[[approval]] make a file"}),
-    )
-    .await;
+    m.ask_for_approval("claude").await;
     m.worker_until("claude", "asking for approval", |w| {
         w["state"] == "needs_approval"
     })

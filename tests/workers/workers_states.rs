@@ -222,15 +222,7 @@ async fn scripted_turns_on_iterm2() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hooks_forged_from_another_pane_or_replayed_move_no_worker() {
     let m = Manager::new(Which::Tmux).await;
-    let repo = m.agents.repo("forged");
-    let spawned = m
-        .ok(
-            "spawn_workers",
-            json!({"workers": [{"name": "claude", "agent": "claude",
-                "project_path": repo.display().to_string(), "env": m.agents.env_json(&[])}]}),
-        )
-        .await;
-    assert_eq!(spawned["workers"][0]["state"], "ready", "{spawned}");
+    m.spawn_claude("claude", "forged", None).await;
     // A real approval, so the event file holds a real PermissionRequest line.
     let r = m
         .ok(
@@ -806,18 +798,8 @@ async fn a_team_shares_a_budget_set_after_its_spawn() {
 /// Spawns the worker `asker` in a repository of its own and has it ask for
 /// permission to run `touch approved.txt`.
 async fn spawn_an_asker(m: &Manager, repo: &str) {
-    let repo = m.agents.repo(repo);
-    m.ok(
-        "spawn_workers",
-        json!({"workers": [{"name": "asker", "agent": "claude",
-               "project_path": repo.display().to_string(), "env": m.agents.env_json(&[])}]}),
-    )
-    .await;
-    m.ok(
-        "message_workers",
-        json!({"session_ids": ["asker"], "message": "[[approval]] make a file"}),
-    )
-    .await;
+    m.spawn_claude("asker", repo, None).await;
+    m.ask_for_approval("asker").await;
 }
 
 /// The body of one HTTP request read from `stream` (its headers up to the blank
