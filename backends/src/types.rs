@@ -130,8 +130,6 @@ pub struct TeamProfile {
     pub name: String,
     /// The team's colour, `#rrggbb`.
     pub colour: String,
-    /// The team's environment variables.
-    pub env: Vec<(String, String)>,
 }
 
 /// The name of `team`'s profile in the terminal.

@@ -393,20 +393,15 @@ impl Orchestrator {
         message: &str,
         alerted: &mut HashMap<PaneId, std::time::Instant>,
     ) {
-        let Ok(teams) = self.terminal.teams().await else {
+        // One look, and none further while no team raises alerts.
+        let Ok(loud) = self.terminal.alerting_teams().await else {
             return;
         };
-        let mut loud = Vec::new();
-        for team in &teams {
-            if self.terminal.team_alerts(&team.name).await.unwrap_or(false) {
-                loud.push(team.name.clone());
-            }
-        }
         if loud.is_empty() {
             return;
         }
         let (teams_of, target) = if loud.iter().any(|t| t == from) {
-            let Some(team) = teams.iter().find(|t| t.name == from) else {
+            let Ok(Some(team)) = self.terminal.team(from).await else {
                 return;
             };
             let Some(first) = team.members.first() else {

@@ -6,8 +6,8 @@
 //! starts, on every backend (a variable the caller gives for the pane wins). Where
 //! the terminal keeps profiles of its own ([`cohort_backends::Capabilities::team_profiles`]:
 //! iTerm2's Dynamic Profiles), every team also has one there with its colour and
-//! badge, rewritten whenever a team or its variables change, and a new pane of the
-//! team starts from it; elsewhere the colour is shown on the pane as it joins.
+//! badge, rewritten when the teams change (a profile carries no variables), and a
+//! new pane of the team starts from it; elsewhere the colour is shown on the pane as it joins.
 
 use cohort_backends::{team_profile_name, TeamProfile};
 
@@ -56,6 +56,11 @@ impl Terminal {
         self.db(move |r| r.team_alerts(&name)).await
     }
 
+    /// The teams that raise alerts, in one look.
+    pub async fn alerting_teams(&self) -> Result<Vec<String>, TerminalError> {
+        self.db(|r| r.alerting_teams()).await
+    }
+
     /// `team`'s environment variables, by name.
     pub async fn team_env(&self, team: &str) -> Result<Vec<(String, String)>, TerminalError> {
         let name = team.to_string();
@@ -81,7 +86,6 @@ impl Terminal {
                 profiles.push(TeamProfile {
                     name: team_profile_name(&team.name),
                     colour: colour.hex,
-                    env: self.team_env(&team.name).await?,
                     team: team.name,
                 });
             }

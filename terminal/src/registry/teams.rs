@@ -249,6 +249,17 @@ impl Registry {
         })
     }
 
+    /// The teams that raise alerts.
+    pub fn alerting_teams(&self) -> Result<Vec<String>, RegistryError> {
+        self.with(|conn| {
+            let mut stmt = conn.prepare("SELECT team FROM team_alerts ORDER BY team")?;
+            let rows = stmt
+                .query_map([], |r| r.get(0))?
+                .collect::<Result<Vec<String>, _>>();
+            rows
+        })
+    }
+
     /// `team`'s environment variables, by name.
     pub fn team_env(&self, team: &str) -> Result<Vec<(String, String)>, RegistryError> {
         self.with(|conn| {
