@@ -115,9 +115,17 @@ impl Track {
     }
 }
 
-/// Subscribes to everything the backend reports; says whether iTerm2 reports the
-/// signatures of cohort's marks.
-pub(super) async fn subscribe_all(conn: &Connection) -> Result<bool> {
+/// What subscribing found.
+pub(super) struct Subscribed {
+    /// iTerm2 reports the signatures of cohort's marks.
+    pub signed: bool,
+    /// This connection holds cohort's status-bar component.
+    pub component: bool,
+}
+
+/// Subscribes to everything the backend reports, and asks for cohort's status-bar
+/// component.
+pub(super) async fn subscribe_all(conn: &Connection) -> Result<Subscribed> {
     let app_level = [
         NotificationType::NotifyOnNewSession,
         NotificationType::NotifyOnTerminateSession,
@@ -188,7 +196,8 @@ pub(super) async fn subscribe_all(conn: &Connection) -> Result<bool> {
     }
     // Another cohort process may hold it: this one asks again now and then (see
     // `run_events`), and takes it over when that process is gone.
-    if !registered(component.wait().await) {
+    let component = registered(component.wait().await);
+    if !component {
         tracing::debug!(target: "cohort::iterm2", "cohort's status-bar component is another process's, or iTerm2 did not take it; the team line is in user.cohortStatus");
     }
     // Without it every mark is taken as it comes, a program's as the shell's.
@@ -196,7 +205,7 @@ pub(super) async fn subscribe_all(conn: &Connection) -> Result<bool> {
     if !signed {
         tracing::warn!(target: "cohort::iterm2", "iTerm2 refused to monitor user.cohortMark: prompt marks cannot be told from marks programs print");
     }
-    Ok(signed)
+    Ok(Subscribed { signed, component })
 }
 
 /// The name of cohort's status-bar component's function.
@@ -344,11 +353,13 @@ const CLAIM_EVERY: u32 = 40;
 /// How often the screens of buried sessions are read: iTerm2 tells nothing of them.
 const BURIED_POLL: std::time::Duration = std::time::Duration::from_millis(250);
 
-/// Handles one connection's notifications in order until it closes.
+/// Handles one connection's notifications in order until it closes; `claimed`:
+/// the connection already holds cohort's status-bar component.
 pub(super) async fn run_events(
     inner: Weak<Inner>,
     conn: Arc<Connection>,
     mut rx: mpsc::UnboundedReceiver<ConnEvent>,
+    claimed: bool,
 ) {
     let prompt_modes = conn.at_least(1, 1);
     let mut known_tabs: HashSet<String> = HashSet::new();
@@ -356,7 +367,8 @@ pub(super) async fn run_events(
     buried_poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     // Whether this connection answers the status-bar component; asked again every
     // CLAIM_EVERY ticks until it does (the process holding it may end).
-    let claimed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // (iTerm2 answers a second registration as a duplicate even to its holder.)
+    let claimed = Arc::new(std::sync::atomic::AtomicBool::new(claimed));
     let mut ticks: u32 = 0;
     loop {
         let first = tokio::select! {

@@ -271,9 +271,16 @@ impl Iterm2Backend {
         let open = || async {
             let (tx, rx) = mpsc::unbounded_channel();
             let conn = Arc::new(Connection::connect(&self.inner.config.connect, tx).await?);
-            let signed = subscribe_all(&conn).await?;
-            self.inner.signed_marks.store(signed, Ordering::Relaxed);
-            tokio::spawn(run_events(Arc::downgrade(&self.inner), conn.clone(), rx));
+            let subscribed = subscribe_all(&conn).await?;
+            self.inner
+                .signed_marks
+                .store(subscribed.signed, Ordering::Relaxed);
+            tokio::spawn(run_events(
+                Arc::downgrade(&self.inner),
+                conn.clone(),
+                rx,
+                subscribed.component,
+            ));
             Ok::<_, BackendError>(conn)
         };
         let (conn, got) = self.inner.link.get(open).await?;
