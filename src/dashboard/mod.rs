@@ -463,28 +463,19 @@ async fn approve(
     };
     match engine
         .workers
-        .answer_approvals(
-            std::slice::from_ref(&row),
-            decision,
-            "the dashboard",
-            Some(body.since_ms),
-        )
+        .answer_approval(&row, decision, "the dashboard", Some(body.since_ms))
         .await
     {
-        Ok(mut answers) if !answers.is_empty() => {
-            let answered = answers.remove(0);
-            json(
-                StatusCode::OK,
-                serde_json::json!({
-                    "worker": answered.name,
-                    "request": answered.request,
-                    "answered": answered.answered,
-                    "detail": answered.detail,
-                })
-                .to_string(),
-            )
-        }
-        Ok(_) => (StatusCode::INTERNAL_SERVER_ERROR, "no answer was given").into_response(),
+        Ok(answered) => json(
+            StatusCode::OK,
+            serde_json::json!({
+                "worker": answered.name,
+                "request": answered.request,
+                "answered": answered.answered,
+                "detail": answered.detail,
+            })
+            .to_string(),
+        ),
         Err(e) => (StatusCode::CONFLICT, e.to_string()).into_response(),
     }
 }

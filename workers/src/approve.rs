@@ -176,18 +176,6 @@ impl Workers {
         Ok(out)
     }
 
-    /// Answers the permission request `row` waits on with `decision`, by the keys
-    /// its CLI's dialog takes, once the dialog is on the screen; checks that the
-    /// dialog went, and notes the decision and `by` on the worker.
-    pub async fn answer_approval(
-        &self,
-        row: &WorkerRow,
-        decision: Decision,
-        by: &str,
-    ) -> Result<Answered, WorkerError> {
-        self.answer_request(row, decision, by, None).await
-    }
-
     /// Answers the request each of `rows` waits on with `decision`, each on its
     /// own: one that waits on nothing is answered `answered: false` with the reason
     /// and does not hide the answers given to the others. With `since` (one worker
@@ -209,7 +197,7 @@ impl Workers {
         let mut answered = Vec::new();
         let mut refused = Vec::new();
         for row in rows {
-            answered.push(match self.answer_request(row, decision, by, since).await {
+            answered.push(match self.answer_approval(row, decision, by, since).await {
                 Ok(a) => a,
                 Err(err) => {
                     let detail = err.to_string();
@@ -286,11 +274,14 @@ impl Workers {
         Some((request, seen.assessment.since_ms))
     }
 
-    /// [`Workers::answer_approval`], for the request that has waited since
-    /// `expected` when given (another one drawn meanwhile is not answered). The
-    /// screen is read again while the pane's input is held, so two answers (a
-    /// manager's, a policy's time) never both press into one dialog.
-    async fn answer_request(
+    /// Answers the permission request `row` waits on with `decision`, by the keys
+    /// its CLI's dialog takes, once the dialog is on the screen; checks that the
+    /// dialog went, and notes the decision and `by` on the worker. With `expected`,
+    /// only the request that has waited since then is answered (another one drawn
+    /// meanwhile is not). The screen is read again while the pane's input is held,
+    /// so two answers (a manager's, a policy's time) never both press into one
+    /// dialog.
+    pub async fn answer_approval(
         &self,
         row: &WorkerRow,
         decision: Decision,
@@ -405,7 +396,7 @@ impl Workers {
         }
         let by = format!("policy: no answer within {after} s");
         let answered = self
-            .answer_request(row, Decision::Deny, &by, Some(since))
+            .answer_approval(row, Decision::Deny, &by, Some(since))
             .await
             .ok()
             .filter(|a| a.answered)?;
