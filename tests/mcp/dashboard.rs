@@ -346,7 +346,10 @@ async fn typing_from_the_page_is_allowed_only_behind_the_flag_and_respects_locks
         &own,
         json!({"worker": "nobody", "decision": "allow", "since_ms": 1}),
     );
-    assert!(nobody.starts_with("HTTP/1.1 404"), "{nobody}");
+    assert!(
+        nobody.starts_with("HTTP/1.1 404") && nobody.contains("nobody"),
+        "{nobody}"
+    );
     let keyless = post(
         &addr,
         "api/send",

@@ -107,16 +107,11 @@ async fn a_worker_shows_what_it_spent_and_its_approval_is_answered_from_the_page
     let worktree = std::path::PathBuf::from(w["worktree"].as_str().unwrap());
     // The decision is noted on the worker as the dashboard's (once the dialog was
     // seen to go, which may come after the agent went on).
-    let deadline = std::time::Instant::now() + crate::support::WAIT;
-    loop {
-        let listed = m.ok("list_workers", json!({"verbose": true})).await;
-        let notes = listed["workers"][0]["notes"].to_string();
-        if notes.contains("approval: allow") && notes.contains("(by the dashboard)") {
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "{notes}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    m.worker_until("claude", "noted as the dashboard's decision", |w| {
+        let notes = w["notes"].to_string();
+        notes.contains("approval: allow") && notes.contains("(by the dashboard)")
+    })
+    .await;
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while !worktree.join("approved.txt").exists() {
         assert!(

@@ -56,20 +56,20 @@ async fn a_saved_arrangement_opens_again_as_it_was(ctx: Ctx) {
     let ids: Vec<PaneId> = laid.panes.iter().map(|p| p.id.clone()).collect();
     let before = window_of(&ctx, &ids[0]).await;
 
-    // Refused: nothing to save, a name that is no name.
-    assert!(terminal
-        .save_arrangement("desk-1", &["nobody".into()])
-        .await
-        .is_err());
-    assert!(terminal
-        .save_arrangement("bad name\n", &["lead".into()])
-        .await
-        .is_err());
-    // A name ending as a second window's copy would be told apart.
-    assert!(terminal
-        .save_arrangement("desk (2)", &["lead".into()])
-        .await
-        .is_err());
+    // Refused, each saying why: nothing to save, a name that is no name, a name
+    // ending as a second window's copy is told apart.
+    for (name, target, says) in [
+        ("desk-1", "nobody", "nobody"),
+        ("bad name\n", "lead", "control characters"),
+        ("desk (2)", "lead", "ends as"),
+    ] {
+        let refused = terminal
+            .save_arrangement(name, &[target.into()])
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains(says), "{name:?}: {refused}");
+    }
     let saved = terminal
         .save_arrangement("desk-1", &["crew".into(), "tests".into()])
         .await
