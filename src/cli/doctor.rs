@@ -58,9 +58,15 @@ pub async fn run(config: &Config) -> ExitCode {
     match &words.error {
         Some(_) => {
             ok = false;
-            println!("FAIL  screen words: {}", words.describe());
+            println!(
+                "FAIL  screen words: {}",
+                cohort_workers::screen_rules::describe(&words)
+            );
         }
-        None => println!("ok    screen words: {}", words.describe()),
+        None => println!(
+            "ok    screen words: {}",
+            cohort_workers::screen_rules::describe(&words)
+        ),
     }
     let prices = cohort_workers::prices::standing();
     match (&prices.file, &prices.error) {

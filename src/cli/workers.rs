@@ -129,7 +129,7 @@ pub fn rules() -> std::process::ExitCode {
     use cohort_workers::{prices, screen_rules};
     let standing = screen_rules::standing();
     print!("{}", screen_rules::current().to_toml());
-    eprintln!("{}", standing.describe());
+    eprintln!("{}", screen_rules::describe(&standing));
     let priced = prices::standing();
     match (&priced.file, &priced.error) {
         (_, Some(error)) => eprintln!("no price table: the user's file was refused: {error}"),

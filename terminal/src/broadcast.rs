@@ -217,15 +217,10 @@ impl Terminal {
         caller: &input::Caller,
         alone: bool,
     ) -> Result<Echoed, TerminalError> {
-        self.send(pane, text, options, caller).await?;
-        if alone {
-            return Ok(Echoed::default());
-        }
-        Ok(self
-            .echo_to_group(pane, |peer| async move {
-                self.send(&peer, text, options, caller).await.map(|_| ())
-            })
-            .await)
+        self.with_group(pane, alone, |into| async move {
+            self.send(&into, text, options, caller).await.map(|_| ())
+        })
+        .await
     }
 
     /// Presses `keys` in `pane` ([`Terminal::keys`]) and, unless `alone`, in the
@@ -237,15 +232,29 @@ impl Terminal {
         caller: &input::Caller,
         alone: bool,
     ) -> Result<Echoed, TerminalError> {
-        self.keys(pane, keys, caller, false).await?;
+        self.with_group(pane, alone, |into| async move {
+            self.keys(&into, keys, caller, false).await
+        })
+        .await
+    }
+
+    /// Types with `type_into` into `pane` (its failure is the call's) and, unless
+    /// `alone`, into the other members of its group ([`Terminal::echo_to_group`]).
+    async fn with_group<F, Fut>(
+        &self,
+        pane: &PaneId,
+        alone: bool,
+        mut type_into: F,
+    ) -> Result<Echoed, TerminalError>
+    where
+        F: FnMut(PaneId) -> Fut,
+        Fut: std::future::Future<Output = Result<(), TerminalError>>,
+    {
+        type_into(pane.clone()).await?;
         if alone {
             return Ok(Echoed::default());
         }
-        Ok(self
-            .echo_to_group(pane, |peer| async move {
-                self.keys(&peer, keys, caller, false).await
-            })
-            .await)
+        Ok(self.echo_to_group(pane, type_into).await)
     }
 
     /// The group `pane` is in, by its members' names.

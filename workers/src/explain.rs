@@ -61,7 +61,7 @@ pub fn explain(o: &crate::observe::Observation, bounds: &crate::state::Bounds) -
     }
     lines.push(format!(
         "screen words: {}",
-        crate::screen_rules::standing().describe()
+        crate::screen_rules::describe(&crate::screen_rules::standing())
     ));
     if let Some(at) = o.last_output_ms {
         lines.push(format!("output: last printed {}", ago(at)));

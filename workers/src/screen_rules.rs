@@ -18,7 +18,7 @@ use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
-use crate::user_file::{toml_line, Watched};
+use crate::user_file::{toml_line, Standing, Watched};
 
 /// The built-in words.
 const BUILT_IN: &str = include_str!("../rules/screens.toml");
@@ -259,27 +259,16 @@ pub fn user_file() -> Option<PathBuf> {
     WORDS.path()
 }
 
-/// Which words are in use.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Standing {
-    /// The user's file, when there is one.
-    pub file: Option<PathBuf>,
-    /// Why the user's file was refused (the built-in words are used alone).
-    pub error: Option<String>,
-}
-
-impl Standing {
-    /// In a line: which words are in use.
-    pub fn describe(&self) -> String {
-        match (&self.file, &self.error) {
-            (_, Some(error)) => {
-                format!("built-in screen words only: the user's file was refused: {error}")
-            }
-            (Some(file), None) => {
-                format!("built-in screen words with the user's {}", file.display())
-            }
-            (None, None) => "built-in screen words".into(),
+/// In a line: which words are in use.
+pub fn describe(standing: &Standing) -> String {
+    match (&standing.file, &standing.error) {
+        (_, Some(error)) => {
+            format!("built-in screen words only: the user's file was refused: {error}")
         }
+        (Some(file), None) => {
+            format!("built-in screen words with the user's {}", file.display())
+        }
+        (None, None) => "built-in screen words".into(),
     }
 }
 
@@ -293,8 +282,7 @@ pub fn current() -> Arc<Wording> {
 
 /// Which words are in use, and why the user's file was refused if it was.
 pub fn standing() -> Standing {
-    let crate::user_file::Standing { file, error } = WORDS.standing();
-    Standing { file, error }
+    WORDS.standing()
 }
 
 #[cfg(test)]
