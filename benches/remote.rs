@@ -8,10 +8,14 @@
 //! - **echo**: `run("echo x")` end to end, on each;
 //! - **verdict**: how long after `sleep 0.2; date +%s.%N` ended its exit verdict came.
 //!
+//! The same again on a host behind a slower link: a relay that delays every byte by
+//! 25 ms each way (the tests' [`Link`](support::link::Link); `tc qdisc … netem` needs a
+//! kernel module not every machine has), beside that link's own round trip, measured
+//! with a TCP echo through the same relay.
+//!
 //! The target is the link's round trip plus the local figure, with no polling: keys
-//! and events go over the control connection that stays open. The link
-//! here is loopback; a slower one (`tc qdisc … netem delay`) adds its round trip to
-//! each remote figure and nothing else. Prints medians and p90s; asserts nothing.
+//! and events go over the control connection that stays open. Prints medians and
+//! p90s; asserts nothing.
 //! Needs `/usr/sbin/sshd` (Debian's openssh-server); without it, says so and stops.
 
 #[path = "../tests/support/ssh.rs"]
@@ -122,15 +126,19 @@ async fn run() {
     let ssh = ssh_support::SshServer::start().expect("sshd");
     let server = support::TestServer::new();
     let local = Arc::new(server.backend().await);
+    let delay = Duration::from_millis(25);
+    let slow_link = support::link::Link::start(ssh.port, delay).await;
     let backend: Arc<dyn TerminalBackend> = Arc::new(cohort_backends::hosts::Hosts::new(
         local,
         server.config(),
-        vec![ssh.host("far")],
+        vec![ssh.host("far"), ssh.host_through(&slow_link, "slow")],
     ));
     let engine = Engine::with_backend(backend, server.state_dir(), &server.socket).unwrap();
 
     let (local_echo, local_verdict) = measure(&engine, "here", None).await;
     let (remote_echo, remote_verdict) = measure(&engine, "there", Some("far")).await;
+    let (slow_echo, slow_verdict) = measure(&engine, "slow", Some("slow")).await;
+    let slow_rtt = echo_round_trips(delay).await;
 
     // The link's own round trip, over the connection the host shares.
     let host = ssh.host("far");
@@ -148,6 +156,9 @@ async fn run() {
         ("echo round trip, remote", remote_echo),
         ("verdict after the command ended, local", local_verdict),
         ("verdict after the command ended, remote", remote_verdict),
+        ("link round trip, 25 ms each way (TCP echo)", slow_rtt),
+        ("echo round trip, remote behind that link", slow_echo),
+        ("verdict after the command ended, behind it", slow_verdict),
     ];
     let mut medians = Vec::new();
     for (name, samples) in rows {
@@ -163,4 +174,43 @@ async fn run() {
         "  remote verdict - local verdict: {:.1} ms",
         medians[4] - medians[3]
     );
+    println!(
+        "  behind the slow link: echo = {:.2} link round trips + {:.1} ms; verdict = {:.2} one-way delays + {:.1} ms",
+        medians[6] / medians[5],
+        medians[6] - medians[5],
+        medians[7] / (medians[5] / 2.0),
+        medians[7] - medians[5] / 2.0,
+    );
+}
+
+/// Round trips (ms) of a few bytes through a relay with `delay` each way to a TCP
+/// echo server: the link's own round trip.
+async fn echo_round_trips(delay: Duration) -> Vec<f64> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut buf = [0u8; 64];
+        while let Ok(n) = socket.read(&mut buf).await {
+            if n == 0 || socket.write_all(&buf[..n]).await.is_err() {
+                break;
+            }
+        }
+    });
+    let link = support::link::Link::start(port, delay).await;
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", link.port))
+        .await
+        .unwrap();
+    stream.set_nodelay(true).unwrap();
+    let mut samples = Vec::new();
+    let mut buf = [0u8; 4];
+    for _ in 0..SAMPLES {
+        let start = Instant::now();
+        stream.write_all(b"ping").await.unwrap();
+        stream.read_exact(&mut buf).await.unwrap();
+        samples.push(start.elapsed().as_secs_f64() * 1000.0);
+    }
+    samples
 }

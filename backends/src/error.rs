@@ -90,6 +90,21 @@ pub enum BackendError {
         message: String,
     },
 
+    /// A remote host's connection stopped answering: a silent network (a lost route,
+    /// a cable cut) or a stuck tmux there. The connection is closed; the next call
+    /// connects again.
+    #[error("host {host} ({destination}) did not answer for {} s while tmux's answer to `{cmd}` was awaited: the network to it may be down or its tmux stuck; cohort closed the connection and connects again on the next call (what was already sent still runs there if the link comes back); check that `ssh {destination}` answers", after_ms / 1000)]
+    HostSilent {
+        /// The host's name in cohort.
+        host: String,
+        /// Its SSH destination.
+        destination: String,
+        /// The command whose answer did not come.
+        cmd: String,
+        /// How long it was awaited.
+        after_ms: u64,
+    },
+
     /// A command cohort ran on a remote host failed.
     #[error("on host {host}: {message}")]
     Remote {

@@ -297,3 +297,114 @@ async fn what_a_pane_printed_while_the_link_was_down_is_read_back_whole() {
     }
     assert!(!meta.contains("lost"), "said output was lost: {meta}");
 }
+
+/// An engine on a remote host behind a link with `delay` each way, one shell ready.
+async fn shell_over_link(
+    name: &str,
+    delay: Duration,
+) -> (
+    crate::terminals::EngineOn,
+    crate::support::link::Link,
+    cohort_backends::PaneId,
+) {
+    let (ctx, link) = crate::terminals::EngineOn::over_link(delay).await;
+    let terminal = &ctx.engine.terminal;
+    let pane = terminal
+        .open(cohort_terminal::OpenOptions::named(name))
+        .await
+        .unwrap()
+        .id;
+    assert!(terminal.wait_ready(&pane, Duration::from_secs(20)).await);
+    (ctx, link, pane)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_wait_the_link_went_silent_under_ends_with_the_real_status_and_output() {
+    use cohort_terminal::completion::{Layer, WaitSpec};
+    use cohort_terminal::{Caller, SendOptions};
+
+    if !ssh_support::available() {
+        return;
+    }
+    let (ctx, link, pane) = shell_over_link("silent", Duration::ZERO).await;
+    let spec = WaitSpec {
+        timeout: Duration::from_secs(30),
+        ..WaitSpec::default()
+    };
+    let (send, caller) = (SendOptions::default(), Caller::new("test"));
+    let command = "sleep 1; echo late-$((6*7)); (exit 5)";
+    let run = ctx
+        .engine
+        .terminal
+        .run(&pane, command, &send, spec, false, &caller);
+    // Silent from before the command ends until after: nothing crosses, nothing is
+    // closed, as when a route is lost and comes back.
+    let silence = async {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        link.silence();
+        tokio::time::sleep(Duration::from_secs(4)).await;
+        link.restore();
+    };
+    let (out, ()) = tokio::join!(run, silence);
+    let out = out.unwrap();
+    assert_eq!(
+        (out.verdict.layer, out.verdict.exit_status),
+        (Layer::Exit, Some(5)),
+        "{:?}",
+        out.verdict
+    );
+    assert!(out.output.text.contains("late-42"), "{:?}", out.output.text);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_while_the_link_is_silent_is_refused_naming_the_host() {
+    use cohort_terminal::completion::{Layer, WaitSpec};
+    use cohort_terminal::{Caller, SendOptions};
+
+    if !ssh_support::available() {
+        return;
+    }
+    let (ctx, link, pane) = shell_over_link("unanswered", Duration::ZERO).await;
+    let terminal = &ctx.engine.terminal;
+    let spec = WaitSpec {
+        timeout: Duration::from_secs(60),
+        ..WaitSpec::default()
+    };
+    let (send, caller) = (SendOptions::default(), Caller::new("test"));
+    let run =
+        |command: &'static str| terminal.run(&pane, command, &send, spec.clone(), false, &caller);
+    let before = run("export KEPT=$((6*7))").await.unwrap();
+    assert_eq!(before.verdict.exit_status, Some(0), "{:?}", before.verdict);
+    link.silence();
+    let started = Instant::now();
+    let during = run("echo during-$KEPT").await;
+    let waited = started.elapsed();
+    // Refused, naming the host and what to check, not held until ssh's keepalives
+    // give up.
+    let err = during.unwrap_err().to_string();
+    assert!(
+        err.contains("host remote (cohort-test-host) did not answer"),
+        "{err}"
+    );
+    assert!(err.contains("ssh cohort-test-host"), "{err}");
+    eprintln!("refused after {waited:?}: {err}");
+    // While the link stays silent, the next call tries a new connection and is
+    // refused with what ssh said.
+    let again = run("echo again").await.unwrap_err().to_string();
+    assert!(again.contains("host remote"), "{again}");
+    eprintln!("then: {again}");
+    link.restore();
+    // The link is back: the same shell, its state kept, real exit statuses.
+    let after = run("echo after-$KEPT; (exit 4)").await.unwrap();
+    assert_eq!(
+        (after.verdict.layer, after.verdict.exit_status),
+        (Layer::Exit, Some(4)),
+        "{:?}",
+        after.verdict
+    );
+    assert!(
+        after.output.text.contains("after-42"),
+        "{:?}",
+        after.output.text
+    );
+}

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub mod deadline;
+pub mod link;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -126,6 +126,25 @@ impl SshServer {
         host
     }
 
+    /// The host as cohort is given it, reached over `link` (a relay to this server's
+    /// port) rather than straight.
+    pub fn host_through(&self, link: &crate::support::link::Link, name: &str) -> SshHost {
+        let path = self.dir.path();
+        let host_key = std::fs::read_to_string(path.join("host_key.pub")).unwrap();
+        let known = format!("link_known_hosts_{}", link.port);
+        std::fs::write(
+            path.join(&known),
+            format!("[127.0.0.1]:{} {host_key}", link.port),
+        )
+        .unwrap();
+        let config = path.join(format!("link_ssh_config_{}", link.port));
+        std::fs::write(&config, client_config(path, link.port, &known)).unwrap();
+        let mut host = SshHost::new(name, "cohort-test-host").unwrap();
+        host.ssh_args = vec!["-F".into(), config.display().to_string()];
+        host.control_dir = Some(path.join(format!("mux-{}", link.port)));
+        host
+    }
+
     /// Stops the server and cuts its connections (its files stay): the host answers
     /// nothing any more.
     pub fn stop(&mut self) {
@@ -229,10 +248,16 @@ impl Drop for SshServer {
                 );
             }
         }
-        // The shared connections' masters end with their sockets' directory.
-        let mux = self.dir.path().join("mux");
-        if let Ok(entries) = std::fs::read_dir(&mux) {
-            for entry in entries.flatten() {
+        // The shared connections' masters (straight or over a link) end with their
+        // sockets' directories.
+        let sockets = std::fs::read_dir(self.dir.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|d| d.file_name().to_string_lossy().starts_with("mux"))
+            .flat_map(|d| std::fs::read_dir(d.path()).into_iter().flatten().flatten());
+        {
+            for entry in sockets {
                 let _ = Command::new("ssh")
                     .args(["-F"])
                     .arg(self.dir.path().join("ssh_config"))

@@ -224,6 +224,34 @@ impl EngineOn {
         .unwrap_or_else(|e| panic!("a second engine over {:?}: {e}", self.which))
     }
 
+    /// An engine on a remote host reached over a [`Link`](crate::support::link::Link)
+    /// with `delay` each way, and the link.
+    pub async fn over_link(delay: std::time::Duration) -> (EngineOn, crate::support::link::Link) {
+        let terminal = Terminal::start(Which::Ssh).await;
+        let Terminal::Ssh(server, ssh) = &terminal else {
+            unreachable!()
+        };
+        let link = crate::support::link::Link::start(ssh.port, delay).await;
+        let mut config = server.config();
+        config.host = Some(ssh.host_through(&link, "remote"));
+        let backend = cohort_backends::tmux::TmuxBackend::connect(config)
+            .await
+            .expect("connect to tmux over ssh and the link");
+        let (state, key) = terminal.engine_home();
+        let engine = cohort::engine::Engine::with_backend(
+            as_served(Arc::new(backend), &state),
+            &state,
+            &key,
+        )
+        .expect("engine over the link");
+        let ctx = EngineOn {
+            which: Which::Ssh,
+            engine,
+            terminal,
+        };
+        (ctx, link)
+    }
+
     /// Starts `which` and an engine over it, with a state directory of its own.
     pub async fn start(which: Which) -> EngineOn {
         let terminal = Terminal::start(which).await;

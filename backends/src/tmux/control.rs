@@ -72,6 +72,20 @@ pub struct ControlClient {
     pending: Arc<Mutex<Pending>>,
     child: Mutex<Option<Child>>,
     reader: tokio::task::JoinHandle<()>,
+    peer: Option<Peer>,
+}
+
+/// The far end of a connection that crosses a network (tmux on a remote host over
+/// ssh): named in errors, and a connection to it that stops answering is closed,
+/// since the link under it is likelier lost than its tmux slow.
+#[derive(Clone, Debug)]
+pub struct Peer {
+    /// The host's name in cohort.
+    pub host: String,
+    /// Its SSH destination.
+    pub destination: String,
+    /// Set when a command went unanswered and the connection was closed for it.
+    pub went_silent: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl std::fmt::Debug for ControlClient {
@@ -103,8 +117,25 @@ impl ControlClient {
     /// Starts `command` (a prepared `tmux … -C …` invocation) and waits until tmux has
     /// answered the attach, so the first command's reply cannot be confused with it.
     pub async fn start(
+        command: tokio::process::Command,
+        handler: EventHandler,
+    ) -> Result<ControlClient> {
+        Self::start_with(command, handler, None).await
+    }
+
+    /// [`Self::start`] for a connection to `peer` across a network.
+    pub async fn start_remote(
+        command: tokio::process::Command,
+        handler: EventHandler,
+        peer: Peer,
+    ) -> Result<ControlClient> {
+        Self::start_with(command, handler, Some(peer)).await
+    }
+
+    async fn start_with(
         mut command: tokio::process::Command,
         mut handler: EventHandler,
+        peer: Option<Peer>,
     ) -> Result<ControlClient> {
         command
             .stdin(std::process::Stdio::piped())
@@ -215,6 +246,7 @@ impl ControlClient {
             pending,
             child: Mutex::new(Some(child)),
             reader,
+            peer,
         };
         match tokio::time::timeout(Duration::from_secs(10), ready_rx).await {
             Ok(Ok(())) => Ok(client),
@@ -234,10 +266,7 @@ impl ControlClient {
                     },
                 })
             }
-            Err(_) => Err(BackendError::Timeout {
-                what: "tmux to answer the control-mode attach".into(),
-                after_ms: 10_000,
-            }),
+            Err(_) => Err(client.unanswered("attach", Duration::from_secs(10))),
         }
     }
 
@@ -284,10 +313,7 @@ impl ControlClient {
                     .as_deref()
                     .unwrap_or("tmux went away"),
             )),
-            Err(_) => Err(BackendError::Timeout {
-                what: format!("tmux to run the branch of `{}`", shorten(line)),
-                after_ms: COMMAND_TIMEOUT.as_millis() as u64,
-            }),
+            Err(_) => Err(self.unanswered(line, COMMAND_TIMEOUT)),
         }
     }
 
@@ -362,12 +388,8 @@ impl ControlClient {
         ROUND_TRIPS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         tracing::trace!(target: "cohort::tmux", commands = %command_names(lines), "round trip");
         let deadline = tokio::time::Instant::now() + COMMAND_TIMEOUT;
-        let unanswered = |lines: &[S]| BackendError::Timeout {
-            what: format!(
-                "tmux to answer `{}`: is the tmux server stopped or overloaded?",
-                shorten(lines.first().map_or("", |l| l.as_ref()))
-            ),
-            after_ms: COMMAND_TIMEOUT.as_millis() as u64,
+        let unanswered = |lines: &[S]| {
+            self.unanswered(lines.first().map_or("", |l| l.as_ref()), COMMAND_TIMEOUT)
         };
         let mut receivers = Vec::with_capacity(lines.len());
         {
@@ -453,6 +475,38 @@ impl ControlClient {
             });
         }
         Ok(out)
+    }
+
+    /// The error for `line` left unanswered for `waited`. A connection across a
+    /// network is closed with it: when the link is lost, every later command would wait
+    /// as long again until ssh's keepalives gave up, where a new connection fails at
+    /// once with ssh's words, and comes back (reading back what was missed) as soon as
+    /// the host answers.
+    fn unanswered(&self, line: &str, waited: Duration) -> BackendError {
+        let after_ms = waited.as_millis() as u64;
+        match &self.peer {
+            None => BackendError::Timeout {
+                what: format!(
+                    "tmux to answer `{}`: is the tmux server stopped or overloaded?",
+                    shorten(line)
+                ),
+                after_ms,
+            },
+            Some(peer) => {
+                tracing::warn!(target: "cohort::tmux", host = %peer.host, after_ms, "the host stopped answering: closing its connection");
+                peer.went_silent
+                    .store(true, std::sync::atomic::Ordering::Relaxed);
+                let reason = format!("host {} stopped answering", peer.host);
+                lock(&self.pending).closed.get_or_insert(reason);
+                self.shutdown();
+                BackendError::HostSilent {
+                    host: peer.host.clone(),
+                    destination: peer.destination.clone(),
+                    cmd: shorten(line),
+                    after_ms,
+                }
+            }
+        }
     }
 
     /// Ends the connection: the child is killed and the reader stops.

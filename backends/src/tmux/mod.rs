@@ -122,6 +122,9 @@ struct Remote {
     dir: String,
     /// The tmux config, as written there.
     conf: String,
+    /// Whether the last connection was closed for going unanswered (see
+    /// [`control::Peer`]).
+    went_silent: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// Longest wait between attempts to reach a remote server again.
@@ -215,6 +218,7 @@ impl TmuxBackend {
                     host: host.clone(),
                     dir,
                     conf,
+                    went_silent: Arc::default(),
                 };
                 remote.install().await?;
                 (
@@ -538,6 +542,12 @@ impl TmuxBackend {
                 command
             }
             Some(remote) => {
+                if remote
+                    .went_silent
+                    .swap(false, std::sync::atomic::Ordering::Relaxed)
+                {
+                    remote.host.end_shared_connection().await;
+                }
                 remote.install().await?;
                 let mut line = String::from("exec env -u TMUX -u TMUX_PANE");
                 for (key, value) in &config.server_env {
@@ -572,7 +582,18 @@ impl TmuxBackend {
             exits_reported: self.inner.exits_reported.clone(),
             last_marks: self.inner.last_marks.clone(),
         };
-        let client = Arc::new(ControlClient::start(command, handler.into_handler()).await?);
+        let client = match &self.inner.remote {
+            Some(remote) => {
+                let peer = control::Peer {
+                    host: remote.host.name.clone(),
+                    destination: remote.host.destination.clone(),
+                    went_silent: remote.went_silent.clone(),
+                };
+                ControlClient::start_remote(command, handler.into_handler(), peer).await?
+            }
+            None => ControlClient::start(command, handler.into_handler()).await?,
+        };
+        let client = Arc::new(client);
         let _ = weak_slot.set(Arc::downgrade(&client));
         // The options are applied one command per line, not with source-file: tmux
         // answers every command inside a sourced file with a reply block of its own,

@@ -108,20 +108,13 @@ impl SshHost {
             "-o",
             "ConnectTimeout=10",
         ]);
-        if let Some(dir) = &self.control_dir {
-            let socket = dir.join("%C");
-            // ssh refuses a control socket whose path is too long for a Unix socket;
-            // then every call opens its own connection, which works, only slower.
-            if socket.as_os_str().len() <= SOCKET_PATH_MAX
-                && crate::pad::create_private_dir(dir).is_ok()
-            {
-                cmd.arg("-o")
-                    .arg("ControlMaster=auto")
-                    .arg("-o")
-                    .arg(format!("ControlPath={}", socket.display()))
-                    .arg("-o")
-                    .arg("ControlPersist=60");
-            }
+        if let Some(socket) = self.control_socket() {
+            cmd.arg("-o")
+                .arg("ControlMaster=auto")
+                .arg("-o")
+                .arg(format!("ControlPath={}", socket.display()))
+                .arg("-o")
+                .arg("ControlPersist=60");
         }
         cmd.args(&self.ssh_args)
             .arg("--")
@@ -129,6 +122,38 @@ impl SshHost {
             .arg(remote);
         cmd.env_remove("TMUX").env_remove("TMUX_PANE");
         cmd
+    }
+
+    /// The shared connection's socket (ssh expands `%C`), when cohort shares one.
+    /// ssh refuses a control socket whose path is too long for a Unix socket; then
+    /// every call opens its own connection, which works, only slower.
+    fn control_socket(&self) -> Option<PathBuf> {
+        let dir = self.control_dir.as_ref()?;
+        let socket = dir.join("%C");
+        (socket.as_os_str().len() <= SOCKET_PATH_MAX && crate::pad::create_private_dir(dir).is_ok())
+            .then_some(socket)
+    }
+
+    /// Ends cohort's shared connection to the host (`ssh -O exit`), so the next call
+    /// connects afresh: a connection whose link went silent would otherwise take every
+    /// new call into its silence until ssh's keepalives ended it. The user's own shared
+    /// connections are theirs and left alone.
+    pub async fn end_shared_connection(&self) {
+        let Some(socket) = self.control_socket() else {
+            return;
+        };
+        let mut cmd = Command::new(&self.program);
+        cmd.arg("-o")
+            .arg(format!("ControlPath={}", socket.display()))
+            .args(&self.ssh_args)
+            .args(["-O", "exit", "--"])
+            .arg(&self.destination)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .kill_on_drop(true);
+        let ended = tokio::time::timeout(Duration::from_secs(5), cmd.status()).await;
+        tracing::debug!(target: "cohort::tmux", host = %self.name, ?ended, "ended the shared connection");
     }
 
     /// Runs `remote` on the host with `input` on its standard input; its output on
