@@ -684,7 +684,7 @@ impl CohortServer {
     }
 
     #[tool(
-        description = "Merge workers' branches onto a new branch made from a target (default: the checked-out branch), in a scratch worktree: one after another (given order or smallest_first), a check command after each; the first conflict (files and hunks) or failing check stops it, and the new branch keeps what passed. The user's checkout is never touched; nothing is pushed.",
+        description = "Merge workers' branches onto a new branch made from a target (default: the checked-out branch), in a scratch worktree: one after another (given order or smallest_first), a check command after each; the first conflict (files and hunks) or failing check stops it, and the new branch keeps what passed. With resolver, a conflict is handed to a new worker in the scratch worktree. The user's checkout is never touched; nothing is pushed.",
         annotations(
             title = "Merge workers' branches",
             read_only_hint = false,
@@ -727,13 +727,32 @@ impl CohortServer {
                 &MergeRequest {
                     into: args.into,
                     branch: args.branch,
-                    check: args.check,
+                    check: args.check.clone(),
                     check_timeout,
                     order,
                 },
             )
             .await
             .map_err(e)?;
+        let conflict_prompt = report.conflict_prompt(args.check.as_deref());
+        let (mut resolver, mut resolver_error) = (None, None);
+        if let (Some(spec), Some(prompt), Some(dir)) =
+            (args.resolver, conflict_prompt.clone(), &report.worktree)
+        {
+            let spawn = SpawnWorkersArgs {
+                workers: vec![spec.into_worker(dir.display().to_string(), prompt)],
+                layout: None,
+                tree: None,
+                target: None,
+                window: None,
+                names: None,
+                branch_pattern: None,
+            };
+            match self.spawn_workers(Parameters(spawn)).await {
+                Ok(Json(mut spawned)) => resolver = spawned.workers.pop(),
+                Err(why) => resolver_error = Some(why),
+            }
+        }
         let steps = report
             .steps
             .into_iter()
@@ -777,6 +796,9 @@ impl CohortServer {
             branch: report.branch,
             worktree: report.worktree.map(|p| p.display().to_string()),
             steps,
+            resolver_prompt: resolver.as_ref().and(conflict_prompt),
+            resolver,
+            resolver_error,
         }))
     }
 

@@ -143,3 +143,116 @@ async fn branches_merge_smallest_first_and_stop_at_a_conflict_or_a_failed_check(
         took.as_millis()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_conflict_is_handed_to_a_worker_in_the_scratch_worktree() {
+    let m = Manager::new(Which::Tmux).await;
+    let repo = m.agents.repo("resolve");
+    let specs: Vec<Value> = ["left", "right"]
+        .iter()
+        .map(|n| {
+            json!({"name": n, "agent": "claude", "project_path": repo.display().to_string(),
+                   "env": m.agents.env_json(&[])})
+        })
+        .collect();
+    m.ok("spawn_workers", json!({"workers": specs})).await;
+    let tree = |name: &str| -> PathBuf { repo.join(".worktrees").join(name) };
+    commit(&tree("left"), "README.md", "# left\n", "left's title");
+    commit(&tree("right"), "README.md", "# right\n", "right's title");
+
+    // Its place is cohort's to choose.
+    let refused = m
+        .error(
+            "merge_workers",
+            json!({"session_ids": ["left", "right"], "resolver": {"project_path": "/tmp"}}),
+        )
+        .await;
+    assert!(
+        refused.contains("unknown field `project_path`"),
+        "{refused}"
+    );
+
+    let r = m
+        .ok(
+            "merge_workers",
+            json!({"session_ids": ["left", "right"], "branch": "cohort/resolved",
+                   "check": "! grep -q '<<<<<<<' README.md",
+                   "resolver": {"name": "mender", "agent": "claude",
+                                "env": m.agents.env_json(&[]), "prompt": "Keep both titles."}}),
+        )
+        .await;
+    assert_eq!(r["steps"][1]["outcome"], "conflict", "{r}");
+    let scratch = r["worktree"].as_str().expect("kept to resolve in");
+    let resolver = &r["resolver"];
+    assert_eq!(resolver["name"], "mender", "{r}");
+    assert!(resolver["error"].is_null(), "{r}");
+    let prompt = r["resolver_prompt"].as_str().unwrap();
+    for part in [
+        &format!("{scratch} is a scratch git worktree on branch cohort/resolved"),
+        "merging right's branch",
+        "conflicts in: README.md",
+        "! grep -q '<<<<<<<' README.md",
+    ] {
+        assert!(prompt.contains(part), "{part:?} not in {prompt}");
+    }
+    // It works in the scratch worktree, on the merge's branch, and got the conflict
+    // and the caller's words whole.
+    m.worker_until("mender", "went idle after its prompt", |w| {
+        w["state"] == "idle"
+    })
+    .await;
+    let mender = m
+        .ok("examine_worker", json!({"session_id": "mender"}))
+        .await;
+    let dir = mender["worktree"].as_str().expect("its directory");
+    assert_eq!(
+        std::fs::canonicalize(dir).unwrap(),
+        std::fs::canonicalize(scratch).unwrap(),
+        "{mender}"
+    );
+    assert_eq!(mender["branch"], "cohort/resolved", "{mender}");
+    assert_eq!(mender["role"], "resolver", "{mender}");
+    let whole = format!("{prompt} Keep both titles.");
+    assert!(
+        mender["last_turn"]
+            .as_str()
+            .unwrap()
+            .contains(&crate::agents::answer(&whole)),
+        "{mender}"
+    );
+    // The conflict is still there for it: the merge left it in place.
+    assert_eq!(
+        git(
+            Path::new(scratch),
+            &["diff", "--name-only", "--diff-filter=U"]
+        ),
+        "README.md\n"
+    );
+    // Resolved and committed (by hand here), the worktree is clean and still the
+    // resolver's: a sweep of orphans leaves it.
+    commit(
+        Path::new(scratch),
+        "README.md",
+        "# left and right\n",
+        "both titles",
+    );
+    let swept = m
+        .ok(
+            "list_worktrees",
+            json!({"repo_path": repo.display().to_string(), "remove_orphans": true}),
+        )
+        .await;
+    let entry = swept["worktrees"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| {
+            std::fs::canonicalize(w["path"].as_str().unwrap()).ok()
+                == std::fs::canonicalize(scratch).ok()
+        })
+        .cloned()
+        .unwrap_or_else(|| panic!("the scratch worktree is listed: {swept}"));
+    assert_eq!(entry["worker"], "mender", "{swept}");
+    assert_eq!(entry["removed"], false, "{swept}");
+    assert!(Path::new(scratch).exists());
+}

@@ -298,12 +298,15 @@ impl Workers {
                 tokio::task::spawn_blocking(move || -> Result<Vec<WorktreeEntry>, WorkerError> {
                     let mut out = Vec::new();
                     for w in worktree::list(&repo)?.into_iter().filter(|w| !w.main) {
+                        // A worker working in a worktree it was not given (a merge's
+                        // conflict handed to it) holds it as much as its own.
                         let worker = rows
                             .iter()
                             .find(|r| {
-                                r.worktree
-                                    .as_deref()
-                                    .is_some_and(|p| Path::new(p) == w.path)
+                                [r.worktree.as_deref(), Some(r.cwd.as_str())]
+                                    .into_iter()
+                                    .flatten()
+                                    .any(|p| Path::new(p) == w.path)
                             })
                             .map(|r| r.name.clone());
                         let ours = w.path.starts_with(repo.join(worktree::WORKTREES_DIR));

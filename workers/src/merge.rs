@@ -534,9 +534,88 @@ impl Started {
     }
 }
 
+impl MergeReport {
+    /// The prompt for a worker handed the conflict this merging stopped at, in its
+    /// scratch worktree: where it is, which branch conflicts in which files, what
+    /// "resolved" means (no markers, `check` passing, the merge committed) and what
+    /// not to touch. `None` when it did not stop at a conflict.
+    pub fn conflict_prompt(&self, check: Option<&str>) -> Option<String> {
+        let worktree = self.worktree.as_ref()?;
+        let (step, files) = self.steps.iter().find_map(|s| match &s.outcome {
+            StepOutcome::Conflict { files, .. } => Some((s, files)),
+            _ => None,
+        })?;
+        let check = check
+            .map(|c| format!(", run `{c}` until it passes"))
+            .unwrap_or_default();
+        Some(format!(
+            "Resolve a merge conflict. {dir} is a scratch git worktree on branch {branch}, made from {into}; merging {worker}'s branch {theirs} into it stopped with conflicts in: {files}. Edit each of those files so it keeps what both sides meant and holds no conflict markers{check}, then `git add` them and `git commit --no-edit` to conclude the merge. Stay on {branch} in this directory: do not push, rebase, switch branches or touch other worktrees.",
+            dir = worktree.display(),
+            branch = self.branch,
+            into = self.into,
+            worker = step.worker,
+            theirs = step.branch,
+            files = files.join(", "),
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_conflict_is_put_to_a_worker_with_its_place_files_and_check() {
+        let step = |worker: &str, outcome| MergeStep {
+            worker: worker.into(),
+            branch: format!("cohort/{worker}"),
+            lines_changed: 1,
+            uncommitted: 0,
+            outcome,
+        };
+        let mut report = MergeReport {
+            into: "main".into(),
+            branch: "cohort/merge-1".into(),
+            worktree: Some(PathBuf::from("/repo/.worktrees/merge-1")),
+            steps: vec![
+                step("left", StepOutcome::Merged("abc".into())),
+                step(
+                    "right",
+                    StepOutcome::Conflict {
+                        files: vec!["README.md".into(), "src/a.rs".into()],
+                        hunks: "<<<<<<<".into(),
+                    },
+                ),
+                step("big", StepOutcome::NotTried),
+            ],
+            complete: false,
+        };
+        let prompt = report.conflict_prompt(Some("cargo test")).unwrap();
+        for part in [
+            "/repo/.worktrees/merge-1 is a scratch git worktree on branch cohort/merge-1, made from main",
+            "merging right's branch cohort/right",
+            "conflicts in: README.md, src/a.rs",
+            "run `cargo test` until it passes",
+            "git commit --no-edit",
+            "do not push",
+        ] {
+            assert!(prompt.contains(part), "{part:?} not in {prompt}");
+        }
+        assert!(
+            !prompt.contains('\n'),
+            "one line for any composer: {prompt}"
+        );
+        assert!(!report
+            .conflict_prompt(None)
+            .unwrap()
+            .contains("until it passes"));
+        // A check that failed is not a conflict to hand over.
+        report.steps[1].outcome = StepOutcome::CheckFailed {
+            status: Some(1),
+            tail: String::new(),
+        };
+        assert_eq!(report.conflict_prompt(None), None);
+    }
 
     #[test]
     fn orders_parse() {

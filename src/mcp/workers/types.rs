@@ -751,6 +751,68 @@ pub struct MergeArgs {
     /// given (default) or smallest_first.
     #[serde(default)]
     pub order: Option<String>,
+    /// On a conflict, a worker to resolve it, started in the scratch worktree with the
+    /// conflict as its prompt.
+    #[serde(default)]
+    pub resolver: Option<ResolverArgs>,
+}
+
+/// The worker a merge hands its conflict to.
+#[derive(Clone, Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResolverArgs {
+    /// Name (default: themed, unique).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// claude (default), codex, gemini, aider or custom.
+    #[serde(default)]
+    pub agent: Option<String>,
+    /// Command line (custom agents).
+    #[serde(default)]
+    pub command: Option<String>,
+    /// Said after the conflict's own prompt.
+    #[serde(default)]
+    pub prompt: Option<String>,
+    /// Model.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Extra CLI arguments.
+    #[serde(default)]
+    pub flags: Vec<String>,
+    /// Extra environment.
+    #[serde(default)]
+    pub env: BTreeMap<String, String>,
+    /// No permission prompts.
+    #[serde(default)]
+    pub skip_permissions: bool,
+    /// Team.
+    #[serde(default)]
+    pub team: Option<String>,
+}
+
+impl ResolverArgs {
+    /// The worker to spawn in `dir` with `prompt` (the conflict's), the caller's
+    /// words after it.
+    pub fn into_worker(self, dir: String, prompt: String) -> WorkerArgs {
+        WorkerArgs {
+            name: self.name,
+            agent: self.agent,
+            command: self.command,
+            prompt: Some(match self.prompt {
+                Some(more) => format!("{prompt} {more}"),
+                None => prompt,
+            }),
+            project_path: Some(dir),
+            use_worktree: Some(false),
+            model: self.model,
+            flags: self.flags,
+            env: self.env,
+            skip_permissions: self.skip_permissions,
+            team: self.team,
+            role: Some("resolver".into()),
+            ..WorkerArgs::default()
+        }
+    }
 }
 
 /// One worker's merge.
@@ -800,6 +862,16 @@ pub struct MergeResult {
     pub worktree: Option<String>,
     /// Each worker, in the order tried.
     pub steps: Vec<MergeStepOut>,
+    /// The worker handed the conflict (with resolver): once it is idle, merge the rest
+    /// with into set to this result's branch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolver: Option<SpawnedOut>,
+    /// The prompt it was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolver_prompt: Option<String>,
+    /// Why no resolver could be started (the merge's report stands).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolver_error: Option<String>,
 }
 
 /// `diff_workers` arguments.
