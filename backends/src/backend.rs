@@ -10,7 +10,7 @@ use async_trait::async_trait;
 
 use crate::error::{BackendError, Result};
 use crate::event::EventStream;
-use crate::keys::{Key, Keystrokes};
+use crate::keys::{Guarded, Key, Keystrokes};
 use crate::types::{
     Appearance, AttachHint, BackendKind, Capabilities, Identity, LineRange, Lines, PaneId,
     PaneInfo, PaneState, Screen, SpawnOptions, SplitOptions, WindowId, WindowInfo,
@@ -75,6 +75,22 @@ pub trait TerminalBackend: Send + Sync + 'static {
             }
         }
         Ok(())
+    }
+
+    /// Types `input` only if, when the terminal comes to it, `pane` is alive, in no
+    /// mode (copy mode would take the keys), typed into alone (no synchronised panes)
+    /// and its foreground program is named `shell`: the check and the keys in one
+    /// round trip, for a caller that presumes the shell is at its prompt and would
+    /// otherwise ask first. [`Guarded::Refused`] and [`Guarded::Unsupported`] typed
+    /// nothing. Default: unsupported.
+    async fn send_input_guarded(
+        &self,
+        pane: &PaneId,
+        shell: &str,
+        input: &[Keystrokes],
+    ) -> Result<Guarded> {
+        let _ = (pane, shell, input);
+        Ok(Guarded::Unsupported)
     }
 
     /// Pastes `text` as one paste: wrapped in bracketed-paste codes when the program

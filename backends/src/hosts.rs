@@ -23,7 +23,7 @@ use async_trait::async_trait;
 use crate::backend::TerminalBackend;
 use crate::error::{BackendError, Result};
 use crate::event::{EventHub, EventSink, EventStream};
-use crate::keys::{Key, Keystrokes};
+use crate::keys::{Guarded, Key, Keystrokes};
 use crate::layout::LayoutNode;
 use crate::remote_procs::ProcSnapshot;
 use crate::tmux::config::TmuxConfig;
@@ -316,6 +316,16 @@ impl TerminalBackend for Hosts {
     async fn send_input(&self, pane: &PaneId, input: &[Keystrokes]) -> Result<()> {
         let (server, id) = self.route(pane).await?;
         server.backend.send_input(&id, input).await
+    }
+
+    async fn send_input_guarded(
+        &self,
+        pane: &PaneId,
+        shell: &str,
+        input: &[Keystrokes],
+    ) -> Result<Guarded> {
+        let (server, id) = self.route(pane).await?;
+        server.backend.send_input_guarded(&id, shell, input).await
     }
 
     async fn paste(&self, pane: &PaneId, text: &str) -> Result<()> {

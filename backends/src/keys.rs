@@ -354,6 +354,38 @@ impl FromStr for Key {
     }
 }
 
+/// What became of keys typed under a guard
+/// ([`crate::TerminalBackend::send_input_guarded`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Guarded {
+    /// The pane was as presumed, and the keys went in.
+    Typed,
+    /// The pane was not as presumed: nothing was typed.
+    Refused,
+    /// This backend (or this input) cannot be typed under a guard: nothing was typed.
+    Unsupported,
+}
+
+/// The bytes of `input` when every part is text or a key that is one control byte
+/// (Enter, C-u…), the same in every keyboard mode; `None` otherwise.
+pub fn plain_bytes(input: &[Keystrokes]) -> Option<Vec<u8>> {
+    let mut bytes = Vec::new();
+    for part in input {
+        match part {
+            Keystrokes::Text(text) => bytes.extend_from_slice(text.as_bytes()),
+            Keystrokes::Keys(keys) => {
+                for key in keys {
+                    match key.to_bytes().as_slice() {
+                        [b] if *b < 0x20 || *b == 0x7f => bytes.push(*b),
+                        _ => return None,
+                    }
+                }
+            }
+        }
+    }
+    Some(bytes)
+}
+
 /// One part of what is typed into a pane in one go
 /// ([`crate::TerminalBackend::send_input`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -367,6 +399,22 @@ pub enum Keystrokes {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn plain_bytes_take_text_and_control_keys_only() {
+        let keys = |names: &[&str]| Keystrokes::Keys(names.iter().map(|n| parse(n)).collect());
+        assert_eq!(
+            plain_bytes(&[
+                keys(&["C-a", "C-k"]),
+                Keystrokes::Text("echo é".into()),
+                keys(&["Enter"])
+            ]),
+            Some(b"\x01\x0becho \xc3\xa9\r".to_vec())
+        );
+        // A key whose bytes depend on the keyboard mode is not typed as bytes.
+        assert_eq!(plain_bytes(&[keys(&["Up"])]), None);
+        assert_eq!(plain_bytes(&[keys(&["M-x"])]), None);
+    }
 
     fn parse(s: &str) -> Key {
         s.parse().unwrap_or_else(|e| panic!("{s}: {e}"))

@@ -53,7 +53,7 @@ mod types;
 pub use backend::TerminalBackend;
 pub use error::{BackendError, Result};
 pub use event::{BackendEvent, EventHub, EventStream, MarkParams, PromptMark};
-pub use keys::{Key, KeyCode, Keystrokes};
+pub use keys::{Guarded, Key, KeyCode, Keystrokes};
 pub use layout::{LayoutNode, Rect};
 pub use process::{group_members_waiting, waiting_for_input};
 pub use types::*;

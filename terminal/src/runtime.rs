@@ -125,6 +125,12 @@ pub struct PaneData {
     /// What cohort typed since the last Enter (or line kill): the line a shell will
     /// run when Enter is pressed, which the tripwire judges (see [`crate::input`]).
     pub pending_line: String,
+    /// The pane's state as last asked for typing into it: what its shell is (pid,
+    /// name), for presuming its state without asking (see [`crate::input`]).
+    pub last_state: Option<cohort_backends::PaneState>,
+    /// The backend cannot type into this pane under a guard: its state is always
+    /// asked.
+    pub unguarded: bool,
     /// What cohort typed and where, to tell its echo from output (see [`crate::echo`]).
     pub typed: crate::echo::TypedLog,
     /// The command line of the process commands were first typed into (the shell at its
@@ -243,6 +249,8 @@ impl PaneRuntime {
                 no_session: false,
                 exiting: None,
                 pending_line: String::new(),
+                last_state: None,
+                unguarded: false,
                 typed: crate::echo::TypedLog::default(),
                 first_command_line: None,
             }),

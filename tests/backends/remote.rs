@@ -407,4 +407,14 @@ async fn a_call_while_the_link_is_silent_is_refused_naming_the_host() {
         "{:?}",
         after.output.text
     );
+    // The refused call typed nothing: no line of it arrives late, when the link is
+    // back, to run after it was given up.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let all = cohort_terminal::read::ReadOptions {
+        what: cohort_terminal::read::ReadWhat::All,
+        raw: true,
+        ..Default::default()
+    };
+    let text = terminal.read(&pane, &all).await.text;
+    assert!(!text.contains("during-42"), "{text}");
 }

@@ -640,3 +640,129 @@ async fn the_border_names_a_team_once() {
     assert_ne!(status_style(), "fg=#9933cc");
     assert_ne!(status_style(), "fg=#33cc99");
 }
+
+#[tokio::test]
+async fn keys_under_a_guard_go_in_only_to_the_shell_at_its_prompt() {
+    use cohort_backends::{Guarded, Keystrokes};
+
+    let server = TestServer::new();
+    let backend = server.backend().await;
+    let mut events = backend.subscribe();
+    let pane = ready_shell(&backend, &mut events, "guarded").await;
+    let shell = backend.pane_state(&pane).await.unwrap().shell_command;
+    let line = |text: &str| {
+        vec![
+            Keystrokes::Text(text.to_string()),
+            Keystrokes::Keys(vec![Key::ENTER]),
+        ]
+    };
+
+    // At its prompt: typed, and run.
+    let typed = backend
+        .send_input_guarded(&pane, &shell, &line("(exit 3)"))
+        .await
+        .unwrap();
+    assert_eq!(typed, Guarded::Typed);
+    assert_eq!(wait_exit(&mut events, &pane).await, Some(3));
+
+    // Another program in the foreground: refused, nothing typed.
+    run(&backend, &pane, "sleep 30").await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while backend.pane_state(&pane).await.unwrap().foreground_command != "sleep" {
+        assert!(std::time::Instant::now() < deadline, "sleep never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let refused = backend
+        .send_input_guarded(&pane, &shell, &line("echo into-sleep"))
+        .await
+        .unwrap();
+    assert_eq!(refused, Guarded::Refused);
+    backend
+        .send_keys(&pane, &["C-c".parse().unwrap()])
+        .await
+        .unwrap();
+    assert_eq!(
+        wait_exit(&mut events, &pane).await,
+        Some(130),
+        "sleep's end"
+    );
+    // The refused line's buffer is not left behind.
+    let buffers = backend
+        .raw_command("list-buffers -F '#{buffer_name}'")
+        .await
+        .unwrap();
+    assert!(buffers.is_empty(), "{buffers:?}");
+
+    // In copy mode: refused.
+    backend
+        .raw_command(&format!("copy-mode -t {pane}"))
+        .await
+        .unwrap();
+    let refused = backend
+        .send_input_guarded(&pane, &shell, &line("echo into-copy-mode"))
+        .await
+        .unwrap();
+    assert_eq!(refused, Guarded::Refused);
+    backend
+        .raw_command(&format!("copy-mode -q -t {pane}"))
+        .await
+        .unwrap();
+    let text = backend
+        .raw_command(&format!("capture-pane -p -S - -t {pane}"))
+        .await
+        .unwrap()
+        .join("\n");
+    assert!(!text.contains("into-"), "something was typed: {text}");
+
+    // A window whose panes a person synchronised: the line reaches this pane alone.
+    let other = backend
+        .raw_command(&format!("split-window -d -P -F '#{{pane_id}}' -t {pane}"))
+        .await
+        .unwrap()
+        .remove(0);
+    backend
+        .raw_command(&format!("set-option -w -t {pane} synchronize-panes on"))
+        .await
+        .unwrap();
+    let typed = backend
+        .send_input_guarded(&pane, &shell, &line("(exit 9)"))
+        .await
+        .unwrap();
+    assert_eq!(typed, Guarded::Typed);
+    assert_eq!(wait_exit(&mut events, &pane).await, Some(9));
+    let seen = backend
+        .raw_command(&format!("capture-pane -p -t {other}"))
+        .await
+        .unwrap()
+        .join("\n");
+    assert!(!seen.contains("exit 9"), "the other pane got it: {seen}");
+
+    // Keys whose bytes depend on the keyboard's mode, or a shell name that cannot
+    // go into a format, are not typed this way.
+    let arrow = vec![Keystrokes::Keys(vec!["Up".parse().unwrap()])];
+    assert_eq!(
+        backend
+            .send_input_guarded(&pane, &shell, &arrow)
+            .await
+            .unwrap(),
+        Guarded::Unsupported
+    );
+    assert_eq!(
+        backend
+            .send_input_guarded(&pane, "ba}sh", &line("true"))
+            .await
+            .unwrap(),
+        Guarded::Unsupported
+    );
+    // A pane that is gone takes nothing (the state asked next says it is gone).
+    let gone = backend
+        .send_input_guarded(&PaneId("%999".into()), &shell, &line("true"))
+        .await;
+    assert!(
+        matches!(
+            gone,
+            Ok(Guarded::Refused) | Err(BackendError::PaneGone { .. })
+        ),
+        "{gone:?}"
+    );
+}

@@ -170,7 +170,12 @@ fn every_keystroke_goes_through_the_input_type() {
     // module, which applies the rules once. (clippy's disallowed-methods says the
     // same while editing; this check holds even where clippy is not run.)
     // `paste` is also the input turn's own method (`turn.paste`), which is the way in.
-    const TYPING: &[&str] = &[".send_text(", ".send_keys(", ".send_input("];
+    const TYPING: &[&str] = &[
+        ".send_text(",
+        ".send_keys(",
+        ".send_input(",
+        ".send_input_guarded(",
+    ];
     let typing = |code: &str| {
         TYPING.iter().any(|t| code.contains(t))
             || (code.contains(".paste(") && !code.contains("turn.paste("))

@@ -326,6 +326,86 @@ async fn typing_into_a_pane_in_copy_mode_leaves_copy_mode_first() {
     assert_eq!(out.output.text.trim(), "typed-after-copy-mode");
 }
 
+/// A line for a shell at its prompt goes in without asking the pane first (its state
+/// is presumed from the last look and the process table); tmux checks the pane when
+/// the keys arrive, and what a person changed meanwhile (copy mode, synchronised
+/// panes) sends the line the long way, never into the wrong place.
+#[tokio::test]
+async fn a_line_typed_without_asking_first_is_checked_when_it_arrives() {
+    let server = TestServer::new();
+    let backend = Arc::new(server.backend().await);
+    let engine = Engine::with_backend(backend.clone(), server.state_dir(), &server.socket).unwrap();
+    let pane = shell(&engine, "presumed").await;
+    let first = run(&engine, &pane, "echo first", spec(10_000)).await;
+    assert_eq!(first.output.text.trim(), "first");
+    // The second line goes in without a question: its guarded paste marked the pane.
+    let line_mark = || async {
+        backend
+            .raw_command(&format!("show-options -pqv -t {pane} @cohort_line"))
+            .await
+            .unwrap()
+            .join("")
+    };
+    assert_eq!(
+        line_mark().await,
+        "",
+        "the first line was typed after asking"
+    );
+    let second = run(&engine, &pane, "echo second", spec(10_000)).await;
+    assert_eq!(second.output.text.trim(), "second");
+    let marked = line_mark().await;
+    assert!(marked.starts_with("cohort-line-"), "{marked:?}");
+    // Its buffer went with the paste.
+    let buffers = backend
+        .raw_command("list-buffers -F '#{buffer_name}'")
+        .await
+        .unwrap();
+    assert!(!buffers.contains(&marked), "{buffers:?}");
+
+    // A person scrolls back: the keys would go to copy mode.
+    backend
+        .raw_command(&format!("copy-mode -t {pane}"))
+        .await
+        .unwrap();
+    let out = run(&engine, &pane, "echo after-copy-mode", spec(10_000)).await;
+    assert_eq!(out.verdict.exit_status, Some(0), "{:?}", out.verdict);
+    assert_eq!(out.output.text.trim(), "after-copy-mode");
+    let state = cohort_backends::TerminalBackend::pane_state(backend.as_ref(), &pane)
+        .await
+        .unwrap();
+    assert!(!state.copy_mode);
+
+    // A person splits the window and synchronises its panes: the line must reach
+    // this pane alone (pasted to it, not typed as keys the window repeats).
+    let other = backend
+        .raw_command(&format!("split-window -d -P -F '#{{pane_id}}' -t {pane}"))
+        .await
+        .unwrap()
+        .remove(0);
+    backend
+        .raw_command(&format!("set-option -w -t {pane} synchronize-panes on"))
+        .await
+        .unwrap();
+    let out = run(&engine, &pane, "echo only-$((6*7))", spec(10_000)).await;
+    assert_eq!(out.output.text.trim(), "only-42", "{:?}", out.output.text);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let seen = backend
+        .raw_command(&format!("capture-pane -p -t {other}"))
+        .await
+        .unwrap()
+        .join("\n");
+    assert!(
+        !seen.contains("only"),
+        "the other pane got the line: {seen}"
+    );
+    // The window's own setting is the person's, and stays.
+    let setting = backend
+        .raw_command(&format!("show-options -wv -t {pane} synchronize-panes"))
+        .await
+        .unwrap();
+    assert_eq!(setting, ["on"]);
+}
+
 #[tokio::test]
 async fn sessions_the_registry_lost_are_adopted_again() {
     let server = TestServer::new();

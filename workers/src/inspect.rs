@@ -299,14 +299,21 @@ impl Workers {
                     let mut out = Vec::new();
                     for w in worktree::list(&repo)?.into_iter().filter(|w| !w.main) {
                         // A worker working in a worktree it was not given (a merge's
-                        // conflict handed to it) holds it as much as its own.
+                        // conflict handed to it) holds it as much as its own; paths
+                        // are compared resolved (a repository reached by a symlink).
+                        let same = |p: &str| {
+                            Path::new(p) == w.path
+                                || std::fs::canonicalize(p).is_ok_and(|p| {
+                                    std::fs::canonicalize(&w.path).is_ok_and(|w| w == p)
+                                })
+                        };
                         let worker = rows
                             .iter()
                             .find(|r| {
                                 [r.worktree.as_deref(), Some(r.cwd.as_str())]
                                     .into_iter()
                                     .flatten()
-                                    .any(|p| Path::new(p) == w.path)
+                                    .any(same)
                             })
                             .map(|r| r.name.clone());
                         let ours = w.path.starts_with(repo.join(worktree::WORKTREES_DIR));

@@ -290,6 +290,86 @@ impl TerminalBackend for TmuxBackend {
         self.type_alone(pane, lines).await
     }
 
+    /// One round trip: the line is put in a buffer of its own and the pane marked
+    /// with the buffer's name, then one `if-shell` in which tmux checks the pane
+    /// (alive, taking input, in no mode, its foreground program named `shell`) and,
+    /// when it is so, pastes the buffer into it and deletes it (`paste-buffer -d`:
+    /// the bytes as they are, to this pane alone, whatever the window's synchronised
+    /// panes do); else it answers `refused`. A connection lost on the way is asked,
+    /// once a new one is up, whether the line went in (the pane's mark is the
+    /// buffer's name and the buffer is gone), so it is typed once or not at all.
+    async fn send_input_guarded(
+        &self,
+        pane: &PaneId,
+        shell: &str,
+        input: &[Keystrokes],
+    ) -> Result<Guarded> {
+        check_pane_id(pane)?;
+        let named_plainly = !shell.is_empty()
+            && shell
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._+-".contains(&b));
+        let text = crate::keys::plain_bytes(input)
+            .filter(|b| !b.is_empty() && !b.contains(&b'\n'))
+            .and_then(|b| String::from_utf8(b).ok());
+        let (Some(text), true) = (text, named_plainly) else {
+            return Ok(Guarded::Unsupported);
+        };
+        let n = self
+            .inner
+            .paste_counter
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let buffer = format!("cohort-line-{}-{n}", std::process::id());
+        let guard = format!(
+            "#{{&&:#{{==:#{{pane_dead}},0}},#{{&&:#{{==:#{{pane_input_off}},0}},#{{&&:#{{==:#{{pane_in_mode}},0}},#{{==:#{{pane_current_command}},{shell}}}}}}}}}"
+        );
+        let lines = [
+            format!("set-option -p -t {pane} {LINE_MARK} {buffer}"),
+            format!("set-buffer -b {buffer} -- {}", quote::arg(&text)),
+            format!(
+                "if-shell -t {pane} -F {} {} {}",
+                quote::single(&guard),
+                quote::single(&format!("paste-buffer -d -b {buffer} -t {pane}")),
+                quote::single("display-message -p refused")
+            ),
+        ];
+        let sent = match self.client().await?.try_branching(&lines).await {
+            Err(control::Failure::Unsent(e)) => {
+                tracing::debug!(target: "cohort::tmux", error = %e, "the connection was gone before the line left: sending it on a new one");
+                self.client().await?.try_branching(&lines).await
+            }
+            other => other,
+        };
+        let lost = |e: &BackendError| matches!(e, BackendError::Disconnected { .. });
+        let branch = match sent {
+            Ok((replies, branch)) => {
+                if let Some(Err(e)) = replies.into_iter().find(Result::is_err) {
+                    return Err(pane_error(pane, e));
+                }
+                branch
+            }
+            Err(control::Failure::Sent(e) | control::Failure::Unsent(e)) if !lost(&e) => {
+                return Err(pane_error(pane, e))
+            }
+            Err(control::Failure::Sent(e) | control::Failure::Unsent(e)) => Err(e),
+        };
+        match branch {
+            Ok(reply) if reply.text().trim() == "refused" => {
+                self.forget_line(&buffer).await;
+                Ok(Guarded::Refused)
+            }
+            Ok(_) => Ok(Guarded::Typed),
+            Err(e) if lost(&e) => {
+                tracing::debug!(target: "cohort::tmux", error = %e, "the connection broke under a guarded line: asking whether it went in");
+                self.line_went_in(pane, &buffer).await
+            }
+            Err(e) => {
+                self.forget_line(&buffer).await;
+                Err(pane_error(pane, e))
+            }
+        }
+    }
+
     async fn paste(&self, pane: &PaneId, text: &str) -> Result<()> {
         check_pane_id(pane)?;
         if text.is_empty() {

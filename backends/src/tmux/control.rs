@@ -234,7 +234,9 @@ impl ControlClient {
                 let reason = exit_reason.unwrap_or_else(|| "the tmux control client exited".into());
                 {
                     let mut p = lock(&pending);
-                    p.closed = Some(reason.clone());
+                    // A reason given when the connection was closed on purpose (the
+                    // host that stopped answering) stays: it says more.
+                    p.closed.get_or_insert_with(|| reason.clone());
                     p.slots.clear(); // dropping the senders fails every waiting command
                 }
                 handler(ControlEvent::Closed { reason, by_server });
@@ -288,20 +290,39 @@ impl ControlClient {
     /// any other method is refused, since its second answer would be taken as the next
     /// command's and every reply after it would go to the wrong command.
     pub async fn if_shell(&self, line: &str) -> Result<Reply> {
-        if !queues_commands(line) {
-            return Err(BackendError::InvalidArgument(format!(
-                "internal: `{}` is not an if-shell",
-                shorten(line)
-            )));
-        }
-        let (tx, rx) = oneshot::channel();
-        let deadline = tokio::time::Instant::now() + COMMAND_TIMEOUT;
-        let mut replies = self
-            .write_and_wait(&[line], &[], Some(tx))
+        let (mut replies, branch) = self
+            .try_branching(&[line])
             .await
             .map_err(Failure::into_error)?;
         replies.pop().expect("one reply per command")?;
-        match tokio::time::timeout_at(deadline, rx).await {
+        branch
+    }
+
+    /// Runs `lines`, one of which is an `if-shell -F COND THEN ELSE` (see
+    /// [`Self::if_shell`]), in one round trip: each line's reply, and the reply of the
+    /// branch that ran (an error when the `if-shell` itself failed). A lost connection
+    /// says whether the lines left (see [`Failure`]).
+    pub async fn try_branching<S: AsRef<str>>(
+        &self,
+        lines: &[S],
+    ) -> std::result::Result<(Vec<Result<Reply>>, Result<Reply>), Failure> {
+        let Some(at) = lines.iter().position(|l| queues_commands(l.as_ref())) else {
+            return Err(Failure::Sent(BackendError::InvalidArgument(
+                "internal: no if-shell among the lines".into(),
+            )));
+        };
+        let line = lines[at].as_ref();
+        let (tx, rx) = oneshot::channel();
+        let deadline = tokio::time::Instant::now() + COMMAND_TIMEOUT;
+        let replies = self.write_and_wait(lines, &[], Some(tx)).await?;
+        if let Err(e) = &replies[at] {
+            let failed = Err(BackendError::Tmux {
+                cmd: shorten(line),
+                message: e.to_string(),
+            });
+            return Ok((replies, failed));
+        }
+        let reply = match tokio::time::timeout_at(deadline, rx).await {
             Ok(Ok(reply)) if reply.ok => Ok(reply),
             Ok(Ok(reply)) => Err(BackendError::Tmux {
                 cmd: shorten(line),
@@ -313,8 +334,9 @@ impl ControlClient {
                     .as_deref()
                     .unwrap_or("tmux went away"),
             )),
-            Err(_) => Err(self.unanswered(line, COMMAND_TIMEOUT)),
-        }
+            Err(_) => return Err(Failure::Sent(self.unanswered(line, COMMAND_TIMEOUT))),
+        };
+        Ok((replies, reply))
     }
 
     /// Writes several commands back to back and waits for all replies, in order.
@@ -377,8 +399,9 @@ impl ControlClient {
     /// matched to their commands; a write that cannot finish ends the connection,
     /// since a half-written line would run as part of the next command.
     ///
-    /// `branch` takes the second answer of an `if-shell` (see [`Self::if_shell`]),
-    /// the one line given with it.
+    /// `branch` takes the second answer of an `if-shell` (see [`Self::if_shell`]): the
+    /// one line among `lines` that queues commands. tmux runs a branch right after its
+    /// `if-shell`, before the lines written after it, so its answer comes next.
     async fn write_and_wait<S: AsRef<str>>(
         &self,
         lines: &[S],
@@ -391,6 +414,13 @@ impl ControlClient {
         let unanswered = |lines: &[S]| {
             self.unanswered(lines.first().map_or("", |l| l.as_ref()), COMMAND_TIMEOUT)
         };
+        let queueing = lines.iter().filter(|l| queues_commands(l.as_ref())).count();
+        if queueing != usize::from(branch.is_some()) {
+            return Err(Failure::Unsent(BackendError::InvalidArgument(format!(
+                "internal: `{}` holds {queueing} line(s) answered twice; send one, with `if_shell`",
+                shorten(lines.first().map_or("", |l| l.as_ref()))
+            ))));
+        }
         let mut receivers = Vec::with_capacity(lines.len());
         {
             let mut writer = tokio::time::timeout_at(deadline, self.writer.lock())
@@ -406,12 +436,6 @@ impl ControlClient {
                         shorten(line)
                     ))));
                 }
-                if queues_commands(line) && (branch.is_none() || lines.len() != 1) {
-                    return Err(Failure::Unsent(BackendError::InvalidArgument(format!(
-                        "internal: `{}` is answered twice; send it with `if_shell`",
-                        shorten(line)
-                    ))));
-                }
                 buf.extend_from_slice(line.as_bytes());
                 buf.push(b'\n');
             }
@@ -420,12 +444,16 @@ impl ControlClient {
                 if let Some(reason) = &pending.closed {
                     return Err(Failure::Unsent(disconnected(reason)));
                 }
-                for index in 0..lines.len() {
+                for (index, line) in lines.iter().enumerate() {
                     let (tx, rx) = oneshot::channel();
                     pending.slots.push_back(Slot {
                         reply: tx,
                         marker: markers.get(index).copied().flatten(),
-                        branch: branch.take(),
+                        branch: if queues_commands(line.as_ref()) {
+                            branch.take()
+                        } else {
+                            None
+                        },
                     });
                     receivers.push(rx);
                 }

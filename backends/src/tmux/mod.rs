@@ -40,7 +40,7 @@ use async_trait::async_trait;
 use crate::backend::TerminalBackend;
 use crate::error::{BackendError, Result};
 use crate::event::{BackendEvent, EventSink, EventStream};
-use crate::keys::{Key, Keystrokes};
+use crate::keys::{Guarded, Key, Keystrokes};
 use crate::layout::parse_tmux_layout;
 use crate::link::{Got, Link};
 use crate::shell::{command_with_exit_mark, user_shell, ShellIntegration};
@@ -70,6 +70,10 @@ const CHUNK_BYTES: usize = 2048;
 
 /// Name of cohort's state subscription.
 const SUBSCRIPTION: &str = "cohort-state";
+
+/// The pane option naming the buffer of the last line typed under a guard (see
+/// `send_input_guarded`): with the buffer gone, that line went in.
+const LINE_MARK: &str = "@cohort_line";
 
 /// The tmux backend; see the module docs.
 #[derive(Clone)]
@@ -643,6 +647,38 @@ impl TmuxBackend {
             }
             Err(control::Failure::Sent(e)) => Err(e),
         }
+    }
+
+    /// Deletes the buffer of a line that was not pasted.
+    async fn forget_line(&self, buffer: &str) {
+        if let Err(e) = self.cmd(&format!("delete-buffer -b {buffer}")).await {
+            tracing::debug!(target: "cohort::tmux", error = %e, buffer, "could not delete a line's buffer");
+        }
+    }
+
+    /// Whether the line in `buffer`, typed under a guard into `pane` on a connection
+    /// that broke before tmux's answer came, went in, asked on a new connection: the
+    /// pane was marked with the buffer's name (so the lines ran) and the buffer is
+    /// gone (so it was pasted). One that did not is deleted: it never will be.
+    async fn line_went_in(&self, pane: &PaneId, buffer: &str) -> Result<Guarded> {
+        let lines = [
+            format!(
+                "display-message -p -t {pane} {}",
+                quote::single(&format!("#{{{LINE_MARK}}}"))
+            ),
+            format!("list-buffers -F {}", quote::single("#{buffer_name}")),
+        ];
+        let replies = self.pane_pipeline(pane, &lines).await?;
+        let marked = replies[0].text().trim() == buffer;
+        let left = replies[1].text().lines().any(|l| l.trim() == buffer);
+        if left {
+            self.forget_line(buffer).await;
+        }
+        Ok(if marked && !left {
+            Guarded::Typed
+        } else {
+            Guarded::Refused
+        })
     }
 
     /// Runs a command aimed at `pane`, turning "can't find pane" into [`BackendError::PaneGone`].

@@ -29,7 +29,7 @@ mod settle;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use cohort_backends::{Key, KeyCode, Keystrokes, PaneId, PaneState};
+use cohort_backends::{Guarded, Key, KeyCode, Keystrokes, PaneId, PaneState};
 use tokio::sync::watch;
 
 use crate::completion::{handed_mark_suffix, handover_line, handover_ready, mark_suffix, Started};
@@ -146,6 +146,9 @@ pub struct InputTurn {
     purpose: Purpose,
     raw: bool,
     force: bool,
+    /// The state was presumed from an earlier look and the process table, not asked:
+    /// keys go in only under the backend's guard (see [`Terminal::presumed_state`]).
+    presumed: bool,
     _lease: Lease,
 }
 
@@ -160,6 +163,19 @@ impl Terminal {
         caller: &Caller,
         purpose: Purpose,
     ) -> Result<InputTurn, TerminalError> {
+        self.input_with(pane, caller, purpose, false).await
+    }
+
+    /// [`Terminal::input`]; with `presume`, the pane's state is presumed when it can be
+    /// (see [`Terminal::presumed_state`]) instead of asked, once the lease is held and
+    /// what came before is in (the turn then types only under the backend's guard).
+    async fn input_with(
+        &self,
+        pane: &PaneId,
+        caller: &Caller,
+        purpose: Purpose,
+        presume: bool,
+    ) -> Result<InputTurn, TerminalError> {
         names::check_opt(NameKind::Owner, caller.owner.as_deref())?;
         let session = self.check_lock(pane, caller).await?;
         let path = lock_path(&self.lock_dir, &self.server_key, pane.as_str());
@@ -172,8 +188,21 @@ impl Terminal {
         if lease.after_another_process() {
             self.take_in_what_came_before(pane).await;
         }
-        let state = self.backend.pane_state(pane).await?;
         let runtime = self.runtimes.get(pane);
+        let presumed = if presume {
+            self.presumed_state(pane)
+        } else {
+            None
+        };
+        let is_presumed = presumed.is_some();
+        let state = match presumed {
+            Some(state) => state,
+            None => {
+                let state = self.backend.pane_state(pane).await?;
+                runtime.lock().last_state = Some(state.clone());
+                state
+            }
+        };
         // The shell's last mark said it is exiting: the pane closes in a moment, and
         // what is typed now would be lost. A pane still alive well after that mark
         // was not exiting (a program printed the mark): what the pane shows wins.
@@ -206,8 +235,44 @@ impl Terminal {
             purpose,
             raw: false,
             force: false,
+            presumed: is_presumed,
             _lease: lease,
         })
+    }
+
+    /// The state `pane` is presumed in when a line is typed for its shell, without
+    /// asking the terminal first: the state last asked, when the shell is at its prompt
+    /// by what is known here without a round trip: the process table says the shell
+    /// holds the terminal, and its marks say no command it started is running.
+    /// Whatever it would take a question to know (copy mode, a program of the shell's
+    /// name) the backend's guard checks when the keys arrive. `None` (ask first) when
+    /// nothing was asked yet, the pane's processes are not this machine's, or anything
+    /// says otherwise.
+    fn presumed_state(&self, pane: &PaneId) -> Option<PaneState> {
+        let mut state = {
+            let runtime = self.runtimes.get(pane);
+            let data = runtime.lock();
+            let state = data.last_state.clone()?;
+            if data.unguarded || state.dead || data.exiting.is_some() || data.command_running() {
+                return None;
+            }
+            state
+        };
+        state.foreground_command = state.shell_command.clone();
+        // The process table says who holds the terminal. A pane whose processes are not
+        // this machine's (a remote host) is asked first: over a link that goes silent,
+        // a line sent without a question would still be delivered when the link comes
+        // back, after its call was given up, and run then; the question proves the
+        // link alive before anything is typed.
+        let shell = state.shell_pid?;
+        let foreground = cohort_backends::process::foreground_pid(shell)?;
+        if foreground != shell {
+            return None;
+        }
+        state.foreground_pid = Some(foreground);
+        state.copy_mode = false;
+        state.alternate_screen = false;
+        state.at_shell().then_some(state)
     }
 
     /// Waits until this process has taken in everything the pane sent before now. The
@@ -313,11 +378,48 @@ impl Terminal {
                     .into(),
             ));
         }
-        let mut turn = self.input(pane, caller, Purpose::Command).await?;
-        turn.raw = true; // sanitised above, before the tripwire saw it
-        turn.force = options.force;
+        let line = text;
+        // Only a line that can go in whole is typed on a presumed state.
+        let mut presume = options.enter
+            && options.mark.is_none()
+            && !line.contains(['\n', '\t'])
+            && line.len() <= 1024;
+        let mut refused = false;
+        loop {
+            let mut text = line.clone();
+            let mut turn = self
+                .input_with(pane, caller, Purpose::Command, presume)
+                .await?;
+            if refused && turn.at_shell() && !turn.state.copy_mode {
+                // The guard refused a pane the state asked now shows at its shell and
+                // in no mode: something that lasts (the guard cannot tell this shell
+                // by its name, or the pane takes no input) would refuse it every time.
+                turn.runtime.lock().unguarded = true;
+            }
+            turn.raw = true; // sanitised above, before the tripwire saw it
+            turn.force = options.force;
+            match self
+                .type_line_in_turn(turn, &mut text, options, fresh_line)
+                .await?
+            {
+                Some(sent) => return Ok(sent),
+                // The pane was not as presumed, and nothing was typed: ask it.
+                None => (presume, refused) = (false, true),
+            }
+        }
+    }
+
+    /// [`Terminal::type_text`] in a turn taken: `None` when the turn's state was
+    /// presumed and the line could not go in as presumed (nothing was typed).
+    async fn type_line_in_turn(
+        &self,
+        mut turn: InputTurn,
+        text: &mut String,
+        options: &SendOptions,
+        fresh_line: bool,
+    ) -> Result<Option<Sent>, TerminalError> {
         let into_program = !turn.at_shell();
-        if options.enter && into_program && ends_inside_a_block(&text) {
+        if options.enter && into_program && ends_inside_a_block(text) {
             // A REPL keeps an indented block open until an empty line: submit it as
             // the REPL needs, or it waits at `...` for ever.
             text.push('\n');
@@ -347,26 +449,38 @@ impl Terminal {
             && !text.contains(['\n', '\t'])
             && text.len() <= 1024;
         if whole_line {
-            let command =
-                turn.runtime
-                    .record_command(&text, turn.state.foreground_pid, None, false);
+            let command = turn
+                .runtime
+                .record_command(text, turn.state.foreground_pid, None, false);
             let before_typing = turn.journal_len();
             let at = Instant::now();
-            if let Err(e) = turn
-                .submit_line(clear_keys.as_deref().unwrap_or_default(), &text)
+            match turn
+                .submit_line(clear_keys.as_deref().unwrap_or_default(), text)
                 .await
             {
-                turn.runtime.forget_command(&command);
-                return Err(e);
+                Ok(true) => {}
+                Ok(false) => {
+                    turn.runtime.forget_command(&command);
+                    return Ok(None);
+                }
+                Err(e) => {
+                    turn.runtime.forget_command(&command);
+                    return Err(e);
+                }
             }
-            self.note_last_command(&turn, &text);
-            return Ok(Sent {
+            self.note_last_command(&turn, text);
+            return Ok(Some(Sent {
                 started: Some(Started::after(&command, at)),
                 bytes: text.len(),
                 pasted: false,
                 typed_from: before_typing,
                 into_program: false,
-            });
+            }));
+        }
+        if turn.presumed {
+            // Anything but a whole line for the shell is typed on the pane's state
+            // as asked.
+            return Ok(None);
         }
         if let Some(keys) = &clear_keys {
             turn.keys(keys).await?;
@@ -385,16 +499,16 @@ impl Terminal {
         if text.len() > 1024 {
             // Text typed before the program reads the terminal sits in the kernel's line
             // buffer, which keeps 4095 characters and drops the rest.
-            self.wait_reading(pane, Duration::from_secs(3)).await;
+            self.wait_reading(&turn.pane, Duration::from_secs(3)).await;
         }
         // Lines go as one paste, and so does a tab: typed, it would ask the shell to
         // complete a word, and a different command would run.
         let pasted = text.contains(['\n', '\t']);
         let before_typing = turn.journal_len();
         if pasted {
-            turn.paste(&text).await?;
+            turn.paste(text).await?;
         } else {
-            turn.text(&text).await?;
+            turn.text(text).await?;
         }
         let mut started = None;
         if options.enter {
@@ -422,7 +536,7 @@ impl Terminal {
                 .await;
             }
             let command = turn.runtime.record_command(
-                &text,
+                text,
                 state.foreground_pid,
                 options.mark.clone(),
                 !at_shell,
@@ -431,15 +545,15 @@ impl Terminal {
             // The line was judged above, with the mark's suffix still off it.
             turn.press_enter().await?;
             started = Some(Started::after(&command, at));
-            self.note_last_command(&turn, &text);
+            self.note_last_command(&turn, text);
         }
-        Ok(Sent {
+        Ok(Some(Sent {
             started,
             bytes: text.len(),
             pasted,
             typed_from: before_typing,
             into_program,
-        })
+        }))
     }
 
     /// Records `text` as the session's last command, in the background after Enter,
@@ -626,8 +740,10 @@ impl InputTurn {
     /// Empties the line with `clear` (none: it is not emptied), types `text` and
     /// presses Enter, in one input (one round trip where the backend can): for a
     /// shell at its prompt, where nothing has to be seen between them. The line is
-    /// judged by the caller first, as [`Self::press_enter`]'s is.
-    async fn submit_line(&mut self, clear: &[Key], text: &str) -> Result<(), TerminalError> {
+    /// judged by the caller first, as [`Self::press_enter`]'s is. In a turn whose
+    /// state was presumed, the backend types it only if the pane is as presumed;
+    /// `false`: it was not, and nothing was typed.
+    async fn submit_line(&mut self, clear: &[Key], text: &str) -> Result<bool, TerminalError> {
         let text = self.clean(text);
         let undo = {
             let mut data = self.runtime.lock();
@@ -649,8 +765,29 @@ impl InputTurn {
             input.push(Keystrokes::Text(text));
         }
         input.push(Keystrokes::Keys(vec![Key::ENTER]));
+        if self.presumed {
+            let guarded = self
+                .terminal
+                .backend
+                .send_input_guarded(&self.pane, &self.state.shell_command, &input)
+                .await;
+            return match guarded {
+                Ok(Guarded::Typed) => Ok(true),
+                Ok(guarded @ (Guarded::Refused | Guarded::Unsupported)) => {
+                    self.undo(undo);
+                    if guarded == Guarded::Unsupported {
+                        self.runtime.lock().unguarded = true;
+                    }
+                    Ok(false)
+                }
+                Err(e) => {
+                    self.undo(undo);
+                    Err(e.into())
+                }
+            };
+        }
         let sent = self.terminal.backend.send_input(&self.pane, &input).await;
-        self.undo_unless_sent(sent, undo)
+        self.undo_unless_sent(sent, undo).map(|()| true)
     }
 
     /// Hands the sentinel's nonce to the shell that will run the next line, with its
@@ -757,11 +894,16 @@ impl InputTurn {
         undo: Undo,
     ) -> Result<(), TerminalError> {
         if sent.is_err() {
-            let mut data = self.runtime.lock();
-            data.typed.restore(&undo.typed);
-            data.pending_line = undo.pending_line;
+            self.undo(undo);
         }
         Ok(sent?)
+    }
+
+    /// Puts back what noting a keystroke changed: it was not sent.
+    fn undo(&self, undo: Undo) {
+        let mut data = self.runtime.lock();
+        data.typed.restore(&undo.typed);
+        data.pending_line = undo.pending_line;
     }
 }
 
