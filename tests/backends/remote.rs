@@ -211,13 +211,30 @@ fn ssh_of(ctx: &crate::terminals::EngineOn) -> &SshServer {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wait_the_link_broke_under_ends_with_the_real_status_and_output() {
-    use cohort_terminal::completion::{Layer, WaitSpec};
-    use cohort_terminal::{Caller, SendOptions};
-
     if !ssh_support::available() {
         return;
     }
     let (ctx, pane) = remote_shell("midwait").await;
+    // Down from before the command ends until after.
+    let cut = async {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        cut_the_link_for(ssh_of(&ctx), Duration::from_secs(3)).await;
+    };
+    // The command ended while no connection was there: its output and its status
+    // were read back from the far side, not guessed.
+    ends_with_its_status_through(&ctx, &pane, cut).await;
+}
+
+/// Runs a command that prints `late-42` after 1.5 s and exits 5, with `fault` done to
+/// the link meanwhile: its verdict is still the exit status, with the output.
+async fn ends_with_its_status_through(
+    ctx: &crate::terminals::EngineOn,
+    pane: &cohort_backends::PaneId,
+    fault: impl std::future::Future<Output = ()>,
+) {
+    use cohort_terminal::completion::{Layer, WaitSpec};
+    use cohort_terminal::{Caller, SendOptions};
+
     let spec = WaitSpec {
         timeout: Duration::from_secs(30),
         ..WaitSpec::default()
@@ -227,16 +244,9 @@ async fn a_wait_the_link_broke_under_ends_with_the_real_status_and_output() {
     let run = ctx
         .engine
         .terminal
-        .run(&pane, command, &send, spec, false, &caller);
-    // Down from before the command ends until after.
-    let cut = async {
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        cut_the_link_for(ssh_of(&ctx), Duration::from_secs(3)).await;
-    };
-    let (out, ()) = tokio::join!(run, cut);
+        .run(pane, command, &send, spec, false, &caller);
+    let (out, ()) = tokio::join!(run, fault);
     let out = out.unwrap();
-    // The command ended while no connection was there: its output and its status
-    // were read back from the far side, not guessed.
     assert_eq!(
         (out.verdict.layer, out.verdict.exit_status),
         (Layer::Exit, Some(5)),
@@ -320,23 +330,10 @@ async fn shell_over_link(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_wait_the_link_went_silent_under_ends_with_the_real_status_and_output() {
-    use cohort_terminal::completion::{Layer, WaitSpec};
-    use cohort_terminal::{Caller, SendOptions};
-
     if !ssh_support::available() {
         return;
     }
     let (ctx, link, pane) = shell_over_link("silent", Duration::ZERO).await;
-    let spec = WaitSpec {
-        timeout: Duration::from_secs(30),
-        ..WaitSpec::default()
-    };
-    let (send, caller) = (SendOptions::default(), Caller::new("test"));
-    let command = "sleep 1; echo late-$((6*7)); (exit 5)";
-    let run = ctx
-        .engine
-        .terminal
-        .run(&pane, command, &send, spec, false, &caller);
     // Silent from before the command ends until after: nothing crosses, nothing is
     // closed, as when a route is lost and comes back.
     let silence = async {
@@ -345,15 +342,7 @@ async fn a_wait_the_link_went_silent_under_ends_with_the_real_status_and_output(
         tokio::time::sleep(Duration::from_secs(4)).await;
         link.restore();
     };
-    let (out, ()) = tokio::join!(run, silence);
-    let out = out.unwrap();
-    assert_eq!(
-        (out.verdict.layer, out.verdict.exit_status),
-        (Layer::Exit, Some(5)),
-        "{:?}",
-        out.verdict
-    );
-    assert!(out.output.text.contains("late-42"), "{:?}", out.output.text);
+    ends_with_its_status_through(&ctx, &pane, silence).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

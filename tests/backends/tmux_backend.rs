@@ -715,15 +715,7 @@ async fn keys_under_a_guard_go_in_only_to_the_shell_at_its_prompt() {
     assert!(!text.contains("into-"), "something was typed: {text}");
 
     // A window whose panes a person synchronised: the line reaches this pane alone.
-    let other = backend
-        .raw_command(&format!("split-window -d -P -F '#{{pane_id}}' -t {pane}"))
-        .await
-        .unwrap()
-        .remove(0);
-    backend
-        .raw_command(&format!("set-option -w -t {pane} synchronize-panes on"))
-        .await
-        .unwrap();
+    let other = synchronised_neighbour(&backend, &pane).await;
     let typed = backend
         .send_input_guarded(&pane, &shell, &line("(exit 9)"))
         .await

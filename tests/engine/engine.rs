@@ -377,15 +377,7 @@ async fn a_line_typed_without_asking_first_is_checked_when_it_arrives() {
 
     // A person splits the window and synchronises its panes: the line must reach
     // this pane alone (pasted to it, not typed as keys the window repeats).
-    let other = backend
-        .raw_command(&format!("split-window -d -P -F '#{{pane_id}}' -t {pane}"))
-        .await
-        .unwrap()
-        .remove(0);
-    backend
-        .raw_command(&format!("set-option -w -t {pane} synchronize-panes on"))
-        .await
-        .unwrap();
+    let other = synchronised_neighbour(&backend, &pane).await;
     let out = run(&engine, &pane, "echo only-$((6*7))", spec(10_000)).await;
     assert_eq!(out.output.text.trim(), "only-42", "{:?}", out.output.text);
     tokio::time::sleep(Duration::from_millis(300)).await;

@@ -238,6 +238,22 @@ pub async fn wait_for<T>(
 }
 
 /// Waits for the next `D` prompt mark on `pane` and returns its exit status.
+/// What a person does to type into every pane of a window at once: `pane`'s window
+/// split, and its panes synchronised (tmux's `synchronize-panes`). Answers the new
+/// pane.
+pub async fn synchronised_neighbour(backend: &TmuxBackend, pane: &PaneId) -> String {
+    let other = backend
+        .raw_command(&format!("split-window -d -P -F '#{{pane_id}}' -t {pane}"))
+        .await
+        .unwrap()
+        .remove(0);
+    backend
+        .raw_command(&format!("set-option -w -t {pane} synchronize-panes on"))
+        .await
+        .unwrap();
+    other
+}
+
 pub async fn wait_exit(events: &mut EventStream, pane: &PaneId) -> Option<i32> {
     wait_for(events, pane, "a command-finished mark", |e| match e {
         BackendEvent::Prompt {
