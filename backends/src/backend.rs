@@ -77,16 +77,16 @@ pub trait TerminalBackend: Send + Sync + 'static {
         Ok(())
     }
 
-    /// Types `input` only if, when the terminal comes to it, `pane` is alive, in no
-    /// mode (copy mode would take the keys), typed into alone (no synchronised panes)
-    /// and its foreground program is named `shell`: the check and the keys in one
-    /// round trip, for a caller that presumes the shell is at its prompt and would
-    /// otherwise ask first. [`Guarded::Refused`] and [`Guarded::Unsupported`] typed
-    /// nothing. Default: unsupported.
+    /// Types `input` into `pane` alone only if, when the terminal comes to it, the pane
+    /// is alive, takes input, is in no mode (copy mode would take the keys) and, with
+    /// `shell`, its foreground program has that name: the check and the keys in one
+    /// round trip, for a caller that presumes the pane's state and would otherwise ask
+    /// first. [`Guarded::Refused`] and [`Guarded::Unsupported`] typed nothing.
+    /// Default: unsupported.
     async fn send_input_guarded(
         &self,
         pane: &PaneId,
-        shell: &str,
+        shell: Option<&str>,
         input: &[Keystrokes],
     ) -> Result<Guarded> {
         let _ = (pane, shell, input);

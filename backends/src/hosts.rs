@@ -321,7 +321,7 @@ impl TerminalBackend for Hosts {
     async fn send_input_guarded(
         &self,
         pane: &PaneId,
-        shell: &str,
+        shell: Option<&str>,
         input: &[Keystrokes],
     ) -> Result<Guarded> {
         let (server, id) = self.route(pane).await?;

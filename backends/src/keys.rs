@@ -386,6 +386,16 @@ pub fn plain_bytes(input: &[Keystrokes]) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
+/// `input` as the text a paste would write for it: every part text or a one-byte
+/// control key, and no line feed (a paste turns it into a carriage return). `None`
+/// when it cannot be so typed ([`crate::TerminalBackend::send_input_guarded`] says
+/// unsupported).
+pub fn pasteable(input: &[Keystrokes]) -> Option<String> {
+    plain_bytes(input)
+        .filter(|b| !b.is_empty() && !b.contains(&b'\n'))
+        .and_then(|b| String::from_utf8(b).ok())
+}
+
 /// One part of what is typed into a pane in one go
 /// ([`crate::TerminalBackend::send_input`]).
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -659,7 +659,7 @@ async fn keys_under_a_guard_go_in_only_to_the_shell_at_its_prompt() {
 
     // At its prompt: typed, and run.
     let typed = backend
-        .send_input_guarded(&pane, &shell, &line("(exit 3)"))
+        .send_input_guarded(&pane, Some(&shell), &line("(exit 3)"))
         .await
         .unwrap();
     assert_eq!(typed, Guarded::Typed);
@@ -673,14 +673,17 @@ async fn keys_under_a_guard_go_in_only_to_the_shell_at_its_prompt() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let refused = backend
-        .send_input_guarded(&pane, &shell, &line("echo into-sleep"))
+        .send_input_guarded(&pane, Some(&shell), &line("echo into-sleep"))
         .await
         .unwrap();
     assert_eq!(refused, Guarded::Refused);
-    backend
-        .send_keys(&pane, &["C-c".parse().unwrap()])
+    // A key for whatever program holds the pane: no name to check.
+    let interrupt = vec![Keystrokes::Keys(vec!["C-c".parse().unwrap()])];
+    let typed = backend
+        .send_input_guarded(&pane, None, &interrupt)
         .await
         .unwrap();
+    assert_eq!(typed, Guarded::Typed);
     assert_eq!(
         wait_exit(&mut events, &pane).await,
         Some(130),
@@ -699,7 +702,7 @@ async fn keys_under_a_guard_go_in_only_to_the_shell_at_its_prompt() {
         .await
         .unwrap();
     let refused = backend
-        .send_input_guarded(&pane, &shell, &line("echo into-copy-mode"))
+        .send_input_guarded(&pane, Some(&shell), &line("echo into-copy-mode"))
         .await
         .unwrap();
     assert_eq!(refused, Guarded::Refused);
@@ -717,7 +720,7 @@ async fn keys_under_a_guard_go_in_only_to_the_shell_at_its_prompt() {
     // A window whose panes a person synchronised: the line reaches this pane alone.
     let other = synchronised_neighbour(&backend, &pane).await;
     let typed = backend
-        .send_input_guarded(&pane, &shell, &line("(exit 9)"))
+        .send_input_guarded(&pane, Some(&shell), &line("(exit 9)"))
         .await
         .unwrap();
     assert_eq!(typed, Guarded::Typed);
@@ -734,21 +737,21 @@ async fn keys_under_a_guard_go_in_only_to_the_shell_at_its_prompt() {
     let arrow = vec![Keystrokes::Keys(vec!["Up".parse().unwrap()])];
     assert_eq!(
         backend
-            .send_input_guarded(&pane, &shell, &arrow)
+            .send_input_guarded(&pane, Some(&shell), &arrow)
             .await
             .unwrap(),
         Guarded::Unsupported
     );
     assert_eq!(
         backend
-            .send_input_guarded(&pane, "ba}sh", &line("true"))
+            .send_input_guarded(&pane, Some("ba}sh"), &line("true"))
             .await
             .unwrap(),
         Guarded::Unsupported
     );
     // A pane that is gone takes nothing (the state asked next says it is gone).
     let gone = backend
-        .send_input_guarded(&PaneId("%999".into()), &shell, &line("true"))
+        .send_input_guarded(&PaneId("%999".into()), Some(&shell), &line("true"))
         .await;
     assert!(
         matches!(

@@ -362,6 +362,37 @@ async fn a_line_typed_without_asking_first_is_checked_when_it_arrives() {
         .unwrap();
     assert!(!buffers.contains(&marked), "{buffers:?}");
 
+    // Keys go the same way: C-c to the command running, without asking first.
+    let caller = cohort_terminal::Caller::new("test");
+    engine
+        .terminal
+        .send(&pane, "sleep 30", &SendOptions::default(), &caller)
+        .await
+        .unwrap();
+    let deadline = std::time::Instant::now() + WAIT;
+    while cohort_backends::TerminalBackend::pane_state(backend.as_ref(), &pane)
+        .await
+        .unwrap()
+        .foreground_command
+        != "sleep"
+    {
+        assert!(std::time::Instant::now() < deadline, "sleep never started");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let before = line_mark().await;
+    engine
+        .terminal
+        .keys(&pane, &["C-c".parse().unwrap()], &caller, false)
+        .await
+        .unwrap();
+    let pressed = line_mark().await;
+    assert!(
+        pressed != before && pressed.starts_with("cohort-line-"),
+        "{before:?} then {pressed:?}"
+    );
+    let back = run(&engine, &pane, "echo back", spec(10_000)).await;
+    assert_eq!(back.output.text.trim(), "back");
+
     // A person scrolls back: the keys would go to copy mode.
     backend
         .raw_command(&format!("copy-mode -t {pane}"))

@@ -292,7 +292,8 @@ impl TerminalBackend for TmuxBackend {
 
     /// One round trip: the line is put in a buffer of its own and the pane marked
     /// with the buffer's name, then one `if-shell` in which tmux checks the pane
-    /// (alive, taking input, in no mode, its foreground program named `shell`) and,
+    /// (alive, taking input, in no mode, its foreground program named `shell` when
+    /// one is given) and,
     /// when it is so, pastes the buffer into it and deletes it (`paste-buffer -d`:
     /// the bytes as they are, to this pane alone, whatever the window's synchronised
     /// panes do); else it answers `refused`. A connection lost on the way is asked,
@@ -301,17 +302,17 @@ impl TerminalBackend for TmuxBackend {
     async fn send_input_guarded(
         &self,
         pane: &PaneId,
-        shell: &str,
+        shell: Option<&str>,
         input: &[Keystrokes],
     ) -> Result<Guarded> {
         check_pane_id(pane)?;
-        let named_plainly = !shell.is_empty()
-            && shell
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"._+-".contains(&b));
-        let text = crate::keys::plain_bytes(input)
-            .filter(|b| !b.is_empty() && !b.contains(&b'\n'))
-            .and_then(|b| String::from_utf8(b).ok());
+        let named_plainly = shell.is_none_or(|shell| {
+            !shell.is_empty()
+                && shell
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"._+-".contains(&b))
+        });
+        let text = crate::keys::pasteable(input);
         let (Some(text), true) = (text, named_plainly) else {
             return Ok(Guarded::Unsupported);
         };
@@ -320,8 +321,12 @@ impl TerminalBackend for TmuxBackend {
             .paste_counter
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let buffer = format!("cohort-line-{}-{n}", std::process::id());
+        let program = match shell {
+            Some(shell) => format!("#{{==:#{{pane_current_command}},{shell}}}"),
+            None => "1".into(),
+        };
         let guard = format!(
-            "#{{&&:#{{==:#{{pane_dead}},0}},#{{&&:#{{==:#{{pane_input_off}},0}},#{{&&:#{{==:#{{pane_in_mode}},0}},#{{==:#{{pane_current_command}},{shell}}}}}}}}}"
+            "#{{&&:#{{==:#{{pane_dead}},0}},#{{&&:#{{==:#{{pane_input_off}},0}},#{{&&:#{{==:#{{pane_in_mode}},0}},{program}}}}}}}"
         );
         let lines = [
             format!("set-option -p -t {pane} {LINE_MARK} {buffer}"),

@@ -163,7 +163,7 @@ impl Terminal {
         caller: &Caller,
         purpose: Purpose,
     ) -> Result<InputTurn, TerminalError> {
-        self.input_with(pane, caller, purpose, false).await
+        self.input_with(pane, caller, purpose, Presume::No).await
     }
 
     /// [`Terminal::input`]; with `presume`, the pane's state is presumed when it can be
@@ -174,7 +174,7 @@ impl Terminal {
         pane: &PaneId,
         caller: &Caller,
         purpose: Purpose,
-        presume: bool,
+        presume: Presume,
     ) -> Result<InputTurn, TerminalError> {
         names::check_opt(NameKind::Owner, caller.owner.as_deref())?;
         let session = self.check_lock(pane, caller).await?;
@@ -189,10 +189,10 @@ impl Terminal {
             self.take_in_what_came_before(pane).await;
         }
         let runtime = self.runtimes.get(pane);
-        let presumed = if presume {
-            self.presumed_state(pane)
-        } else {
-            None
+        let presumed = match presume {
+            Presume::No => None,
+            Presume::AtPrompt => self.presumed_state(pane),
+            Presume::Alive => self.presumed_alive(pane),
         };
         let is_presumed = presumed.is_some();
         let state = match presumed {
@@ -238,6 +238,21 @@ impl Terminal {
             presumed: is_presumed,
             _lease: lease,
         })
+    }
+
+    /// The state `pane` is presumed in when keys that go to whatever program holds it
+    /// are pressed without asking first: the state last asked, when nothing says the
+    /// pane went (its shell's last mark was not its exit). The backend's guard checks
+    /// the rest (alive, taking input, in no mode) when the keys arrive.
+    fn presumed_alive(&self, pane: &PaneId) -> Option<PaneState> {
+        let runtime = self.runtimes.get(pane);
+        let data = runtime.lock();
+        let mut state = data.last_state.clone()?;
+        if data.unguarded || state.dead || data.exiting.is_some() || state.shell_pid.is_none() {
+            return None;
+        }
+        state.copy_mode = false;
+        Some(state)
     }
 
     /// The state `pane` is presumed in when a line is typed for its shell, without
@@ -380,10 +395,15 @@ impl Terminal {
         }
         let line = text;
         // Only a line that can go in whole is typed on a presumed state.
-        let mut presume = options.enter
+        let mut presume = if options.enter
             && options.mark.is_none()
             && !line.contains(['\n', '\t'])
-            && line.len() <= 1024;
+            && line.len() <= 1024
+        {
+            Presume::AtPrompt
+        } else {
+            Presume::No
+        };
         let mut refused = false;
         loop {
             let mut text = line.clone();
@@ -404,7 +424,7 @@ impl Terminal {
             {
                 Some(sent) => return Ok(sent),
                 // The pane was not as presumed, and nothing was typed: ask it.
-                None => (presume, refused) = (false, true),
+                None => (presume, refused) = (Presume::No, true),
             }
         }
     }
@@ -597,10 +617,27 @@ impl Terminal {
         caller: &Caller,
         force: bool,
     ) -> Result<(), TerminalError> {
-        let mut turn = self.input(pane, caller, Purpose::Command).await?;
-        turn.force = force;
-        let running = turn.runtime.lock().command_running();
-        turn.keys(keys).await?;
+        // Keys that are one control byte each (C-c, Enter, C-d…) go in under the
+        // backend's guard without asking the pane first; refused, they are pressed
+        // again on the state asked.
+        let pasteable =
+            cohort_backends::keys::pasteable(&[Keystrokes::Keys(keys.to_vec())]).is_some();
+        let mut presume = if pasteable {
+            Presume::Alive
+        } else {
+            Presume::No
+        };
+        let (turn, running) = loop {
+            let mut turn = self
+                .input_with(pane, caller, Purpose::Command, presume)
+                .await?;
+            turn.force = force;
+            let running = turn.runtime.lock().command_running();
+            if turn.press(keys).await? {
+                break (turn, running);
+            }
+            presume = Presume::No;
+        };
         if running && keys.iter().any(is_interrupt) {
             // The command takes a moment to stop, and a key typed before it has (the
             // next command's first letter) can still be read by it: hold the pane's
@@ -691,8 +728,19 @@ impl InputTurn {
     /// tripwire judges first (for [`Purpose::Command`], unless forced); keys that
     /// drop the line (`C-c`, `C-u`) forget it.
     pub async fn keys(&mut self, keys: &[Key]) -> Result<(), TerminalError> {
+        if self.presumed {
+            return Err(TerminalError::InvalidArgument(
+                "internal: keys pressed in a turn whose state was presumed".into(),
+            ));
+        }
+        self.press(keys).await.map(|_| ())
+    }
+
+    /// [`Self::keys`]; in a turn whose state was presumed, under the backend's guard:
+    /// `false` when the pane was not as presumed and nothing was pressed.
+    async fn press(&mut self, keys: &[Key]) -> Result<bool, TerminalError> {
         if keys.is_empty() {
-            return Ok(());
+            return Ok(true);
         }
         let mut line = self.pending_line();
         // What the keys do to the line, for its echo (see `crate::echo`): characters
@@ -733,8 +781,30 @@ impl InputTurn {
             data.pending_line = line;
             undo
         };
+        if self.presumed {
+            let input = [Keystrokes::Keys(keys.to_vec())];
+            let guarded = self
+                .terminal
+                .backend
+                .send_input_guarded(&self.pane, None, &input)
+                .await;
+            return match guarded {
+                Ok(Guarded::Typed) => Ok(true),
+                Ok(guarded) => {
+                    self.undo(undo);
+                    if guarded == Guarded::Unsupported {
+                        self.runtime.lock().unguarded = true;
+                    }
+                    Ok(false)
+                }
+                Err(e) => {
+                    self.undo(undo);
+                    Err(e.into())
+                }
+            };
+        }
         let sent = self.terminal.backend.send_keys(&self.pane, keys).await;
-        self.undo_unless_sent(sent, undo)
+        self.undo_unless_sent(sent, undo).map(|()| true)
     }
 
     /// Empties the line with `clear` (none: it is not emptied), types `text` and
@@ -769,7 +839,7 @@ impl InputTurn {
             let guarded = self
                 .terminal
                 .backend
-                .send_input_guarded(&self.pane, &self.state.shell_command, &input)
+                .send_input_guarded(&self.pane, Some(&self.state.shell_command), &input)
                 .await;
             return match guarded {
                 Ok(Guarded::Typed) => Ok(true),
@@ -905,6 +975,17 @@ impl InputTurn {
         data.typed.restore(&undo.typed);
         data.pending_line = undo.pending_line;
     }
+}
+
+/// Whether a turn's state is asked or presumed (see [`Terminal::input_with`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Presume {
+    /// Asked.
+    No,
+    /// Presumed for a line for the shell at its prompt ([`Terminal::presumed_state`]).
+    AtPrompt,
+    /// Presumed for keys to whatever holds the pane ([`Terminal::presumed_alive`]).
+    Alive,
 }
 
 /// What noting a keystroke changed, to put back when it was not sent.
