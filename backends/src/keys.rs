@@ -367,7 +367,8 @@ pub enum Guarded {
 }
 
 /// The bytes of `input` when every part is text or a key that is one control byte
-/// (Enter, C-u…), the same in every keyboard mode; `None` otherwise.
+/// (Enter, C-u…), the same in every keyboard mode; `None` otherwise. A key with a
+/// modifier the byte does not carry (S-Enter, M-x, C-Tab) is not one of them.
 pub fn plain_bytes(input: &[Keystrokes]) -> Option<Vec<u8>> {
     let mut bytes = Vec::new();
     for part in input {
@@ -375,6 +376,10 @@ pub fn plain_bytes(input: &[Keystrokes]) -> Option<Vec<u8>> {
             Keystrokes::Text(text) => bytes.extend_from_slice(text.as_bytes()),
             Keystrokes::Keys(keys) => {
                 for key in keys {
+                    let ctrl_in_byte = matches!(key.code, KeyCode::Char(_) | KeyCode::Space);
+                    if key.alt || key.shift || (key.ctrl && !ctrl_in_byte) {
+                        return None;
+                    }
                     match key.to_bytes().as_slice() {
                         [b] if *b < 0x20 || *b == 0x7f => bytes.push(*b),
                         _ => return None,
@@ -391,8 +396,9 @@ pub fn plain_bytes(input: &[Keystrokes]) -> Option<Vec<u8>> {
 /// when it cannot be so typed ([`crate::TerminalBackend::send_input_guarded`] says
 /// unsupported).
 pub fn pasteable(input: &[Keystrokes]) -> Option<String> {
+    // A NUL would end tmux's argument there: the rest would be lost.
     plain_bytes(input)
-        .filter(|b| !b.is_empty() && !b.contains(&b'\n'))
+        .filter(|b| !b.is_empty() && !b.contains(&b'\n') && !b.contains(&0))
         .and_then(|b| String::from_utf8(b).ok())
 }
 
@@ -424,6 +430,12 @@ mod tests {
         // A key whose bytes depend on the keyboard mode is not typed as bytes.
         assert_eq!(plain_bytes(&[keys(&["Up"])]), None);
         assert_eq!(plain_bytes(&[keys(&["M-x"])]), None);
+        assert_eq!(plain_bytes(&[keys(&["S-Enter"])]), None);
+        assert_eq!(plain_bytes(&[keys(&["C-Tab"])]), None);
+        // Nor is a NUL pasted, nor a line feed (a paste makes it a carriage return).
+        assert_eq!(pasteable(&[keys(&["C-a", "C-Space"])]), None);
+        assert_eq!(pasteable(&[keys(&["C-j"])]), None);
+        assert_eq!(pasteable(&[keys(&["C-c"])]), Some("\x03".into()));
     }
 
     fn parse(s: &str) -> Key {

@@ -336,31 +336,20 @@ async fn a_line_typed_without_asking_first_is_checked_when_it_arrives() {
     let backend = Arc::new(server.backend().await);
     let engine = Engine::with_backend(backend.clone(), server.state_dir(), &server.socket).unwrap();
     let pane = shell(&engine, "presumed").await;
+    // What went in under the guard, without a question (this test's process only).
+    let unasked = cohort_backends::tmux::guarded_typed;
     let first = run(&engine, &pane, "echo first", spec(10_000)).await;
     assert_eq!(first.output.text.trim(), "first");
-    // The second line goes in without a question: its guarded paste marked the pane.
-    let line_mark = || async {
-        backend
-            .raw_command(&format!("show-options -pqv -t {pane} @cohort_line"))
-            .await
-            .unwrap()
-            .join("")
-    };
-    assert_eq!(
-        line_mark().await,
-        "",
-        "the first line was typed after asking"
-    );
+    assert_eq!(unasked(), 0, "the first line is typed after asking");
     let second = run(&engine, &pane, "echo second", spec(10_000)).await;
     assert_eq!(second.output.text.trim(), "second");
-    let marked = line_mark().await;
-    assert!(marked.starts_with("cohort-line-"), "{marked:?}");
+    assert_eq!(unasked(), 1, "the second line goes in without a question");
     // Its buffer went with the paste.
     let buffers = backend
         .raw_command("list-buffers -F '#{buffer_name}'")
         .await
         .unwrap();
-    assert!(!buffers.contains(&marked), "{buffers:?}");
+    assert!(buffers.is_empty(), "{buffers:?}");
 
     // Keys go the same way: C-c to the command running, without asking first.
     let caller = cohort_terminal::Caller::new("test");
@@ -369,29 +358,51 @@ async fn a_line_typed_without_asking_first_is_checked_when_it_arrives() {
         .send(&pane, "sleep 30", &SendOptions::default(), &caller)
         .await
         .unwrap();
-    let deadline = std::time::Instant::now() + WAIT;
-    while cohort_backends::TerminalBackend::pane_state(backend.as_ref(), &pane)
-        .await
-        .unwrap()
-        .foreground_command
-        != "sleep"
-    {
-        assert!(std::time::Instant::now() < deadline, "sleep never started");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let before = line_mark().await;
+    let sleeping = || async {
+        let deadline = std::time::Instant::now() + WAIT;
+        while cohort_backends::TerminalBackend::pane_state(backend.as_ref(), &pane)
+            .await
+            .unwrap()
+            .foreground_command
+            != "sleep"
+        {
+            assert!(std::time::Instant::now() < deadline, "sleep never started");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    sleeping().await;
+    let before = unasked();
+    let interrupt = ["C-c".parse().unwrap()];
     engine
         .terminal
-        .keys(&pane, &["C-c".parse().unwrap()], &caller, false)
+        .keys(&pane, &interrupt, &caller, false)
         .await
         .unwrap();
-    let pressed = line_mark().await;
-    assert!(
-        pressed != before && pressed.starts_with("cohort-line-"),
-        "{before:?} then {pressed:?}"
-    );
+    assert_eq!(unasked(), before + 1, "C-c goes in without a question");
     let back = run(&engine, &pane, "echo back", spec(10_000)).await;
     assert_eq!(back.output.text.trim(), "back");
+
+    // A key into a pane a person put in copy mode is refused by the guard, and
+    // pressed after asking: copy mode left, the command interrupted.
+    engine
+        .terminal
+        .send(&pane, "sleep 30", &SendOptions::default(), &caller)
+        .await
+        .unwrap();
+    sleeping().await;
+    backend
+        .raw_command(&format!("copy-mode -t {pane}"))
+        .await
+        .unwrap();
+    let before = unasked();
+    engine
+        .terminal
+        .keys(&pane, &interrupt, &caller, false)
+        .await
+        .unwrap();
+    assert_eq!(unasked(), before, "refused in copy mode");
+    let back = run(&engine, &pane, "echo back-again", spec(10_000)).await;
+    assert_eq!(back.output.text.trim(), "back-again", "{:?}", back.verdict);
 
     // A person scrolls back: the keys would go to copy mode.
     backend

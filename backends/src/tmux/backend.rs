@@ -363,7 +363,7 @@ impl TerminalBackend for TmuxBackend {
                 self.forget_line(&buffer).await;
                 Ok(Guarded::Refused)
             }
-            Ok(_) => Ok(Guarded::Typed),
+            Ok(_) => Ok(typed_under_guard()),
             Err(e) if lost(&e) => {
                 tracing::debug!(target: "cohort::tmux", error = %e, "the connection broke under a guarded line: asking whether it went in");
                 self.line_went_in(pane, &buffer).await

@@ -71,6 +71,22 @@ const CHUNK_BYTES: usize = 2048;
 /// Name of cohort's state subscription.
 const SUBSCRIPTION: &str = "cohort-state";
 
+/// Lines and keys typed under a guard (see `send_input_guarded`) that went in, in
+/// this process: what a test reads around a call to tell the path it took.
+static GUARDED_TYPED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Lines and keys this process typed under a guard, without asking the pane first
+/// ([`TerminalBackend::send_input_guarded`]), every backend.
+pub fn guarded_typed() -> u64 {
+    GUARDED_TYPED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Counts one typed under a guard.
+fn typed_under_guard() -> Guarded {
+    GUARDED_TYPED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Guarded::Typed
+}
+
 /// The pane option naming the buffer of the last line typed under a guard (see
 /// `send_input_guarded`): with the buffer gone, that line went in.
 const LINE_MARK: &str = "@cohort_line";
@@ -675,7 +691,7 @@ impl TmuxBackend {
             self.forget_line(buffer).await;
         }
         Ok(if marked && !left {
-            Guarded::Typed
+            typed_under_guard()
         } else {
             Guarded::Refused
         })
