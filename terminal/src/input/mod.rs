@@ -783,25 +783,7 @@ impl InputTurn {
         };
         if self.presumed {
             let input = [Keystrokes::Keys(keys.to_vec())];
-            let guarded = self
-                .terminal
-                .backend
-                .send_input_guarded(&self.pane, None, &input)
-                .await;
-            return match guarded {
-                Ok(Guarded::Typed) => Ok(true),
-                Ok(guarded) => {
-                    self.undo(undo);
-                    if guarded == Guarded::Unsupported {
-                        self.runtime.lock().unguarded = true;
-                    }
-                    Ok(false)
-                }
-                Err(e) => {
-                    self.undo(undo);
-                    Err(e.into())
-                }
-            };
+            return self.send_guarded(None, &input, undo).await;
         }
         let sent = self.terminal.backend.send_keys(&self.pane, keys).await;
         self.undo_unless_sent(sent, undo).map(|()| true)
@@ -836,28 +818,41 @@ impl InputTurn {
         }
         input.push(Keystrokes::Keys(vec![Key::ENTER]));
         if self.presumed {
-            let guarded = self
-                .terminal
-                .backend
-                .send_input_guarded(&self.pane, Some(&self.state.shell_command), &input)
-                .await;
-            return match guarded {
-                Ok(Guarded::Typed) => Ok(true),
-                Ok(guarded @ (Guarded::Refused | Guarded::Unsupported)) => {
-                    self.undo(undo);
-                    if guarded == Guarded::Unsupported {
-                        self.runtime.lock().unguarded = true;
-                    }
-                    Ok(false)
-                }
-                Err(e) => {
-                    self.undo(undo);
-                    Err(e.into())
-                }
-            };
+            let shell = self.state.shell_command.clone();
+            return self.send_guarded(Some(&shell), &input, undo).await;
         }
         let sent = self.terminal.backend.send_input(&self.pane, &input).await;
         self.undo_unless_sent(sent, undo).map(|()| true)
+    }
+
+    /// Types `input` under the backend's guard, for a turn whose state was presumed:
+    /// `false` when the pane was not as presumed (nothing typed, `undo` put back; a
+    /// backend that cannot guard is not asked again for this pane).
+    async fn send_guarded(
+        &self,
+        shell: Option<&str>,
+        input: &[Keystrokes],
+        undo: Undo,
+    ) -> Result<bool, TerminalError> {
+        let guarded = self
+            .terminal
+            .backend
+            .send_input_guarded(&self.pane, shell, input)
+            .await;
+        match guarded {
+            Ok(Guarded::Typed) => Ok(true),
+            Ok(refused) => {
+                self.undo(undo);
+                if refused == Guarded::Unsupported {
+                    self.runtime.lock().unguarded = true;
+                }
+                Ok(false)
+            }
+            Err(e) => {
+                self.undo(undo);
+                Err(e.into())
+            }
+        }
     }
 
     /// Hands the sentinel's nonce to the shell that will run the next line, with its
