@@ -15,8 +15,12 @@ use tokio::sync::broadcast;
 
 use crate::Terminal;
 
-/// Events kept for followers that have not read them yet.
-const BACKLOG: usize = 8192;
+/// Events kept for followers that have not read them yet: the channel allocates
+/// them all at once (about 120 bytes each). 2048 outlast the some 1,250 output
+/// events of `seq 1 200000` (one per `%output` line of tmux); a follower further
+/// behind is told it lagged and looks at the panes again, as every follower here
+/// does.
+const BACKLOG: usize = 2048;
 
 /// Something that happened.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -94,7 +94,9 @@ impl Spill {
         if let Some(mut old) = self.writer.take() {
             old.flush()?;
         }
-        self.writer = Some(BufWriter::with_capacity(64 * 1024, file));
+        // Every session has one: 16 KiB batches a big output's chunks into a few
+        // writes without a quarter megabyte per eight idle shells.
+        self.writer = Some(BufWriter::with_capacity(16 * 1024, file));
         self.segments.push_back(Segment {
             start,
             path,

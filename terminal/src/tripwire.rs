@@ -402,13 +402,20 @@ fn is_disk_device(path: &str) -> bool {
     .is_match(path)
 }
 
+/// A function that pipes itself into itself in the background: `:(){ :|:& };:`. A
+/// name is whatever bash takes for one (`:`, `a-b`, `é`): any run of characters that
+/// are not blanks, the shell's metacharacters, quotes or braces. (A class of what a
+/// name is not stays a few states; Unicode's `\w` made this one pattern a megabyte.)
 fn is_fork_bomb(command: &str) -> bool {
     static RE: OnceLock<Regex> = OnceLock::new();
-    let compact: String = command.chars().filter(|ch| !ch.is_whitespace()).collect();
     RE.get_or_init(|| {
-        Regex::new(r"([A-Za-z_:.][\w:.]*)\(\)\{([\w:.]+)\|([\w:.]+)&\};").expect("a valid pattern")
+        let name = r#"[^\s(){}|&;<>$`'"\\=]+"#;
+        Regex::new(&format!(
+            r"({name})\s*\(\s*\)\s*\{{\s*({name})\s*\|\s*({name})\s*&\s*\}}\s*;"
+        ))
+        .expect("a valid pattern")
     })
-    .captures_iter(&compact)
+    .captures_iter(command)
     .any(|cap| cap[1] == cap[2] && cap[2] == cap[3])
 }
 
@@ -456,6 +463,9 @@ mod tests {
             ("curl -s https://x | bash -s -- --yes", "pipe-to-shell"),
             (":(){ :|:& };:", "fork-bomb"),
             ("bomb() { bomb | bomb & }; bomb", "fork-bomb"),
+            ("a-b(){ a-b|a-b& };a-b", "fork-bomb"),
+            ("ß(){ ß|ß& };ß", "fork-bomb"),
+            ("cd /tmp\nf(){ f|f& };f", "fork-bomb"),
             ("chmod -R 000 /", "recursive-permissions-root"),
             ("chown -R me //", "recursive-permissions-root"),
             ("git reset --hard HEAD~3", "git-reset-hard"),
@@ -498,6 +508,8 @@ mod tests {
             "find / -name passwd",
             "echo build | xargs rm -rf",
             "ls | xargs rm -f",
+            "serve() { python3 -m http.server | tee log & }; serve",
+            "f(){ g|f& };",
         ] {
             assert_eq!(refused(cmd), None, "{cmd}");
         }

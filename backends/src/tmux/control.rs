@@ -169,7 +169,8 @@ impl ControlClient {
             let pending = pending.clone();
             tokio::spawn(async move {
                 let mut ready_tx = Some(ready_tx);
-                let mut reader = BufReader::with_capacity(256 * 1024, stdout);
+                // A pipe holds 64 KiB: no read returns more.
+                let mut reader = BufReader::with_capacity(64 * 1024, stdout);
                 let mut parser = Parser::new();
                 let mut line = Vec::with_capacity(4096);
                 let mut exit_reason: Option<String> = None;
