@@ -29,7 +29,7 @@
 //! can a process allowed to read the shell's memory (a debugger of the same user where
 //! the system permits it).
 
-use std::fmt;
+use std::fmt::{self, Write as _};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -146,7 +146,9 @@ impl MarkChain {
                 text.push(' ');
             }
             match form {
-                TokenForm::Decimal => text.push_str(&token.to_string()),
+                TokenForm::Decimal => {
+                    let _ = write!(text, "{token}");
+                }
                 TokenForm::Base64 => {
                     let padded = format!("{token:0width$}", width = BASE64_DIGITS);
                     text.push_str(&base64(padded.as_bytes()));

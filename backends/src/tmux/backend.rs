@@ -128,16 +128,10 @@ impl TerminalBackend for TmuxBackend {
         };
         let pane = PaneId(reply.text().trim().to_string());
         check_pane_id(&pane)?;
-        self.stamp_command(&pane, &options).await?;
-        // Pins the window's size (window-size manual for this window only).
-        self.pane_cmd(
-            &pane,
-            &format!("resize-window -t {pane} -x {cols} -y {rows}"),
-        )
-        .await?;
-        if let Some(identity) = &options.identity {
-            self.stamp_identity(&pane, identity).await?;
-        }
+        // Pins the window's size (window-size manual for this window only), in the
+        // same round trip as the pane's stamps.
+        let resize = format!("resize-window -t {pane} -x {cols} -y {rows}");
+        self.stamp_new_pane(&pane, &options, Some(resize)).await?;
         self.pane_info(&pane).await
     }
 
@@ -176,10 +170,7 @@ impl TerminalBackend for TmuxBackend {
         };
         let new_pane = PaneId(reply.text().trim().to_string());
         check_pane_id(&new_pane)?;
-        self.stamp_command(&new_pane, &options.spawn).await?;
-        if let Some(identity) = &options.spawn.identity {
-            self.stamp_identity(&new_pane, identity).await?;
-        }
+        self.stamp_new_pane(&new_pane, &options.spawn, None).await?;
         self.pane_info(&new_pane).await
     }
 
@@ -494,19 +485,9 @@ impl TerminalBackend for TmuxBackend {
     }
 
     async fn stamp_identity(&self, pane: &PaneId, identity: &Identity) -> Result<()> {
-        let set = |key: &str, value: &Option<String>| match value {
-            Some(v) => format!("set-option -p -t {pane} @cohort_{key} {}", quote::arg(v)),
-            None => format!("set-option -p -u -t {pane} @cohort_{key}"),
-        };
-        let lines = [
-            set("id", &Some(identity.id.clone())),
-            set("name", &Some(identity.name.clone())),
-            set("agent", &identity.agent),
-            set("team", &identity.team),
-            set("key", &identity.key),
-            set("anchor", &identity.anchor),
-        ];
-        self.pane_pipeline(pane, &lines).await.map(|_| ())
+        self.pane_pipeline(pane, &identity_lines(pane, identity))
+            .await
+            .map(|_| ())
     }
 
     async fn stamp_mark_state(
@@ -702,26 +683,57 @@ impl TmuxBackend {
 
     /// Stamps a one-shot command as it was given on its pane (`@cohort_command`), to show
     /// once the pane is dead, where tmux would show the first word of cohort's wrapper.
-    async fn stamp_command(&self, pane: &PaneId, options: &SpawnOptions) -> Result<()> {
-        let Some(command) = &options.command else {
-            return Ok(());
-        };
-        // One line of plain text: pane rows are lines of fields split by a control
-        // character.
-        let mut shown: String = command
-            .chars()
-            .map(|c| if c.is_control() { ' ' } else { c })
-            .take(200)
-            .collect();
-        if command.chars().count() > 200 {
-            shown.push('…');
+    /// Stamps a pane just made with the command it runs and its identity, after
+    /// `first` (a resize), all in one round trip.
+    async fn stamp_new_pane(
+        &self,
+        pane: &PaneId,
+        options: &SpawnOptions,
+        first: Option<String>,
+    ) -> Result<()> {
+        let mut lines: Vec<String> = first.into_iter().collect();
+        lines.extend(options.command.as_deref().map(|c| command_line(pane, c)));
+        if let Some(identity) = &options.identity {
+            lines.extend(identity_lines(pane, identity));
         }
-        let line = format!(
-            "set-option -p -t {pane} @cohort_command {}",
-            quote::arg(&shown)
-        );
-        self.pane_cmd(pane, &line).await.map(|_| ())
+        if lines.is_empty() {
+            return Ok(());
+        }
+        self.pane_pipeline(pane, &lines).await.map(|_| ())
     }
+}
+
+/// The line that stamps the command a pane was opened with, as one line of plain
+/// text (pane rows are lines of fields split by a control character).
+fn command_line(pane: &PaneId, command: &str) -> String {
+    let mut shown: String = command
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .take(200)
+        .collect();
+    if command.chars().count() > 200 {
+        shown.push('…');
+    }
+    format!(
+        "set-option -p -t {pane} @cohort_command {}",
+        quote::arg(&shown)
+    )
+}
+
+/// The lines that stamp `identity` on `pane` (an unset field is removed).
+fn identity_lines(pane: &PaneId, identity: &Identity) -> [String; 6] {
+    let set = |key: &str, value: &Option<String>| match value {
+        Some(v) => format!("set-option -p -t {pane} @cohort_{key} {}", quote::arg(v)),
+        None => format!("set-option -p -u -t {pane} @cohort_{key}"),
+    };
+    [
+        set("id", &Some(identity.id.clone())),
+        set("name", &Some(identity.name.clone())),
+        set("agent", &identity.agent),
+        set("team", &identity.team),
+        set("key", &identity.key),
+        set("anchor", &identity.anchor),
+    ]
 }
 
 impl TmuxBackend {
