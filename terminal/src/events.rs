@@ -15,12 +15,12 @@ use tokio::sync::broadcast;
 
 use crate::Terminal;
 
-/// Events kept for followers that have not read them yet: the channel allocates
-/// them all at once (about 120 bytes each). 2048 outlast the some 1,250 output
-/// events of `seq 1 200000` (one per `%output` line of tmux); a follower further
-/// behind is told it lagged and looks at the panes again, as every follower here
-/// does.
-const BACKLOG: usize = 2048;
+/// Events kept for followers that have not read them yet. The channel allocates them
+/// all at once (about 120 bytes each, a megabyte in all), and output from every pane
+/// shares it: `seq 1 200000` alone is some 1,200 events (one per `%output` line of
+/// tmux). Some followers skip what they missed when they lag (a playbook waiting for
+/// an agent's idle state, the relay to other processes), so the backlog stays deep.
+const BACKLOG: usize = 8192;
 
 /// Something that happened.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -95,7 +95,7 @@ impl Spill {
             old.flush()?;
         }
         // Every session has one: 16 KiB batches a big output's chunks into a few
-        // writes without a quarter megabyte per eight idle shells.
+        // writes without half a megabyte for eight idle shells.
         self.writer = Some(BufWriter::with_capacity(16 * 1024, file));
         self.segments.push_back(Segment {
             start,

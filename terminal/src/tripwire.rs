@@ -404,7 +404,7 @@ fn is_disk_device(path: &str) -> bool {
 
 /// A function that pipes itself into itself in the background: `:(){ :|:& };:`. A
 /// name is whatever bash takes for one (`:`, `a-b`, `é`): any run of characters that
-/// are not blanks, the shell's metacharacters, quotes or braces. (A class of what a
+/// are not blanks, the shell's metacharacters, quotes, braces, `$`, `\` or `=`. (A class of what a
 /// name is not stays a few states; Unicode's `\w` made this one pattern a megabyte.)
 fn is_fork_bomb(command: &str) -> bool {
     static RE: OnceLock<Regex> = OnceLock::new();

@@ -681,10 +681,9 @@ impl TmuxBackend {
             .unwrap_or_default()
     }
 
-    /// Stamps a one-shot command as it was given on its pane (`@cohort_command`), to show
-    /// once the pane is dead, where tmux would show the first word of cohort's wrapper.
     /// Stamps a pane just made with the command it runs and its identity, after
-    /// `first` (a resize), all in one round trip.
+    /// `first` (a resize), all in one round trip. A pane any of them failed on is
+    /// closed: half stamped, it would pass for a session the caller was told failed.
     async fn stamp_new_pane(
         &self,
         pane: &PaneId,
@@ -699,12 +698,18 @@ impl TmuxBackend {
         if lines.is_empty() {
             return Ok(());
         }
-        self.pane_pipeline(pane, &lines).await.map(|_| ())
+        let stamped = self.pane_pipeline(pane, &lines).await.map(|_| ());
+        if stamped.is_err() {
+            let _ = self.pane_cmd(pane, &format!("kill-pane -t {pane}")).await;
+        }
+        stamped
     }
 }
 
-/// The line that stamps the command a pane was opened with, as one line of plain
-/// text (pane rows are lines of fields split by a control character).
+/// The line that stamps a one-shot command as it was given on its pane
+/// (`@cohort_command`), to show once the pane is dead, where tmux would show the first
+/// word of cohort's wrapper: one line of plain text (pane rows are lines of fields
+/// split by a control character).
 fn command_line(pane: &PaneId, command: &str) -> String {
     let mut shown: String = command
         .chars()
