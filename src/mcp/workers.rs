@@ -18,17 +18,29 @@ use super::reply::{output_with_meta, Json, Plain};
 use super::CohortServer;
 use crate::engine::Engine;
 use cohort_workers::{
+    budget::Budget,
     events::now_ms,
     inspect::WorkerView,
     messages::{After, WaitMode, WaitReport, When},
     registry::WorkerRow,
     spawn::{SpawnLayout, SpawnRequest, WorkerSpec},
+    transcript::usage::Usage,
     AgentKind, LaunchSpec, Observation, WorkerError, WorkerState,
 };
 
 mod types;
 
 use types::*;
+
+/// A dollar limit must be a positive amount.
+fn check_usd(field: &str, usd: Option<f64>) -> Result<(), String> {
+    match usd {
+        Some(usd) if !(usd.is_finite() && usd > 0.0) => Err(format!(
+            "{field} must be a positive amount of US dollars, such as 5 or 0.5 (null or left out: no limit in dollars)"
+        )),
+        _ => Ok(()),
+    }
+}
 
 fn e(e: WorkerError) -> String {
     e.to_string()
@@ -120,14 +132,19 @@ impl CohortServer {
             if w.budget_tokens == Some(0) {
                 return Err("budget_tokens must be above 0 (leave it out for no budget)".into());
             }
-            if w.budget_tokens.is_some() && !agent.counts_tokens() {
+            check_usd("budget_usd", w.budget_usd)?;
+            if (w.budget_tokens.is_some() || w.budget_usd.is_some()) && !agent.counts_tokens() {
                 return Err(format!(
-                    "budget_tokens needs a CLI whose transcript counts its tokens (claude, codex); {} writes none cohort reads",
+                    "a budget needs a CLI whose transcript counts its tokens (claude, codex); {} writes none cohort reads",
                     agent.name()
                 ));
             }
             badges.push(w.badge.clone());
-            budgets.push((w.budget_tokens, w.budget_interrupt));
+            budgets.push(Budget::of(
+                w.budget_tokens,
+                w.budget_usd,
+                w.budget_interrupt,
+            ));
             let tree = w.worktree.clone().unwrap_or_default();
             workers.push(WorkerSpec {
                 name: w.name,
@@ -164,7 +181,7 @@ impl CohortServer {
         let spawned = engine.workers.spawn_workers(request).await.map_err(e)?;
         let none_up = spawned.iter().all(|s| !s.up);
         let mut results = Vec::new();
-        for ((s, badge), (budget, interrupt)) in spawned.into_iter().zip(badges).zip(budgets) {
+        for ((s, badge), budget) in spawned.into_iter().zip(badges).zip(budgets) {
             let mut worker = WorkerOut {
                 name: s.name.clone(),
                 state: "exited".into(),
@@ -172,7 +189,7 @@ impl CohortServer {
             };
             if let Some(row) = &s.row {
                 if budget.is_some() {
-                    if let Err(err) = engine.workers.set_budget(row, budget, interrupt).await {
+                    if let Err(err) = engine.workers.set_budget(row, budget).await {
                         tracing::warn!(target: "cohort::mcp", "{err}");
                     }
                 }
@@ -249,7 +266,7 @@ impl CohortServer {
             .collect();
         Ok(Json(WorkersResult {
             workers: listed.iter().map(|v| view_out(v, args.verbose)).collect(),
-            spent_by_team: spent_by_team(&listed, |team, spent| {
+            spent_by_team: spent_by_team(&listed, |team, spent: &Usage| {
                 engine.workers.team_budget_of(team, spent)
             }),
         }))
@@ -325,7 +342,7 @@ impl CohortServer {
     }
 
     #[tool(
-        description = "Set, change or remove a token budget, for named workers each or for a team's workers between them (input, output and cache tokens as their transcripts count them; claude and codex). Reaching it notifies everyone once; with interrupt, turns worked on past it are interrupted. A budget set again starts over.",
+        description = "Set, change or remove a budget in tokens, dollars or both (the first reached counts), for named workers each or for a team's workers between them (tokens as their transcripts count them, dollars as the CLI states its cost or the price table prices it; claude and codex). Reaching it notifies everyone once; with interrupt, turns worked on past it are interrupted. A budget set again starts over.",
         annotations(
             title = "Budget workers",
             read_only_hint = false,
@@ -341,6 +358,8 @@ impl CohortServer {
         if args.tokens == Some(0) {
             return Err("tokens must be above 0 (null removes the budget)".into());
         }
+        check_usd("usd", args.usd)?;
+        let budget = Budget::of(args.tokens, args.usd, args.interrupt);
         let engine = self.engine().await?;
         match (args.session_ids.is_empty(), &args.team) {
             (true, None) => {
@@ -354,7 +373,7 @@ impl CohortServer {
         let mut rows = Vec::new();
         for name in &args.session_ids {
             let row = engine.workers.worker_row(name).await.map_err(e)?;
-            if args.tokens.is_some() && !row.agent.counts_tokens() {
+            if budget.is_some() && !row.agent.counts_tokens() {
                 return Err(format!(
                     "{name} is a {} worker, whose transcript counts no tokens cohort reads; budgets work for claude and codex",
                     row.agent.name()
@@ -366,7 +385,7 @@ impl CohortServer {
         for row in &rows {
             engine
                 .workers
-                .set_budget(row, args.tokens, args.interrupt)
+                .set_budget(row, budget.clone())
                 .await
                 .map_err(e)?;
             workers.push(BudgetOut {
@@ -380,7 +399,7 @@ impl CohortServer {
                     .map_err(|err| err.to_string())?;
                 engine
                     .workers
-                    .set_team_budget(team, args.tokens, args.interrupt)
+                    .set_team_budget(team, budget.clone())
                     .map_err(e)?;
                 let all = engine.workers.worker_rows().await.map_err(e)?;
                 Some(BudgetOut {

@@ -24,7 +24,7 @@ fn worker_spec(m: &Manager, agent: &str, repo: &std::path::Path, prompt: &str) -
 
 /// A price table for Claude's model only, the same for the whole test process
 /// (the variable is read by every engine in it).
-fn price_claude_only() {
+pub(crate) fn price_claude_only() {
     static TABLE: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
     TABLE.get_or_init(|| {
         let dir = tempfile::tempdir().unwrap();

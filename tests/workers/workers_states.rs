@@ -705,6 +705,61 @@ async fn a_budget_reached_notifies_once_and_can_interrupt() {
     );
 }
 
+/// A budget in dollars, priced by the price table: reached by a turn's cost, said
+/// in dollars; a limit that is no amount is refused with what to give.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dollar_budget_is_reached_by_what_the_turns_cost() {
+    crate::workers_manager::price_claude_only();
+    let m = Manager::new(Which::Tmux).await;
+    let repo = m.agents.repo("dollars");
+    m.ok(
+        "spawn_workers",
+        json!({"workers": [{"name": "priced", "agent": "claude",
+                            "project_path": repo.display().to_string(),
+                            "env": m.agents.env_json(&[]), "budget_usd": 0.005}]}),
+    )
+    .await;
+    let set = m
+        .ok("examine_worker", json!({"session_id": "priced"}))
+        .await;
+    assert_eq!(set["budget"], "$0.00 of $0.0050", "{set}");
+    let r = m
+        .ok(
+            "message_workers",
+            json!({"session_ids": ["priced"], "message": "a normal turn", "wait_mode": "all", "timeout": 60}),
+        )
+        .await;
+    assert_eq!(r["wait"]["all_idle"], true, "{r}");
+    until_budget_news(&m, &["priced"]).await;
+    let news = budget_news(&m, "priced").await;
+    assert!(
+        news[0].starts_with("budget_reached: priced reached its budget: $")
+            && news[0].contains(" of $0.0050"),
+        "{news:?}"
+    );
+    let w = m
+        .ok("examine_worker", json!({"session_id": "priced"}))
+        .await;
+    assert!(
+        w["budget"]
+            .as_str()
+            .is_some_and(|b| b.ends_with(" of $0.0050, reached")),
+        "{w}"
+    );
+    for bad in [json!(0), json!(-2.5)] {
+        let refused = m
+            .error(
+                "budget_workers",
+                json!({"session_ids": ["priced"], "usd": bad}),
+            )
+            .await;
+        assert!(
+            refused.contains("usd must be a positive amount of US dollars"),
+            "{refused}"
+        );
+    }
+}
+
 /// A team's budget, set after its workers were spawned, is shared by them: reaching
 /// it between them notifies everyone once, said by the team, and with interrupt a
 /// turn either starts past it is interrupted. A worker's own budget can be changed

@@ -1,6 +1,9 @@
-//! Token budgets: a worker may spend so many tokens (as its transcript counts them:
-//! input, output, cache reads and writes, reasoning), and a team so many between its
-//! workers. When one is reached a notification goes out once; with `interrupt`, a
+//! Budgets: a worker may spend so many tokens (as its transcript counts them: input,
+//! output, cache reads and writes, reasoning) or so many dollars (as the CLI states
+//! its cost, or the price table prices its tokens), and a team so much between its
+//! workers; a budget with both limits is reached at the first. A cost nobody can tell
+//! (no price for the model) never reaches a dollar limit, and the budget's words say
+//! so. When one is reached a notification goes out once; with `interrupt`, a
 //! turn worked on past it is interrupted (Esc), then and at every later look, until
 //! the budget is raised. A budget set again starts over (a new reach is said again).
 //! A worker's budget is a file in its state directory, a team's one under
@@ -17,14 +20,19 @@ use crate::{
     events::{keep_worker_file, worker_dir},
     registry::WorkerRow,
     state::WorkerState,
+    transcript::usage::Usage,
     Workers,
 };
 
 /// A worker's budget.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Budget {
-    /// Tokens it may spend.
-    pub tokens: u64,
+    /// Tokens it may spend (none: no limit in tokens).
+    #[serde(default)]
+    pub tokens: Option<u64>,
+    /// US dollars it may spend (none: no limit in dollars).
+    #[serde(default)]
+    pub usd: Option<f64>,
     /// Interrupt its turns once the budget is spent.
     #[serde(default)]
     pub interrupt: bool,
@@ -37,7 +45,7 @@ pub struct Budget {
 }
 
 /// A team's budget: what its workers may spend between them.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TeamBudget {
     /// The team.
     pub team: String,
@@ -87,7 +95,7 @@ pub fn load_team(state_dir: &Path, team: &str) -> Option<TeamBudget> {
 }
 
 /// Team `team`'s budget with `spent` against it, in words, if it has one.
-pub fn team_budget_words(state_dir: &Path, team: &str, spent: u64) -> Option<String> {
+pub fn team_budget_words(state_dir: &Path, team: &str, spent: &Usage) -> Option<String> {
     load_team(state_dir, team).map(|kept| budget_words(spent, &kept.budget))
 }
 
@@ -125,9 +133,51 @@ fn store(state_dir: &Path, id: &str, budget: Option<&Budget>) -> std::io::Result
     keep_worker_file(state_dir, id, BUDGET_FILE, text.as_deref())
 }
 
-/// What was spent against a budget: `12.3k of 50.0k tokens`.
-fn spent_of(spent: u64, budget: u64) -> String {
-    format!("{} of {} tokens", tokens_text(spent), tokens_text(budget))
+impl Budget {
+    /// A budget of `tokens`, `usd` or both (neither: none), turns past it
+    /// interrupted when `interrupt`.
+    pub fn of(tokens: Option<u64>, usd: Option<f64>, interrupt: bool) -> Option<Budget> {
+        (tokens.is_some() || usd.is_some()).then(|| Budget {
+            tokens,
+            usd,
+            interrupt,
+            ..Budget::default()
+        })
+    }
+
+    /// Whether `spent` reached either limit. A cost not known reaches no dollar
+    /// limit: part of a cost would read as all of it.
+    pub fn reached_by(&self, spent: &Usage) -> bool {
+        self.tokens.is_some_and(|t| spent.total() >= t)
+            || self
+                .usd
+                .is_some_and(|d| spent.cost_usd.is_some_and(|c| c >= d))
+    }
+}
+
+/// What was spent against a budget: `12.3k of 50.0k tokens`, `$1.20 of $5.00`, or
+/// both; a cost not known is said with why.
+fn spent_of(spent: &Usage, budget: &Budget) -> String {
+    let mut parts = Vec::new();
+    if let Some(tokens) = budget.tokens {
+        parts.push(format!(
+            "{} of {} tokens",
+            tokens_text(spent.total()),
+            tokens_text(tokens)
+        ));
+    }
+    if let Some(usd) = budget.usd {
+        let limit = dollars(usd);
+        parts.push(match spent.cost_usd {
+            Some(cost) => format!("{} of {limit}", dollars(cost)),
+            None if spent.is_empty() => format!("$0.00 of {limit}"),
+            None => format!(
+                "cost not known of {limit} (the CLI states none and the price table has no price for {}: add one to prices.toml)",
+                spent.model.as_deref().unwrap_or("its model")
+            ),
+        });
+    }
+    parts.join(", ")
 }
 
 /// The workers of `team` among `rows`.
@@ -137,11 +187,20 @@ fn members<'a>(rows: &'a [WorkerRow], team: &str) -> Vec<&'a WorkerRow> {
         .collect()
 }
 
+/// An amount of US dollars: cents, or tenths of a cent below one.
+fn dollars(usd: f64) -> String {
+    if usd < 0.01 {
+        format!("${usd:.4}")
+    } else {
+        format!("${usd:.2}")
+    }
+}
+
 /// A budget and what was spent against it, in words.
-fn budget_words(spent: u64, budget: &Budget) -> String {
+fn budget_words(spent: &Usage, budget: &Budget) -> String {
     format!(
         "{}{}{}",
-        spent_of(spent, budget.tokens),
+        spent_of(spent, budget),
         if budget.reached_ms.is_some() {
             ", reached"
         } else {
@@ -165,37 +224,21 @@ pub fn tokens_text(n: u64) -> String {
 }
 
 impl Workers {
-    /// Gives `row` a budget of `tokens` (none: removes it), interrupting its turns
-    /// past it when `interrupt`. A budget already spent is reported at the next look.
+    /// Gives `row` `budget` (none: removes it). A budget already spent is reported
+    /// at the next look.
     pub async fn set_budget(
         &self,
         row: &WorkerRow,
-        tokens: Option<u64>,
-        interrupt: bool,
+        budget: Option<Budget>,
     ) -> Result<(), WorkerError> {
-        let budget = tokens.map(|tokens| Budget {
-            tokens,
-            interrupt,
-            ..Budget::default()
-        });
         self.keep_budget(row, budget.as_ref())
     }
 
-    /// Gives team `team` a budget of `tokens` for its workers between them (none:
-    /// removes it), interrupting their turns past it when `interrupt`.
-    pub fn set_team_budget(
-        &self,
-        team: &str,
-        tokens: Option<u64>,
-        interrupt: bool,
-    ) -> Result<(), WorkerError> {
-        let budget = tokens.map(|tokens| TeamBudget {
+    /// Gives team `team` `budget` for its workers between them (none: removes it).
+    pub fn set_team_budget(&self, team: &str, budget: Option<Budget>) -> Result<(), WorkerError> {
+        let budget = budget.map(|budget| TeamBudget {
             team: team.to_string(),
-            budget: Budget {
-                tokens,
-                interrupt,
-                ..Budget::default()
-            },
+            budget,
             interrupted: HashMap::new(),
         });
         self.keep_team_budget(team, budget.as_ref())
@@ -208,10 +251,12 @@ impl Workers {
     }
 
     /// What the workers of `team` among `rows` spent between them.
-    async fn team_spent(&self, team: &str, rows: &[WorkerRow]) -> u64 {
-        let mut spent = 0;
+    async fn team_spent(&self, team: &str, rows: &[WorkerRow]) -> Usage {
+        let mut spent = Usage::default();
         for row in members(rows, team) {
-            spent += self.usage_of(row).await.map_or(0, |u| u.total());
+            if let Some(usage) = self.usage_of(row).await {
+                spent.add(&usage);
+            }
         }
         spent
     }
@@ -220,11 +265,11 @@ impl Workers {
     pub async fn team_budget_line(&self, team: &str, rows: &[WorkerRow]) -> Option<String> {
         let kept = load_team(&self.hub.state_dir, team)?;
         let spent = self.team_spent(team, rows).await;
-        Some(budget_words(spent, &kept.budget))
+        Some(budget_words(&spent, &kept.budget))
     }
 
     /// Team `team`'s budget with `spent` against it, in words, if it has one.
-    pub fn team_budget_of(&self, team: &str, spent: u64) -> Option<String> {
+    pub fn team_budget_of(&self, team: &str, spent: &Usage) -> Option<String> {
         team_budget_words(&self.hub.state_dir, team, spent)
     }
 
@@ -246,10 +291,10 @@ impl Workers {
         };
         for mut kept in budgets {
             let spent = self.team_spent(&kept.team, &rows).await;
-            if spent < kept.budget.tokens {
+            if !kept.budget.reached_by(&spent) {
                 continue;
             }
-            let of = spent_of(spent, kept.budget.tokens);
+            let of = spent_of(&spent, &kept.budget);
             let mut news = TeamNews {
                 team: kept.team.clone(),
                 reached: None,
@@ -318,8 +363,8 @@ impl Workers {
     /// The worker's budget and what it spent, in words (`12.3k of 50.0k tokens`).
     pub async fn budget_line(&self, row: &WorkerRow) -> Option<String> {
         let budget = load(&self.hub.state_dir, &row.id)?;
-        let spent = self.usage_of(row).await.map_or(0, |u| u.total());
-        Some(budget_words(spent, &budget))
+        let spent = self.usage_of(row).await.unwrap_or_default();
+        Some(budget_words(&spent, &budget))
     }
 
     /// Looks at the worker's spending against its budget: whether it is reached
@@ -335,11 +380,11 @@ impl Workers {
         let Some(mut budget) = load(&self.hub.state_dir, &row.id) else {
             return news;
         };
-        let spent = self.usage_of(row).await.map_or(0, |u| u.total());
-        if spent < budget.tokens {
+        let spent = self.usage_of(row).await.unwrap_or_default();
+        if !budget.reached_by(&spent) {
             return news;
         }
-        let of = spent_of(spent, budget.tokens);
+        let of = spent_of(&spent, &budget);
         if budget.reached_ms.is_none() {
             news.reached = Some(format!(
                 "{} reached its budget: {of}{}",
@@ -427,7 +472,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         assert_eq!(load(dir.path(), "w1"), None);
         let b = Budget {
-            tokens: 5_000,
+            tokens: Some(5_000),
+            usd: Some(2.5),
             interrupt: true,
             ..Budget::default()
         };
@@ -437,5 +483,60 @@ mod tests {
         assert_eq!(load(dir.path(), "w1"), None);
         assert_eq!(tokens_text(12_345), "12.3k");
         assert_eq!(tokens_text(7), "7");
+    }
+
+    #[test]
+    fn a_budget_kept_before_dollar_limits_reads_as_tokens_only() {
+        let old: Budget = serde_json::from_str(r#"{"tokens": 5000, "interrupt": true}"#).unwrap();
+        assert_eq!(old, Budget::of(Some(5000), None, true).unwrap());
+        assert_eq!(Budget::of(None, None, true), None);
+    }
+
+    fn spent(tokens: u64, cost: Option<f64>) -> Usage {
+        Usage {
+            input: tokens,
+            cost_usd: cost,
+            calls: 1,
+            model: Some("claude-opus-4-8".into()),
+            ..Usage::default()
+        }
+    }
+
+    #[test]
+    fn the_first_limit_reached_counts_and_an_unknown_cost_reaches_none() {
+        let both = Budget::of(Some(1000), Some(2.0), false).unwrap();
+        assert!(!both.reached_by(&spent(999, Some(1.99))));
+        assert!(both.reached_by(&spent(1000, Some(0.5))));
+        assert!(both.reached_by(&spent(10, Some(2.0))));
+        let dollars = Budget::of(None, Some(2.0), false).unwrap();
+        assert!(!dollars.reached_by(&spent(10_000_000, None)));
+        assert!(dollars.reached_by(&spent(0, Some(2.5))));
+        assert!(!dollars.reached_by(&Usage::default()));
+    }
+
+    #[test]
+    fn budgets_say_each_limit_and_why_a_cost_is_not_known() {
+        let both = Budget::of(Some(50_000), Some(5.0), true).unwrap();
+        assert_eq!(
+            budget_words(&spent(12_345, Some(1.2)), &both),
+            "12.3k of 50.0k tokens, $1.20 of $5.00; turns past it are interrupted"
+        );
+        let in_dollars = Budget::of(None, Some(5.0), false).unwrap();
+        assert_eq!(
+            budget_words(&Usage::default(), &in_dollars),
+            "$0.00 of $5.00"
+        );
+        let small = Budget::of(None, Some(0.005), false).unwrap();
+        assert_eq!(
+            budget_words(&spent(9, Some(0.0123)), &small),
+            "$0.01 of $0.0050"
+        );
+        let unknown = budget_words(&spent(100, None), &in_dollars);
+        assert!(
+            unknown.starts_with("cost not known of $5.00")
+                && unknown.contains("no price for claude-opus-4-8")
+                && unknown.contains("prices.toml"),
+            "{unknown}"
+        );
     }
 }

@@ -75,6 +75,9 @@ pub struct WorkerArgs {
     /// Tokens it may spend (its transcript's count); reaching them notifies everyone.
     #[serde(default)]
     pub budget_tokens: Option<u64>,
+    /// US dollars it may spend (the CLI's stated cost, or the price table's).
+    #[serde(default)]
+    pub budget_usd: Option<f64>,
     /// Interrupt its turns once the budget is spent.
     #[serde(default)]
     pub budget_interrupt: bool,
@@ -226,7 +229,7 @@ pub struct TeamSpentOut {
 /// with each team's budget as `budget_of` words it.
 pub(super) fn spent_by_team(
     views: &[WorkerView],
-    budget_of: impl Fn(&str, u64) -> Option<String>,
+    budget_of: impl Fn(&str, &Usage) -> Option<String>,
 ) -> Vec<TeamSpentOut> {
     let mut teams: std::collections::BTreeMap<String, (usize, Usage)> = Default::default();
     for v in views {
@@ -242,7 +245,7 @@ pub(super) fn spent_by_team(
         .into_iter()
         .map(|(team, (workers, usage))| TeamSpentOut {
             budget: (!team.is_empty())
-                .then(|| budget_of(&team, usage.total()))
+                .then(|| budget_of(&team, &usage))
                 .flatten(),
             team,
             workers,
@@ -421,9 +424,13 @@ pub struct BudgetArgs {
     /// A team, whose workers share the budget between them (spawned before or after).
     #[serde(default)]
     pub team: Option<String>,
-    /// Tokens they may spend; null removes the budget.
+    /// Tokens they may spend; null (and no usd) removes the budget.
     #[serde(default)]
     pub tokens: Option<u64>,
+    /// US dollars they may spend (the CLI's stated cost, or the price table's); the
+    /// first limit reached counts.
+    #[serde(default)]
+    pub usd: Option<f64>,
     /// Interrupt turns worked on past the budget (default false).
     #[serde(default)]
     pub interrupt: bool,
@@ -434,7 +441,7 @@ pub struct BudgetArgs {
 pub struct BudgetOut {
     /// The worker or team.
     pub name: String,
-    /// `12.3k of 50.0k tokens`, or none when it has no budget.
+    /// `12.3k of 50.0k tokens`, `$1.20 of $5.00`, or none when it has no budget.
     pub budget: Option<String>,
 }
 
