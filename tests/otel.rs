@@ -14,35 +14,19 @@ use std::sync::{Arc, Mutex};
 
 use cohort::engine::Engine;
 use cohort::mcp::CohortServer;
-use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider, SpanData};
+use opentelemetry_sdk::trace::SpanData;
 use prost::Message;
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::ServiceExt;
 use serde_json::json;
 use served::call;
 use support::*;
-use tracing_subscriber::layer::SubscriberExt;
-use tracing_subscriber::util::SubscriberInitExt;
-
-/// A span's attributes as strings.
-fn attributes(span: &SpanData) -> HashMap<String, String> {
-    span.attributes
-        .iter()
-        .map(|kv| (kv.key.to_string(), kv.value.to_string()))
-        .collect()
-}
 
 /// Spans are made on this thread only (the subscriber is this thread's), so the
 /// runtime is the current thread's.
 #[tokio::test(flavor = "current_thread")]
 async fn a_tool_call_its_wait_and_its_backend_commands_are_spans() {
-    let exporter = InMemorySpanExporter::default();
-    let provider = SdkTracerProvider::builder()
-        .with_simple_exporter(exporter.clone())
-        .build();
-    let _subscriber = tracing_subscriber::registry()
-        .with(cohort::telemetry::otel::layer(&provider))
-        .set_default();
+    let recorded = record_spans();
 
     let server = TestServer::new();
     let backend = server.backend().await;
@@ -87,8 +71,7 @@ async fn a_tool_call_its_wait_and_its_backend_commands_are_spans() {
     client.call_tool(untraced_call).await.expect("status");
 
     client.cancel().await.unwrap();
-    provider.force_flush().unwrap();
-    let spans = exporter.get_finished_spans().unwrap();
+    let spans = recorded.finished();
 
     let listed = spans
         .iter()

@@ -373,3 +373,52 @@ pub fn marks_follow_chain(
     }
     seen
 }
+
+/// The spans made on this thread (the `otel` feature), kept in memory from
+/// [`record_spans`] until this drops; tests that read them run on the current thread's
+/// runtime, so every span of the engine is made here.
+#[cfg(feature = "otel")]
+pub struct RecordedSpans {
+    exporter: opentelemetry_sdk::trace::InMemorySpanExporter,
+    provider: opentelemetry_sdk::trace::SdkTracerProvider,
+    _subscriber: tracing::subscriber::DefaultGuard,
+}
+
+/// Starts keeping the spans made on this thread.
+#[cfg(feature = "otel")]
+pub fn record_spans() -> RecordedSpans {
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let exporter = opentelemetry_sdk::trace::InMemorySpanExporter::default();
+    let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder()
+        .with_simple_exporter(exporter.clone())
+        .build();
+    let subscriber = tracing_subscriber::registry()
+        .with(cohort::telemetry::otel::layer(&provider))
+        .set_default();
+    RecordedSpans {
+        exporter,
+        provider,
+        _subscriber: subscriber,
+    }
+}
+
+#[cfg(feature = "otel")]
+impl RecordedSpans {
+    /// The spans ended so far.
+    pub fn finished(&self) -> Vec<opentelemetry_sdk::trace::SpanData> {
+        self.provider.force_flush().unwrap();
+        self.exporter.get_finished_spans().unwrap()
+    }
+}
+
+/// A span's attributes as strings.
+#[cfg(feature = "otel")]
+pub fn attributes(
+    span: &opentelemetry_sdk::trace::SpanData,
+) -> std::collections::HashMap<String, String> {
+    span.attributes
+        .iter()
+        .map(|kv| (kv.key.to_string(), kv.value.to_string()))
+        .collect()
+}

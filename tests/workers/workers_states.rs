@@ -760,6 +760,48 @@ async fn a_dollar_budget_is_reached_by_what_the_turns_cost() {
     }
 }
 
+/// With the `otel` feature, a worker's change of state is a span with what it spent
+/// so far: tokens in the GenAI conventions' names, the model, and the cost the
+/// price table gives. Spans are made on this thread only (the subscriber is this
+/// thread's), so the runtime is the current thread's.
+#[cfg(feature = "otel")]
+#[tokio::test(flavor = "current_thread")]
+async fn a_workers_state_changes_are_spans_with_what_it_spent() {
+    let recorded = crate::support::record_spans();
+    crate::workers_manager::price_claude_only();
+    let m = Manager::new(Which::Tmux).await;
+    m.spawn_claude("traced", "traced", Some("crew")).await;
+    let r = m
+        .ok(
+            "message_workers",
+            json!({"session_ids": ["traced"], "message": "a normal turn", "wait_mode": "all", "timeout": 60}),
+        )
+        .await;
+    assert_eq!(r["wait"]["all_idle"], true, "{r}");
+    let changes: Vec<_> = recorded
+        .finished()
+        .iter()
+        .filter(|s| s.name.starts_with("worker traced "))
+        .map(crate::support::attributes)
+        .collect();
+    let idle = changes
+        .iter()
+        .rev()
+        .find(|a| a.get("state").map(String::as_str) == Some("idle"))
+        .unwrap_or_else(|| panic!("no span of the turn's end: {changes:?}"));
+    assert_eq!(idle["worker"], "traced", "{idle:?}");
+    assert_eq!(idle["agent"], "claude", "{idle:?}");
+    assert_eq!(idle["team"], "crew", "{idle:?}");
+    assert_eq!(idle["gen_ai.request.model"], "claude-opus-4-8", "{idle:?}");
+    let tokens = |key: &str| idle[key].parse::<u64>().unwrap();
+    assert!(tokens("gen_ai.usage.input_tokens") > 0, "{idle:?}");
+    assert!(tokens("gen_ai.usage.output_tokens") > 0, "{idle:?}");
+    assert!(
+        idle["cohort.usage.cost_usd"].parse::<f64>().unwrap() > 0.0,
+        "{idle:?}"
+    );
+}
+
 /// A team's budget, set after its workers were spawned, is shared by them: reaching
 /// it between them notifies everyone once, said by the team, and with interrupt a
 /// turn either starts past it is interrupted. A worker's own budget can be changed

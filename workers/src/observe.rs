@@ -607,6 +607,7 @@ impl Workers {
         if row.state != a.state {
             // Waits, watchers and the notifier follow agents' states.
             self.report_agent_state(&row.name, a.state.name(), &a.reason);
+            trace_state(row, o);
         }
         let (id, state, reason, since) = (row.id.clone(), a.state, a.reason.clone(), a.since_ms);
         let _ = self
@@ -723,4 +724,33 @@ fn last_words(tail: &[u8]) -> Option<String> {
         .rev()
         .find(|l| l.chars().any(char::is_alphabetic))?;
     Some(line.chars().take(200).collect())
+}
+
+/// For traces (the `otel` feature): a worker's change of state as a span that starts
+/// and ends with it, carrying what the worker has spent so far by its transcript
+/// (tokens in the OpenTelemetry GenAI conventions' names, and the cost when the CLI
+/// states it or the price table gives it), so a trace shows each turn's end with the
+/// session's running total.
+#[allow(unused_variables)] // without `otel` the span is none and its fields unread
+fn trace_state(row: &WorkerRow, o: &Observation) {
+    let usage = o.usage.clone().unwrap_or_default();
+    let span = cohort_backends::otel_span!(
+        "worker.state",
+        otel.name = %format_args!("worker {} {}", row.name, o.assessment.state.name()),
+        worker = %row.name,
+        agent = row.agent.name(),
+        team = row.team.as_deref().unwrap_or(""),
+        state = o.assessment.state.name(),
+        reason = %o.assessment.reason,
+        gen_ai.request.model = usage.model.as_deref().unwrap_or(""),
+        gen_ai.usage.input_tokens = usage.input + usage.cache_read + usage.cache_write,
+        gen_ai.usage.output_tokens = usage.output + usage.reasoning,
+        cohort.usage.cache_read_tokens = usage.cache_read,
+        cohort.usage.cache_write_tokens = usage.cache_write,
+        cohort.usage.calls = usage.calls,
+        cohort.usage.cost_usd = tracing::field::Empty,
+    );
+    if let Some(cost) = usage.cost_usd {
+        span.record("cohort.usage.cost_usd", cost);
+    }
 }
