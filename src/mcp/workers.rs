@@ -356,7 +356,7 @@ impl CohortServer {
         Parameters(args): Parameters<BudgetArgs>,
     ) -> Result<Json<BudgetResult>, String> {
         if args.tokens == Some(0) {
-            return Err("tokens must be above 0 (null removes the budget)".into());
+            return Err("tokens must be above 0 (null, with no usd, removes the budget)".into());
         }
         check_usd("usd", args.usd)?;
         let budget = Budget::of(args.tokens, args.usd, args.interrupt);

@@ -722,7 +722,7 @@ async fn a_dollar_budget_is_reached_by_what_the_turns_cost() {
     let set = m
         .ok("examine_worker", json!({"session_id": "priced"}))
         .await;
-    assert_eq!(set["budget"], "$0.00 of $0.0050", "{set}");
+    assert_eq!(set["budget"], "$0.00 of $0.005", "{set}");
     let r = m
         .ok(
             "message_workers",
@@ -734,7 +734,7 @@ async fn a_dollar_budget_is_reached_by_what_the_turns_cost() {
     let news = budget_news(&m, "priced").await;
     assert!(
         news[0].starts_with("budget_reached: priced reached its budget: $")
-            && news[0].contains(" of $0.0050"),
+            && news[0].contains(" of $0.005"),
         "{news:?}"
     );
     let w = m
@@ -743,7 +743,7 @@ async fn a_dollar_budget_is_reached_by_what_the_turns_cost() {
     assert!(
         w["budget"]
             .as_str()
-            .is_some_and(|b| b.ends_with(" of $0.0050, reached")),
+            .is_some_and(|b| b.ends_with(" of $0.005, reached")),
         "{w}"
     );
     for bad in [json!(0), json!(-2.5)] {
@@ -794,8 +794,13 @@ async fn a_workers_state_changes_are_spans_with_what_it_spent() {
     assert_eq!(idle["team"], "crew", "{idle:?}");
     assert_eq!(idle["gen_ai.request.model"], "claude-opus-4-8", "{idle:?}");
     let tokens = |key: &str| idle[key].parse::<u64>().unwrap();
-    assert!(tokens("gen_ai.usage.input_tokens") > 0, "{idle:?}");
-    assert!(tokens("gen_ai.usage.output_tokens") > 0, "{idle:?}");
+    assert!(tokens("cohort.usage.input_tokens") > 0, "{idle:?}");
+    assert!(tokens("cohort.usage.output_tokens") > 0, "{idle:?}");
+    let ends = changes
+        .iter()
+        .filter(|a| a.get("state").map(String::as_str) == Some("idle"))
+        .count();
+    assert!(ends <= 2, "one span per change, not per look: {changes:?}");
     assert!(
         idle["cohort.usage.cost_usd"].parse::<f64>().unwrap() > 0.0,
         "{idle:?}"

@@ -153,6 +153,14 @@ impl Budget {
                 .usd
                 .is_some_and(|d| spent.cost_usd.is_some_and(|c| c >= d))
     }
+
+    /// Whether the budget is spent: reached by `spent`, or said reached before. A
+    /// cost known once can be unknown later (a team's new member with no price, a
+    /// model the table does not price, a price table refused): what was spent stays
+    /// spent until the budget is set again.
+    fn spent_by(&self, spent: &Usage) -> bool {
+        self.reached_ms.is_some() || self.reached_by(spent)
+    }
 }
 
 /// What was spent against a budget: `12.3k of 50.0k tokens`, `$1.20 of $5.00`, or
@@ -171,10 +179,7 @@ fn spent_of(spent: &Usage, budget: &Budget) -> String {
         parts.push(match spent.cost_usd {
             Some(cost) => format!("{} of {limit}", dollars(cost)),
             None if spent.is_empty() => format!("$0.00 of {limit}"),
-            None => format!(
-                "cost not known of {limit} (the CLI states none and the price table has no price for {}: add one to prices.toml)",
-                spent.model.as_deref().unwrap_or("its model")
-            ),
+            None => format!("cost not known of {limit} ({})", why_no_cost(spent)),
         });
     }
     parts.join(", ")
@@ -187,13 +192,41 @@ fn members<'a>(rows: &'a [WorkerRow], team: &str) -> Vec<&'a WorkerRow> {
         .collect()
 }
 
-/// An amount of US dollars: cents, or tenths of a cent below one.
-fn dollars(usd: f64) -> String {
-    if usd < 0.01 {
-        format!("${usd:.4}")
-    } else {
-        format!("${usd:.2}")
+/// Why `spent` has no cost: the price table was refused, or the models it has no
+/// price for (the CLI stated none).
+fn why_no_cost(spent: &Usage) -> String {
+    if let Some(error) = crate::prices::standing().error {
+        return format!("the price table was refused: {error}");
     }
+    let table = crate::prices::current();
+    let unpriced: Vec<&str> = spent
+        .by_model
+        .keys()
+        .filter(|m| table.of(m).is_none())
+        .map(|m| {
+            if m.is_empty() {
+                "a model the CLI did not name"
+            } else {
+                m.as_str()
+            }
+        })
+        .collect();
+    match unpriced.as_slice() {
+        [] => "the CLI states none and the price table prices none of its models: add them to prices.toml".into(),
+        models => format!(
+            "the CLI states none and the price table has no price for {}: add one to prices.toml",
+            models.join(", ")
+        ),
+    }
+}
+
+/// An amount of US dollars: to a hundredth of a cent, with no zeros past the cents
+/// (`$5.00`, `$4.996`, `$0.005`), so a limit reads as it was given.
+fn dollars(usd: f64) -> String {
+    let text = format!("{usd:.4}");
+    let (whole, fraction) = text.split_once('.').unwrap_or((&text, ""));
+    let fraction = fraction.trim_end_matches('0');
+    format!("${whole}.{fraction:0<2}")
 }
 
 /// A budget and what was spent against it, in words.
@@ -291,7 +324,7 @@ impl Workers {
         };
         for mut kept in budgets {
             let spent = self.team_spent(&kept.team, &rows).await;
-            if !kept.budget.reached_by(&spent) {
+            if !kept.budget.spent_by(&spent) {
                 continue;
             }
             let of = spent_of(&spent, &kept.budget);
@@ -381,7 +414,7 @@ impl Workers {
             return news;
         };
         let spent = self.usage_of(row).await.unwrap_or_default();
-        if !budget.reached_by(&spent) {
+        if !budget.spent_by(&spent) {
             return news;
         }
         let of = spent_of(&spent, &budget);
@@ -508,10 +541,13 @@ mod tests {
         assert!(!both.reached_by(&spent(999, Some(1.99))));
         assert!(both.reached_by(&spent(1000, Some(0.5))));
         assert!(both.reached_by(&spent(10, Some(2.0))));
-        let dollars = Budget::of(None, Some(2.0), false).unwrap();
-        assert!(!dollars.reached_by(&spent(10_000_000, None)));
-        assert!(dollars.reached_by(&spent(0, Some(2.5))));
-        assert!(!dollars.reached_by(&Usage::default()));
+        let mut in_dollars = Budget::of(None, Some(2.0), false).unwrap();
+        assert!(!in_dollars.reached_by(&spent(10_000_000, None)));
+        assert!(in_dollars.reached_by(&spent(0, Some(2.5))));
+        assert!(!in_dollars.reached_by(&Usage::default()));
+        // Said reached once, it stays spent when the cost is no longer known.
+        in_dollars.reached_ms = Some(1);
+        assert!(in_dollars.spent_by(&spent(10, None)));
     }
 
     #[test]
@@ -529,12 +565,23 @@ mod tests {
         let small = Budget::of(None, Some(0.005), false).unwrap();
         assert_eq!(
             budget_words(&spent(9, Some(0.0123)), &small),
-            "$0.01 of $0.0050"
+            "$0.0123 of $0.005"
         );
-        let unknown = budget_words(&spent(100, None), &in_dollars);
+        let near = Budget::of(None, Some(5.0), false).unwrap();
+        assert_eq!(
+            budget_words(&spent(9, Some(4.996)), &near),
+            "$4.996 of $5.00"
+        );
+        assert_eq!(dollars(12345.6), "$12345.60");
+        let mut unpriced = spent(100, None);
+        unpriced
+            .by_model
+            .insert("claude-opus-4-8".into(), Default::default());
+        unpriced.by_model.insert("gpt-5".into(), Default::default());
+        let unknown = budget_words(&unpriced, &in_dollars);
         assert!(
             unknown.starts_with("cost not known of $5.00")
-                && unknown.contains("no price for claude-opus-4-8")
+                && unknown.contains("no price for claude-opus-4-8, gpt-5")
                 && unknown.contains("prices.toml"),
             "{unknown}"
         );

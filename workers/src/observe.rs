@@ -607,13 +607,16 @@ impl Workers {
         if row.state != a.state {
             // Waits, watchers and the notifier follow agents' states.
             self.report_agent_state(&row.name, a.state.name(), &a.reason);
-            trace_state(row, o);
         }
         let (id, state, reason, since) = (row.id.clone(), a.state, a.reason.clone(), a.since_ms);
-        let _ = self
+        let written = self
             .terminal
             .db(move |r| {
+                // The state the registry held: `row` may be older (read before
+                // another look wrote the same change).
+                let mut before = None;
                 r.update_worker(&id, |w| {
+                    before.get_or_insert(w.state);
                     w.state = state;
                     w.reason = reason.clone();
                     w.state_since_ms = since;
@@ -623,9 +626,13 @@ impl Workers {
                     if w.agent_session.is_none() {
                         w.agent_session = session.clone();
                     }
-                })
+                })?;
+                Ok(before)
             })
             .await;
+        if matches!(written, Ok(Some(before)) if before != state) {
+            trace_state(row, o);
+        }
     }
 
     /// Looks for a worker's transcript where its CLI writes it.
@@ -728,9 +735,10 @@ fn last_words(tail: &[u8]) -> Option<String> {
 
 /// For traces (the `otel` feature): a worker's change of state as a span that starts
 /// and ends with it, carrying what the worker has spent so far by its transcript
-/// (tokens in the OpenTelemetry GenAI conventions' names, and the cost when the CLI
-/// states it or the price table gives it), so a trace shows each turn's end with the
-/// session's running total.
+/// (tokens, and the cost when the CLI states it or the price table gives it), so a
+/// trace shows each turn's end with the session's running total. Running totals
+/// are `cohort.usage.*`, not the GenAI conventions' per-call `gen_ai.usage.*`, which
+/// tools sum.
 #[allow(unused_variables)] // without `otel` the span is none and its fields unread
 fn trace_state(row: &WorkerRow, o: &Observation) {
     let usage = o.usage.clone().unwrap_or_default();
@@ -743,8 +751,8 @@ fn trace_state(row: &WorkerRow, o: &Observation) {
         state = o.assessment.state.name(),
         reason = %o.assessment.reason,
         gen_ai.request.model = usage.model.as_deref().unwrap_or(""),
-        gen_ai.usage.input_tokens = usage.input + usage.cache_read + usage.cache_write,
-        gen_ai.usage.output_tokens = usage.output + usage.reasoning,
+        cohort.usage.input_tokens = usage.input + usage.cache_read + usage.cache_write,
+        cohort.usage.output_tokens = usage.output + usage.reasoning,
         cohort.usage.cache_read_tokens = usage.cache_read,
         cohort.usage.cache_write_tokens = usage.cache_write,
         cohort.usage.calls = usage.calls,
