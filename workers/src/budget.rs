@@ -147,7 +147,7 @@ impl Budget {
 
     /// Whether `spent` reached either limit. A cost not known reaches no dollar
     /// limit: part of a cost would read as all of it.
-    pub fn reached_by(&self, spent: &Usage) -> bool {
+    fn reached_by(&self, spent: &Usage) -> bool {
         self.tokens.is_some_and(|t| spent.total() >= t)
             || self
                 .usd

@@ -741,7 +741,8 @@ fn last_words(tail: &[u8]) -> Option<String> {
 /// tools sum.
 #[allow(unused_variables)] // without `otel` the span is none and its fields unread
 fn trace_state(row: &WorkerRow, o: &Observation) {
-    let usage = o.usage.clone().unwrap_or_default();
+    let none = crate::transcript::usage::Usage::default();
+    let usage = o.usage.as_ref().unwrap_or(&none);
     let span = cohort_backends::otel_span!(
         "worker.state",
         otel.name = %format_args!("worker {} {}", row.name, o.assessment.state.name()),
@@ -751,8 +752,8 @@ fn trace_state(row: &WorkerRow, o: &Observation) {
         state = o.assessment.state.name(),
         reason = %o.assessment.reason,
         gen_ai.request.model = usage.model.as_deref().unwrap_or(""),
-        cohort.usage.input_tokens = usage.input + usage.cache_read + usage.cache_write,
-        cohort.usage.output_tokens = usage.output + usage.reasoning,
+        cohort.usage.input_tokens = usage.tokens_in(),
+        cohort.usage.output_tokens = usage.tokens_out(),
         cohort.usage.cache_read_tokens = usage.cache_read,
         cohort.usage.cache_write_tokens = usage.cache_write,
         cohort.usage.calls = usage.calls,

@@ -74,6 +74,16 @@ impl Usage {
         self.input + self.output + self.cache_read + self.cache_write + self.reasoning
     }
 
+    /// Tokens in: input, whether read from the cache, written to it or neither.
+    pub fn tokens_in(&self) -> u64 {
+        self.input + self.cache_read + self.cache_write
+    }
+
+    /// Tokens out: output and reasoning.
+    pub fn tokens_out(&self) -> u64 {
+        self.output + self.reasoning
+    }
+
     /// Whether nothing was counted yet.
     pub fn is_empty(&self) -> bool {
         self.calls == 0 && self.total() == 0
@@ -84,8 +94,8 @@ impl Usage {
         let mut s = format!(
             "{} tokens ({} in, {} out",
             compact(self.total()),
-            compact(self.input + self.cache_read + self.cache_write),
-            compact(self.output + self.reasoning)
+            compact(self.tokens_in()),
+            compact(self.tokens_out())
         );
         if self.cache_read > 0 {
             s.push_str(&format!(", {} from cache", compact(self.cache_read)));
