@@ -17,6 +17,14 @@
 //!   (after at most a short prompt such as `... ` or `> `): a traceback a REPL prints
 //!   between the lines of a pasted block stays output.
 //!
+//! Where the echo of Enter lands is not always the line the journal had open when
+//! Enter was noted: output the program wrote before the keys reached it may still
+//! be on its way (a busy machine, a shell that just accepted the line before), and
+//! the echo then comes after it. A line whose echo is not on the lines it covers
+//! is looked for in what follows ([`TypedLog::settle`]): the first line that is the
+//! typed line whole is its late echo, and output after it is output again, even
+//! when it repeats the line (`cat`).
+//!
 //! When in doubt a line is output: hiding a real line from a watcher is worse than
 //! matching an echo.
 
@@ -26,6 +34,7 @@ use std::ops::Range;
 use cohort_backends::PromptMark;
 
 use crate::completion::plain_text;
+use crate::journal::Journal;
 use crate::runtime::MarkAt;
 
 /// Typed records kept per pane.
@@ -35,6 +44,9 @@ const TEXT_MAX: usize = 64 << 10;
 /// The longest prompt in front of an echoed line of a multi-line input (`... `,
 /// `> `, `In [3]: `).
 const PROMPT_MAX: usize = 12;
+/// How far past the journal's end at Enter a late echo is looked for: output that
+/// was on its way then. Past it, the line is taken as echoed where Enter was noted.
+const LATE_MAX: u64 = 16 << 10;
 
 /// Text cohort typed into a pane as one line (or one pasted block).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -46,6 +58,81 @@ pub struct Typed {
     pub ended: Option<u64>,
     /// What was typed (its last 64 KiB).
     pub text: String,
+    /// Where the echo of the line Enter ended turned up.
+    pub echo: EchoAt,
+}
+
+/// Where the echo of an ended line was found in the journal (see
+/// [`TypedLog::settle`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EchoAt {
+    /// Not found yet: complete lines before `scanned` were looked at, and the ones
+    /// after the line open at Enter were not the typed line.
+    Awaited {
+        /// Where the next line to look at starts.
+        scanned: u64,
+    },
+    /// On the lines up to the one open when Enter was noted (the usual case), or
+    /// nowhere within [`LATE_MAX`] of it (a program that does not echo).
+    AtEnter,
+    /// Late, on a line after the one open at Enter, which ends at `end`.
+    Late {
+        /// The offset of the newline ending the echoed line.
+        end: u64,
+    },
+}
+
+impl Typed {
+    /// Whether the echo of this record can be on the line starting at `start`.
+    fn covers(&self, start: u64) -> bool {
+        match (self.ended, self.echo) {
+            (None, _) => true,
+            (Some(ended), _) if start <= ended => true,
+            (Some(_), EchoAt::Late { end }) => start <= end,
+            (Some(_), EchoAt::Awaited { scanned }) => start >= scanned,
+            (Some(_), EchoAt::AtEnter) => false,
+        }
+    }
+
+    /// The last journal offset its echo can reach: `None` while that is not known.
+    fn reach(&self) -> Option<u64> {
+        match (self.ended, self.echo) {
+            (None, _) | (_, EchoAt::Awaited { .. }) => None,
+            (Some(ended), EchoAt::AtEnter) => Some(ended),
+            (Some(ended), EchoAt::Late { end }) => Some(ended.max(end)),
+        }
+    }
+
+    /// Looks at the complete lines of `bytes` (the journal from `at`) for the echo
+    /// of the line Enter ended: on a line up to the one open at Enter, it is where
+    /// it belongs; on a later one, late.
+    fn look_for_echo(&mut self, at: u64, bytes: &[u8]) {
+        let Some(ended) = self.ended else { return };
+        let Some(last) = typed_lines(&self.text).last() else {
+            self.echo = EchoAt::AtEnter;
+            return;
+        };
+        let mut start = at;
+        let mut rest = bytes;
+        while let Some(newline) = rest.iter().position(|b| *b == b'\n') {
+            let end = start + newline as u64;
+            if is_whole_echo(&plain_text(&rest[..newline]), last) {
+                self.echo = if start <= ended {
+                    EchoAt::AtEnter
+                } else {
+                    EchoAt::Late { end }
+                };
+                return;
+            }
+            start = end + 1;
+            rest = &rest[newline + 1..];
+        }
+        self.echo = if start > ended.saturating_add(LATE_MAX) {
+            EchoAt::AtEnter
+        } else {
+            EchoAt::Awaited { scanned: start }
+        };
+    }
 }
 
 /// The text cohort typed into one pane, most recent last.
@@ -87,7 +174,10 @@ impl TypedLog {
             if open.text.len() > len && open.text.is_char_boundary(len) {
                 open.text.truncate(len);
             }
-            open.ended = ended;
+            if open.ended != ended {
+                open.ended = ended;
+                open.echo = EchoAt::Awaited { scanned: open.from };
+            }
         }
     }
 
@@ -112,6 +202,7 @@ impl TypedLog {
                     from: at,
                     ended: None,
                     text: text[cut..].to_string(),
+                    echo: EchoAt::Awaited { scanned: at },
                 });
                 while self.records.len() > KEPT {
                     self.records.pop_front();
@@ -126,6 +217,36 @@ impl TypedLog {
         if let Some(open) = self.records.back_mut() {
             if open.ended.is_none() {
                 open.ended = Some(at);
+                open.echo = EchoAt::Awaited { scanned: open.from };
+            }
+        }
+    }
+
+    /// Finds where the echo of each ended line is, from what `journal` received
+    /// since it was last looked at (see [`EchoAt`]).
+    pub fn settle(&mut self, journal: &mut Journal) {
+        let len = journal.len();
+        self.settle_with(len, |from, to| journal.read(from, to).ok());
+    }
+
+    /// [`TypedLog::settle`] over any journal: `read` gives bytes `[from, to)`, or
+    /// `None` when they are no longer kept.
+    fn settle_with(&mut self, len: u64, mut read: impl FnMut(u64, u64) -> Option<Vec<u8>>) {
+        for t in &mut self.records {
+            let (Some(ended), EchoAt::Awaited { scanned }) = (t.ended, t.echo) else {
+                continue;
+            };
+            let to = len.min(ended.saturating_add(LATE_MAX + 1));
+            if scanned >= to && len <= to {
+                continue;
+            }
+            match read(scanned, to) {
+                Some(bytes) => t.look_for_echo(scanned, &bytes),
+                None => t.echo = EchoAt::AtEnter,
+            }
+            // A line longer than what is looked at gives up the search.
+            if len > to && matches!(t.echo, EchoAt::Awaited { .. }) {
+                t.echo = EchoAt::AtEnter;
             }
         }
     }
@@ -134,7 +255,7 @@ impl TypedLog {
     fn reaching(&self, from: u64, to: u64) -> impl Iterator<Item = &Typed> {
         self.records
             .iter()
-            .filter(move |t| t.from < to && t.ended.is_none_or(|e| e >= from))
+            .filter(move |t| t.from < to && t.reach().is_none_or(|r| r >= from))
     }
 }
 
@@ -213,8 +334,9 @@ impl Echoes {
         // Where the shell's marks begin a stretch of input on this line.
         let marked: Vec<u64> = input.iter().map(|r| r.start).collect();
         for t in &self.typed {
-            // Lines from where typing began through the one Enter ended.
-            let covered = t.from <= end && t.ended.is_none_or(|e| start <= e);
+            // Lines from where typing began through the one Enter ended (or the
+            // one its echo came late on).
+            let covered = t.from <= end && t.covers(start);
             if !covered {
                 continue;
             }
@@ -264,16 +386,22 @@ fn is_echo(seen: &str, typed: &str) -> bool {
     if seen.is_empty() {
         return true;
     }
-    typed_lines(typed).any(|t| {
-        if seen == t {
-            return true;
-        }
-        if let Some(before) = seen.strip_suffix(t) {
-            let before = before.trim_start();
-            // Behind the terminal's copy of the line (or of its start), typed ahead.
-            return is_prompt(before) || is_prompt(&before[common_prefix(before, t)..]);
-        }
-        seen.chars().count() >= 8 && t.contains(seen)
+    typed_lines(typed)
+        .any(|t| is_whole_echo(seen, t) || seen.chars().count() >= 8 && t.contains(seen))
+}
+
+/// Whether `seen`, a whole line, is the echo of the typed line `typed`: itself,
+/// behind a short prompt, or behind the terminal's copy of it (see [`is_echo`]);
+/// never just a piece of it.
+fn is_whole_echo(seen: &str, typed: &str) -> bool {
+    let seen = seen.trim();
+    if seen == typed {
+        return true;
+    }
+    seen.strip_suffix(typed).is_some_and(|before| {
+        let before = before.trim_start();
+        // Behind the terminal's copy of the line (or of its start), typed ahead.
+        is_prompt(before) || is_prompt(&before[common_prefix(before, typed)..])
     })
 }
 
@@ -310,6 +438,87 @@ mod tests {
 
     fn mark(offset: u64, mark: PromptMark) -> MarkAt {
         MarkAt { offset, mark }
+    }
+
+    /// `log` with the echo of its lines looked for in `journal` (from offset 0).
+    fn settled<'a>(log: &'a mut TypedLog, journal: &str) -> &'a TypedLog {
+        let bytes = journal.as_bytes();
+        log.settle_with(bytes.len() as u64, |from, to| {
+            Some(bytes[from as usize..(to as usize).min(bytes.len())].to_vec())
+        });
+        log
+    }
+
+    #[test]
+    fn an_echo_behind_output_still_on_its_way_is_input() {
+        // Both lines were noted at offset 10, before anything came back: the shell
+        // accepted the first, and the terminal echoed the second, after Enter.
+        let first = ": ALARM typed only; sleep 0.3";
+        let second = "echo ALARM-$((40+2))";
+        let journal = format!(
+            "root@vm:~# {first}\r\n\x1b]133;C\x07{second}\r\n\x1b]133;D;0\x07root@vm:~# {second}\r\nALARM-42\r\n"
+        );
+        let mut log = TypedLog::default();
+        for line in [first, second] {
+            log.typed(11, line);
+            log.ended(11);
+        }
+        let echoes = Echoes::around(&[], settled(&mut log, &journal), 0, journal.len() as u64);
+        let seen: Vec<String> = outputs(&journal, &echoes)
+            .iter()
+            .map(|l| plain_text(l.as_bytes()).trim().to_string())
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                "root@vm:~#",
+                "",
+                "root@vm:~# echo ALARM-$((40+2))",
+                "ALARM-42",
+                ""
+            ]
+        );
+        assert_eq!(
+            log.records[1].echo,
+            EchoAt::Late {
+                end: journal.find(&format!("{second}\r\n")).unwrap() as u64
+                    + second.len() as u64
+                    + 1
+            }
+        );
+        // Then what a program prints again is output: cat behind the same lag.
+        let journal = "make: done\nALARM-in-cat\nALARM-in-cat\n";
+        let mut log = TypedLog::default();
+        log.typed(0, "ALARM-in-cat");
+        log.ended(0);
+        let echoes = Echoes::around(&[], settled(&mut log, journal), 0, journal.len() as u64);
+        assert_eq!(
+            outputs(journal, &echoes),
+            ["make: done", "", "ALARM-in-cat", ""]
+        );
+    }
+
+    #[test]
+    fn a_late_echo_is_awaited_line_by_line_and_not_past_its_bound() {
+        let mut log = TypedLog::default();
+        log.typed(0, "ALARM-in-cat");
+        log.ended(0);
+        // The line open at Enter is not complete: nothing is decided.
+        let journal = "step 1";
+        settled(&mut log, journal);
+        assert_eq!(log.records[0].echo, EchoAt::Awaited { scanned: 0 });
+        // A line that is not the echo, then the echo arriving in pieces.
+        let journal = "step 1\nALARM-in";
+        let echoes = Echoes::around(&[], settled(&mut log, journal), 0, journal.len() as u64);
+        assert_eq!(log.records[0].echo, EchoAt::Awaited { scanned: 7 });
+        assert_eq!(outputs(journal, &echoes), ["step 1", ""]);
+        // Output that never echoed (a program reading without echo) is given up on
+        // once more than the bound has come.
+        let filler = "x".repeat(LATE_MAX as usize);
+        let journal = format!("step 1\n{filler}\nALARM-in-cat\n");
+        let echoes = Echoes::around(&[], settled(&mut log, &journal), 0, journal.len() as u64);
+        assert_eq!(log.records[0].echo, EchoAt::AtEnter);
+        assert_eq!(outputs(&journal, &echoes)[2], "ALARM-in-cat");
     }
 
     /// The output of each line of `journal` (a whole journal from offset 0).
@@ -376,7 +585,8 @@ mod tests {
             [Typed {
                 from: 0,
                 ended: None,
-                text: "echo one".into()
+                text: "echo one".into(),
+                echo: EchoAt::Awaited { scanned: 0 },
             }]
         );
         // Noting goes on from where it was.
@@ -393,7 +603,7 @@ mod tests {
         let mut log = TypedLog::default();
         log.typed(4, "x = 1\nraise KeyError('mid')\nprint('after')");
         log.ended(journal.find("after\n>>>").unwrap() as u64 - 2);
-        let echoes = Echoes::around(&[], &log, 0, journal.len() as u64);
+        let echoes = Echoes::around(&[], settled(&mut log, journal), 0, journal.len() as u64);
         assert_eq!(
             outputs(journal, &echoes),
             [
@@ -414,7 +624,7 @@ mod tests {
         let mut log = TypedLog::default();
         log.typed(4, "print(1)");
         log.ended(12);
-        let echoes = Echoes::around(&[], &log, 0, journal.len() as u64);
+        let echoes = Echoes::around(&[], settled(&mut log, journal), 0, journal.len() as u64);
         assert_eq!(outputs(journal, &echoes), [">>> ", "1", ">>> "]);
     }
 
@@ -424,12 +634,12 @@ mod tests {
         let mut log = TypedLog::default();
         log.typed(2, "echo ");
         log.typed(7, "ERROR");
-        let echoes = Echoes::around(&[], &log, 0, journal.len() as u64);
+        let echoes = Echoes::around(&[], settled(&mut log, journal), 0, journal.len() as u64);
         assert_eq!(outputs(journal, &echoes), ["> "]);
         // Output after the line ended is output, even when it repeats it.
         let journal = "> echo ERROR\necho ERROR";
         log.ended(12);
-        let echoes = Echoes::around(&[], &log, 0, journal.len() as u64);
+        let echoes = Echoes::around(&[], settled(&mut log, journal), 0, journal.len() as u64);
         assert_eq!(outputs(journal, &echoes), ["> ", "echo ERROR"]);
     }
 
@@ -450,7 +660,8 @@ mod tests {
             let mut log = TypedLog::default();
             log.typed(0, line);
             log.ended(c - 1);
-            let echoes = Echoes::around(&marks, &log, 0, journal.len() as u64);
+            let echoes =
+                Echoes::around(&marks, settled(&mut log, &journal), 0, journal.len() as u64);
             assert_eq!(
                 outputs(&journal, &echoes),
                 ["", "ALARM-42", ""],
@@ -462,14 +673,14 @@ mod tests {
         let mut log = TypedLog::default();
         log.typed(0, "print(1)");
         log.ended(20);
-        let echoes = Echoes::around(&[], &log, 0, journal.len() as u64);
+        let echoes = Echoes::around(&[], settled(&mut log, journal), 0, journal.len() as u64);
         assert_eq!(outputs(journal, &echoes), ["", "1", ">>> "]);
         // What a program printed before the prompt is not a typed line's start.
         let journal = format!("ALARM-42root@vm:~# {line}\n");
         let marks = [mark(8, PromptMark::PromptStart)];
         let mut log = TypedLog::default();
         log.typed(0, line);
-        let echoes = Echoes::around(&marks, &log, 0, journal.len() as u64);
+        let echoes = Echoes::around(&marks, settled(&mut log, &journal), 0, journal.len() as u64);
         assert_eq!(outputs(&journal, &echoes), ["ALARM-42", ""]);
         assert!(!is_echo("Error: print(1)", "print(1)"));
         assert!(!is_echo("printed print(1)", "print(1)"));
@@ -482,7 +693,7 @@ mod tests {
         let mut log = TypedLog::default();
         log.typed(0, "yes");
         log.ended(14);
-        let echoes = Echoes::around(&[], &log, 0, journal.len() as u64);
+        let echoes = Echoes::around(&[], settled(&mut log, journal), 0, journal.len() as u64);
         assert_eq!(
             outputs(journal, &echoes),
             ["progress 50%", "progress 100%", ""]

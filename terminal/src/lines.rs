@@ -61,7 +61,9 @@ impl LineFeed {
     /// The lines completed since the last call, and the line being written now.
     pub fn feed(&mut self, runtime: &PaneRuntime) -> (Vec<Line>, Option<Line>) {
         let (bytes, echoes) = {
-            let mut data = runtime.lock();
+            let mut guard = runtime.lock();
+            let data = &mut *guard;
+            data.typed.settle(&mut data.journal);
             let end = data.journal.len();
             self.pos = self.pos.max(data.journal.floor()).min(end);
             match data.journal.read(self.pos, end) {
