@@ -3,8 +3,8 @@
 //! server starts (watchers, the notifier).
 //!
 //! Agents' states come as [`EngineEvent::AgentState`] events from whatever tracks
-//! them (the workers, or another process through the relay); the hub keeps the last
-//! one per agent, and the relay records it in the registry, where a process that
+//! them (the workers, or another process through the relay); the event bus keeps the
+//! last one per agent, and the relay records it in the registry, where a process that
 //! started later finds it.
 //!
 //! The notifier (which turns command ends, exits and agent states into
@@ -26,7 +26,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::SystemTime;
 
-use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
 use crate::registry::OrchestrationTables;
@@ -58,7 +57,8 @@ fn live() -> std::sync::MutexGuard<'static, HashSet<String>> {
 #[derive(Debug)]
 pub struct Hub {
     stop: CancellationToken,
-    states: Arc<Mutex<HashMap<String, AgentNow>>>,
+    /// The engine's event bus, which keeps the last state of every agent.
+    bus: EventBus,
     relay: Option<Arc<Relay>>,
     /// This engine's identity as a holder of watchers: the process's start time and
     /// an instance id.
@@ -120,8 +120,6 @@ impl Hub {
     /// agents' states and the relay.
     pub fn new(state_dir: &Path, bus: &EventBus, registry: Arc<Registry>) -> Hub {
         let stop = CancellationToken::new();
-        let states: Arc<Mutex<HashMap<String, AgentNow>>> = Default::default();
-        tokio::spawn(track_states(states.clone(), bus.subscribe(), stop.clone()));
         let relay = Relay::start(state_dir, bus, registry, stop.clone());
         let instance = format!(
             "{}:{}",
@@ -130,7 +128,7 @@ impl Hub {
         );
         Hub {
             stop,
-            states,
+            bus: bus.clone(),
             relay,
             instance,
             started: OnceLock::new(),
@@ -155,11 +153,11 @@ impl Hub {
 
     /// The last state seen of `agent` in this process.
     pub fn state_of(&self, agent: &str) -> Option<AgentNow> {
-        self.states
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(agent)
-            .cloned()
+        self.bus.agent_state(agent).map(|seen| AgentNow {
+            state: seen.state,
+            reason: seen.reason,
+            since: seen.since,
+        })
     }
 
     /// Whether the relay to other processes is up.
@@ -175,43 +173,6 @@ impl Hub {
     /// Whether this engine runs watchers (a server started its orchestration).
     pub fn running_watchers(&self) -> bool {
         self.started.get().is_some() && !self.stop.is_cancelled()
-    }
-}
-
-/// Keeps the last state of every agent.
-async fn track_states(
-    states: Arc<Mutex<HashMap<String, AgentNow>>>,
-    mut events: tokio::sync::broadcast::Receiver<EngineEvent>,
-    stop: CancellationToken,
-) {
-    loop {
-        let event = tokio::select! {
-            _ = stop.cancelled() => return,
-            e = events.recv() => e,
-        };
-        match event {
-            Ok(EngineEvent::AgentState {
-                agent,
-                state,
-                reason,
-            }) => {
-                let mut states = states.lock().unwrap_or_else(|e| e.into_inner());
-                let since = match states.get(&agent) {
-                    Some(now) if now.state == state => now.since,
-                    _ => unix_now(),
-                };
-                states.insert(
-                    agent,
-                    AgentNow {
-                        state,
-                        reason,
-                        since,
-                    },
-                );
-            }
-            Ok(_) | Err(RecvError::Lagged(_)) => {}
-            Err(RecvError::Closed) => return,
-        }
     }
 }
 

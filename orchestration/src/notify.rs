@@ -264,6 +264,9 @@ impl Orchestrator {
     /// notable state. Runs in one process per terminal server (see [`crate::hub`]).
     pub(crate) async fn notifier(&self, stop: CancellationToken) {
         let mut events = self.terminal.events();
+        let bus = self.terminal.bus();
+        // Agents' states published up to here were taken in (or were before a lag).
+        let mut states_seen = bus.states_published();
         let mut last_state: HashMap<String, String> = HashMap::new();
         // The slow work runs beside the event loop, one piece at a time, so the loop
         // never falls behind the bus: looking at workers (their states, budgets and
@@ -299,7 +302,26 @@ impl Orchestrator {
             let event = match event {
                 Ok(event) => event,
                 Err(RecvError::Lagged(n)) => {
-                    tracing::warn!(target: "cohort::notify", "the notifier fell {n} events behind; some notifications were not made");
+                    tracing::warn!(target: "cohort::notify", "the notifier fell {n} events behind; what commands and programs did meanwhile made no notifications");
+                    // Agents' states are not lost: the last of each that changed
+                    // meanwhile is taken in (a state already noticed is not again).
+                    let missed = bus
+                        .agent_states()
+                        .into_iter()
+                        .filter(|(_, seen)| seen.seq > states_seen)
+                        .collect::<Vec<_>>();
+                    states_seen = bus.states_published();
+                    for (agent, seen) in missed {
+                        let event = EngineEvent::AgentState {
+                            agent,
+                            state: seen.state,
+                            reason: seen.reason,
+                        };
+                        looks.notify_one();
+                        if let Err(e) = self.notice(event, &mut last_state).await {
+                            tracing::warn!(target: "cohort::notify", "a notification was not made: {e}");
+                        }
+                    }
                     continue;
                 }
                 Err(RecvError::Closed) => return,

@@ -123,13 +123,7 @@ impl Relay {
             stop.clone(),
         ));
         let history = crate::history::History::new(state_dir);
-        tokio::spawn(forward(
-            relay.clone(),
-            bus.subscribe(),
-            registry,
-            history,
-            stop,
-        ));
+        tokio::spawn(forward(relay.clone(), bus.clone(), registry, history, stop));
         Some(relay)
     }
 
@@ -244,11 +238,14 @@ async fn receive(
 /// publishes in the history (not what it received from the others: they keep it).
 async fn forward(
     relay: Arc<Relay>,
-    mut events: tokio::sync::broadcast::Receiver<EngineEvent>,
+    bus: EventBus,
     registry: Arc<Registry>,
     history: crate::history::History,
     stop: CancellationToken,
 ) {
+    let mut events = bus.subscribe();
+    // Agents' states published up to here are recorded (or were when they came).
+    let mut recorded = bus.states_published();
     loop {
         let event = tokio::select! {
             _ = stop.cancelled() => return,
@@ -258,6 +255,15 @@ async fn forward(
             Ok(event) => event,
             Err(RecvError::Lagged(n)) => {
                 tracing::debug!(target: "cohort::relay", "the relay fell {n} events behind");
+                // Agents' states among them are not lost: the bus kept the last of
+                // each, which the registry records (the other processes read it there;
+                // they are not sent again, as some may have come from them).
+                for (agent, seen) in bus.agent_states() {
+                    if seen.seq > recorded {
+                        record_state(&registry, agent, seen.state, seen.reason).await;
+                    }
+                }
+                recorded = bus.states_published();
                 continue;
             }
             Err(RecvError::Closed) => return,
@@ -275,19 +281,20 @@ async fn forward(
             reason,
         } = &event
         {
-            let (registry, agent, state, reason) = (
-                registry.clone(),
-                agent.clone(),
-                state.clone(),
-                reason.clone(),
-            );
-            let _ = tokio::task::spawn_blocking(move || {
-                if let Err(e) = registry.set_agent_state(&agent, &state, &reason) {
-                    tracing::warn!(target: "cohort::relay", "agent {agent}'s state was not recorded: {e}");
-                }
-            })
-            .await;
+            record_state(&registry, agent.clone(), state.clone(), reason.clone()).await;
         }
         relay.send(event).await;
     }
+}
+
+/// Records `agent`'s state in the registry, where a process that starts later (or
+/// missed it) finds it.
+async fn record_state(registry: &Arc<Registry>, agent: String, state: String, reason: String) {
+    let registry = registry.clone();
+    let _ = tokio::task::spawn_blocking(move || {
+        if let Err(e) = registry.set_agent_state(&agent, &state, &reason) {
+            tracing::warn!(target: "cohort::relay", "agent {agent}'s state was not recorded: {e}");
+        }
+    })
+    .await;
 }

@@ -188,7 +188,13 @@ async fn follow(hub: Weak<Hub>, mut events: broadcast::Receiver<EngineEvent>) {
                 }
             }
             Some(Err(broadcast::error::RecvError::Lagged(_))) => {
-                // Missed events: look at everything again.
+                // Missed events: look at everything again, agents' states as the
+                // bus kept them.
+                let kept = hub.engine.terminal.bus().agent_states();
+                hub.states.lock().unwrap_or_else(|e| e.into_inner()).extend(
+                    kept.into_iter()
+                        .map(|(agent, seen)| (agent, (seen.state, seen.reason))),
+                );
                 for pane in hub.engine.terminal.list().await.unwrap_or_default() {
                     due.screen(pane.id, now);
                 }

@@ -8,6 +8,15 @@
 //! follower reads the output it wants from the pane's journal. The stream is a
 //! broadcast with a bounded backlog: a follower that falls behind is told how many
 //! events it missed (and can look at the panes again), the engine never waits for it.
+//!
+//! Output from every pane shares the stream, so a flood of it can push an agent's
+//! change of state out of a slow follower's backlog. The bus therefore also keeps the
+//! last state of every agent it carried, numbered in the order published
+//! ([`EventBus::agent_state`]): a follower that lagged looks there instead of losing
+//! the change.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use cohort_backends::PaneId;
 use serde::{Deserialize, Serialize};
@@ -174,30 +183,113 @@ impl EngineEvent {
     }
 }
 
+/// The last state an agent was published in.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AgentStateSeen {
+    /// The state: spawning, ready, busy, idle, needs_approval, stuck, exited.
+    pub state: String,
+    /// Why, in words.
+    pub reason: String,
+    /// Unix seconds since the agent holds this state (a state published again keeps
+    /// its start).
+    pub since: i64,
+    /// Its number in the order agents' states were published on this bus (see
+    /// [`EventBus::states_published`]).
+    pub seq: u64,
+}
+
+/// The last state of every agent, and how many states were published.
+#[derive(Debug, Default)]
+struct AgentStates {
+    published: u64,
+    last: HashMap<String, AgentStateSeen>,
+}
+
 /// The sending side of the stream.
 #[derive(Clone, Debug)]
 pub struct EventBus {
     sender: broadcast::Sender<EngineEvent>,
+    states: Arc<Mutex<AgentStates>>,
 }
 
 impl Default for EventBus {
     fn default() -> Self {
         EventBus {
             sender: broadcast::channel(BACKLOG).0,
+            states: Arc::default(),
         }
     }
 }
 
 impl EventBus {
-    /// Publishes `event` to every follower (none listening is fine).
+    /// Publishes `event` to every follower (none listening is fine). An agent's state
+    /// is kept first, so a follower that reads it after the event finds it there.
     pub fn publish(&self, event: EngineEvent) {
+        if let EngineEvent::AgentState {
+            agent,
+            state,
+            reason,
+        } = &event
+        {
+            let mut states = self.states();
+            states.published += 1;
+            let seq = states.published;
+            let since = match states.last.get(agent) {
+                Some(last) if last.state == *state => last.since,
+                _ => unix_now(),
+            };
+            states.last.insert(
+                agent.clone(),
+                AgentStateSeen {
+                    state: state.clone(),
+                    reason: reason.clone(),
+                    since,
+                    seq,
+                },
+            );
+        }
         let _ = self.sender.send(event);
+    }
+
+    /// The last state published of `agent`, if any was.
+    pub fn agent_state(&self, agent: &str) -> Option<AgentStateSeen> {
+        self.states().last.get(agent).cloned()
+    }
+
+    /// The last state published of every agent.
+    pub fn agent_states(&self) -> Vec<(String, AgentStateSeen)> {
+        let states = self.states();
+        let mut all: Vec<_> = states
+            .last
+            .iter()
+            .map(|(agent, seen)| (agent.clone(), seen.clone()))
+            .collect();
+        all.sort_by_key(|(_, seen)| seen.seq);
+        all
+    }
+
+    /// How many agents' states were published so far: a state whose
+    /// [`AgentStateSeen::seq`] is above what this said at some moment was published
+    /// after it.
+    pub fn states_published(&self) -> u64 {
+        self.states().published
+    }
+
+    fn states(&self) -> std::sync::MutexGuard<'_, AgentStates> {
+        self.states.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Follows the stream from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<EngineEvent> {
         self.sender.subscribe()
     }
+}
+
+/// Unix seconds now.
+fn unix_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
 }
 
 impl Terminal {
@@ -215,5 +307,56 @@ impl Terminal {
     /// engine itself does, such as agents' states).
     pub fn publish(&self, event: EngineEvent) {
         self.bus.publish(event);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(agent: &str, state: &str, reason: &str) -> EngineEvent {
+        EngineEvent::AgentState {
+            agent: agent.into(),
+            state: state.into(),
+            reason: reason.into(),
+        }
+    }
+
+    #[test]
+    fn the_bus_keeps_each_agents_last_state_numbered_in_order() {
+        let bus = EventBus::default();
+        let mut events = bus.subscribe();
+        bus.publish(state("w1", "busy", "turn 1"));
+        bus.publish(state("w2", "idle", "turn ended"));
+        let before = bus.states_published();
+        bus.publish(state("w1", "idle", "turn ended"));
+        // A flood of output pushes them out of the follower's backlog.
+        for at in 0..BACKLOG as u64 + 10 {
+            bus.publish(EngineEvent::Output {
+                pane: PaneId::new("%1"),
+                from: at,
+                to: at + 1,
+            });
+        }
+        assert!(matches!(
+            events.try_recv(),
+            Err(broadcast::error::TryRecvError::Lagged(_))
+        ));
+        let w1 = bus.agent_state("w1").unwrap();
+        assert_eq!(
+            (w1.state.as_str(), w1.reason.as_str()),
+            ("idle", "turn ended")
+        );
+        assert!(w1.seq > before);
+        assert!(bus.agent_state("w2").unwrap().seq <= before);
+        let order: Vec<String> = bus.agent_states().into_iter().map(|(a, _)| a).collect();
+        assert_eq!(order, ["w2", "w1"]);
+        assert_eq!(bus.agent_state("w3"), None);
+        // The same state again keeps when it began.
+        let since = w1.since;
+        bus.publish(state("w1", "idle", "still"));
+        let again = bus.agent_state("w1").unwrap();
+        assert_eq!((again.since, again.reason.as_str()), (since, "still"));
+        assert_eq!(again.seq, bus.states_published());
     }
 }

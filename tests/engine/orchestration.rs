@@ -1071,3 +1071,62 @@ async fn a_watcher_on_an_event_fires_on_a_failed_command_only() {
     );
     assert!(!hit.contains("step one"), "two lines of context: {hit}");
 }
+
+#[tokio::test]
+async fn an_agents_state_pushed_out_of_the_event_backlog_still_fires_and_notifies() {
+    let server = TestServer::new();
+    let engine = engine(&server).await;
+    engine.orchestrator.start_orchestration();
+    let pane = shell(&engine, OpenOptions::named("fl")).await;
+    engine
+        .terminal
+        .register_agent("flo", &pane, None, &names(&["ops"]))
+        .await
+        .unwrap();
+    engine
+        .orchestrator
+        .add_watch(WatchSpec {
+            id: String::new(),
+            target: "flo".into(),
+            trigger: Trigger::Event {
+                event: WatchEvent::NeedsApproval,
+            },
+            action: None,
+            notify: "lead".into(),
+            context: 0,
+            once: true,
+            owner: None,
+        })
+        .await
+        .unwrap();
+    // Let the watcher runner take the watcher in, then, with no await between (the
+    // test's runtime runs one task at a time), the state and more output events than
+    // any follower's backlog holds: every follower lags past the state.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    engine
+        .orchestrator
+        .report_agent_state("flo", "needs_approval", "asks to run rm");
+    for _ in 0..10_000 {
+        engine
+            .terminal
+            .publish(cohort_terminal::events::EngineEvent::Output {
+                pane: pane.id.clone(),
+                from: 0,
+                to: 0,
+            });
+    }
+    let (hits, notes) = watch_notes_for_lead(&engine).await;
+    assert_eq!(hits.len(), 1, "{notes:?}");
+    assert!(hits[0].contains("needs_approval"), "{hits:?}");
+    let notes = engine
+        .orchestrator
+        .notifications_for("boss", false, Some(WAIT))
+        .await
+        .unwrap();
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.kind == "agent_state" && n.message.contains("asks to run rm")),
+        "the notifier lost the state: {notes:?}"
+    );
+}

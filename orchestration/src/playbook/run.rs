@@ -14,7 +14,7 @@ use crate::Orchestrator;
 use crate::{many::ManyRead, waits::IDLE_STATES};
 use cohort_terminal::{
     completion::{Until, WaitSpec},
-    events::EngineEvent,
+    events::{EngineEvent, EventBus},
     sessions::session_name,
     Caller, SendOptions, TerminalError,
 };
@@ -389,6 +389,7 @@ impl Orchestrator {
                 };
                 // Follow the stream first: the agent's next idle is after this send.
                 let mut events = self.terminal.events();
+                let published = self.terminal.bus().states_published();
                 if let Err(e) = self
                     .terminal
                     .send(&pane.id, text, &runner.send, &runner.caller)
@@ -396,7 +397,8 @@ impl Orchestrator {
                 {
                     return failed(session, e.to_string());
                 }
-                match idle_again(&mut events, &agent, step.timeout()).await {
+                let bus = self.terminal.bus();
+                match idle_again(&mut events, bus, published, &agent, step.timeout()).await {
                     Some(reason) => TargetResult {
                         target: label,
                         session,
@@ -433,9 +435,12 @@ impl Orchestrator {
     }
 }
 
-/// Waits for `agent`'s next idle state on `events`; its reason, or `None` on timeout.
+/// Waits for `agent`'s next idle state on `events`, published on `bus` after its
+/// count of published states was `published`; its reason, or `None` on timeout.
 async fn idle_again(
     events: &mut tokio::sync::broadcast::Receiver<EngineEvent>,
+    bus: &EventBus,
+    published: u64,
     agent: &str,
     timeout: Duration,
 ) -> Option<String> {
@@ -450,7 +455,61 @@ async fn idle_again(
             })) if a == agent && IDLE_STATES.contains(&state.as_str()) => {
                 return Some(format!("{state}: {reason}"))
             }
+            // Events were missed (output flooded the stream): the agent's last state
+            // says whether it went idle since.
+            Ok(Err(RecvError::Lagged(_))) => {
+                if let Some(seen) = bus.agent_state(agent).filter(|seen| {
+                    seen.seq > published && IDLE_STATES.contains(&seen.state.as_str())
+                }) {
+                    return Some(format!("{}: {}", seen.state, seen.reason));
+                }
+            }
             Ok(_) => {}
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cohort_backends::PaneId;
+
+    /// Publishes more output than a follower's backlog holds.
+    fn flood(bus: &EventBus) {
+        for at in 0..10_000 {
+            bus.publish(EngineEvent::Output {
+                pane: PaneId::new("%1"),
+                from: at,
+                to: at + 1,
+            });
+        }
+    }
+
+    #[tokio::test]
+    async fn an_idle_state_pushed_out_of_the_backlog_still_ends_the_wait() {
+        let bus = EventBus::default();
+        let mut events = bus.subscribe();
+        let published = bus.states_published();
+        bus.publish(EngineEvent::AgentState {
+            agent: "w1".into(),
+            state: "idle".into(),
+            reason: "the turn ended".into(),
+        });
+        flood(&bus);
+        let waited = idle_again(&mut events, &bus, published, "w1", Duration::from_secs(5)).await;
+        assert_eq!(waited.as_deref(), Some("idle: the turn ended"));
+        // An idle state from before the wait began does not end it.
+        let mut events = bus.subscribe();
+        let published = bus.states_published();
+        flood(&bus);
+        let waited = idle_again(
+            &mut events,
+            &bus,
+            published,
+            "w1",
+            Duration::from_millis(200),
+        )
+        .await;
+        assert_eq!(waited, None);
     }
 }

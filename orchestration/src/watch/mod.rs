@@ -408,6 +408,13 @@ impl Orchestrator {
     pub(crate) async fn run_held_watches(&self) -> Result<(), TerminalError> {
         let stop = self.hub.stopped();
         let mut events = self.terminal.events();
+        let bus = self.terminal.bus();
+        // Agents' states published up to here were seen (or were before a lag).
+        let mut states_seen = bus.states_published();
+        // Agents' states missed in a lag, taken in before the stream goes on, and the
+        // last state taken in of each agent (a state seen is not taken in twice).
+        let mut missed: VecDeque<EngineEvent> = VecDeque::new();
+        let mut last_states: HashMap<String, String> = HashMap::new();
         let mut active: HashMap<String, Active> = HashMap::new();
         let mut feeds: HashMap<PaneId, Feed> = HashMap::new();
         let mut paces: HashMap<String, Paced> = HashMap::new();
@@ -415,7 +422,10 @@ impl Orchestrator {
         self.reload(&mut active, &mut feeds).await?;
         loop {
             let due = paces.values().filter_map(|p| p.pace.due()).min();
-            let event = tokio::select! {
+            let event = if let Some(event) = missed.pop_front() {
+                Ok(event)
+            } else {
+                tokio::select! {
                 _ = stop.cancelled() => return Ok(()),
                 _ = self.hub.watch_changes.notified() => {
                     self.reload(&mut active, &mut feeds).await?;
@@ -437,15 +447,35 @@ impl Orchestrator {
                     continue;
                 }
                 e = events.recv() => e,
+                }
             };
             let event = match event {
                 Ok(event) => event,
                 Err(RecvError::Lagged(n)) => {
                     tracing::debug!(target: "cohort::watch", "watchers fell {n} events behind; output is caught up from the journal");
+                    // The last state of each agent that changed meanwhile is taken in
+                    // (states between are lost; the one that holds now is not).
+                    missed.extend(
+                        bus.agent_states()
+                            .into_iter()
+                            .filter(|(agent, seen)| {
+                                seen.seq > states_seen
+                                    && last_states.get(agent) != Some(&seen.state)
+                            })
+                            .map(|(agent, seen)| EngineEvent::AgentState {
+                                agent,
+                                state: seen.state,
+                                reason: seen.reason,
+                            }),
+                    );
+                    states_seen = bus.states_published();
                     continue;
                 }
                 Err(RecvError::Closed) => return Ok(()),
             };
+            if let EngineEvent::AgentState { agent, state, .. } = &event {
+                last_states.insert(agent.clone(), state.clone());
+            }
             let hits = self.hits(&event, &mut active, &mut feeds).await;
             let now = Instant::now();
             let mut offered: Vec<String> = Vec::new();
