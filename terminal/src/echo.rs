@@ -73,7 +73,7 @@ pub enum EchoAt {
         scanned: u64,
     },
     /// On the lines up to the one open when Enter was noted (the usual case), or
-    /// nowhere within [`LATE_MAX`] of it (a program that does not echo).
+    /// nowhere within 16 KiB after it (a program that does not echo).
     AtEnter,
     /// Late, on a line after the one open at Enter, which ends at `end`.
     Late {
