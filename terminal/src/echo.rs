@@ -75,9 +75,12 @@ pub enum EchoAt {
     /// On the lines up to the one open when Enter was noted (the usual case), or
     /// nowhere within 16 KiB after it (a program that does not echo).
     AtEnter,
-    /// Late, on a line after the one open at Enter, which ends at `end`.
+    /// Late, on a line after the one open at Enter: that line only (what came
+    /// between is output that was on its way).
     Late {
-        /// The offset of the newline ending the echoed line.
+        /// The offset of the echoed line's first byte.
+        start: u64,
+        /// The offset of the newline ending it.
         end: u64,
     },
 }
@@ -88,7 +91,7 @@ impl Typed {
         match (self.ended, self.echo) {
             (None, _) => true,
             (Some(ended), _) if start <= ended => true,
-            (Some(_), EchoAt::Late { end }) => start <= end,
+            (Some(_), EchoAt::Late { start: line, .. }) => start == line,
             (Some(_), EchoAt::Awaited { scanned }) => start >= scanned,
             (Some(_), EchoAt::AtEnter) => false,
         }
@@ -99,19 +102,31 @@ impl Typed {
         match (self.ended, self.echo) {
             (None, _) | (_, EchoAt::Awaited { .. }) => None,
             (Some(ended), EchoAt::AtEnter) => Some(ended),
-            (Some(ended), EchoAt::Late { end }) => Some(ended.max(end)),
+            (Some(ended), EchoAt::Late { end, .. }) => Some(ended.max(end)),
         }
     }
 
     /// Looks at the complete lines of `bytes` (the journal from `at`) for the echo
     /// of the line Enter ended: on a line up to the one open at Enter, it is where
-    /// it belongs; on a later one, late.
+    /// it belongs; on a later one, late. Where typing began shows the start of the
+    /// line (an echo cut by Ctrl-C, a line editor's redraw), the echo came on time,
+    /// whole or not: only a journal that was behind shows something else there.
     fn look_for_echo(&mut self, at: u64, bytes: &[u8]) {
         let Some(ended) = self.ended else { return };
-        let Some(last) = typed_lines(&self.text).last() else {
+        let (Some(first), Some(last)) = (
+            typed_lines(&self.text).next(),
+            typed_lines(&self.text).last(),
+        ) else {
             self.echo = EchoAt::AtEnter;
             return;
         };
+        if at == self.from {
+            let line = bytes.split(|b| *b == b'\n').next().unwrap_or_default();
+            if begins_like(&plain_text(line), first) {
+                self.echo = EchoAt::AtEnter;
+                return;
+            }
+        }
         let mut start = at;
         let mut rest = bytes;
         while let Some(newline) = rest.iter().position(|b| *b == b'\n') {
@@ -120,7 +135,7 @@ impl Typed {
                 self.echo = if start <= ended {
                     EchoAt::AtEnter
                 } else {
-                    EchoAt::Late { end }
+                    EchoAt::Late { start, end }
                 };
                 return;
             }
@@ -238,6 +253,11 @@ impl TypedLog {
             };
             let to = len.min(ended.saturating_add(LATE_MAX + 1));
             if scanned >= to && len <= to {
+                continue;
+            }
+            // A line open at Enter longer than the bound is not read again and again.
+            if ended.saturating_sub(scanned) > LATE_MAX {
+                t.echo = EchoAt::AtEnter;
                 continue;
             }
             match read(scanned, to) {
@@ -405,6 +425,14 @@ fn is_whole_echo(seen: &str, typed: &str) -> bool {
     })
 }
 
+/// Whether `seen` (a line's text from where typing began) shows the typed line
+/// `typed`: it begins with all of it (`abc^C`), or is a start of it (the rest yet to
+/// come).
+fn begins_like(seen: &str, typed: &str) -> bool {
+    let seen = seen.trim();
+    seen.starts_with(typed) || !seen.is_empty() && typed.starts_with(seen)
+}
+
 /// Whether `seen`, which the shell's prompt mark follows on its line, is the start
 /// of a typed line: the terminal's echo of a line typed before the prompt was drawn,
 /// cut where the prompt began.
@@ -481,6 +509,7 @@ mod tests {
         assert_eq!(
             log.records[1].echo,
             EchoAt::Late {
+                start: journal.find(&format!("\x1b]133;C\x07{second}")).unwrap() as u64,
                 end: journal.find(&format!("{second}\r\n")).unwrap() as u64
                     + second.len() as u64
                     + 1
@@ -496,6 +525,31 @@ mod tests {
             outputs(journal, &echoes),
             ["make: done", "", "ALARM-in-cat", ""]
         );
+        // Output that came between Enter and the late echo stays output, even when it
+        // is a piece of the typed line.
+        let journal = "$ echo ALARM-42\nALARM-42\necho done\n$ echo done\ndone\n";
+        let mut log = TypedLog::default();
+        for line in ["echo ALARM-42", "echo done"] {
+            log.typed(2, line);
+            log.ended(2);
+        }
+        let echoes = Echoes::around(&[], settled(&mut log, journal), 0, journal.len() as u64);
+        assert_eq!(
+            outputs(journal, &echoes),
+            ["$ ", "ALARM-42", "", "$ echo done", "done", ""]
+        );
+    }
+
+    #[test]
+    fn an_echo_where_typing_began_is_on_time_even_when_cut() {
+        // Ctrl-C dropped the line: its echo is on its line, not whole; the program
+        // printing the same text later is output.
+        let journal = "$ sleep 9^C\n$ sleep 9\n";
+        let mut log = TypedLog::default();
+        log.typed(2, "sleep 9");
+        log.ended(11);
+        settled(&mut log, journal);
+        assert_eq!(log.records[0].echo, EchoAt::AtEnter);
     }
 
     #[test]
