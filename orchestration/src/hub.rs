@@ -250,11 +250,8 @@ impl Orchestrator {
     /// through the relay), ends `wait_for` idle waits, sets off watchers on agent
     /// events and, for idle, needs_approval, stuck and exited, leaves a notification.
     pub fn report_agent_state(&self, agent: &str, state: &str, reason: &str) {
-        self.terminal.publish(EngineEvent::AgentState {
-            agent: agent.to_string(),
-            state: state.to_string(),
-            reason: reason.to_string(),
-        });
+        self.terminal
+            .publish(EngineEvent::agent_state(agent, state, reason));
     }
 
     /// The last known state of `agent`: as seen in this process, else as recorded

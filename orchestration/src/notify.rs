@@ -25,7 +25,7 @@ use crate::{
 use cohort_backends::PaneId;
 use cohort_terminal::registry::LockRecord;
 use cohort_terminal::{
-    events::EngineEvent,
+    events::{EngineEvent, StatesFollowed},
     names::{self, NameKind, NOTE_MAX},
     TerminalError,
 };
@@ -265,8 +265,7 @@ impl Orchestrator {
     pub(crate) async fn notifier(&self, stop: CancellationToken) {
         let mut events = self.terminal.events();
         let bus = self.terminal.bus();
-        // Agents' states published up to here were taken in (or were before a lag).
-        let mut states_seen = bus.states_published();
+        let mut states = StatesFollowed::from_now(bus);
         let mut last_state: HashMap<String, String> = HashMap::new();
         // The slow work runs beside the event loop, one piece at a time, so the loop
         // never falls behind the bus: looking at workers (their states, budgets and
@@ -303,20 +302,9 @@ impl Orchestrator {
                 Ok(event) => event,
                 Err(RecvError::Lagged(n)) => {
                     tracing::warn!(target: "cohort::notify", "the notifier fell {n} events behind; what commands and programs did meanwhile made no notifications");
-                    // Agents' states are not lost: the last of each that changed
-                    // meanwhile is taken in (a state already noticed is not again).
-                    let missed = bus
-                        .agent_states()
-                        .into_iter()
-                        .filter(|(_, seen)| seen.seq > states_seen)
-                        .collect::<Vec<_>>();
-                    states_seen = bus.states_published();
-                    for (agent, seen) in missed {
-                        let event = EngineEvent::AgentState {
-                            agent,
-                            state: seen.state,
-                            reason: seen.reason,
-                        };
+                    // Agents' states are not lost: the state each agent holds now, if
+                    // it changed meanwhile, is taken in.
+                    for (event, _) in states.missed(bus) {
                         looks.notify_one();
                         if let Err(e) = self.notice(event, &mut last_state).await {
                             tracing::warn!(target: "cohort::notify", "a notification was not made: {e}");
@@ -326,6 +314,10 @@ impl Orchestrator {
                 }
                 Err(RecvError::Closed) => return,
             };
+            // A state already taken in after a lag, which the stream still held.
+            if !states.fresh(&event) {
+                continue;
+            }
             if let Err(e) = self.notice(event, &mut last_state).await {
                 tracing::warn!(target: "cohort::notify", "a notification was not made: {e}");
             }
@@ -592,6 +584,7 @@ impl Orchestrator {
                 agent,
                 state,
                 reason,
+                ..
             } => {
                 let changed =
                     last_state.insert(agent.clone(), state.clone()) != Some(state.clone());

@@ -20,7 +20,7 @@
 
 use crate::registry::OrchestrationTables;
 use cohort_terminal::{
-    events::{EngineEvent, EventBus},
+    events::{EngineEvent, EventBus, StatesFollowed},
     ids::short_id,
     registry::Registry,
     seal::SealKey,
@@ -150,7 +150,7 @@ impl Relay {
     /// (then forgotten: it is seen once).
     fn was_injected(&self, event: &EngineEvent) -> bool {
         let mut queue = self.injected.lock().unwrap_or_else(|e| e.into_inner());
-        match queue.iter().position(|e| e == event) {
+        match queue.iter().position(|e| e.same_as(event)) {
             Some(at) => {
                 queue.drain(..=at);
                 true
@@ -222,7 +222,7 @@ async fn receive(
         match serde_json::from_slice::<Message>(body) {
             Ok(message) if message.origin != relay.own && relayed(&message.event) => {
                 relay.injected(&message.event);
-                bus.publish(message.event);
+                bus.publish_received(message.event);
             }
             Ok(_) => {}
             Err(e) => {
@@ -244,8 +244,7 @@ async fn forward(
     stop: CancellationToken,
 ) {
     let mut events = bus.subscribe();
-    // Agents' states published up to here are recorded (or were when they came).
-    let mut recorded = bus.states_published();
+    let mut states = StatesFollowed::from_now(&bus);
     loop {
         let event = tokio::select! {
             _ = stop.cancelled() => return,
@@ -255,36 +254,54 @@ async fn forward(
             Ok(event) => event,
             Err(RecvError::Lagged(n)) => {
                 tracing::debug!(target: "cohort::relay", "the relay fell {n} events behind");
-                // Agents' states among them are not lost: the bus kept the last of
-                // each, which the registry records (the other processes read it there;
-                // they are not sent again, as some may have come from them).
-                for (agent, seen) in bus.agent_states() {
-                    if seen.seq > recorded {
-                        record_state(&registry, agent, seen.state, seen.reason).await;
+                // Agents' states among them are not lost: the state each agent of
+                // this process holds now, if it changed meanwhile, is recorded and
+                // sent (those received from other processes are theirs to send).
+                for (event, here) in states.missed(&bus) {
+                    if here {
+                        forward_one(&relay, &registry, &history, event).await;
                     }
                 }
-                recorded = bus.states_published();
                 continue;
             }
             Err(RecvError::Closed) => return,
         };
-        let received = relayed(&event) && relay.was_injected(&event);
-        if !received && crate::history::History::keeps(&event) {
-            history.record(&event);
-        }
-        if !relayed(&event) || received {
+        // A state already taken in after a lag, which the stream still held.
+        if !states.fresh(&event) {
             continue;
         }
-        if let EngineEvent::AgentState {
-            agent,
-            state,
-            reason,
-        } = &event
-        {
-            record_state(&registry, agent.clone(), state.clone(), reason.clone()).await;
+        let received = relayed(&event) && relay.was_injected(&event);
+        if received {
+            continue;
         }
-        relay.send(event).await;
+        forward_one(&relay, &registry, &history, event).await;
     }
+}
+
+/// Keeps in the history and relays (recording an agent's state in the registry) one
+/// event this process published.
+async fn forward_one(
+    relay: &Relay,
+    registry: &Arc<Registry>,
+    history: &crate::history::History,
+    event: EngineEvent,
+) {
+    if crate::history::History::keeps(&event) {
+        history.record(&event);
+    }
+    if !relayed(&event) {
+        return;
+    }
+    if let EngineEvent::AgentState {
+        agent,
+        state,
+        reason,
+        ..
+    } = &event
+    {
+        record_state(registry, agent.clone(), state.clone(), reason.clone()).await;
+    }
+    relay.send(event).await;
 }
 
 /// Records `agent`'s state in the registry, where a process that starts later (or

@@ -375,6 +375,7 @@ fn body(event: &EngineEvent, session: Option<&str>) -> String {
             agent,
             state,
             reason,
+            ..
         } => format!("agent_state agent={agent} state={state}: {reason}"),
         EngineEvent::Signal { payload, .. } => {
             format!("signal session={session}: {payload}")

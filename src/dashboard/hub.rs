@@ -165,6 +165,7 @@ async fn follow(hub: Weak<Hub>, mut events: broadcast::Receiver<EngineEvent>) {
                     agent,
                     state,
                     reason,
+                    ..
                 } = &event
                 {
                     hub.states

@@ -389,6 +389,7 @@ impl From<EngineEvent> for proto::Event {
                 agent,
                 state,
                 reason,
+                ..
             } => Kind::AgentState(proto::AgentState {
                 agent,
                 state,

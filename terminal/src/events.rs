@@ -159,10 +159,50 @@ pub enum EngineEvent {
         state: String,
         /// Why, in words.
         reason: String,
+        /// Its number in the order agents' states were published on this process's
+        /// bus, set when published (0 before). Not sent outside the process.
+        #[serde(default, skip_serializing)]
+        seq: u64,
     },
 }
 
 impl EngineEvent {
+    /// An agent's state, to publish.
+    pub fn agent_state(
+        agent: impl Into<String>,
+        state: impl Into<String>,
+        reason: impl Into<String>,
+    ) -> EngineEvent {
+        EngineEvent::AgentState {
+            agent: agent.into(),
+            state: state.into(),
+            reason: reason.into(),
+            seq: 0,
+        }
+    }
+
+    /// Whether `other` is the same event, whatever number a bus gave it (an agent's
+    /// state is numbered when published).
+    pub fn same_as(&self, other: &EngineEvent) -> bool {
+        match (self, other) {
+            (
+                EngineEvent::AgentState {
+                    agent,
+                    state,
+                    reason,
+                    ..
+                },
+                EngineEvent::AgentState {
+                    agent: a,
+                    state: s,
+                    reason: r,
+                    ..
+                },
+            ) => (agent, state, reason) == (a, s, r),
+            _ => self == other,
+        }
+    }
+
     /// The pane the event is about, if any.
     pub fn pane(&self) -> Option<&PaneId> {
         match self {
@@ -196,6 +236,8 @@ pub struct AgentStateSeen {
     /// Its number in the order agents' states were published on this bus (see
     /// [`EventBus::states_published`]).
     pub seq: u64,
+    /// Published by this process (not received from another through the relay).
+    pub here: bool,
 }
 
 /// The last state of every agent, and how many states were published.
@@ -223,31 +265,43 @@ impl Default for EventBus {
 
 impl EventBus {
     /// Publishes `event` to every follower (none listening is fine). An agent's state
-    /// is kept first, so a follower that reads it after the event finds it there.
+    /// is numbered and kept as it is sent, so the numbers follow the stream's order
+    /// and a follower that reads the state after the event finds it there.
     pub fn publish(&self, event: EngineEvent) {
-        if let EngineEvent::AgentState {
+        self.publish_from(event, true);
+    }
+
+    /// Publishes an event another process published (received through the relay).
+    pub fn publish_received(&self, event: EngineEvent) {
+        self.publish_from(event, false);
+    }
+
+    fn publish_from(&self, mut event: EngineEvent, here: bool) {
+        let EngineEvent::AgentState {
             agent,
             state,
             reason,
-        } = &event
-        {
-            let mut states = self.states();
-            states.published += 1;
-            let seq = states.published;
-            let since = match states.last.get(agent) {
-                Some(last) if last.state == *state => last.since,
-                _ => unix_now(),
-            };
-            states.last.insert(
-                agent.clone(),
-                AgentStateSeen {
-                    state: state.clone(),
-                    reason: reason.clone(),
-                    since,
-                    seq,
-                },
-            );
-        }
+            seq,
+        } = &mut event
+        else {
+            let _ = self.sender.send(event);
+            return;
+        };
+        let mut states = self.states();
+        states.published += 1;
+        *seq = states.published;
+        let since = match states.last.get(agent.as_str()) {
+            Some(last) if last.state == *state => last.since,
+            _ => unix_now(),
+        };
+        let seen = AgentStateSeen {
+            state: state.clone(),
+            reason: reason.clone(),
+            since,
+            seq: *seq,
+            here,
+        };
+        states.last.insert(agent.clone(), seen);
         let _ = self.sender.send(event);
     }
 
@@ -256,7 +310,7 @@ impl EventBus {
         self.states().last.get(agent).cloned()
     }
 
-    /// The last state published of every agent.
+    /// The last state published of every agent, oldest first.
     pub fn agent_states(&self) -> Vec<(String, AgentStateSeen)> {
         let states = self.states();
         let mut all: Vec<_> = states
@@ -282,6 +336,66 @@ impl EventBus {
     /// Follows the stream from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<EngineEvent> {
         self.sender.subscribe()
+    }
+}
+
+/// Where a follower of the stream stands in agents' states, so that it takes in
+/// each once and in order, also when it lags: after a lag it takes the last state of
+/// each agent published since the last it took ([`StatesFollowed::missed`]), then
+/// skips the older states the stream still holds for it ([`StatesFollowed::fresh`]).
+/// The states between two of an agent's, lost in the lag, stay lost; the one that
+/// holds now does not.
+#[derive(Clone, Copy, Debug)]
+pub struct StatesFollowed {
+    /// The number of the last state taken in.
+    taken: u64,
+}
+
+impl StatesFollowed {
+    /// A follower that subscribed now.
+    pub fn from_now(bus: &EventBus) -> StatesFollowed {
+        StatesFollowed {
+            taken: bus.states_published(),
+        }
+    }
+
+    /// Whether `event`, just received, is new to the follower: anything but an
+    /// agent's state taken in already after a lag.
+    pub fn fresh(&mut self, event: &EngineEvent) -> bool {
+        match event {
+            EngineEvent::AgentState { seq, .. } if *seq != 0 => {
+                let fresh = *seq > self.taken;
+                self.taken = self.taken.max(*seq);
+                fresh
+            }
+            _ => true,
+        }
+    }
+
+    /// After a lag: the last state of each agent published since the last taken in
+    /// (with whether this process published it), oldest first; they count as taken.
+    pub fn missed(&mut self, bus: &EventBus) -> Vec<(EngineEvent, bool)> {
+        let missed: Vec<_> = bus
+            .agent_states()
+            .into_iter()
+            .filter(|(_, seen)| seen.seq > self.taken)
+            .collect();
+        if let Some((_, last)) = missed.last() {
+            self.taken = last.seq;
+        }
+        missed
+            .into_iter()
+            .map(|(agent, seen)| {
+                let here = seen.here;
+                let event = EngineEvent::AgentState {
+                    agent,
+                    state: seen.state,
+                    reason: seen.reason,
+                    seq: seen.seq,
+                };
+                (event, here)
+            })
+            .collect()
     }
 }
 
@@ -315,11 +429,7 @@ mod tests {
     use super::*;
 
     fn state(agent: &str, state: &str, reason: &str) -> EngineEvent {
-        EngineEvent::AgentState {
-            agent: agent.into(),
-            state: state.into(),
-            reason: reason.into(),
-        }
+        EngineEvent::agent_state(agent, state, reason)
     }
 
     #[test]
@@ -358,5 +468,67 @@ mod tests {
         let again = bus.agent_state("w1").unwrap();
         assert_eq!((again.since, again.reason.as_str()), (since, "still"));
         assert_eq!(again.seq, bus.states_published());
+    }
+
+    /// The agents' states `follower` takes in from `events` (following `bus`), as
+    /// `agent:state`, until the stream is empty.
+    fn take_in(
+        bus: &EventBus,
+        events: &mut broadcast::Receiver<EngineEvent>,
+        follower: &mut StatesFollowed,
+    ) -> Vec<String> {
+        let mut taken = Vec::new();
+        let mut note = |event: &EngineEvent| {
+            if let EngineEvent::AgentState { agent, state, .. } = event {
+                taken.push(format!("{agent}:{state}"));
+            }
+        };
+        loop {
+            match events.try_recv() {
+                Ok(event) if follower.fresh(&event) => note(&event),
+                Ok(_) => {}
+                Err(broadcast::error::TryRecvError::Lagged(_)) => {
+                    for (event, _) in follower.missed(bus) {
+                        note(&event);
+                    }
+                }
+                Err(_) => return taken,
+            }
+        }
+    }
+
+    #[test]
+    fn a_follower_that_lagged_takes_each_state_once_and_in_order() {
+        let bus = EventBus::default();
+        let mut events = bus.subscribe();
+        let mut follower = StatesFollowed::from_now(&bus);
+        let flood = |n: u64| {
+            for at in 0..n {
+                bus.publish(EngineEvent::Output {
+                    pane: PaneId::new("%1"),
+                    from: at,
+                    to: at + 1,
+                });
+            }
+        };
+        bus.publish(state("w1", "busy", "turn 1"));
+        assert_eq!(take_in(&bus, &mut events, &mut follower), ["w1:busy"]);
+        // Lost in the lag: w1 asks, then works again; w2 asks. Still held by the
+        // stream after it: w1 asks again, then w2 is idle.
+        bus.publish(state("w1", "needs_approval", "rm"));
+        bus.publish(state("w1", "busy", "turn 1"));
+        bus.publish(state("w2", "needs_approval", "push"));
+        flood(BACKLOG as u64);
+        bus.publish(state("w1", "needs_approval", "rm again"));
+        bus.publish(state("w2", "idle", "done"));
+        // Taken in once each, the state each holds now: not the older ones the stream
+        // still held after the lag, not a second time from the stream.
+        assert_eq!(
+            take_in(&bus, &mut events, &mut follower),
+            ["w1:needs_approval", "w2:idle"]
+        );
+        // Then on as usual.
+        bus.publish(state("w2", "busy", "turn 2"));
+        assert_eq!(take_in(&bus, &mut events, &mut follower), ["w2:busy"]);
     }
 }

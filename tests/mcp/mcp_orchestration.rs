@@ -440,11 +440,9 @@ async fn notify_and_agent_status_give_one_line_per_agent() {
         json!({"name": "ada", "session": "s1", "teams": ["core"]}),
     )
     .await;
-    h.engine.terminal.publish(EngineEvent::AgentState {
-        agent: "ada".into(),
-        state: "idle".into(),
-        reason: "turn ended".into(),
-    });
+    h.engine
+        .terminal
+        .publish(EngineEvent::agent_state("ada", "idle", "turn ended"));
     h.ok(
         "notify",
         json!({"from": "lead", "to": "core", "message": "pull main"}),
@@ -506,11 +504,11 @@ async fn subscribed_clients_hear_of_output_and_state_changes() {
     assert_eq!(ended["results"][0]["exit_status"], 0, "{ended:#}");
     subscribe("agents://status").await;
     h.handler.updated.lock().unwrap().clear();
-    h.engine.terminal.publish(EngineEvent::AgentState {
-        agent: "zed".into(),
-        state: "stuck".into(),
-        reason: "no output for 10 min".into(),
-    });
+    h.engine.terminal.publish(EngineEvent::agent_state(
+        "zed",
+        "stuck",
+        "no output for 10 min",
+    ));
     heard("agents://status").await;
 }
 

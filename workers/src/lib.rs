@@ -94,11 +94,8 @@ impl Workers {
     /// watchers, notifications, other processes through the relay) takes it from
     /// there.
     pub fn report_agent_state(&self, agent: &str, state: &str, reason: &str) {
-        self.terminal.publish(EngineEvent::AgentState {
-            agent: agent.to_string(),
-            state: state.to_string(),
-            reason: reason.to_string(),
-        });
+        self.terminal
+            .publish(EngineEvent::agent_state(agent, state, reason));
     }
 
     /// Changes the workers' settings (the hook program, the state machine's bounds…).

@@ -452,6 +452,7 @@ async fn idle_again(
                 agent: a,
                 state,
                 reason,
+                ..
             })) if a == agent && IDLE_STATES.contains(&state.as_str()) => {
                 return Some(format!("{state}: {reason}"))
             }
@@ -490,11 +491,7 @@ mod tests {
         let bus = EventBus::default();
         let mut events = bus.subscribe();
         let published = bus.states_published();
-        bus.publish(EngineEvent::AgentState {
-            agent: "w1".into(),
-            state: "idle".into(),
-            reason: "the turn ended".into(),
-        });
+        bus.publish(EngineEvent::agent_state("w1", "idle", "the turn ended"));
         flood(&bus);
         let waited = idle_again(&mut events, &bus, published, "w1", Duration::from_secs(5)).await;
         assert_eq!(waited.as_deref(), Some("idle: the turn ended"));

@@ -22,7 +22,7 @@ pub mod pace;
 use cohort_terminal::{
     colours::AppearanceChange,
     completion::Until,
-    events::EngineEvent,
+    events::{EngineEvent, StatesFollowed},
     ids::short_id,
     lines::{Line, LineFeed},
     names::{self, NameKind},
@@ -409,12 +409,9 @@ impl Orchestrator {
         let stop = self.hub.stopped();
         let mut events = self.terminal.events();
         let bus = self.terminal.bus();
-        // Agents' states published up to here were seen (or were before a lag).
-        let mut states_seen = bus.states_published();
-        // Agents' states missed in a lag, taken in before the stream goes on, and the
-        // last state taken in of each agent (a state seen is not taken in twice).
+        let mut states = StatesFollowed::from_now(bus);
+        // Agents' states missed in a lag, taken in before the stream goes on.
         let mut missed: VecDeque<EngineEvent> = VecDeque::new();
-        let mut last_states: HashMap<String, String> = HashMap::new();
         let mut active: HashMap<String, Active> = HashMap::new();
         let mut feeds: HashMap<PaneId, Feed> = HashMap::new();
         let mut paces: HashMap<String, Paced> = HashMap::new();
@@ -422,6 +419,7 @@ impl Orchestrator {
         self.reload(&mut active, &mut feeds).await?;
         loop {
             let due = paces.values().filter_map(|p| p.pace.due()).min();
+            let replayed = !missed.is_empty();
             let event = if let Some(event) = missed.pop_front() {
                 Ok(event)
             } else {
@@ -453,28 +451,16 @@ impl Orchestrator {
                 Ok(event) => event,
                 Err(RecvError::Lagged(n)) => {
                     tracing::debug!(target: "cohort::watch", "watchers fell {n} events behind; output is caught up from the journal");
-                    // The last state of each agent that changed meanwhile is taken in
-                    // (states between are lost; the one that holds now is not).
-                    missed.extend(
-                        bus.agent_states()
-                            .into_iter()
-                            .filter(|(agent, seen)| {
-                                seen.seq > states_seen
-                                    && last_states.get(agent) != Some(&seen.state)
-                            })
-                            .map(|(agent, seen)| EngineEvent::AgentState {
-                                agent,
-                                state: seen.state,
-                                reason: seen.reason,
-                            }),
-                    );
-                    states_seen = bus.states_published();
+                    // The state each agent holds now, if it changed meanwhile, is
+                    // taken in.
+                    missed.extend(states.missed(bus).into_iter().map(|(event, _)| event));
                     continue;
                 }
                 Err(RecvError::Closed) => return Ok(()),
             };
-            if let EngineEvent::AgentState { agent, state, .. } = &event {
-                last_states.insert(agent.clone(), state.clone());
+            // A state already taken in after a lag, which the stream still held.
+            if !replayed && !states.fresh(&event) {
+                continue;
             }
             let hits = self.hits(&event, &mut active, &mut feeds).await;
             let now = Instant::now();
@@ -800,6 +786,7 @@ impl Orchestrator {
                 agent,
                 state,
                 reason,
+                ..
             } => {
                 for w in active.values().filter(|w| w.agents.contains(agent)) {
                     let Trigger::Event { event } = &w.spec.trigger else {
