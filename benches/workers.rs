@@ -4,6 +4,14 @@
 //! that polls the transcript every 500 ms (as orchestrators without hooks do),
 //! measured in the same run on the same fake Claude Code workers in tmux.
 //!
+//! Then prompts into composers deaf to Enter: fresh fake Claude Code TUIs that draw
+//! their composer at once but ignore Enter for 40 s after (as recent Claude Code
+//! releases were reported to), 100 of them, each given its first prompt at spawn:
+//! how many prompts the agents received whole and once, how many were lost,
+//! doubled or garbled, the presses it took and when each went in.
+//! (`COHORT_BENCH_DEAF_WORKERS`, `COHORT_BENCH_DEAF_MS` change the count and the
+//! deaf period; `COHORT_BENCH_DEAF_WORKERS=0` skips it.)
+//!
 //! Prints medians, p90s and the ratio; asserts nothing.
 
 use std::collections::HashMap;
@@ -217,6 +225,7 @@ async fn run() {
         // Let the worker settle before its next sample.
         wait_turn(&engine, row, sent.at_ms).await;
     }
+    let _ = engine.workers.close_workers(&rows, true, false).await;
     let (h50, h90) = stats(hooked.clone());
     let (p50, p90) = stats(polled.clone());
     let (k50, k90) = stats(hook_process);
@@ -231,4 +240,145 @@ async fn run() {
         "  polling / hooks: {:.1}x at the median",
         p50 / h50.max(1.0)
     );
+    enter_deaf(&engine, &env, &work).await;
+}
+
+/// Spawns `count` fake Claude Code workers deaf to Enter for `deaf` after their first
+/// paint, each with its first prompt, and counts what their transcripts received.
+async fn enter_deaf(
+    engine: &Engine,
+    env: &std::collections::BTreeMap<String, String>,
+    work: &Path,
+) {
+    let count: usize = std::env::var("COHORT_BENCH_DEAF_WORKERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100);
+    let deaf_ms: u64 = std::env::var("COHORT_BENCH_DEAF_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40_000);
+    if count == 0 {
+        return;
+    }
+    let mut env = env.clone();
+    env.insert("FAKE_AGENT_ENTER_DEAF_MS".into(), deaf_ms.to_string());
+    let prompt = |i: usize| format!("task {i}: read the notes\nthen write the summary");
+    let started_ms = now_ms();
+    // A spawn starts at most SPAWN_MAX; the spawns go at once.
+    let names: Vec<usize> = (0..count).collect();
+    let spawns = names.chunks(cohort_workers::spawn::SPAWN_MAX).map(|chunk| {
+        let specs = chunk
+            .iter()
+            .map(|i| WorkerSpec {
+                name: Some(format!("deaf{i}")),
+                launch: LaunchSpec {
+                    agent: AgentKind::Claude,
+                    env: env.clone(),
+                    ..LaunchSpec::default()
+                },
+                prompt: Some(prompt(*i)),
+                project: Some(work.display().to_string()),
+                worktree: Some(false),
+                ..WorkerSpec::default()
+            })
+            .collect();
+        engine.workers.spawn_workers(SpawnRequest {
+            workers: specs,
+            layout: SpawnLayout::Windows,
+            ..SpawnRequest::default()
+        })
+    });
+    let spawned: Vec<_> = futures_util::future::join_all(spawns)
+        .await
+        .into_iter()
+        .flat_map(|r| r.expect("spawn"))
+        .collect();
+    let mut in_after = Vec::new();
+    let mut enters = Vec::new();
+    let mut not_submitted = Vec::new();
+    let mut rows = Vec::new();
+    for s in &spawned {
+        match (&s.prompt, &s.row) {
+            (Some(sent), Some(_)) => {
+                in_after.push((sent.at_ms - started_ms) as f64);
+                enters.push(f64::from(sent.enters));
+            }
+            _ => not_submitted.push(format!(
+                "{}: {}",
+                s.name,
+                s.error.clone().unwrap_or_default()
+            )),
+        }
+        if let Some(row) = &s.row {
+            rows.push(row.clone());
+        }
+    }
+    // What each agent received: its answers name a digest of the prompt it got. Once
+    // every agent answered (or two minutes passed), a few seconds more for a second
+    // copy to come as a second turn.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(120);
+    for s in &spawned {
+        if let Some(row) = &s.row {
+            while answers(engine, row).await.is_empty() && tokio::time::Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+        }
+    }
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let (mut whole, mut lost, mut doubled, mut garbled) = (0, 0, 0, 0);
+    for (i, s) in spawned.iter().enumerate() {
+        let got = match &s.row {
+            Some(row) => answers(engine, row).await,
+            None => Vec::new(),
+        };
+        let expected = cohort_fake_agent::script::answer(&prompt(i));
+        match (got.iter().filter(|a| **a == expected).count(), got.len()) {
+            (_, 0) => lost += 1,
+            (1, 1) => whole += 1,
+            (n, _) if n > 1 => doubled += 1,
+            _ => garbled += 1,
+        }
+    }
+    let _ = engine.workers.close_workers(&rows, true, false).await;
+    println!(
+        "first prompts into {count} fresh composers deaf to Enter for {} s (given at spawn)",
+        deaf_ms / 1000
+    );
+    println!(
+        "  received whole and once: {whole}; lost: {lost}; doubled: {doubled}; garbled: {garbled}; not reported submitted: {}",
+        not_submitted.len()
+    );
+    for why in not_submitted.iter().take(5) {
+        println!("    {why}");
+    }
+    if !in_after.is_empty() {
+        let (a50, a90) = stats(in_after);
+        let (e50, e90) = stats(enters);
+        println!(
+            "  in after (from the spawn call): median {:.1} s, p90 {:.1} s",
+            a50 / 1000.0,
+            a90 / 1000.0
+        );
+        println!("  Enter presses: median {e50:.0}, p90 {e90:.0}");
+    }
+}
+
+/// The answers in `row`'s transcript (each names a digest of the prompt it answers).
+async fn answers(engine: &Engine, row: &WorkerRow) -> Vec<String> {
+    let transcript = engine
+        .workers
+        .observe(row, false)
+        .await
+        .ok()
+        .and_then(|seen| seen.transcript);
+    transcript
+        .and_then(|t| Parser::read_all(AgentKind::Claude, &t, 64 << 20).ok())
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|e| match e {
+            Entry::Say { text, .. } if text.starts_with("Done:") => Some(text),
+            _ => None,
+        })
+        .collect()
 }
