@@ -85,15 +85,31 @@ pub enum EchoAt {
     },
 }
 
+/// How a typed record's echo can be on a line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cover {
+    /// It cannot.
+    No,
+    /// As any echo can: a typed line, behind a short prompt, or a piece of one.
+    Echo,
+    /// Only as a whole typed line: the lines before a late echo of the last, where
+    /// the echoes of a pasted block's earlier lines come, among output.
+    Whole,
+}
+
 impl Typed {
-    /// Whether the echo of this record can be on the line starting at `start`.
-    fn covers(&self, start: u64) -> bool {
+    /// How the echo of this record can be on the line starting at `start` (or on
+    /// the part of a line from `start`, for a follower that began mid-line).
+    fn covers(&self, start: u64) -> Cover {
         match (self.ended, self.echo) {
-            (None, _) => true,
-            (Some(ended), _) if start <= ended => true,
-            (Some(_), EchoAt::Late { start: line, .. }) => start == line,
-            (Some(_), EchoAt::Awaited { scanned }) => start >= scanned,
-            (Some(_), EchoAt::AtEnter) => false,
+            (None, _) => Cover::Echo,
+            (Some(ended), _) if start <= ended => Cover::Echo,
+            (Some(_), EchoAt::Late { start: line, end }) if (line..=end).contains(&start) => {
+                Cover::Echo
+            }
+            (Some(_), EchoAt::Late { start: line, .. }) if start < line => Cover::Whole,
+            (Some(_), EchoAt::Awaited { scanned }) if start >= scanned => Cover::Echo,
+            _ => Cover::No,
         }
     }
 
@@ -121,8 +137,12 @@ impl Typed {
             return;
         };
         if at == self.from {
-            let line = bytes.split(|b| *b == b'\n').next().unwrap_or_default();
-            if begins_like(&plain_text(line), first) {
+            let Some(newline) = bytes.iter().position(|b| *b == b'\n') else {
+                // Not decided before the line is whole.
+                self.echo = EchoAt::Awaited { scanned: at };
+                return;
+            };
+            if begins_like(&plain_text(&bytes[..newline]), first) {
                 self.echo = EchoAt::AtEnter;
                 return;
             }
@@ -356,8 +376,12 @@ impl Echoes {
         for t in &self.typed {
             // Lines from where typing began through the one Enter ended (or the
             // one its echo came late on).
-            let covered = t.from <= end && t.covers(start);
-            if !covered {
+            let cover = if t.from <= end {
+                t.covers(start)
+            } else {
+                Cover::No
+            };
+            if cover == Cover::No {
                 continue;
             }
             let from = t.from.max(start);
@@ -367,7 +391,10 @@ impl Echoes {
             let cut = marked.iter().copied().filter(|&s| s > from).min();
             let to = cut.unwrap_or(end);
             let seen = plain_text(&line[(from - start) as usize..(to - start) as usize]);
-            let echoed = is_echo(&seen, &t.text) || cut.is_some() && is_typed_start(&seen, &t.text);
+            let echoed = match cover {
+                Cover::Whole => typed_lines(&t.text).any(|typed| is_whole_echo(&seen, typed)),
+                _ => is_echo(&seen, &t.text) || cut.is_some() && is_typed_start(&seen, &t.text),
+            };
             if echoed {
                 input.push(from..to);
             }
@@ -425,12 +452,10 @@ fn is_whole_echo(seen: &str, typed: &str) -> bool {
     })
 }
 
-/// Whether `seen` (a line's text from where typing began) shows the typed line
-/// `typed`: it begins with all of it (`abc^C`), or is a start of it (the rest yet to
-/// come).
+/// Whether `seen` (a whole line's text from where typing began) shows the typed
+/// line `typed`: it begins with all of it (`abc^C`, a suggestion drawn after it).
 fn begins_like(seen: &str, typed: &str) -> bool {
-    let seen = seen.trim();
-    seen.starts_with(typed) || !seen.is_empty() && typed.starts_with(seen)
+    seen.trim_start().starts_with(typed)
 }
 
 /// Whether `seen`, which the shell's prompt mark follows on its line, is the start
@@ -541,6 +566,24 @@ mod tests {
     }
 
     #[test]
+    fn a_pasted_blocks_late_echo_is_input_line_by_line() {
+        let journal = "$ sleep 1\nslept\n>>> a = 1\n>>> print(a)\n1\n>>> ";
+        let mut log = TypedLog::default();
+        log.typed(2, "a = 1\nprint(a)");
+        log.ended(2);
+        let echoes = Echoes::around(&[], settled(&mut log, journal), 0, journal.len() as u64);
+        assert_eq!(
+            outputs(journal, &echoes),
+            ["$ sleep 1", "slept", "", "", "1", ">>> "]
+        );
+        // A follower that begins in the middle of the late line still sees echo.
+        let late = journal.find(">>> print").unwrap() as u64;
+        assert_eq!(log.records[0].covers(late + 4), Cover::Echo);
+        assert_eq!(log.records[0].covers(late - 3), Cover::Whole);
+        assert_eq!(log.records[0].covers(late + 13), Cover::No);
+    }
+
+    #[test]
     fn an_echo_where_typing_began_is_on_time_even_when_cut() {
         // Ctrl-C dropped the line: its echo is on its line, not whole; the program
         // printing the same text later is output.
@@ -550,6 +593,22 @@ mod tests {
         log.ended(11);
         settled(&mut log, journal);
         assert_eq!(log.records[0].echo, EchoAt::AtEnter);
+        // A line that only starts like it (`ls`, then `ls -la` typed behind it) is not
+        // its echo: the later one is.
+        let journal = "$ ls\nREADME\nls -la\n";
+        let mut log = TypedLog::default();
+        log.typed(2, "ls");
+        log.ended(2);
+        log.typed(2, "ls -la");
+        log.ended(2);
+        let echoes = Echoes::around(&[], settled(&mut log, journal), 0, journal.len() as u64);
+        assert_eq!(outputs(journal, &echoes), ["$ ", "README", "", ""]);
+        // Nothing is decided before the line where typing began is whole.
+        let mut log = TypedLog::default();
+        log.typed(2, "ALARM-42");
+        log.ended(2);
+        settled(&mut log, "$ A");
+        assert_eq!(log.records[0].echo, EchoAt::Awaited { scanned: 2 });
     }
 
     #[test]
