@@ -25,7 +25,7 @@ use crate::{
 use cohort_backends::PaneId;
 use cohort_terminal::registry::LockRecord;
 use cohort_terminal::{
-    events::{EngineEvent, StatesFollowed},
+    events::EngineEvent,
     names::{self, NameKind, NOTE_MAX},
     TerminalError,
 };
@@ -263,9 +263,8 @@ impl Orchestrator {
     /// that end with a non-zero status, programs that exit, agents entering a
     /// notable state. Runs in one process per terminal server (see [`crate::hub`]).
     pub(crate) async fn notifier(&self, stop: CancellationToken) {
-        let mut events = self.terminal.events();
         let bus = self.terminal.bus();
-        let mut states = StatesFollowed::from_now(bus);
+        let (mut events, mut states) = bus.subscribe_states();
         let mut last_state: HashMap<String, String> = HashMap::new();
         // The slow work runs beside the event loop, one piece at a time, so the loop
         // never falls behind the bus: looking at workers (their states, budgets and

@@ -20,7 +20,7 @@
 
 use crate::registry::OrchestrationTables;
 use cohort_terminal::{
-    events::{EngineEvent, EventBus, StatesFollowed},
+    events::{EngineEvent, EventBus},
     ids::short_id,
     registry::Registry,
     seal::SealKey,
@@ -243,8 +243,7 @@ async fn forward(
     history: crate::history::History,
     stop: CancellationToken,
 ) {
-    let mut events = bus.subscribe();
-    let mut states = StatesFollowed::from_now(&bus);
+    let (mut events, mut states) = bus.subscribe_states();
     loop {
         let event = tokio::select! {
             _ = stop.cancelled() => return,
@@ -266,12 +265,10 @@ async fn forward(
             }
             Err(RecvError::Closed) => return,
         };
-        // A state already taken in after a lag, which the stream still held.
-        if !states.fresh(&event) {
-            continue;
-        }
+        // Received from elsewhere (noted as such, also when it is skipped next), or
+        // a state already taken in after a lag, which the stream still held.
         let received = relayed(&event) && relay.was_injected(&event);
-        if received {
+        if !states.fresh(&event) || received {
             continue;
         }
         forward_one(&relay, &registry, &history, event).await;

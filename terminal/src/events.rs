@@ -337,6 +337,17 @@ impl EventBus {
     pub fn subscribe(&self) -> broadcast::Receiver<EngineEvent> {
         self.sender.subscribe()
     }
+
+    /// Follows the stream from now on, with the follower's place in agents' states
+    /// (see [`StatesFollowed`]), taken together: no state falls between them.
+    pub fn subscribe_states(&self) -> (broadcast::Receiver<EngineEvent>, StatesFollowed) {
+        let states = self.states();
+        let events = self.sender.subscribe();
+        let place = StatesFollowed {
+            taken: states.published,
+        };
+        (events, place)
+    }
 }
 
 /// Where a follower of the stream stands in agents' states, so that it takes in
@@ -352,13 +363,6 @@ pub struct StatesFollowed {
 }
 
 impl StatesFollowed {
-    /// A follower that subscribed now.
-    pub fn from_now(bus: &EventBus) -> StatesFollowed {
-        StatesFollowed {
-            taken: bus.states_published(),
-        }
-    }
-
     /// Whether `event`, just received, is new to the follower: anything but an
     /// agent's state taken in already after a lag.
     pub fn fresh(&mut self, event: &EngineEvent) -> bool {
@@ -500,8 +504,7 @@ mod tests {
     #[test]
     fn a_follower_that_lagged_takes_each_state_once_and_in_order() {
         let bus = EventBus::default();
-        let mut events = bus.subscribe();
-        let mut follower = StatesFollowed::from_now(&bus);
+        let (mut events, mut follower) = bus.subscribe_states();
         let flood = |n: u64| {
             for at in 0..n {
                 bus.publish(EngineEvent::Output {

@@ -1043,3 +1043,39 @@ async fn a_worker_needing_approval_shows_on_the_desktop() {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
 }
+
+/// A change of a worker's state is published once, by the look whose write made it:
+/// looks that start from an older row (another look wrote the change first, here or
+/// in another process) publish nothing, so a watcher on the state fires once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_workers_change_of_state_is_published_once() {
+    let m = Manager::new(Which::Tmux).await;
+    m.spawn_claude("once", "once", None).await;
+    let before = m.engine.workers.worker_row("once").await.unwrap();
+    let mut events = m.engine.terminal.events();
+    let r = m
+        .ok(
+            "message_workers",
+            json!({"session_ids": ["once"], "message": "[[work 3000]] a long turn"}),
+        )
+        .await;
+    assert_eq!(r["results"][0]["status"], "submitted", "{r}");
+    m.worker_until("once", "busy", |w| w["state"] == "busy")
+        .await;
+    // Four looks at once, each from the row read before the turn.
+    let looks = (0..4).map(|_| m.engine.workers.observe(&before, false));
+    for seen in futures_util::future::join_all(looks).await {
+        assert_eq!(seen.unwrap().assessment.state.name(), "busy");
+    }
+    let mut busy = 0;
+    while let Ok(event) = events.try_recv() {
+        if let cohort_terminal::events::EngineEvent::AgentState { agent, state, .. } = event {
+            if agent == "once" && state == "busy" {
+                busy += 1;
+            }
+        }
+    }
+    assert_eq!(busy, 1, "the change to busy was published {busy} times");
+    m.worker_until("once", "idle after the turn", |w| w["state"] == "idle")
+        .await;
+}

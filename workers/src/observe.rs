@@ -604,10 +604,6 @@ impl Workers {
         if !changed {
             return;
         }
-        if row.state != a.state {
-            // Waits, watchers and the notifier follow agents' states.
-            self.report_agent_state(&row.name, a.state.name(), &a.reason);
-        }
         let (id, state, reason, since) = (row.id.clone(), a.state, a.reason.clone(), a.since_ms);
         let written = self
             .terminal
@@ -630,7 +626,17 @@ impl Workers {
                 Ok(before)
             })
             .await;
-        if matches!(written, Ok(Some(before)) if before != state) {
+        // Waits, watchers and the notifier follow agents' states: a change is
+        // published once, by the look whose write made it (`row` may be older than
+        // what another look, here or in another process, already wrote), after the
+        // registry holds it, so whoever it wakes reads it there.
+        let made_it = match written {
+            Ok(Some(before)) => before != state,
+            Ok(None) => false,
+            Err(_) => row.state != state,
+        };
+        if made_it {
+            self.report_agent_state(&row.name, a.state.name(), &a.reason);
             trace_state(row, o);
         }
     }

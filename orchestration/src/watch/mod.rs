@@ -22,7 +22,7 @@ pub mod pace;
 use cohort_terminal::{
     colours::AppearanceChange,
     completion::Until,
-    events::{EngineEvent, StatesFollowed},
+    events::EngineEvent,
     ids::short_id,
     lines::{Line, LineFeed},
     names::{self, NameKind},
@@ -407,9 +407,8 @@ impl Orchestrator {
     /// Runs the watchers this engine holds until the hub stops.
     pub(crate) async fn run_held_watches(&self) -> Result<(), TerminalError> {
         let stop = self.hub.stopped();
-        let mut events = self.terminal.events();
         let bus = self.terminal.bus();
-        let mut states = StatesFollowed::from_now(bus);
+        let (mut events, mut states) = bus.subscribe_states();
         // Agents' states missed in a lag, taken in before the stream goes on.
         let mut missed: VecDeque<EngineEvent> = VecDeque::new();
         let mut active: HashMap<String, Active> = HashMap::new();
