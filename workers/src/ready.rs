@@ -31,11 +31,20 @@ impl Workers {
             why,
         };
         let mut trusted = false;
+        // The pane last seen, to say what it shows when time runs out.
+        let mut last_pane: Option<PaneId> = None;
         loop {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
             if left.is_zero() {
+                let shows = match &last_pane {
+                    Some(pane) => format!(
+                        "; its screen ends with: {}",
+                        self.screen_tail(pane, 4).await
+                    ),
+                    None => String::new(),
+                };
                 return Err(not_ready(format!(
-                    "nothing took keys within {} s",
+                    "nothing took keys within {} s{shows}",
                     limit.as_secs()
                 )));
             }
@@ -63,6 +72,7 @@ impl Workers {
             let Some(pane) = seen.pane.clone() else {
                 return Err(not_ready("its pane is gone".into()));
             };
+            last_pane = Some(pane.id.clone());
             if kind == AgentKind::Custom {
                 // No screen to read: ready once its output has been quiet a moment.
                 self.terminal
