@@ -125,15 +125,21 @@ const BASH_RC: &str = r#"# cohort shell integration for bash. Starts like a logi
 # Then adds OSC 133 prompt marks so cohort knows when a command ends and its exit
 # status. Nothing here prints visible text.
 
+# Bash before 4.4 has neither PS0 (so no command-start mark) nor `mapfile -d`.
+__cohort_old_bash=
+if [ "${BASH_VERSINFO[0]}" -lt 4 ] || { [ "${BASH_VERSINFO[0]}" -eq 4 ] && [ "${BASH_VERSINFO[1]}" -lt 4 ]; }; then
+    __cohort_old_bash=1
+fi
+
 # The one-time tokens that sign this shell's marks, one per mark, read before
 # anything else runs from a file deleted at once: no program gets them. mapfile
-# (bash 4.4) takes the 8192 tokens in a millisecond, a quarter of what read's word
-# splitting costs.
+# takes the 8192 tokens in a millisecond, a quarter of what read's word splitting
+# costs.
 __cohort_pad=()
 __cohort_i=0
 if [ -n "${COHORT_MARK_PAD-}" ]; then
     if [ -r "$COHORT_MARK_PAD" ]; then
-        if [ "${BASH_VERSINFO[0]}" -gt 4 ] || { [ "${BASH_VERSINFO[0]}" -eq 4 ] && [ "${BASH_VERSINFO[1]}" -ge 4 ]; }; then
+        if [ -z "$__cohort_old_bash" ]; then
             mapfile -t -d ' ' __cohort_pad < "$COHORT_MARK_PAD"
             # The newline that ends the line is not part of the last token.
             [ ${#__cohort_pad[@]} -gt 0 ] && __cohort_pad[-1]=${__cohort_pad[-1]%$'\n'}
@@ -157,7 +163,7 @@ unset __cohort_start_path
 
 __cohort_prompt() {
     local __cohort_status=$? __cohort_t
-    if [ -n "${__cohort_ran-}" ] || [ -n "${__cohort_no_ps0-}" ]; then
+    if [ -n "${__cohort_ran-}" ] || [ -n "${__cohort_old_bash-}" ]; then
         __cohort_t=${__cohort_pad[__cohort_i++]-}
         printf '%s\033]133;D;%s;cohort=%s\007%s' "${__cohort_sign_D:+$__cohort_sign_D$__cohort_t$__cohort_sign_end}" "$__cohort_status" "$__cohort_t" "${__cohort_after-}"
     fi
@@ -192,13 +198,11 @@ __cohort_first() {
     fi
 }
 
-if [ "${BASH_VERSINFO[0]}" -gt 4 ] || { [ "${BASH_VERSINFO[0]}" -eq 4 ] && [ "${BASH_VERSINFO[1]}" -ge 4 ]; }; then
+if [ -z "$__cohort_old_bash" ]; then
     # PS0 is expanded when a command is about to run (never for an empty line). The
     # array subscript assigns the flag without printing anything; the next token is
     # taken as it is expanded (read once more just before, for a terminal's signature).
     PS0='${__cohort_unset[__cohort_ran=1]}${__cohort_sign_C:+$__cohort_sign_C${__cohort_pad[__cohort_i]-}$__cohort_sign_end}\033]133;C;cohort=${__cohort_pad[__cohort_i++]-}\007${__cohort_after-}'"${PS0-}"
-else
-    __cohort_no_ps0=1
 fi
 
 # When the shell itself exits, report its exit status the same way, and linger a
