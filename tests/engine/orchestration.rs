@@ -423,6 +423,14 @@ fn notify_on(target: &str, pattern: &str, input: bool) -> WatchSpec {
     }
 }
 
+/// A watcher on `event` in `target` that notifies `lead`.
+fn on_event(target: &str, event: WatchEvent) -> WatchSpec {
+    WatchSpec {
+        trigger: Trigger::Event { event },
+        ..notify_on(target, "", false)
+    }
+}
+
 /// The lines watcher `id` fired on, once the watcher on `last` has fired (watchers
 /// take a pane's lines in order, so every earlier line has been looked at by then).
 async fn fired_on(engine: &Engine, id: &str, last: &str) -> Vec<String> {
@@ -988,16 +996,9 @@ async fn a_watcher_on_signals_hears_the_program_with_the_panes_secret() {
     engine
         .orchestrator
         .add_watch(WatchSpec {
-            id: String::new(),
-            target: "sig".into(),
-            trigger: Trigger::Event {
-                event: WatchEvent::Signal,
-            },
-            action: None,
-            notify: "lead".into(),
             context: 0,
             once: false,
-            owner: None,
+            ..on_event("sig", WatchEvent::Signal)
         })
         .await
         .unwrap();
@@ -1033,16 +1034,9 @@ async fn a_watcher_on_an_event_fires_on_a_failed_command_only() {
     engine
         .orchestrator
         .add_watch(WatchSpec {
-            id: String::new(),
-            target: "ev".into(),
-            trigger: Trigger::Event {
-                event: WatchEvent::CommandFailed,
-            },
-            action: None,
-            notify: "lead".into(),
             context: 2,
             once: true,
-            owner: None,
+            ..on_event("ev", WatchEvent::CommandFailed)
         })
         .await
         .unwrap();
@@ -1086,16 +1080,9 @@ async fn an_agents_state_pushed_out_of_the_event_backlog_still_fires_and_notifie
     engine
         .orchestrator
         .add_watch(WatchSpec {
-            id: String::new(),
-            target: "flo".into(),
-            trigger: Trigger::Event {
-                event: WatchEvent::NeedsApproval,
-            },
-            action: None,
-            notify: "lead".into(),
             context: 0,
             once: true,
-            owner: None,
+            ..on_event("flo", WatchEvent::NeedsApproval)
         })
         .await
         .unwrap();
