@@ -154,24 +154,37 @@ pub async fn events(config: &Config, args: &EventsArgs) -> Result<(), String> {
     if !args.follow {
         return recent(config, args, &engine, &panes, &names, &mut sessions).await;
     }
-    let mut events = engine.terminal.events();
+    let bus = engine.terminal.bus();
+    let (mut events, mut states) = bus.subscribe_states();
     eprintln!(
         "cohort: following events{} (interrupt to stop)",
         of_targets(&args.targets)
     );
     let mut stdout = std::io::stdout();
+    // After a lag: the state each agent holds now, if it changed meanwhile.
+    let mut missed: std::collections::VecDeque<EngineEvent> = Default::default();
     loop {
-        let event = tokio::select! {
-            e = events.recv() => e,
-            _ = tokio::signal::ctrl_c() => return Ok(()),
-        };
-        let event = match event {
-            Ok(event) => event,
-            Err(RecvError::Lagged(n)) => {
-                let _ = writeln!(stdout, "# {n} events were missed (this reader fell behind)");
-                continue;
+        let event = match missed.pop_front() {
+            Some(event) => event,
+            None => {
+                let event = tokio::select! {
+                    e = events.recv() => e,
+                    _ = tokio::signal::ctrl_c() => return Ok(()),
+                };
+                match event {
+                    Ok(event) if states.fresh(&event) => event,
+                    Ok(_) => continue,
+                    Err(RecvError::Lagged(n)) => {
+                        let _ = writeln!(
+                            stdout,
+                            "# {n} events were missed (this reader fell behind); agents' states follow as they are now"
+                        );
+                        missed.extend(states.missed(bus).into_iter().map(|(event, _)| event));
+                        continue;
+                    }
+                    Err(RecvError::Closed) => return Ok(()),
+                }
             }
-            Err(RecvError::Closed) => return Ok(()),
         };
         if !args.all
             && matches!(

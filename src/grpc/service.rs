@@ -13,6 +13,7 @@ use cohort_terminal::{
     sessions::session_name,
     Caller, LayoutPane, OpenOptions, SendOptions,
 };
+use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::Arc;
 
@@ -584,27 +585,43 @@ impl Cohort for CohortService {
         self.allow("events", false)?;
         let output = request.get_ref().output;
         // Subscribed before the answer goes out: the client sees everything that
-        // happens once its call has returned.
-        let events = self.engine().await?.terminal.events();
+        // happens once its call has returned. After a lag the client is told how many
+        // events it missed, then given the state each agent holds now if it changed
+        // meanwhile (the older ones the stream still holds are skipped).
+        let bus = self.engine().await?.terminal.bus().clone();
+        let (events, states) = bus.subscribe_states();
         let stop = self.stop.clone();
-        let stream =
-            futures_util::stream::unfold((events, stop), move |(mut events, stop)| async move {
-                loop {
-                    let next = tokio::select! {
-                        _ = stop.cancelled() => return None,
-                        next = events.recv() => next,
-                    };
-                    let event = match next {
-                        Ok(EngineEvent::Output { .. }) if !output => continue,
-                        Ok(event) => proto::Event::from(event),
-                        Err(RecvError::Lagged(missed)) => proto::Event {
-                            kind: Some(proto::event::Kind::Missed(missed)),
-                        },
-                        Err(RecvError::Closed) => return None,
-                    };
-                    return Some((Ok(event), (events, stop)));
+        let start = (events, states, VecDeque::new(), bus, stop);
+        let stream = futures_util::stream::unfold(start, move |state| async move {
+            let (mut events, mut states, mut pending, bus, stop) = state;
+            loop {
+                if let Some(event) = pending.pop_front() {
+                    return Some((Ok(event), (events, states, pending, bus, stop)));
                 }
-            });
+                let next = tokio::select! {
+                    _ = stop.cancelled() => return None,
+                    next = events.recv() => next,
+                };
+                let event = match next {
+                    Ok(EngineEvent::Output { .. }) if !output => continue,
+                    Ok(event) if !states.fresh(&event) => continue,
+                    Ok(event) => proto::Event::from(event),
+                    Err(RecvError::Lagged(missed)) => {
+                        pending.extend(
+                            states
+                                .missed(&bus)
+                                .into_iter()
+                                .map(|(event, _)| proto::Event::from(event)),
+                        );
+                        proto::Event {
+                            kind: Some(proto::event::Kind::Missed(missed)),
+                        }
+                    }
+                    Err(RecvError::Closed) => return None,
+                };
+                return Some((Ok(event), (events, states, pending, bus, stop)));
+            }
+        });
         Ok(Response::new(Box::pin(stream)))
     }
 }
