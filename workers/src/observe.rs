@@ -604,15 +604,20 @@ impl Workers {
         if !changed {
             return;
         }
+        // Waits, watchers and the notifier follow agents' states: a change is
+        // published once, by the look whose write made it (`row` may be older than
+        // what another look, here or in another process, already wrote), right after
+        // the registry holds it (so whoever it wakes reads it there, and changes are
+        // published in the order they were written).
         let (id, state, reason, since) = (row.id.clone(), a.state, a.reason.clone(), a.since_ms);
+        let (bus, name) = (self.terminal.bus().clone(), row.name.clone());
         let written = self
             .terminal
             .db(move |r| {
-                // The state the registry held: `row` may be older (read before
-                // another look wrote the same change).
+                // The state the registry held before the write that took.
                 let mut before = None;
-                r.update_worker(&id, |w| {
-                    before.get_or_insert(w.state);
+                let updated = r.update_worker(&id, |w| {
+                    before = Some(w.state);
                     w.state = state;
                     w.reason = reason.clone();
                     w.state_since_ms = since;
@@ -623,20 +628,27 @@ impl Workers {
                         w.agent_session = session.clone();
                     }
                 })?;
-                Ok(before)
+                let made_it = updated.and(before).is_some_and(|before| before != state);
+                if made_it {
+                    bus.publish(cohort_terminal::events::EngineEvent::agent_state(
+                        name,
+                        state.name(),
+                        reason,
+                    ));
+                }
+                Ok(made_it)
             })
             .await;
-        // Waits, watchers and the notifier follow agents' states: a change is
-        // published once, by the look whose write made it (`row` may be older than
-        // what another look, here or in another process, already wrote), after the
-        // registry holds it, so whoever it wakes reads it there.
         let made_it = match written {
-            Ok(Some(before)) => before != state,
-            Ok(None) => false,
-            Err(_) => row.state != state,
+            Ok(made_it) => made_it,
+            // Not recorded: said anyway, as this look sees it.
+            Err(_) if row.state != state => {
+                self.report_agent_state(&row.name, a.state.name(), &a.reason);
+                true
+            }
+            Err(_) => false,
         };
         if made_it {
-            self.report_agent_state(&row.name, a.state.name(), &a.reason);
             trace_state(row, o);
         }
     }

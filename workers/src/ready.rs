@@ -36,12 +36,14 @@ impl Workers {
         loop {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
             if left.is_zero() {
-                let shows = match &last_pane {
-                    Some(pane) => format!(
-                        "; its screen ends with: {}",
-                        self.screen_tail(pane, 4).await
-                    ),
+                let tail = match &last_pane {
+                    Some(pane) => self.screen_tail(pane, 4).await,
                     None => String::new(),
+                };
+                let shows = if tail.trim().is_empty() {
+                    String::new()
+                } else {
+                    format!("; its screen ends with: {tail}")
                 };
                 return Err(not_ready(format!(
                     "nothing took keys within {} s{shows}",
