@@ -6,7 +6,7 @@
 //! captured while no page is open. Nothing polls: without events, nothing happens.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use cohort_backends::PaneId;
@@ -37,7 +37,6 @@ pub struct Message {
 pub struct Hub {
     engine: Engine,
     sender: broadcast::Sender<Message>,
-    states: Mutex<AgentStates>,
     input: bool,
 }
 
@@ -47,7 +46,6 @@ impl Hub {
         let hub = Arc::new(Hub {
             engine: engine.clone(),
             sender: broadcast::channel(1024).0,
-            states: Mutex::new(HashMap::new()),
             input,
         });
         tokio::spawn(follow(Arc::downgrade(&hub), engine.terminal.events()));
@@ -71,11 +69,15 @@ impl Hub {
 
     /// The view now, as a message.
     pub async fn view(&self) -> Option<Message> {
-        let states = self
-            .states
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone();
+        // Agents' states as the engine's bus keeps them (the last of each).
+        let states: AgentStates = self
+            .engine
+            .terminal
+            .bus()
+            .agent_states()
+            .into_iter()
+            .map(|(agent, seen)| (agent, (seen.state, seen.reason)))
+            .collect();
         match view::build(&self.engine, &states, self.input).await {
             Ok(view) => message("view", &view),
             Err(e) => {
@@ -160,42 +162,22 @@ async fn follow(hub: Weak<Hub>, mut events: broadcast::Receiver<EngineEvent>) {
         let Some(hub) = hub.upgrade() else { return };
         let now = Instant::now();
         match event {
-            Some(Ok(event)) => {
-                if let EngineEvent::AgentState {
-                    agent,
-                    state,
-                    reason,
-                    ..
-                } = &event
-                {
-                    hub.states
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .insert(agent.clone(), (state.clone(), reason.clone()));
+            Some(Ok(event)) => match &event {
+                EngineEvent::Output { pane, .. } => due.screen(pane.clone(), now),
+                EngineEvent::SessionClosed { pane, .. } => {
+                    due.screens.remove(pane);
+                    due.screen_sent.remove(pane);
+                    due.view(now);
                 }
-                match &event {
-                    EngineEvent::Output { pane, .. } => due.screen(pane.clone(), now),
-                    EngineEvent::SessionClosed { pane, .. } => {
-                        due.screens.remove(pane);
-                        due.screen_sent.remove(pane);
-                        due.view(now);
+                other => {
+                    if let Some(pane) = other.pane() {
+                        due.screen(pane.clone(), now);
                     }
-                    other => {
-                        if let Some(pane) = other.pane() {
-                            due.screen(pane.clone(), now);
-                        }
-                        due.view(now);
-                    }
+                    due.view(now);
                 }
-            }
+            },
             Some(Err(broadcast::error::RecvError::Lagged(_))) => {
-                // Missed events: look at everything again, agents' states as the
-                // bus kept them.
-                let kept = hub.engine.terminal.bus().agent_states();
-                hub.states.lock().unwrap_or_else(|e| e.into_inner()).extend(
-                    kept.into_iter()
-                        .map(|(agent, seen)| (agent, (seen.state, seen.reason))),
-                );
+                // Missed events: look at everything again.
                 for pane in hub.engine.terminal.list().await.unwrap_or_default() {
                     due.screen(pane.id, now);
                 }

@@ -292,7 +292,7 @@ impl EventBus {
         *seq = states.published;
         let since = match states.last.get(agent.as_str()) {
             Some(last) if last.state == *state => last.since,
-            _ => unix_now(),
+            _ => crate::registry::now(),
         };
         let seen = AgentStateSeen {
             state: state.clone(),
@@ -401,13 +401,6 @@ impl StatesFollowed {
             })
             .collect()
     }
-}
-
-/// Unix seconds now.
-fn unix_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
 }
 
 impl Terminal {
