@@ -348,6 +348,54 @@ fn open_tty(tty: &std::path::Path) -> Option<std::fs::File> {
         .ok()
 }
 
+/// Whether the terminal device at `tty` turns `C-c` into SIGINT for its foreground
+/// process group (`ISIG`). Off, a program reads `C-c` as a key. `None` when it cannot
+/// be opened.
+pub fn tty_sends_signals(tty: &std::path::Path) -> Option<bool> {
+    use std::os::unix::io::AsRawFd;
+    let file = open_tty(tty)?;
+    // SAFETY: as in `tty_mode`.
+    let mut termios: libc::termios = unsafe { std::mem::zeroed() };
+    if unsafe { libc::tcgetattr(file.as_raw_fd(), &mut termios) } != 0 {
+        return None;
+    }
+    Some(termios.c_lflag & libc::ISIG != 0)
+}
+
+/// Whether `pid` lives on as a process that a SIGINT would have ended: it neither
+/// ignores, catches nor blocks the signal, and none is pending for it. Seen after an
+/// interrupt was pressed for it, the interrupt never reached it. `None` where the
+/// kernel does not tell (no `/proc`, the process gone).
+pub fn interrupt_would_end(pid: u32) -> Option<bool> {
+    if !proc_reader() {
+        return None;
+    }
+    interrupt_would_end_in(&LocalProcs, pid)
+}
+
+/// [`interrupt_would_end`], from `procs`.
+pub fn interrupt_would_end_in(procs: &dyn Procs, pid: u32) -> Option<bool> {
+    let status = text(procs, pid, "status")?;
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+            .map(str::trim)
+    };
+    // A zombie or a dying process has ended already.
+    if !matches!(field("State")?.chars().next()?, 'R' | 'S' | 'D') {
+        return Some(false);
+    }
+    const SIGINT_BIT: u64 = 1 << (libc::SIGINT - 1);
+    for mask in ["SigIgn", "SigCgt", "SigBlk", "SigPnd", "ShdPnd"] {
+        let bits = u64::from_str_radix(field(mask)?, 16).ok()?;
+        if bits & SIGINT_BIT != 0 {
+            return Some(false);
+        }
+    }
+    Some(true)
+}
+
 /// The command line `pid` runs (its arguments joined by spaces), from `/proc` or `ps`.
 pub fn command_line(pid: u32) -> Option<String> {
     arguments(pid).map(|args| args.join(" "))
@@ -572,6 +620,51 @@ mod tests {
         assert_eq!(group_of(&LocalProcs, root), Some(root));
         assert!(group_members_waiting(Some(root), root).is_empty());
         assert!(group_members_waiting(None, root).is_empty());
+    }
+
+    #[test]
+    fn a_process_that_would_die_of_an_interrupt_is_told_from_one_that_handles_it() {
+        use std::os::unix::process::CommandExt;
+        let start = |script: &str| {
+            std::process::Command::new("sh")
+                .args(["-c", script])
+                .process_group(0)
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        };
+        // `exec sleep` keeps the shell's pid; a trap set before it is kept as "ignore".
+        let mut plain = start("exec sleep 30");
+        let mut ignoring = start("trap '' INT; exec sleep 30");
+        let mut catching = start("trap 'exit 1' INT; sleep 30; :");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        // Until each has set itself up (the catching shell has set its trap once it
+        // started its `sleep`).
+        let set_up = |c: &std::process::Child| match process_name(c.id()).as_deref() {
+            Some("sleep") => true,
+            _ => LocalProcs
+                .children(c.id())
+                .is_some_and(|kids| !kids.is_empty()),
+        };
+        while std::time::Instant::now() < deadline
+            && ![&plain, &ignoring, &catching].iter().all(|c| set_up(c))
+        {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert_eq!(interrupt_would_end(plain.id()), Some(true));
+        assert_eq!(interrupt_would_end(ignoring.id()), Some(false));
+        assert_eq!(interrupt_would_end(catching.id()), Some(false));
+        for child in [&mut plain, &mut ignoring, &mut catching] {
+            // The whole group: the catching shell's `sleep` too.
+            let _ = std::process::Command::new("kill")
+                .args(["-9", "--", &format!("-{}", child.id())])
+                .status();
+            let _ = child.wait();
+        }
+        // Reaped, it is gone: nothing to tell.
+        assert_eq!(interrupt_would_end(plain.id()), None);
     }
 }
 

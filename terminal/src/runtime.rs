@@ -50,6 +50,8 @@ pub struct CommandAt {
     pub typed_into_args: Option<String>,
     /// The nonce of the exit-status sentinel appended to it, for the mark layer.
     pub mark: Option<String>,
+    /// When Enter was pressed.
+    pub entered: Option<std::time::Instant>,
 }
 
 /// Which prompt marks are the pane's own shell's (see [`cohort_backends::MarkParams`]).
@@ -212,6 +214,21 @@ impl PaneData {
             .find(|m| m.mark == PromptMark::CommandStart || m.mark.finished().is_some())
             .is_some_and(|m| m.mark == PromptMark::CommandStart)
     }
+
+    /// Whether the shell has yet to take the line typed last, entered less than
+    /// `recent` ago: a shell that announces its commands has marked nothing since
+    /// Enter, neither the line's start nor its prompt drawn again. Keys pressed now
+    /// reach the shell before the line's command, if any, has the terminal.
+    pub fn line_not_taken(&self, recent: std::time::Duration) -> bool {
+        let Some(last) = self.commands.last() else {
+            return false;
+        };
+        self.announces_start
+            && !last.continues
+            && !last.text.trim().is_empty()
+            && last.entered.is_some_and(|at| at.elapsed() < recent)
+            && self.marks.last().is_none_or(|m| m.offset <= last.offset)
+    }
 }
 
 /// A pane's state plus the channel waiters sleep on.
@@ -325,6 +342,7 @@ impl PaneRuntime {
             typed_into,
             typed_into_args,
             mark,
+            entered: Some(std::time::Instant::now()),
         };
         data.commands.push(command.clone());
         if data.commands.len() > 1024 {

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::support::*;
 use cohort::engine::Engine;
-use cohort_backends::{Key, PaneId};
+use cohort_backends::{Key, PaneId, PaneState};
 use cohort_terminal::{
     completion::{Layer, Until, WaitSpec},
     OpenOptions, RunOutput, SendOptions,
@@ -394,4 +394,135 @@ async fn a_session_running_a_program_reports_the_program() {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// Waits until `program` holds the pane's terminal; its state then.
+async fn until_foreground(engine: &Engine, pane: &PaneId, program: &str) -> PaneState {
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let status = engine.terminal.session_status(pane).await.unwrap();
+        if status.state.foreground_command == program {
+            return status.state;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{program} never held the terminal: {:?}",
+            status.state
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+async fn press(engine: &Engine, pane: &PaneId, key: &str) {
+    engine
+        .terminal
+        .keys(
+            pane,
+            &[key.parse::<Key>().unwrap()],
+            &cohort_terminal::Caller::new("test"),
+            false,
+        )
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn an_interrupt_the_shell_took_for_a_command_it_was_starting_is_pressed_again() {
+    let server = TestServer::new();
+    let (engine, pane) = shell_session(&server).await;
+    // The shell ignores C-c, and its line first loops in the shell itself (which holds
+    // the terminal meanwhile), then runs a program that takes SIGINT's default: a C-c
+    // pressed during the loop reaches the shell only, as one pressed in the instant
+    // between the shell starting a command and handing it the terminal does.
+    run(&engine, &pane, "trap '' INT", spec(10_000)).await;
+    engine
+        .terminal
+        .send(
+            &pane,
+            "for ((i = 0; i < 60000; i++)); do :; done; python3 -S -c 'import signal, time; \
+             signal.signal(signal.SIGINT, signal.SIG_DFL); time.sleep(60)'",
+            &SendOptions::default(),
+            &cohort_terminal::Caller::new("test"),
+        )
+        .await
+        .unwrap();
+    press(&engine, &pane, "C-c").await;
+    let verdict = engine.terminal.wait(&pane, spec(10_000)).await.unwrap();
+    assert_eq!(
+        (verdict.complete, verdict.exit_status),
+        (true, Some(130)),
+        "the command was never interrupted: {verdict:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_interrupt_pressed_while_the_command_held_the_terminal_is_not_pressed_again() {
+    let server = TestServer::new();
+    let (engine, pane) = shell_session(&server).await;
+    // The command holds the terminal and reads C-c as a key (no signal); by the time
+    // the press is judged the terminal sends signals again. The command had the key:
+    // pressing it again would give it a second one.
+    run(&engine, &pane, "stty -isig", spec(10_000)).await;
+    engine
+        .terminal
+        .send(
+            &pane,
+            "sleep 60",
+            &SendOptions::default(),
+            &cohort_terminal::Caller::new("test"),
+        )
+        .await
+        .unwrap();
+    let state = until_foreground(&engine, &pane, "sleep").await;
+    let tty = state.tty.clone().expect("tmux names the pane's terminal");
+    let signals_again = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let set = std::process::Command::new("stty")
+            .args(["-F", &tty, "isig"])
+            .status()
+            .unwrap();
+        assert!(set.success(), "stty -F {tty} isig");
+    });
+    press(&engine, &pane, "C-c").await;
+    signals_again.await.unwrap();
+    let verdict = engine.terminal.wait(&pane, spec(1_000)).await.unwrap();
+    assert!(!verdict.complete, "C-c was pressed again: {verdict:?}");
+}
+
+#[tokio::test]
+async fn an_interrupt_the_command_took_is_not_pressed_again() {
+    let server = TestServer::new();
+    let (engine, pane) = shell_session(&server).await;
+    // It catches SIGINT and carries on: a second C-c would be taken twice.
+    engine
+        .terminal
+        .send(
+            &pane,
+            "bash -c 'trap \"echo caught-\\$((1+1))\" INT; echo armed-$((2+3)); while :; do sleep 0.05; done'",
+            &SendOptions::default(),
+            &cohort_terminal::Caller::new("test"),
+        )
+        .await
+        .unwrap();
+    // Its trap is set once it says so.
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        let screen = engine.terminal.screen(&pane).await.unwrap().rows.join("\n");
+        if screen.contains("armed-5") {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never armed: {screen}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    press(&engine, &pane, "C-c").await;
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let screen = engine.terminal.screen(&pane).await.unwrap().rows.join("\n");
+    assert_eq!(
+        screen.matches("caught-2").count(),
+        1,
+        "the interrupt was not taken once: {screen}"
+    );
 }

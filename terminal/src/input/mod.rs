@@ -45,7 +45,10 @@ const SYNC_WAIT: Duration = Duration::from_secs(2);
 
 /// How long a shell has to run the line that hands it a sentinel's nonce.
 const HANDOVER_WAIT: Duration = Duration::from_secs(10);
-pub use settle::{is_interrupt, settle, settle_after_echo, until_command_ends};
+pub use settle::{
+    interrupt_missed, is_interrupt, is_sigint, settle, settle_after_echo, terminal_holder,
+    until_command_ends, until_line_taken, TerminalHolder,
+};
 
 /// Who is calling: whose read cursor a read moves, and whose lock a keystroke may
 /// pass.
@@ -627,14 +630,27 @@ impl Terminal {
         } else {
             Presume::No
         };
-        let (turn, running) = loop {
+        let interrupts = keys.iter().any(is_sigint);
+        if interrupts {
+            // A line entered a moment ago that the shell has not taken yet: `C-c` now
+            // would reach the shell, which drops the line or runs it on regardless,
+            // where the caller means to stop the command it started.
+            until_line_taken(&self.runtimes.get(pane), LINE_TAKE_WAIT).await;
+        }
+        let (mut turn, running, holder) = loop {
             let mut turn = self
                 .input_with(pane, caller, Purpose::Command, presume)
                 .await?;
             turn.force = force;
             let running = turn.runtime.lock().command_running();
+            // What the interrupt reaches: if not the command (the shell between
+            // starting it and handing it the terminal), it is pressed again below.
+            let holder = match interrupts && running {
+                true => terminal_holder(pane, turn.runtime.lock().last_state.as_ref()),
+                false => None,
+            };
             if turn.press(keys).await? {
-                break (turn, running);
+                break (turn, running, holder);
             }
             presume = Presume::No;
         };
@@ -642,11 +658,41 @@ impl Terminal {
             // The command takes a moment to stop, and a key typed before it has (the
             // next command's first letter) can still be read by it: hold the pane's
             // input until the shell reports the end, briefly.
-            until_command_ends(&turn.runtime, Duration::from_millis(500)).await;
+            until_command_ends(&turn.runtime, INTERRUPT_WAIT).await;
+            let missed = match &holder {
+                Some(holder) if turn.runtime.lock().command_running() => {
+                    interrupt_missed(self.backend.as_ref(), pane, holder).await
+                }
+                _ => false,
+            };
+            if missed {
+                // Taken by the shell in the instant before the command had the
+                // terminal: pressed once more, for the command. The caller's keys
+                // went in; a failure now is only logged.
+                tracing::info!(target: "cohort::engine", %pane, "C-c reached the shell, not the command it was starting: pressed again");
+                let again = [Key {
+                    ctrl: true,
+                    ..Key::plain(KeyCode::Char('c'))
+                }];
+                match turn.press(&again).await {
+                    Ok(true) => until_command_ends(&turn.runtime, INTERRUPT_WAIT).await,
+                    Ok(false) => {}
+                    Err(e) => {
+                        tracing::warn!(target: "cohort::engine", %pane, error = %e, "could not press C-c again")
+                    }
+                }
+            }
         }
         Ok(())
     }
 }
+
+/// How long an interrupt waits for a line entered a moment ago to be taken by the
+/// shell (see [`until_line_taken`]).
+const LINE_TAKE_WAIT: Duration = Duration::from_millis(500);
+
+/// How long the pane's input is held after an interrupt, for the command to stop.
+const INTERRUPT_WAIT: Duration = Duration::from_millis(500);
 
 impl InputTurn {
     /// The pane.
