@@ -13,6 +13,12 @@
 //! stream ends (`%exit`, the server died, the child
 //! was killed) every waiting command fails with [`BackendError::Disconnected`] and
 //! the handler receives [`ControlEvent::Closed`].
+//!
+//! A client is never killed before tmux has answered its attach: tmux up to 3.5
+//! crashes, taking every session with it, when a control client goes while it is
+//! still being identified (seen here with tmux 3.3a: a few hundred clients killed
+//! within milliseconds of starting bring the server down). A client closed before
+//! then is killed once it has attached, or after ten seconds.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -73,7 +79,17 @@ pub struct ControlClient {
     child: Mutex<Option<Child>>,
     reader: tokio::task::JoinHandle<()>,
     peer: Option<Peer>,
+    /// Becomes true once tmux answered the attach (or the stream ended): from then on
+    /// the client may be killed.
+    attached: tokio::sync::watch::Receiver<bool>,
+    /// Set when the connection was dropped: whatever the reader still reads (a client
+    /// dropped while attaching, until it is killed) goes to no one.
+    discarding: Arc<std::sync::atomic::AtomicBool>,
 }
+
+/// How long a client closed before tmux answered its attach is given to attach
+/// before it is killed anyway (see the module's overview).
+const ATTACH_GRACE: Duration = Duration::from_secs(10);
 
 /// The far end of a connection that crosses a network (tmux on a remote host over
 /// ssh): named in errors, and a connection to it that stops answering is closed,
@@ -165,8 +181,16 @@ impl ControlClient {
 
         let pending = Arc::new(Mutex::new(Pending::default()));
         let (ready_tx, ready_rx) = oneshot::channel::<()>();
+        let (attached_tx, attached) = tokio::sync::watch::channel(false);
+        let discarding = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let reader = {
             let pending = pending.clone();
+            let discarding = discarding.clone();
+            let mut handler = move |event: ControlEvent| {
+                if !discarding.load(std::sync::atomic::Ordering::Relaxed) {
+                    handler(event);
+                }
+            };
             tokio::spawn(async move {
                 let mut ready_tx = Some(ready_tx);
                 // A pipe holds 64 KiB: no read returns more.
@@ -194,6 +218,7 @@ impl ControlClient {
                             if let Some(tx) = ready_tx.take() {
                                 // The first block answers the attach itself.
                                 let _ = tx.send(());
+                                let _ = attached_tx.send(true);
                                 if !reply.ours {
                                     continue;
                                 }
@@ -240,6 +265,7 @@ impl ControlClient {
                     p.closed.get_or_insert_with(|| reason.clone());
                     p.slots.clear(); // dropping the senders fails every waiting command
                 }
+                let _ = attached_tx.send(true);
                 handler(ControlEvent::Closed { reason, by_server });
             })
         };
@@ -250,6 +276,8 @@ impl ControlClient {
             child: Mutex::new(Some(child)),
             reader,
             peer,
+            attached,
+            discarding,
         };
         match tokio::time::timeout(Duration::from_secs(10), ready_rx).await {
             Ok(Ok(())) => Ok(client),
@@ -538,10 +566,28 @@ impl ControlClient {
         }
     }
 
-    /// Ends the connection: the child is killed and the reader stops.
+    /// Ends the connection: the child is killed (once it has attached, see the
+    /// module's overview) and the reader stops.
     pub fn shutdown(&self) {
-        if let Some(mut child) = self.child.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        let Some(mut child) = self.child.lock().unwrap_or_else(|e| e.into_inner()).take() else {
+            return;
+        };
+        let mut attached = self.attached.clone();
+        if *attached.borrow() {
             let _ = child.start_kill();
+            return;
+        }
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn(async move {
+                    let _ = tokio::time::timeout(ATTACH_GRACE, attached.wait_for(|a| *a)).await;
+                    let _ = child.start_kill();
+                    let _ = child.wait().await;
+                });
+            }
+            Err(_) => {
+                let _ = child.start_kill();
+            }
         }
     }
 }
@@ -554,8 +600,16 @@ impl crate::link::Closable for ControlClient {
 
 impl Drop for ControlClient {
     fn drop(&mut self) {
+        // A client still attaching keeps its reader, which tells when it has; the
+        // reader ends with the client.
+        let attached = *self.attached.borrow();
+        // No one follows this connection now, not even its end.
+        self.discarding
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         self.shutdown();
-        self.reader.abort();
+        if attached {
+            self.reader.abort();
+        }
     }
 }
 
@@ -613,4 +667,59 @@ fn command_names<S: AsRef<str>>(lines: &[S]) -> String {
         .filter_map(|l| l.as_ref().split_whitespace().next())
         .collect();
     names.join("; ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Whether process `pid` is running (not gone, not a zombie).
+    fn running(pid: u32) -> bool {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|stat| {
+                let (_, rest) = stat.rsplit_once(") ")?;
+                rest.chars().next()
+            })
+            .is_some_and(|state| state != 'Z' && state != 'X')
+    }
+
+    #[tokio::test]
+    async fn a_client_closed_while_attaching_is_killed_once_attached() {
+        let dir = tempfile::tempdir().unwrap();
+        let pid_file = dir.path().join("pid");
+        // A stand-in for `tmux -C` whose attach is answered after 300 ms.
+        let mut command = tokio::process::Command::new("sh");
+        command.arg("-c").arg(format!(
+            "echo $$ > {}; sleep 0.3; printf '%%begin 1 1 0\\n%%end 1 1 0\\n'; exec sleep 30",
+            pid_file.display()
+        ));
+        let given_up = tokio::time::timeout(
+            Duration::from_millis(100),
+            ControlClient::start(command, Box::new(|_| {})),
+        )
+        .await;
+        assert!(given_up.is_err(), "attached before it was answered");
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        let pid: u32 = loop {
+            if let Some(pid) = std::fs::read_to_string(&pid_file)
+                .ok()
+                .and_then(|text| text.trim().parse().ok())
+            {
+                break pid;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "it never started");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        };
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(running(pid), "killed while still attaching");
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        while running(pid) {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "still running long after it attached"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
 }
