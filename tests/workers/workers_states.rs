@@ -415,10 +415,19 @@ async fn approvals_are_listed_and_answered_from_anywhere() {
             && lines.contains("newest report: a permission request (Bash(touch approved.txt))"),
         "{why}"
     );
+    // Its release, from its transcript: the built-in words have no range for it.
+    assert!(
+        lines.contains("claude 2.1.197: no version range applies"),
+        "{why}"
+    );
     let (state_dir, socket) = m.terminal.engine_home();
     // The user's screen words are read by the process that explains.
     let words = state_dir.join("screens.toml");
-    std::fs::write(&words, "[claude]\nbusy = [\"esc to stop\"]\n").unwrap();
+    std::fs::write(
+        &words,
+        "[claude]\nbusy = [\"esc to stop\"]\n[claude.versions.\"2.1\"]\nbusy = [\"esc to halt\"]\n",
+    )
+    .unwrap();
     let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_cohort"))
         .args(["workers", "explain", "quiet"])
         .env("COHORT_SCREENS_FILE", &words)
@@ -441,7 +450,7 @@ async fn approvals_are_listed_and_answered_from_anywhere() {
             && text.contains("Do you want to proceed?")
             && text.contains("(by all.approval \"Do you want to\")")
             && text.contains(&format!(
-                "screen words: built-in screen words with the user's {}",
+                "screen words: built-in screen words with the user's {}; claude 2.1.197: with the words of versions \"2.1\"",
                 words.display()
             )),
         "{text}"

@@ -1,6 +1,8 @@
 //! Why a worker is in its state, in words: what `examine_worker` returns as
 //! `explain` and `cohort workers explain NAME` prints.
 
+use crate::agent::AgentKind;
+
 /// Why a worker is in its state, line by line: the decision, the agent's newest
 /// report, what the screen shows and which rule read it on which row, its output,
 /// and the bounds the decision used.
@@ -59,8 +61,30 @@ pub fn explain(o: &crate::observe::Observation, bounds: &crate::state::Bounds) -
         }
         (None, _) => lines.push("screen: not read (no pane, or the agent is gone)".into()),
     }
+    let kind = o.kind;
+    let release = match &o.cli_version {
+        Some(version) => {
+            let ranges = crate::screen_rules::current().ranges_at(kind, Some(version));
+            match ranges.is_empty() {
+                true => format!("; {} {version}: no version range applies", kind.name()),
+                false => format!(
+                    "; {} {version}: with the words of versions {}",
+                    kind.name(),
+                    ranges
+                        .iter()
+                        .map(|r| format!("{r:?}"))
+                        .collect::<Vec<_>>()
+                        .join(" and ")
+                ),
+            }
+        }
+        None if matches!(kind, AgentKind::Claude | AgentKind::Codex) => {
+            "; the CLI's version is not known yet (its transcript gives it)".into()
+        }
+        None => String::new(),
+    };
     lines.push(format!(
-        "screen words: {}",
+        "screen words: {}{release}",
         crate::screen_rules::describe(&crate::screen_rules::standing())
     ));
     if let Some(at) = o.last_output_ms {

@@ -24,6 +24,7 @@
 pub mod agent;
 pub mod approve;
 pub mod budget;
+pub mod cli_version;
 pub mod close;
 mod error;
 pub mod events;

@@ -39,6 +39,8 @@ pub struct Tracker {
     screen: Option<(ScreenClass, i64)>,
     facts: Option<ScreenFacts>,
     screen_seen: (u64, i64),
+    /// The CLI's version the screen was last read for.
+    screen_version: Option<String>,
     dead_since_ms: Option<i64>,
     pane: Option<PaneInfo>,
     /// Requests the worker's approval policy answered, not yet noted on it.
@@ -81,6 +83,7 @@ impl Tracker {
             screen: None,
             facts: None,
             screen_seen: (u64::MAX, 0),
+            screen_version: None,
             dead_since_ms: None,
             pane: None,
             policy_decisions: Vec::new(),
@@ -180,6 +183,14 @@ impl Tracker {
     pub fn transcript_path(&self) -> Option<&Path> {
         self.transcript.as_ref().map(|(p, _, _)| p.as_path())
     }
+
+    /// The agent CLI's version, when its transcript says it.
+    fn cli_version(&self) -> Option<String> {
+        self.transcript
+            .as_ref()
+            .and_then(|(_, _, parser)| parser.version())
+            .map(str::to_string)
+    }
 }
 
 /// A tool call as shown: `Bash(git status)`, or the tool alone.
@@ -225,6 +236,11 @@ pub struct Observation {
     pub screen_since_ms: Option<i64>,
     /// When the pane last printed (Unix ms).
     pub last_output_ms: Option<i64>,
+    /// The agent CLI.
+    pub kind: AgentKind,
+    /// Its version, as its transcript said it when the screen was read (with the
+    /// words of that release).
+    pub cli_version: Option<String>,
 }
 
 impl Observation {
@@ -460,26 +476,8 @@ impl Workers {
                 process.replaced_by = Some(s.foreground_command.clone());
             }
         }
-        // The screen, when it may have changed.
-        if let Some(p) = pane.as_ref().filter(|_| !dead) {
-            let (seen_len, seen_at) = t.screen_seen;
-            if fresh_screen || seen_len != journal_len || now - seen_at >= 1000 {
-                if let Some((s, journal_len)) = self.stable_screen(&p.id).await {
-                    let rows: Vec<String> =
-                        s.rows.iter().map(|r| r.trim_end().to_string()).collect();
-                    let facts = screen::read(kind, &rows, Some(usize::from(s.cursor.y)));
-                    let class = facts.class();
-                    if t.screen.as_ref().is_none_or(|(c, _)| *c != class) {
-                        // When cohort first saw it: never earlier than it was drawn,
-                        // so a report is taken as newer than a frame only when it is.
-                        t.screen = Some((class, now));
-                    }
-                    t.facts = Some(facts);
-                    t.screen_seen = (journal_len, now);
-                }
-            }
-        }
-        // The transcript: as reported, as recorded, or found.
+        // The transcript: as reported, as recorded, or found (first: the screen is
+        // read with the words of the release it names).
         let mut transcript = t
             .hook
             .transcript_path
@@ -493,6 +491,32 @@ impl Workers {
             }
         }
         t.take_transcript(transcript.clone(), kind);
+        // The screen, when it may have changed.
+        if let Some(p) = pane.as_ref().filter(|_| !dead) {
+            let (seen_len, seen_at) = t.screen_seen;
+            if fresh_screen || seen_len != journal_len || now - seen_at >= 1000 {
+                if let Some((s, journal_len)) = self.stable_screen(&p.id).await {
+                    let rows: Vec<String> =
+                        s.rows.iter().map(|r| r.trim_end().to_string()).collect();
+                    let version = t.cli_version();
+                    let facts = screen::read_at(
+                        kind,
+                        version.as_deref(),
+                        &rows,
+                        Some(usize::from(s.cursor.y)),
+                    );
+                    let class = facts.class();
+                    if t.screen.as_ref().is_none_or(|(c, _)| *c != class) {
+                        // When cohort first saw it: never earlier than it was drawn,
+                        // so a report is taken as newer than a frame only when it is.
+                        t.screen = Some((class, now));
+                    }
+                    t.facts = Some(facts);
+                    t.screen_version = version;
+                    t.screen_seen = (journal_len, now);
+                }
+            }
+        }
         // Hooks run before the agent writes its transcript: events recorded while the
         // transcript was read belong with what it showed.
         t.take_events();
@@ -575,6 +599,8 @@ impl Workers {
             last_report: reports.last().cloned(),
             screen_since_ms: t.screen.as_ref().map(|(_, since)| *since),
             last_output_ms: process.last_output_ms,
+            kind,
+            cli_version: t.screen_version.clone(),
         };
         let decided = std::mem::take(&mut t.policy_decisions);
         drop(t);

@@ -114,7 +114,22 @@ impl ScreenFacts {
 /// Reads `rows` (the rendered screen, trailing spaces trimmed) of `kind`'s TUI, with
 /// the cursor's row when known.
 pub fn read(kind: AgentKind, rows: &[String], cursor_row: Option<usize>) -> ScreenFacts {
-    read_with(&crate::screen_rules::current(), kind, rows, cursor_row)
+    read_at(kind, None, rows, cursor_row)
+}
+
+/// [`read`] for the release `version` of the CLI, when known: with the words of the
+/// version ranges of `screens.toml` it is in.
+pub fn read_at(
+    kind: AgentKind,
+    version: Option<&str>,
+    rows: &[String],
+    cursor_row: Option<usize>,
+) -> ScreenFacts {
+    let words = crate::screen_rules::current();
+    match words.ranges_at(kind, version).is_empty() {
+        true => read_with(&words, kind, rows, cursor_row),
+        false => read_with(&words.at(kind, version), kind, rows, cursor_row),
+    }
 }
 
 /// [`read`] with the words `w`.
@@ -668,6 +683,31 @@ mod tests {
             read(AgentKind::Claude, &frame, Some(4)).class(),
             ScreenClass::Busy
         );
+    }
+
+    /// A busy line worded anew by one release only is read as busy for that release,
+    /// from the words of its version range, and not for others.
+    #[test]
+    fn a_busy_phrase_of_one_release_is_read_for_that_release() {
+        let frame = claude_frame("❯", "esc to halt", true);
+        let user = crate::screen_rules::parse(
+            "[claude.versions.\">=9.1, <9.2\"]\nbusy = [\"esc to halt\"]\n",
+            "test",
+        )
+        .unwrap();
+        let words = crate::screen_rules::merged(crate::screen_rules::built_in(), user);
+        for (version, class) in [
+            (Some("9.1.4"), ScreenClass::Busy),
+            (Some("9.2.0"), ScreenClass::Idle),
+            (None, ScreenClass::Idle),
+        ] {
+            let at = words.at(AgentKind::Claude, version);
+            assert_eq!(
+                read_with(&at, AgentKind::Claude, &frame, None).class(),
+                class,
+                "{version:?}"
+            );
+        }
     }
 
     /// A release that words its busy line anew reads idle with the built-in words,

@@ -13,11 +13,14 @@
 //! line and reason, logged once, and shown by `cohort workers rules` and in every
 //! worker's `explain`; the built-in words keep working meanwhile.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
 
+use crate::agent::AgentKind;
+use crate::cli_version::{Version, VersionRange};
 use crate::user_file::{toml_line, Standing, Watched};
 
 /// The built-in words.
@@ -88,6 +91,17 @@ pub struct Phrases {
     /// Messages queued while busy.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub queued: Vec<String>,
+    /// Words of some releases only, by version range (`">=2.1"`, `">=0.40, <0.46"`; see
+    /// [`crate::cli_version`]): for a CLI whose version is in a range, its lists are
+    /// added to this table's, or, with `replace = true`, used instead of the lists
+    /// they give. Ranges apply in the order of their text.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub versions: BTreeMap<String, Phrases>,
+    /// In a version table: the lists (by key) that replace the table's own where it
+    /// applies, those a file gave under `replace = true`. Kept per list, so that two
+    /// files' tables for one range each keep their own choice.
+    #[serde(skip)]
+    replacing: BTreeSet<&'static str>,
 }
 
 impl Phrases {
@@ -112,21 +126,36 @@ impl Phrases {
     /// These phrases with a user's `over` them: added, or in place of a list the
     /// user gave with `replace`.
     fn with(mut self, mut over: Phrases) -> Phrases {
-        let replace = over.replace;
-        for ((_, mine), (_, theirs)) in self.lists_mut().into_iter().zip(over.lists_mut()) {
+        for (range, theirs) in std::mem::take(&mut over.versions) {
+            let merged = match self.versions.remove(&range) {
+                Some(mine) => mine.with(theirs),
+                None => theirs,
+            };
+            self.versions.insert(range, merged);
+        }
+        let (replace, replacing) = (over.replace, std::mem::take(&mut over.replacing));
+        let mut replaced = Vec::new();
+        for ((key, mine), (_, theirs)) in self.lists_mut().into_iter().zip(over.lists_mut()) {
             if theirs.is_empty() {
                 continue;
             }
-            if replace {
+            if replace || replacing.contains(key) {
                 mine.clear();
+                replaced.push(key);
             }
-            for phrase in theirs.drain(..) {
-                if !mine.contains(&phrase) {
-                    mine.push(phrase);
-                }
-            }
+            add_new(mine, theirs.drain(..));
         }
+        self.replacing.extend(replaced);
         self
+    }
+
+    /// The keys of the lists it gives.
+    fn given(&mut self) -> BTreeSet<&'static str> {
+        self.lists_mut()
+            .into_iter()
+            .filter(|(_, list)| !list.is_empty())
+            .map(|(key, _)| key)
+            .collect()
     }
 
     /// A list that holds an empty phrase (which every row contains), by its key.
@@ -148,6 +177,68 @@ impl Phrases {
 }
 
 impl Wording {
+    /// The words for `kind` at `version`: its table with the words of every range
+    /// the version is in (in the order of their text) over it. An unknown version
+    /// gets the table's own words.
+    pub fn at(&self, kind: AgentKind, version: Option<&str>) -> Wording {
+        let mut words = self.clone();
+        let (Some(own), Some(table)) = (self.table(kind), words.table_mut(kind)) else {
+            return words;
+        };
+        let mut applied: Vec<Phrases> = applying(own, version).map(|(_, p)| p.clone()).collect();
+        // Replacements first (the union of those for a list), then additions: the
+        // result does not depend on the order the ranges are written in.
+        let mut cleared = BTreeSet::new();
+        for replacing in [true, false] {
+            for phrases in &mut applied {
+                let replaces = phrases.replacing.clone();
+                for ((key, mine), (_, theirs)) in
+                    table.lists_mut().into_iter().zip(phrases.lists_mut())
+                {
+                    if theirs.is_empty() || replaces.contains(key) != replacing {
+                        continue;
+                    }
+                    if replacing && cleared.insert(key) {
+                        mine.clear();
+                    }
+                    add_new(mine, theirs.iter().cloned());
+                }
+            }
+        }
+        words
+    }
+
+    /// The ranges of `kind`'s table that hold for `version`.
+    pub fn ranges_at(&self, kind: AgentKind, version: Option<&str>) -> Vec<String> {
+        self.table(kind)
+            .map(|table| {
+                applying(table, version)
+                    .map(|(range, _)| range.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    fn table(&self, kind: AgentKind) -> Option<&Phrases> {
+        match kind {
+            AgentKind::Claude => Some(&self.claude),
+            AgentKind::Codex => Some(&self.codex),
+            AgentKind::Gemini => Some(&self.gemini),
+            AgentKind::Aider => Some(&self.aider),
+            AgentKind::Custom => None,
+        }
+    }
+
+    fn table_mut(&mut self, kind: AgentKind) -> Option<&mut Phrases> {
+        match kind {
+            AgentKind::Claude => Some(&mut self.claude),
+            AgentKind::Codex => Some(&mut self.codex),
+            AgentKind::Gemini => Some(&mut self.gemini),
+            AgentKind::Aider => Some(&mut self.aider),
+            AgentKind::Custom => None,
+        }
+    }
+
     /// Every table with its name.
     fn tables_mut(&mut self) -> [(&'static str, &mut Phrases); 5] {
         [
@@ -170,9 +261,16 @@ impl Wording {
         }
     }
 
-    /// The words as a `screens.toml` would give them.
+    /// The words as a `screens.toml` would give them. A version table two files gave
+    /// prints `replace = true` when any of its lists replaces the table's.
     pub fn to_toml(&self) -> String {
-        toml::to_string(self).unwrap_or_default()
+        let mut words = self.clone();
+        for (_, table) in words.tables_mut() {
+            for versioned in table.versions.values_mut() {
+                versioned.replace = !versioned.replacing.is_empty();
+            }
+        }
+        toml::to_string(&words).unwrap_or_default()
     }
 }
 
@@ -180,6 +278,33 @@ impl Wording {
 /// table with `replace = true`.
 pub fn merged(base: &Wording, over: Wording) -> Wording {
     base.clone().with(over)
+}
+
+/// Adds to `list` the phrases it does not hold yet.
+fn add_new(list: &mut Vec<String>, phrases: impl IntoIterator<Item = String>) {
+    for phrase in phrases {
+        if !list.contains(&phrase) {
+            list.push(phrase);
+        }
+    }
+}
+
+/// The tables whose CLI's transcript gives its version: only they take version
+/// ranges.
+const VERSIONED: [&str; 2] = ["claude", "codex"];
+
+/// The version tables of `table` whose range holds for `version` (none for an
+/// unknown version; ranges that do not read were refused when the file was).
+fn applying<'a>(
+    table: &'a Phrases,
+    version: Option<&str>,
+) -> impl Iterator<Item = (&'a String, &'a Phrases)> {
+    let version = version.and_then(Version::parse);
+    table.versions.iter().filter(move |(range, _)| {
+        version
+            .as_ref()
+            .is_some_and(|v| VersionRange::parse(range).is_ok_and(|r| r.contains(v)))
+    })
 }
 
 /// The keys each table's reader looks at.
@@ -223,19 +348,62 @@ pub fn parse(text: &str, origin: &str) -> Result<Wording, String> {
     let mut wording: Wording = toml::from_str(text)
         .map_err(|e| format!("{origin}{}: {}", toml_line(text, &e), e.message()))?;
     for ((table, phrases), (_, used)) in wording.tables_mut().into_iter().zip(USED) {
-        if let Some(key) = phrases.empty_phrase() {
+        // The line of the first table header (or key) naming all of `needles`.
+        let line = |needles: &[&str]| {
+            text.lines()
+                .position(|l| {
+                    !l.trim_start().starts_with('#') && needles.iter().all(|n| l.contains(n))
+                })
+                .map(|i| format!(", line {}", i + 1))
+                .unwrap_or_default()
+        };
+        let versions_of = format!("{table}.versions");
+        if !VERSIONED.contains(&table) && !phrases.versions.is_empty() {
             return Err(format!(
-                "{origin}: [{table}] {key} holds an empty phrase, which every row contains: remove it"
+                "{origin}{}: [{table}] has versions, but {}: give version ranges in the table of a CLI whose transcript gives its version ({})",
+                line(&[&versions_of]),
+                match table {
+                    "all" => "its words are every CLI's",
+                    _ => "this CLI's transcript does not give its version",
+                },
+                VERSIONED.join(", ")
             ));
         }
-        if let Some(key) = phrases.unused(used) {
-            return Err(format!(
-                "{origin}: [{table}] {key} is not read for this table (its keys: {}): move the phrases where they are read",
-                used.join(", ")
-            ));
+        check_phrases(phrases, used).map_err(|e| format!("{origin}: [{table}] {e}"))?;
+        for (range, versioned) in &mut phrases.versions {
+            let place = format!(
+                "{origin}{}: [{table}.versions.{range:?}]",
+                line(&[&versions_of, range])
+            );
+            VersionRange::parse(range).map_err(|e| format!("{place} {e}"))?;
+            if !versioned.versions.is_empty() {
+                return Err(format!(
+                    "{place} has versions of its own: give each range its own table under [{table}.versions]"
+                ));
+            }
+            check_phrases(versioned, used).map_err(|e| format!("{place} {e}"))?;
+            if versioned.replace {
+                versioned.replacing = versioned.given();
+            }
         }
     }
     Ok(wording)
+}
+
+/// The checks of one table's lists: no empty phrase, no key its reader never reads.
+fn check_phrases(phrases: &mut Phrases, used: &[&str]) -> Result<(), String> {
+    if let Some(key) = phrases.empty_phrase() {
+        return Err(format!(
+            "{key} holds an empty phrase, which every row contains: remove it"
+        ));
+    }
+    if let Some(key) = phrases.unused(used) {
+        return Err(format!(
+            "{key} is not read for this table (its keys: {}): move the phrases where they are read",
+            used.join(", ")
+        ));
+    }
+    Ok(())
 }
 
 /// The built-in words.
@@ -313,6 +481,99 @@ mod tests {
     }
 
     #[test]
+    fn words_of_a_version_range_hold_for_the_releases_in_it() {
+        let user = parse(
+            "[claude.versions.\">=9.0\"]\nbusy = [\"esc to halt\"]\n\n\
+             [claude.versions.\">=8, <9\"]\nreplace = true\nbusy = [\"old busy\"]\n",
+            "test",
+        )
+        .unwrap();
+        let words = merged(built_in(), user);
+        let newer = words.at(AgentKind::Claude, Some("9.1.0"));
+        assert!(newer.claude.busy.contains(&"esc to interrupt".to_string()));
+        assert!(newer.claude.busy.contains(&"esc to halt".to_string()));
+        assert!(newer.claude.versions.contains_key(">=9.0"));
+        let older = words.at(AgentKind::Claude, Some("v8.5.2"));
+        assert_eq!(older.claude.busy, ["old busy"]);
+        // What the range did not list is the table's own.
+        assert_eq!(older.claude.hanging, built_in().claude.hanging);
+        for unknown in [None, Some("7.0.1"), Some("not a version")] {
+            assert_eq!(
+                words.at(AgentKind::Claude, unknown).claude.busy,
+                built_in().claude.busy
+            );
+        }
+        assert_eq!(words.ranges_at(AgentKind::Claude, Some("8.9")), [">=8, <9"]);
+        assert!(words.ranges_at(AgentKind::Codex, Some("9.1")).is_empty());
+        // Ranges of the same text in a second file add to the first's.
+        let more = parse(
+            "[claude.versions.\">=9.0\"]\nbusy = [\"halting\"]\n",
+            "test",
+        )
+        .unwrap();
+        let words = merged(&words, more);
+        let busy = &words.at(AgentKind::Claude, Some("9.0")).claude.busy;
+        assert!(busy.contains(&"esc to halt".to_string()) && busy.contains(&"halting".to_string()));
+    }
+
+    #[test]
+    fn a_version_range_with_an_error_says_where_and_why() {
+        let e = parse(
+            "[claude]\nbusy = [\"a\"]\n[claude.versions.\"~2.1\"]\nbusy = [\"b\"]\n",
+            "screens.toml",
+        )
+        .unwrap_err();
+        assert!(
+            e.starts_with("screens.toml, line 3: [claude.versions.\"~2.1\"]"),
+            "{e}"
+        );
+        assert!(e.contains("is not a comparison"), "{e}");
+        let e = parse(
+            "[all.versions.\">=1\"]\nsign_in = [\"x\"]\n",
+            "screens.toml",
+        )
+        .unwrap_err();
+        assert!(e.contains("[all] has versions"), "{e}");
+        let e = parse(
+            "[codex.versions.\">=1\"]\nhanging = [\"\"]\n",
+            "screens.toml",
+        )
+        .unwrap_err();
+        assert!(e.contains("hanging holds an empty phrase"), "{e}");
+        let e = parse(
+            "[aider.versions.\">=1\"]\napproval = [\"w\"]\n",
+            "screens.toml",
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("[aider] has versions, but this CLI's transcript"),
+            "{e}"
+        );
+        let e = parse(
+            "[codex.versions.\">=1\"]\nsign_in = [\"w\"]\n",
+            "screens.toml",
+        )
+        .unwrap_err();
+        assert!(e.contains("sign_in is not read for this table"), "{e}");
+        // The line is the range's own, not another table's of the same text.
+        let e = parse(
+            "[claude.versions.\">=2\"]\nbusy = [\"a\"]\n[codex.versions.\">=2\"]\nbusy = [\"\"]\n",
+            "screens.toml",
+        )
+        .unwrap_err();
+        assert!(
+            e.starts_with("screens.toml, line 3: [codex.versions"),
+            "{e}"
+        );
+        let e = parse(
+            "[claude.versions.\">=1\".versions.\">=2\"]\nbusy = [\"w\"]\n",
+            "screens.toml",
+        )
+        .unwrap_err();
+        assert!(e.contains("has versions of its own"), "{e}");
+    }
+
+    #[test]
     fn a_file_with_an_error_says_where_and_why() {
         let e = parse(
             "[claude]\nbusy = [\"a\"]\nspinner = [\"b\"]\n",
@@ -333,5 +594,46 @@ mod tests {
     fn the_words_print_as_a_file_that_reads_back() {
         let w = built_in().clone();
         assert_eq!(parse(&w.to_toml(), "printed").unwrap(), w);
+        let user = parse(
+            "[claude.versions.\">=2.3, <2.5\"]\nreplace = true\nbusy = [\"x\"]\n[codex.versions.\"0.4\"]\nhints = [\"y\"]\n",
+            "test",
+        )
+        .unwrap();
+        let w = merged(built_in(), user);
+        assert_eq!(parse(&w.to_toml(), "printed").unwrap(), w);
+    }
+
+    #[test]
+    fn replacements_come_before_additions_and_each_list_keeps_its_files_choice() {
+        // Whatever order the ranges sort in, an addition is not lost to a replacement.
+        for (adds, replaces) in [(">=2.0", ">=2.4, <2.5"), (">=2.0", "2.4")] {
+            let user = parse(
+                &format!(
+                    "[claude.versions.\"{adds}\"]\nbusy = [\"added\"]\n\
+                     [claude.versions.\"{replaces}\"]\nreplace = true\nbusy = [\"only\"]\n"
+                ),
+                "test",
+            )
+            .unwrap();
+            let words = merged(built_in(), user);
+            assert_eq!(
+                words.at(AgentKind::Claude, Some("2.4.1")).claude.busy,
+                ["only", "added"],
+                "{adds} / {replaces}"
+            );
+        }
+        // A second file's table for the same range: its `replace` is its own lists'.
+        let first = parse(
+            "[claude.versions.\">=3\"]\nreplace = true\nbusy = [\"first\"]\n",
+            "first",
+        )
+        .unwrap();
+        let second = parse("[claude.versions.\">=3\"]\nhanging = [\"~\"]\n", "second").unwrap();
+        let words = merged(&merged(built_in(), first), second);
+        let at = words.at(AgentKind::Claude, Some("3.0"));
+        assert_eq!(at.claude.busy, ["first"]);
+        let mut hanging = built_in().claude.hanging.clone();
+        hanging.push("~".into());
+        assert_eq!(at.claude.hanging, hanging);
     }
 }

@@ -12,6 +12,8 @@ use crate::state::TurnOutcome;
 #[derive(Debug, Default)]
 pub struct ClaudeParser {
     api_error: Option<String>,
+    /// The CLI's version, as its entries give it (the newest).
+    pub version: Option<String>,
     /// The tokens the session spent.
     pub(crate) meter: super::usage::ClaudeMeter,
 }
@@ -46,6 +48,11 @@ impl ClaudeParser {
             .and_then(Value::as_str)
             .and_then(parse_iso_ms)
             .unwrap_or(0);
+        if let Some(version) = v.get("version").and_then(Value::as_str) {
+            if self.version.as_deref() != Some(version) {
+                self.version = Some(version.chars().take(64).collect());
+            }
+        }
         if v.get("isMeta").and_then(Value::as_bool) == Some(true)
             || v.get("isSidechain").and_then(Value::as_bool) == Some(true)
         {

@@ -14,6 +14,8 @@ use crate::state::TurnOutcome;
 #[derive(Debug, Default)]
 pub struct CodexParser {
     error: Option<String>,
+    /// The CLI's version, as the session's first line gives it.
+    pub version: Option<String>,
     /// The tokens the session spent.
     pub(crate) meter: super::usage::CodexMeter,
 }
@@ -64,6 +66,9 @@ impl CodexParser {
             .and_then(parse_iso_ms)
             .unwrap_or(0);
         let p = &v["payload"];
+        if let Some(version) = p.get("cli_version").and_then(Value::as_str) {
+            self.version = Some(version.chars().take(64).collect());
+        }
         match (
             v.get("type").and_then(Value::as_str),
             p.get("type").and_then(Value::as_str),

@@ -139,6 +139,16 @@ impl Parser {
         }
     }
 
+    /// The CLI's version, when its transcript says it (Claude Code on every entry,
+    /// Codex in its session's first line).
+    pub fn version(&self) -> Option<&str> {
+        match self {
+            Parser::Claude(p) => p.version.as_deref(),
+            Parser::Codex(p) => p.version.as_deref(),
+            Parser::Aider(_) | Parser::Gemini => None,
+        }
+    }
+
     /// What the session spent so far, for the CLIs that record it, its cost from
     /// the price table when the CLI states none.
     pub fn usage(&self) -> Option<usage::Usage> {
@@ -505,5 +515,22 @@ mod tests {
         );
         assert_eq!(t[1].prompt, "again");
         assert_eq!(t[1].outcome, Some(TurnOutcome::Interrupted));
+    }
+
+    #[test]
+    fn the_clis_version_is_taken_from_its_transcript() {
+        let mut claude = Parser::for_kind(AgentKind::Claude).unwrap();
+        assert_eq!(claude.version(), None);
+        claude.line(r#"{"type":"permission-mode","permissionMode":"default"}"#);
+        assert_eq!(claude.version(), None);
+        claude
+            .line(r#"{"type":"user","version":"2.1.197","isMeta":true,"message":{"content":"x"}}"#);
+        assert_eq!(claude.version(), Some("2.1.197"));
+        let mut codex = Parser::for_kind(AgentKind::Codex).unwrap();
+        codex.line(
+            r#"{"timestamp":"2026-11-23T15:02:27.030Z","type":"session_meta","payload":{"id":"s","cli_version":"0.169.0","originator":"codex-tui"}}"#,
+        );
+        assert_eq!(codex.version(), Some("0.169.0"));
+        assert_eq!(Parser::for_kind(AgentKind::Aider).unwrap().version(), None);
     }
 }
