@@ -24,7 +24,6 @@ use std::fs::File;
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::SystemTime;
 
 use tokio_util::sync::CancellationToken;
 
@@ -82,13 +81,6 @@ impl Drop for Hub {
         self.stop.cancel();
         live().remove(&self.instance);
     }
-}
-
-/// Unix seconds now.
-pub(crate) fn unix_now() -> i64 {
-    SystemTime::now()
-        .duration_since(SystemTime::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
 }
 
 /// When process `pid` started (clock ticks since boot, from `/proc`), where known.

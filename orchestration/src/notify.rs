@@ -17,11 +17,8 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
 use crate::registry::OrchestrationTables;
+use crate::registry::{NotificationRecord, EVERYONE};
 use crate::Orchestrator;
-use crate::{
-    hub::unix_now,
-    registry::{NotificationRecord, EVERYONE},
-};
 use cohort_backends::PaneId;
 use cohort_terminal::registry::LockRecord;
 use cohort_terminal::{
@@ -126,7 +123,7 @@ fn short(text: &str) -> String {
 
 /// How long ago Unix second `since` was: `42 s ago`, `3 min ago`, `2 h ago`.
 pub fn ago(since: i64) -> String {
-    match (unix_now() - since).max(0) {
+    match (cohort_terminal::registry::now() - since).max(0) {
         s if s < 120 => format!("{s} s ago"),
         s if s < 2 * 3600 => format!("{} min ago", s / 60),
         s if s < 2 * 86_400 => format!("{} h ago", s / 3600),

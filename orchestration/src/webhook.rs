@@ -168,7 +168,7 @@ impl Webhook {
         let (body, headers) = match self.format {
             Format::Json => (
                 json!({"kind": kind, "from": from, "to": to, "message": message,
-                       "at": crate::hub::unix_now()})
+                       "at": cohort_terminal::registry::now()})
                 .to_string(),
                 vec!["Content-Type: application/json".to_string()],
             ),

@@ -12,7 +12,7 @@ use crate::{
     names::{self, NameKind},
     registry::SessionRecord,
     resolve_target,
-    sessions::{learn_mark_key, unix_now},
+    sessions::learn_mark_key,
     Terminal, TerminalError,
 };
 
@@ -212,7 +212,7 @@ impl Terminal {
             server: self.server_key.clone(),
             pane: pane.id.to_string(),
             cwd: state.cwd.clone(),
-            created: unix_now(),
+            created: crate::registry::now(),
             last_command: None,
             tags: Vec::new(),
         };

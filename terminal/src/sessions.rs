@@ -166,7 +166,9 @@ impl Terminal {
                 server: self.server_key.clone(),
                 pane: pane.id.to_string(),
                 cwd: None,
-                created: record.map(|r| r.created).unwrap_or_else(unix_now),
+                created: record
+                    .map(|r| r.created)
+                    .unwrap_or_else(crate::registry::now),
                 last_command: None,
                 tags: Vec::new(),
             };
@@ -187,7 +189,8 @@ impl Terminal {
                 .iter()
                 .any(|p| p.identity.as_ref().is_some_and(|i| i.id == record.id));
             // A name another process claimed a moment ago, whose pane is on its way.
-            let being_opened = record.pane.is_empty() && unix_now() - record.created < 60;
+            let being_opened =
+                record.pane.is_empty() && crate::registry::now() - record.created < 60;
             if !alive && !being_opened && listed_here(&record.pane) {
                 let id = record.id.clone();
                 self.db(move |r| r.remove_session(&id)).await?;
@@ -393,7 +396,7 @@ impl Terminal {
             server: self.server_key.clone(),
             pane: pane.id.to_string(),
             cwd,
-            created: unix_now(),
+            created: crate::registry::now(),
             last_command: None,
             tags: Vec::new(),
         };
@@ -762,13 +765,6 @@ fn check_open_options(options: &OpenOptions) -> Result<(), TerminalError> {
         ));
     }
     Ok(())
-}
-
-pub(crate) fn unix_now() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
 }
 
 /// Removes journal directories of cohort processes that no longer run.
