@@ -215,6 +215,16 @@ impl PaneData {
             .is_some_and(|m| m.mark == PromptMark::CommandStart)
     }
 
+    /// Where the shell announced the start of its latest command (the offset of its
+    /// `C` mark), if it did.
+    pub fn last_command_start(&self) -> Option<u64> {
+        self.marks
+            .iter()
+            .rev()
+            .find(|m| m.mark == PromptMark::CommandStart)
+            .map(|m| m.offset)
+    }
+
     /// Whether the shell has yet to take the line typed last, entered less than
     /// `recent` ago: a shell that announces its commands has marked nothing since
     /// Enter, neither the line's start nor its prompt drawn again. Keys pressed now

@@ -526,3 +526,28 @@ async fn an_interrupt_the_command_took_is_not_pressed_again() {
         "the interrupt was not taken once: {screen}"
     );
 }
+
+#[tokio::test]
+async fn keys_after_an_interrupt_that_start_the_command_again_are_not_interrupted() {
+    let server = TestServer::new();
+    let (engine, pane) = shell_session(&server).await;
+    run(&engine, &pane, "sleep 30", spec(200)).await;
+    let before = until_foreground(&engine, &pane, "sleep").await;
+    // Stopped, then started again from the history: the new one runs on.
+    engine
+        .terminal
+        .keys(
+            &pane,
+            &["C-c", "Up", "Enter"].map(|k| k.parse::<Key>().unwrap()),
+            &cohort_terminal::Caller::new("test"),
+            false,
+        )
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let after = until_foreground(&engine, &pane, "sleep").await;
+    assert_ne!(
+        after.foreground_pid, before.foreground_pid,
+        "the first sleep was not stopped"
+    );
+}

@@ -496,6 +496,8 @@ impl Workers {
             let (seen_len, seen_at) = t.screen_seen;
             if fresh_screen || seen_len != journal_len || now - seen_at >= 1000 {
                 if let Some((s, journal_len)) = self.stable_screen(&p.id).await {
+                    // Seen now, after the capture: never earlier than it was drawn.
+                    let seen = now_ms();
                     let rows: Vec<String> =
                         s.rows.iter().map(|r| r.trim_end().to_string()).collect();
                     let version = t.cli_version();
@@ -509,11 +511,11 @@ impl Workers {
                     if t.screen.as_ref().is_none_or(|(c, _)| *c != class) {
                         // When cohort first saw it: never earlier than it was drawn,
                         // so a report is taken as newer than a frame only when it is.
-                        t.screen = Some((class, now));
+                        t.screen = Some((class, seen));
                     }
                     t.facts = Some(facts);
                     t.screen_version = version;
-                    t.screen_seen = (journal_len, now);
+                    t.screen_seen = (journal_len, seen);
                 }
             }
         }

@@ -645,8 +645,15 @@ impl Terminal {
             let running = turn.runtime.lock().command_running();
             // What the interrupt reaches: if not the command (the shell between
             // starting it and handing it the terminal), it is pressed again below.
+            // With the command it was pressed for: the start the shell announced.
             let holder = match interrupts && running {
-                true => terminal_holder(pane, turn.runtime.lock().last_state.as_ref()),
+                true => {
+                    let (last, started) = {
+                        let data = turn.runtime.lock();
+                        (data.last_state.clone(), data.last_command_start())
+                    };
+                    terminal_holder(pane, last.as_ref()).map(|h| (h, started))
+                }
                 false => None,
             };
             if turn.press(keys).await? {
@@ -659,8 +666,10 @@ impl Terminal {
             // next command's first letter) can still be read by it: hold the pane's
             // input until the shell reports the end, briefly.
             until_command_ends(&turn.runtime, INTERRUPT_WAIT).await;
+            // Only for the command it was pressed for: one the keys after it started
+            // (`C-c Up Enter` runs the last command again) is not interrupted.
             let missed = match &holder {
-                Some(holder) if turn.runtime.lock().command_running() => {
+                Some((holder, started)) if still_running(&turn.runtime, *started) => {
                     interrupt_missed(self.backend.as_ref(), pane, holder).await
                 }
                 _ => false,
@@ -685,6 +694,13 @@ impl Terminal {
         }
         Ok(())
     }
+}
+
+/// Whether the command the shell announced at `started` still runs: no command
+/// started since, none ended.
+fn still_running(runtime: &PaneRuntime, started: Option<u64>) -> bool {
+    let data = runtime.lock();
+    data.command_running() && data.last_command_start() == started
 }
 
 /// How long an interrupt waits for a line entered a moment ago to be taken by the
