@@ -297,6 +297,9 @@ pub struct TtyMode {
     /// turns it off and draws the line itself, so keys read with echo on are not a
     /// shell's prompt but a program (or a builtin: `read -n1`) asking for a key.
     pub echo: bool,
+    /// `C-c` becomes SIGINT for the foreground process group (`ISIG`). Off, a
+    /// program reads `C-c` as a key.
+    pub signals: bool,
 }
 
 /// The mode of the terminal device at `tty` (`/dev/pts/3`): `tcgetattr`, which any
@@ -313,6 +316,7 @@ pub fn tty_mode(tty: &std::path::Path) -> Option<TtyMode> {
     Some(TtyMode {
         line: termios.c_lflag & libc::ICANON != 0,
         echo: termios.c_lflag & libc::ECHO != 0,
+        signals: termios.c_lflag & libc::ISIG != 0,
     })
 }
 
@@ -346,20 +350,6 @@ fn open_tty(tty: &std::path::Path) -> Option<std::fs::File> {
         .custom_flags(libc::O_NOCTTY | libc::O_NONBLOCK)
         .open(tty)
         .ok()
-}
-
-/// Whether the terminal device at `tty` turns `C-c` into SIGINT for its foreground
-/// process group (`ISIG`). Off, a program reads `C-c` as a key. `None` when it cannot
-/// be opened.
-pub fn tty_sends_signals(tty: &std::path::Path) -> Option<bool> {
-    use std::os::unix::io::AsRawFd;
-    let file = open_tty(tty)?;
-    // SAFETY: as in `tty_mode`.
-    let mut termios: libc::termios = unsafe { std::mem::zeroed() };
-    if unsafe { libc::tcgetattr(file.as_raw_fd(), &mut termios) } != 0 {
-        return None;
-    }
-    Some(termios.c_lflag & libc::ISIG != 0)
 }
 
 /// Whether `pid` lives on as a process that a SIGINT would have ended: it neither

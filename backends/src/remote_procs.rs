@@ -164,18 +164,23 @@ fn fd_entry(listing: &str) -> Option<(u32, PathBuf)> {
 fn stty_mode(text: &str) -> Option<TtyMode> {
     let mut line = None;
     let mut echo = None;
+    let mut signals = None;
     for word in text.split(|c: char| c.is_whitespace() || c == ';') {
         match word {
             "icanon" => line = Some(true),
             "-icanon" => line = Some(false),
             "echo" => echo = Some(true),
             "-echo" => echo = Some(false),
+            "isig" => signals = Some(true),
+            "-isig" => signals = Some(false),
             _ => {}
         }
     }
     Some(TtyMode {
         line: line?,
         echo: echo?,
+        // stty prints it; where it does not, the default.
+        signals: signals.unwrap_or(true),
     })
 }
 
@@ -292,7 +297,8 @@ mod tests {
             snap.tty_mode(Path::new("/dev/pts/3")),
             Some(TtyMode {
                 line: false,
-                echo: false
+                echo: false,
+                signals: true
             })
         );
         assert_eq!(snap.tty_mode(Path::new("/dev/pts/4")), None);

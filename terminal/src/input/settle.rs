@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use cohort_backends::{process, Key, KeyCode, PaneId, PaneState, TerminalBackend};
 
-use crate::runtime::PaneRuntime;
+use crate::runtime::{PaneData, PaneRuntime};
 
 /// Waits until `needle` is printed in the pane's output after `from` (in its first
 /// 64 KiB), at most `limit`; says whether it was.
@@ -17,19 +17,28 @@ pub async fn until_printed(
     limit: Duration,
 ) -> bool {
     const LOOKED_AT: u64 = 64 << 10;
+    until(runtime, limit, |data| {
+        let start = from.max(data.journal.floor());
+        let end = data.journal.len().min(start.saturating_add(LOOKED_AT));
+        data.journal
+            .read(start, end)
+            .is_ok_and(|bytes| crate::completion::plain_text(&bytes).contains(needle))
+    })
+    .await
+}
+
+/// Waits until `holds` says so of the pane's data, looked at on each change, at most
+/// `limit`; says whether it did.
+async fn until(
+    runtime: &PaneRuntime,
+    limit: Duration,
+    mut holds: impl FnMut(&mut PaneData) -> bool,
+) -> bool {
     let deadline = Instant::now() + limit;
     let mut changes = runtime.watch();
     loop {
         changes.borrow_and_update();
-        let printed = {
-            let mut data = runtime.lock();
-            let start = from.max(data.journal.floor());
-            let end = data.journal.len().min(start.saturating_add(LOOKED_AT));
-            data.journal
-                .read(start, end)
-                .is_ok_and(|bytes| crate::completion::plain_text(&bytes).contains(needle))
-        };
-        if printed {
+        if holds(&mut runtime.lock()) {
             return true;
         }
         if Instant::now() >= deadline {
@@ -85,18 +94,10 @@ pub fn is_interrupt(key: &Key) -> bool {
 /// pressed before that reaches the shell, which drops the line, or the shell in the
 /// instant before it hands the terminal to the line's command, which runs on.
 pub async fn until_line_taken(runtime: &PaneRuntime, limit: Duration) {
-    let deadline = Instant::now() + limit;
-    let mut changes = runtime.watch();
-    loop {
-        changes.borrow_and_update();
-        if !runtime.lock().line_not_taken(LINE_JUST_ENTERED) || Instant::now() >= deadline {
-            return;
-        }
-        tokio::select! {
-            _ = changes.changed() => {}
-            _ = tokio::time::sleep_until(deadline.into()) => {}
-        }
-    }
+    until(runtime, limit, |data| {
+        !data.line_not_taken(LINE_JUST_ENTERED)
+    })
+    .await;
 }
 
 /// How recently a line must have been entered for an interrupt to wait until the
@@ -106,18 +107,7 @@ const LINE_JUST_ENTERED: Duration = Duration::from_secs(2);
 
 /// Waits until the shell reports the end of the command it runs, at most `limit`.
 pub async fn until_command_ends(runtime: &PaneRuntime, limit: Duration) {
-    let deadline = Instant::now() + limit;
-    let mut changes = runtime.watch();
-    loop {
-        changes.borrow_and_update();
-        if !runtime.lock().command_running() || Instant::now() >= deadline {
-            return;
-        }
-        tokio::select! {
-            _ = changes.changed() => {}
-            _ = tokio::time::sleep_until(deadline.into()) => {}
-        }
-    }
+    until(runtime, limit, |data| !data.command_running()).await;
 }
 
 /// What holds a pane's terminal: the leader of its foreground process group and the
@@ -176,7 +166,7 @@ pub async fn interrupt_missed(
     };
     state.shell_pid != Some(leader)
         && TerminalHolder::of(leader).is_some_and(|now| now != *pressed_for)
-        && process::tty_sends_signals(std::path::Path::new(tty)) == Some(true)
+        && process::tty_mode(std::path::Path::new(tty)).is_some_and(|mode| mode.signals)
         && process::interrupt_would_end(leader) == Some(true)
 }
 
