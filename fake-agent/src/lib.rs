@@ -64,7 +64,9 @@
 //! `FAKE_AGENT_LEAVE_BEHIND=1`: an answered dialog's text stays on screen above the
 //! composer, and an interrupt leaves its spinner line behind.
 //! `FAKE_AGENT_ENTER_DEAF_MS` (default 0): Enter does nothing for this long after the
-//! input is mounted (the composer takes text, but no prompt). `CLAUDE_CONFIG_DIR`,
+//! input is mounted (the composer takes text, but no prompt). `FAKE_AGENT_TURN_END`:
+//! the `system` subtype Claude's transcript closes a turn with (`turn_duration` by
+//! default), as a later release might rename it. `CLAUDE_CONFIG_DIR`,
 //! `CODEX_HOME`, `HOME` place transcripts and configuration as for the real CLIs.
 //!
 //! # Faithful

@@ -56,6 +56,9 @@ pub struct ClaudeTranscript {
     branch: String,
     permission_mode: String,
     parent: Option<String>,
+    /// The `system` subtype a turn's end is written with (`FAKE_AGENT_TURN_END`, as
+    /// a later release might name it; `turn_duration` by default).
+    turn_end: String,
 }
 
 impl ClaudeTranscript {
@@ -74,6 +77,10 @@ impl ClaudeTranscript {
             branch: git_branch(cwd),
             permission_mode: permission_mode.to_string(),
             parent,
+            turn_end: std::env::var("FAKE_AGENT_TURN_END")
+                .ok()
+                .filter(|s| !s.trim().is_empty())
+                .unwrap_or_else(|| "turn_duration".into()),
         }
     }
 
@@ -194,7 +201,7 @@ impl ClaudeTranscript {
     /// How long the turn took.
     pub fn turn_duration(&mut self, ms: u128) -> io::Result<()> {
         self.write(
-            json!({"type": "system", "subtype": "turn_duration", "durationMs": ms,
+            json!({"type": "system", "subtype": self.turn_end, "durationMs": ms,
                           "isMeta": false}),
         )
     }

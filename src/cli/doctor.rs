@@ -54,19 +54,26 @@ pub async fn run(config: &Config) -> ExitCode {
             println!("FAIL  reducer rules: {e}");
         }
     }
-    let words = cohort_workers::screen_rules::standing();
-    match &words.error {
-        Some(_) => {
-            ok = false;
-            println!(
-                "FAIL  screen words: {}",
-                cohort_workers::screen_rules::describe(&words)
-            );
-        }
-        None => println!(
-            "ok    screen words: {}",
-            cohort_workers::screen_rules::describe(&words)
+    use cohort_workers::{screen_rules, transcript_rules};
+    for (what, standing, line) in [
+        (
+            "screen words",
+            screen_rules::standing(),
+            screen_rules::describe as fn(&_) -> String,
         ),
+        (
+            "transcript rules",
+            transcript_rules::standing(),
+            transcript_rules::describe,
+        ),
+    ] {
+        match &standing.error {
+            Some(_) => {
+                ok = false;
+                println!("FAIL  {what}: {}", line(&standing));
+            }
+            None => println!("ok    {what}: {}", line(&standing)),
+        }
     }
     let prices = cohort_workers::prices::standing();
     match (&prices.file, &prices.error) {

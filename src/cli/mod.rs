@@ -178,9 +178,15 @@ pub enum WorkersCommand {
     },
     /// The screen words in use: the built-in ones with the user's screens.toml
     /// (`$XDG_CONFIG_HOME/cohort`, default `~/.config/cohort`, or
-    /// `COHORT_SCREENS_FILE`), printed as such a file; exit status 1 when the user's
-    /// file was refused (the reason names its line).
-    Rules,
+    /// `COHORT_SCREENS_FILE`), printed as such a file; exit status 1 when a user's
+    /// file (screen words, transcript rules, prices) was refused (the reason names
+    /// its line).
+    Rules {
+        /// Print the transcript rules in use instead, as a transcripts.toml (the
+        /// user's from the same directory, or `COHORT_TRANSCRIPTS_FILE`).
+        #[arg(long)]
+        transcripts: bool,
+    },
 }
 
 /// `cohort playbook` subcommands.
@@ -321,8 +327,8 @@ pub async fn run(cli: Cli) -> ExitCode {
             command: Some(WorkersCommand::Explain { name }),
         } => workers::explain(&config, &name).await,
         Command::Workers {
-            command: Some(WorkersCommand::Rules),
-        } => return workers::rules(),
+            command: Some(WorkersCommand::Rules { transcripts }),
+        } => return workers::rules(transcripts),
         // Handled before the match (see run_hook).
         Command::Hook { .. } => Ok(()),
         Command::Attach { name, print } => attach(&config, &name, print).await,

@@ -122,14 +122,20 @@ pub async fn list(config: &Config) -> Result<(), String> {
     Ok(())
 }
 
-/// `cohort workers rules`: the screen words in use, as a `screens.toml`; which
-/// files they come from, and the price table's, on stderr; failure when a user's
-/// file was refused.
-pub fn rules() -> std::process::ExitCode {
-    use cohort_workers::{prices, screen_rules};
+/// `cohort workers rules`: the screen words in use, as a `screens.toml` (or with
+/// `transcripts` the transcript rules, as a `transcripts.toml`); which files they
+/// come from, and the price table's, on stderr; failure when a user's file was
+/// refused.
+pub fn rules(transcripts: bool) -> std::process::ExitCode {
+    use cohort_workers::{prices, screen_rules, transcript_rules};
     let standing = screen_rules::standing();
-    print!("{}", screen_rules::current().to_toml());
+    let read = transcript_rules::standing();
+    match transcripts {
+        true => print!("{}", transcript_rules::current().to_toml()),
+        false => print!("{}", screen_rules::current().to_toml()),
+    }
     eprintln!("{}", screen_rules::describe(&standing));
+    eprintln!("{}", transcript_rules::describe(&read));
     let priced = prices::standing();
     match (&priced.file, &priced.error) {
         (_, Some(error)) => eprintln!("no price table: the user's file was refused: {error}"),
@@ -140,8 +146,8 @@ pub fn rules() -> std::process::ExitCode {
         ),
         (None, None) => eprintln!("no price table: costs only where the CLI states them"),
     }
-    match (standing.error, priced.error) {
-        (None, None) => std::process::ExitCode::SUCCESS,
+    match (standing.error, read.error, priced.error) {
+        (None, None, None) => std::process::ExitCode::SUCCESS,
         _ => std::process::ExitCode::FAILURE,
     }
 }

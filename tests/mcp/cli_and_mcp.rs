@@ -387,6 +387,54 @@ fn the_screen_words_are_the_built_in_ones_with_the_users() {
     );
 }
 
+/// `cohort workers rules --transcripts` prints the transcript rules in use, the
+/// user's added to the built-in ones; a file with an error is refused with its line
+/// and why (exit 1), and the built-in rules are printed still.
+#[test]
+fn the_transcript_rules_are_the_built_in_ones_with_the_users() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("transcripts.toml");
+    let rules = |text: &str| {
+        std::fs::write(&file, text).unwrap();
+        Command::new(env!("CARGO_BIN_EXE_cohort"))
+            .args(["workers", "rules", "--transcripts"])
+            .env("COHORT_TRANSCRIPTS_FILE", &file)
+            .output()
+            .unwrap()
+    };
+    let out = rules("[codex]\ninterrupted = [\"turn_cancelled\"]\n");
+    let (text, said) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{said}");
+    assert!(
+        text.contains("interrupted = [\"turn_aborted\", \"turn_cancelled\"]"),
+        "{text}"
+    );
+    assert!(
+        said.contains(&format!(
+            "built-in transcript rules with the user's {}",
+            file.display()
+        )),
+        "{said}"
+    );
+    let out = rules("[gemini]\nuser = [\"user\"]\n\n[codex.versions.\"~0.4\"]\nerrors = [\"e\"]\n");
+    let (text, said) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains(&format!(
+            "built-in transcript rules only: the user's file was refused: {}, line 4: [codex.versions.\"~0.4\"]",
+            file.display()
+        )),
+        "{said}"
+    );
+    assert!(text.contains("interrupted = [\"turn_aborted\"]"), "{text}");
+}
+
 /// `cohort workers rules` also says which price table is in use; one with an error
 /// is refused with its line and why (exit 1).
 #[test]

@@ -1088,3 +1088,96 @@ async fn a_workers_change_of_state_is_published_once() {
     m.worker_until("once", "idle after the turn", |w| w["state"] == "idle")
         .await;
 }
+
+/// A release that renames the entry closing a turn (here `turn_duration` written as
+/// `turn_summary`) goes unread by the built-in transcript rules: the worker is
+/// `stuck`, never falsely idle. A line in the user's `transcripts.toml`, taken while
+/// the engine runs, makes the transcript decide again (the entry already written
+/// included), and `explain` names the rule and the file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_renamed_transcript_entry_is_read_by_the_users_rules_without_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("transcripts.toml");
+    // Read by every engine of this test process, as the user's file would be.
+    std::env::set_var("COHORT_TRANSCRIPTS_FILE", &file);
+    let m = Manager::new(Which::Tmux).await;
+    let repo = m.agents.repo("renamed");
+    let spawned = m
+        .ok(
+            "spawn_workers",
+            json!({"workers": [worker_spec(&m, &repo, "renamed", "claude",
+                &[("FAKE_AGENT_NO_HOOKS", "1"), ("FAKE_AGENT_TURN_END", "turn_summary")])]}),
+        )
+        .await;
+    assert_eq!(spawned["workers"][0]["state"], "ready", "{spawned}");
+    let turn = |text: &'static str| {
+        let m = &m;
+        async move {
+            let r = m
+                .ok(
+                    "message_workers",
+                    json!({"session_ids": ["renamed"], "message": text}),
+                )
+                .await;
+            assert_eq!(r["results"][0]["status"], "submitted", "{r}");
+        }
+    };
+
+    // Unread: the transcript still says the turn runs while the screen shows the
+    // composer; after the bound they may disagree, the worker needs a look.
+    turn("a first turn").await;
+    let w = m
+        .worker_until("renamed", "stuck", |w| w["state"] == "stuck")
+        .await;
+    assert!(
+        w["reason"].as_str().unwrap().contains(
+            "its transcript says busy (a turn started) but the screen shows an idle prompt"
+        ),
+        "{w}"
+    );
+
+    std::fs::write(&file, "[claude]\nturn_ends = [\"turn_summary\"]\n").unwrap();
+    // The file is looked at again within a second; the test waits until it was.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !cohort_workers::transcript_rules::current()
+        .claude
+        .turn_ends
+        .contains(&"turn_summary".to_string())
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the file was not read"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    // The transcript is read again by the new rules: the first turn had ended.
+    m.worker_until("renamed", "idle by its transcript", |w| {
+        w["state"] == "idle" && w["signal"] == "transcript"
+    })
+    .await;
+    // And the next turn's end is read as it is written.
+    turn("a second turn").await;
+    m.worker_until("renamed", "busy", |w| w["state"] == "busy")
+        .await;
+    m.worker_until("renamed", "idle by its transcript", |w| {
+        w["state"] == "idle" && w["signal"] == "transcript"
+    })
+    .await;
+    expect(&m, "renamed", "idle", "transcript", "the turn ended").await;
+    let why = state(&m, "renamed").await;
+    let lines = why["explain"].to_string();
+    assert!(
+        lines.contains(
+            "newest report: the turn ended (its transcript by transcript rule claude.turn_ends \\\"turn_summary\\\")"
+        ) && lines.contains(&format!(
+            "transcript rules: built-in transcript rules with the user's {}",
+            file.display()
+        )),
+        "{why}"
+    );
+    m.ok(
+        "close_workers",
+        json!({"session_ids": ["renamed"], "remove_worktree": true, "force": true}),
+    )
+    .await;
+}

@@ -25,12 +25,21 @@ pub fn explain(o: &crate::observe::Observation, bounds: &crate::state::Bounds) -
         a.reason
     )];
     match &o.last_report {
-        Some(r) => lines.push(format!(
-            "newest report: {} (its {}), {}",
-            report_words(&r.kind),
-            r.source.name(),
-            ago(r.at_ms)
-        )),
+        Some(r) => {
+            // The transcript's rule that read the entry, when it was this report's.
+            let rule = o
+                .transcript_rule
+                .as_ref()
+                .filter(|m| r.source == crate::state::Signal::Transcript && m.at_ms == r.at_ms)
+                .map(|m| format!(" by transcript rule {} {:?}", m.rule, m.phrase))
+                .unwrap_or_default();
+            lines.push(format!(
+                "newest report: {} (its {}{rule}), {}",
+                report_words(&r.kind),
+                r.source.name(),
+                ago(r.at_ms)
+            ))
+        }
         None => lines.push("no report from the agent (no hook, no transcript entry)".into()),
     }
     match (&o.screen, o.screen_since_ms) {
@@ -87,6 +96,12 @@ pub fn explain(o: &crate::observe::Observation, bounds: &crate::state::Bounds) -
         "screen words: {}{release}",
         crate::screen_rules::describe(&crate::screen_rules::standing())
     ));
+    if o.transcript.is_some() {
+        lines.push(format!(
+            "transcript rules: {}",
+            crate::transcript_rules::describe(&crate::transcript_rules::standing())
+        ));
+    }
     if let Some(at) = o.last_output_ms {
         lines.push(format!("output: last printed {}", ago(at)));
     }

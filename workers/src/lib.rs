@@ -7,6 +7,8 @@
 //! - [`spawn`]: launching workers (worktree, setup, layout, hooks, readiness);
 //! - [`events`]: what the agents' hooks record (`cohort hook`) and the wake socket;
 //!   [`transcript`]: the agents' own logs; [`screen`]: what their screens say;
+//!   [`screen_rules`], [`transcript_rules`]: the words both are read by, as data
+//!   the user can extend ([`rule_file`]: the file shape they share);
 //! - [`state`]: the state machine, a pure function of those signals; [`observe`]:
 //!   gathering them; [`hub`]: the per-engine side (settings, trackers, wake socket);
 //! - [`submit`]: prompts that are really submitted; [`messages`]: messages held for
@@ -40,6 +42,7 @@ pub mod prices;
 mod ready;
 pub mod recover;
 pub mod registry;
+pub mod rule_file;
 pub mod screen;
 pub mod screen_rules;
 pub mod spawn;
@@ -47,6 +50,7 @@ pub mod state;
 pub mod submit;
 pub mod theme;
 pub mod transcript;
+pub mod transcript_rules;
 pub mod user_file;
 pub mod worktree;
 

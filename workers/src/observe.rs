@@ -160,7 +160,13 @@ impl Tracker {
         if kind == AgentKind::Gemini {
             return;
         }
-        if self.transcript.as_ref().is_none_or(|(p, _, _)| *p != path) {
+        // A transcript is read again from its start when the rules it is read by
+        // changed: an entry the old rules passed over may end a turn.
+        if self
+            .transcript
+            .as_ref()
+            .is_none_or(|(p, _, parser)| *p != path || parser.stale())
+        {
             let Some(parser) = Parser::for_kind(kind) else {
                 return;
             };
@@ -241,6 +247,8 @@ pub struct Observation {
     /// Its version, as its transcript said it when the screen was read (with the
     /// words of that release).
     pub cli_version: Option<String>,
+    /// The transcript rule that decided the newest entry a rule decided.
+    pub transcript_rule: Option<crate::transcript_rules::Matched>,
 }
 
 impl Observation {
@@ -603,6 +611,11 @@ impl Workers {
             last_output_ms: process.last_output_ms,
             kind,
             cli_version: t.screen_version.clone(),
+            transcript_rule: t
+                .transcript
+                .as_ref()
+                .and_then(|(_, _, parser)| parser.matched())
+                .cloned(),
         };
         let decided = std::mem::take(&mut t.policy_decisions);
         drop(t);

@@ -20,8 +20,8 @@ use std::sync::{Arc, OnceLock};
 use serde::{Deserialize, Serialize};
 
 use crate::agent::AgentKind;
-use crate::cli_version::{Version, VersionRange};
-use crate::user_file::{toml_line, Standing, Watched};
+use crate::rule_file::{self, Lists, Parts, RuleFile, Schema};
+use crate::user_file::{Standing, Watched};
 
 /// The built-in words.
 const BUILT_IN: &str = include_str!("../rules/screens.toml");
@@ -104,10 +104,9 @@ pub struct Phrases {
     replacing: BTreeSet<&'static str>,
 }
 
-impl Phrases {
-    /// Every list with its key, in the file's order.
-    fn lists_mut(&mut self) -> [(&'static str, &mut Vec<String>); 12] {
-        [
+impl Lists for Phrases {
+    fn lists_mut(&mut self) -> Vec<(&'static str, &mut Vec<String>)> {
+        vec![
             ("sign_in", &mut self.sign_in),
             ("trust", &mut self.trust),
             ("approval", &mut self.approval),
@@ -123,87 +122,41 @@ impl Phrases {
         ]
     }
 
-    /// These phrases with a user's `over` them: added, or in place of a list the
-    /// user gave with `replace`.
-    fn with(mut self, mut over: Phrases) -> Phrases {
-        for (range, theirs) in std::mem::take(&mut over.versions) {
-            let merged = match self.versions.remove(&range) {
-                Some(mine) => mine.with(theirs),
-                None => theirs,
-            };
-            self.versions.insert(range, merged);
+    fn versions(&self) -> &BTreeMap<String, Self> {
+        &self.versions
+    }
+
+    fn parts(&mut self) -> Parts<'_, Self> {
+        Parts {
+            replace: &mut self.replace,
+            versions: &mut self.versions,
+            replacing: &mut self.replacing,
         }
-        let (replace, replacing) = (over.replace, std::mem::take(&mut over.replacing));
-        let mut replaced = Vec::new();
-        for ((key, mine), (_, theirs)) in self.lists_mut().into_iter().zip(over.lists_mut()) {
-            if theirs.is_empty() {
-                continue;
-            }
-            if replace || replacing.contains(key) {
-                mine.clear();
-                replaced.push(key);
-            }
-            add_new(mine, theirs.drain(..));
-        }
-        self.replacing.extend(replaced);
-        self
     }
+}
 
-    /// The keys of the lists it gives.
-    fn given(&mut self) -> BTreeSet<&'static str> {
-        self.lists_mut()
-            .into_iter()
-            .filter(|(_, list)| !list.is_empty())
-            .map(|(key, _)| key)
-            .collect()
-    }
+impl RuleFile for Wording {
+    type Table = Phrases;
 
-    /// A list that holds an empty phrase (which every row contains), by its key.
-    fn empty_phrase(&mut self) -> Option<&'static str> {
-        self.lists_mut()
-            .into_iter()
-            .find(|(_, list)| list.iter().any(|p| p.trim().is_empty()))
-            .map(|(key, _)| key)
-    }
-
-    /// A list with phrases under a key that `used` does not name: its reader never
-    /// looks there.
-    fn unused(&mut self, used: &[&str]) -> Option<&'static str> {
-        self.lists_mut()
-            .into_iter()
-            .find(|(key, list)| !list.is_empty() && !used.contains(key))
-            .map(|(key, _)| key)
+    fn tables_mut(&mut self) -> Vec<(&'static str, &mut Phrases)> {
+        vec![
+            ("all", &mut self.all),
+            ("claude", &mut self.claude),
+            ("codex", &mut self.codex),
+            ("gemini", &mut self.gemini),
+            ("aider", &mut self.aider),
+        ]
     }
 }
 
 impl Wording {
     /// The words for `kind` at `version`: its table with the words of every range
-    /// the version is in (in the order of their text) over it. An unknown version
-    /// gets the table's own words.
+    /// the version is in over it (see [`rule_file::at`]). An unknown version gets
+    /// the table's own words.
     pub fn at(&self, kind: AgentKind, version: Option<&str>) -> Wording {
         let mut words = self.clone();
-        let (Some(own), Some(table)) = (self.table(kind), words.table_mut(kind)) else {
-            return words;
-        };
-        let mut applied: Vec<Phrases> = applying(own, version).map(|(_, p)| p.clone()).collect();
-        // Replacements first (the union of those for a list), then additions: the
-        // result does not depend on the order the ranges are written in.
-        let mut cleared = BTreeSet::new();
-        for replacing in [true, false] {
-            for phrases in &mut applied {
-                let replaces = phrases.replacing.clone();
-                for ((key, mine), (_, theirs)) in
-                    table.lists_mut().into_iter().zip(phrases.lists_mut())
-                {
-                    if theirs.is_empty() || replaces.contains(key) != replacing {
-                        continue;
-                    }
-                    if replacing && cleared.insert(key) {
-                        mine.clear();
-                    }
-                    add_new(mine, theirs.iter().cloned());
-                }
-            }
+        if let Some(table) = words.table_mut(kind) {
+            *table = rule_file::at(table, version);
         }
         words
     }
@@ -211,11 +164,7 @@ impl Wording {
     /// The ranges of `kind`'s table that hold for `version`.
     pub fn ranges_at(&self, kind: AgentKind, version: Option<&str>) -> Vec<String> {
         self.table(kind)
-            .map(|table| {
-                applying(table, version)
-                    .map(|(range, _)| range.clone())
-                    .collect()
-            })
+            .map(|table| rule_file::ranges_at(table, version))
             .unwrap_or_default()
     }
 
@@ -239,171 +188,61 @@ impl Wording {
         }
     }
 
-    /// Every table with its name.
-    fn tables_mut(&mut self) -> [(&'static str, &mut Phrases); 5] {
-        [
-            ("all", &mut self.all),
-            ("claude", &mut self.claude),
-            ("codex", &mut self.codex),
-            ("gemini", &mut self.gemini),
-            ("aider", &mut self.aider),
-        ]
-    }
-
-    /// The built-in words with a user's `over` them.
-    fn with(self, over: Wording) -> Wording {
-        Wording {
-            all: self.all.with(over.all),
-            claude: self.claude.with(over.claude),
-            codex: self.codex.with(over.codex),
-            gemini: self.gemini.with(over.gemini),
-            aider: self.aider.with(over.aider),
-        }
-    }
-
-    /// The words as a `screens.toml` would give them. A version table two files gave
-    /// prints `replace = true` when any of its lists replaces the table's.
+    /// The words as a `screens.toml` would give them.
     pub fn to_toml(&self) -> String {
-        let mut words = self.clone();
-        for (_, table) in words.tables_mut() {
-            for versioned in table.versions.values_mut() {
-                versioned.replace = !versioned.replacing.is_empty();
-            }
-        }
-        toml::to_string(&words).unwrap_or_default()
+        rule_file::to_toml(self)
     }
 }
 
 /// `base` with the user's words `over` it: each list added to, or replaced in a
 /// table with `replace = true`.
 pub fn merged(base: &Wording, over: Wording) -> Wording {
-    base.clone().with(over)
+    rule_file::merged(base, over)
 }
 
-/// Adds to `list` the phrases it does not hold yet.
-fn add_new(list: &mut Vec<String>, phrases: impl IntoIterator<Item = String>) {
-    for phrase in phrases {
-        if !list.contains(&phrase) {
-            list.push(phrase);
-        }
-    }
-}
-
-/// The tables whose CLI's transcript gives its version: only they take version
-/// ranges.
-const VERSIONED: [&str; 2] = ["claude", "codex"];
-
-/// The version tables of `table` whose range holds for `version` (none for an
-/// unknown version; ranges that do not read were refused when the file was).
-fn applying<'a>(
-    table: &'a Phrases,
-    version: Option<&str>,
-) -> impl Iterator<Item = (&'a String, &'a Phrases)> {
-    let version = version.and_then(Version::parse);
-    table.versions.iter().filter(move |(range, _)| {
-        version
-            .as_ref()
-            .is_some_and(|v| VersionRange::parse(range).is_ok_and(|r| r.contains(v)))
-    })
-}
-
-/// The keys each table's reader looks at.
-const USED: [(&str, &[&str]); 5] = [
-    ("all", &["sign_in", "trust", "approval"]),
-    (
-        "claude",
-        &[
-            "busy",
-            "above_composer",
-            "hanging",
-            "interrupted",
-            "question",
-            "hints",
-            "hint_prefixes",
-            "queued",
-        ],
-    ),
-    (
-        "codex",
-        &[
-            "busy",
-            "above_composer",
-            "hanging",
-            "interrupted",
-            "approval",
-            "hook_review",
-            "question",
-            "hints",
-            "hint_prefixes",
-            "queued",
-        ],
-    ),
-    ("gemini", &["busy", "approval", "hints", "hint_prefixes"]),
-    ("aider", &["approval"]),
-];
+/// What a `screens.toml` may hold: the keys each table's reader looks at; version
+/// ranges for the CLIs whose transcript gives their version.
+const SCHEMA: Schema = Schema {
+    used: &[
+        ("all", &["sign_in", "trust", "approval"]),
+        (
+            "claude",
+            &[
+                "busy",
+                "above_composer",
+                "hanging",
+                "interrupted",
+                "question",
+                "hints",
+                "hint_prefixes",
+                "queued",
+            ],
+        ),
+        (
+            "codex",
+            &[
+                "busy",
+                "above_composer",
+                "hanging",
+                "interrupted",
+                "approval",
+                "hook_review",
+                "question",
+                "hints",
+                "hint_prefixes",
+                "queued",
+            ],
+        ),
+        ("gemini", &["busy", "approval", "hints", "hint_prefixes"]),
+        ("aider", &["approval"]),
+    ],
+    versioned: &["claude", "codex"],
+};
 
 /// Reads a `screens.toml` text (`origin` names it in errors): the error says the
 /// line and what is wrong.
 pub fn parse(text: &str, origin: &str) -> Result<Wording, String> {
-    let mut wording: Wording = toml::from_str(text)
-        .map_err(|e| format!("{origin}{}: {}", toml_line(text, &e), e.message()))?;
-    for ((table, phrases), (_, used)) in wording.tables_mut().into_iter().zip(USED) {
-        // The line of the first table header (or key) naming all of `needles`.
-        let line = |needles: &[&str]| {
-            text.lines()
-                .position(|l| {
-                    !l.trim_start().starts_with('#') && needles.iter().all(|n| l.contains(n))
-                })
-                .map(|i| format!(", line {}", i + 1))
-                .unwrap_or_default()
-        };
-        let versions_of = format!("{table}.versions");
-        if !VERSIONED.contains(&table) && !phrases.versions.is_empty() {
-            return Err(format!(
-                "{origin}{}: [{table}] has versions, but {}: give version ranges in the table of a CLI whose transcript gives its version ({})",
-                line(&[&versions_of]),
-                match table {
-                    "all" => "its words are every CLI's",
-                    _ => "this CLI's transcript does not give its version",
-                },
-                VERSIONED.join(", ")
-            ));
-        }
-        check_phrases(phrases, used).map_err(|e| format!("{origin}: [{table}] {e}"))?;
-        for (range, versioned) in &mut phrases.versions {
-            let place = format!(
-                "{origin}{}: [{table}.versions.{range:?}]",
-                line(&[&versions_of, range])
-            );
-            VersionRange::parse(range).map_err(|e| format!("{place} {e}"))?;
-            if !versioned.versions.is_empty() {
-                return Err(format!(
-                    "{place} has versions of its own: give each range its own table under [{table}.versions]"
-                ));
-            }
-            check_phrases(versioned, used).map_err(|e| format!("{place} {e}"))?;
-            if versioned.replace {
-                versioned.replacing = versioned.given();
-            }
-        }
-    }
-    Ok(wording)
-}
-
-/// The checks of one table's lists: no empty phrase, no key its reader never reads.
-fn check_phrases(phrases: &mut Phrases, used: &[&str]) -> Result<(), String> {
-    if let Some(key) = phrases.empty_phrase() {
-        return Err(format!(
-            "{key} holds an empty phrase, which every row contains: remove it"
-        ));
-    }
-    if let Some(key) = phrases.unused(used) {
-        return Err(format!(
-            "{key} is not read for this table (its keys: {}): move the phrases where they are read",
-            used.join(", ")
-        ));
-    }
-    Ok(())
+    rule_file::parse(text, origin, &SCHEMA)
 }
 
 /// The built-in words.
@@ -429,15 +268,7 @@ pub fn user_file() -> Option<PathBuf> {
 
 /// In a line: which words are in use.
 pub fn describe(standing: &Standing) -> String {
-    match (&standing.file, &standing.error) {
-        (_, Some(error)) => {
-            format!("built-in screen words only: the user's file was refused: {error}")
-        }
-        (Some(file), None) => {
-            format!("built-in screen words with the user's {}", file.display())
-        }
-        (None, None) => "built-in screen words".into(),
-    }
+    standing.describe("screen words")
 }
 
 /// The words in use, read again when the user's file changed.

@@ -143,6 +143,19 @@ impl<T> Watched<T> {
     }
 }
 
+impl Standing {
+    /// In a line: which `what` (`screen words`, `transcript rules`) are in use.
+    pub fn describe(&self, what: &str) -> String {
+        match (&self.file, &self.error) {
+            (_, Some(error)) => {
+                format!("built-in {what} only: the user's file was refused: {error}")
+            }
+            (Some(file), None) => format!("built-in {what} with the user's {}", file.display()),
+            (None, None) => format!("built-in {what}"),
+        }
+    }
+}
+
 /// A file's identity now: its modification time and size (`None` when it does not
 /// exist).
 fn stamp_of(path: &Path) -> Option<(SystemTime, u64)> {

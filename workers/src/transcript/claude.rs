@@ -6,16 +6,31 @@
 use serde_json::Value;
 
 use super::{parse_iso_ms, Entry};
+use crate::agent::AgentKind;
 use crate::state::TurnOutcome;
+use crate::transcript_rules::{named, starting, RulesAt};
 
 /// Keeps an API error seen until the turn's end says how it ended.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct ClaudeParser {
     api_error: Option<String>,
     /// The CLI's version, as its entries give it (the newest).
     pub version: Option<String>,
     /// The tokens the session spent.
     pub(crate) meter: super::usage::ClaudeMeter,
+    /// The names and texts entries are told apart by, at the version.
+    pub(crate) rules: RulesAt,
+}
+
+impl Default for ClaudeParser {
+    fn default() -> Self {
+        ClaudeParser {
+            api_error: None,
+            version: None,
+            meter: Default::default(),
+            rules: RulesAt::new(AgentKind::Claude),
+        }
+    }
 }
 
 /// The main argument of a tool call's input.
@@ -40,6 +55,13 @@ pub(crate) fn tool_argument(input: &Value) -> String {
     }
 }
 
+/// The first of `fields` that is `true` in `v`.
+fn flagged<'a>(v: &Value, fields: &'a [String]) -> Option<&'a String> {
+    fields
+        .iter()
+        .find(|f| v.get(f.as_str()).and_then(Value::as_bool) == Some(true))
+}
+
 impl ClaudeParser {
     /// The entries one JSONL line stands for.
     pub fn entries(&mut self, v: &Value) -> Vec<Entry> {
@@ -53,58 +75,50 @@ impl ClaudeParser {
                 self.version = Some(version.chars().take(64).collect());
             }
         }
-        if v.get("isMeta").and_then(Value::as_bool) == Some(true)
-            || v.get("isSidechain").and_then(Value::as_bool) == Some(true)
-        {
+        let rules = self.rules.at(self.version.as_deref());
+        if flagged(v, &rules.skipped).is_some() {
             return Vec::new();
         }
         let content = &v["message"]["content"];
         match v.get("type").and_then(Value::as_str) {
-            Some("user") => match content {
-                // An interrupt is written as a text block or as the whole content.
-                Value::String(text) if text.starts_with("[Request interrupted by user") => {
-                    vec![Entry::End {
-                        at_ms,
-                        outcome: TurnOutcome::Interrupted,
-                    }]
-                }
-                Value::String(text)
-                    if !text.starts_with("<command-") && !text.starts_with("<local-command-") =>
-                {
-                    self.api_error = None;
-                    vec![Entry::Prompt {
-                        at_ms,
-                        text: text.clone(),
-                    }]
-                }
-                Value::Array(blocks) => {
-                    let texts: Vec<&str> = blocks
+            Some("user") => {
+                // A prompt is written as the whole content or as text blocks (beside
+                // tool results, which are no prompt).
+                let texts: Vec<&str> = match content {
+                    Value::String(text) => vec![text.as_str()],
+                    Value::Array(blocks) => blocks
                         .iter()
                         .filter(|b| b["type"] == "text")
                         .filter_map(|b| b["text"].as_str())
-                        .collect();
-                    if texts
-                        .iter()
-                        .any(|t| t.starts_with("[Request interrupted by user"))
-                    {
-                        return vec![Entry::End {
-                            at_ms,
-                            outcome: TurnOutcome::Interrupted,
-                        }];
-                    }
-                    if texts.is_empty() {
-                        return Vec::new();
-                    }
-                    self.api_error = None;
-                    vec![Entry::Prompt {
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                // An interrupt is written as a text block or as the whole content.
+                if let Some(phrase) = texts.iter().find_map(|t| starting(&rules.interrupted, t)) {
+                    self.rules.note(at_ms, "interrupted", phrase);
+                    return vec![Entry::End {
                         at_ms,
-                        text: texts.join("\n"),
-                    }]
+                        outcome: TurnOutcome::Interrupted,
+                    }];
                 }
-                _ => Vec::new(),
-            },
+                if texts.is_empty() {
+                    return Vec::new();
+                }
+                // The echo of a slash command and its output is the whole content.
+                if content
+                    .as_str()
+                    .is_some_and(|text| starting(&rules.not_prompts, text).is_some())
+                {
+                    return Vec::new();
+                }
+                self.api_error = None;
+                vec![Entry::Prompt {
+                    at_ms,
+                    text: texts.join("\n"),
+                }]
+            }
             Some("assistant") => {
-                let api_error = v.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true);
+                let api_error = flagged(v, &rules.api_errors).is_some();
                 let mut out = Vec::new();
                 for block in content.as_array().into_iter().flatten() {
                     match block["type"].as_str() {
@@ -128,16 +142,20 @@ impl ClaudeParser {
                 }
                 out
             }
-            Some("system") => match v.get("subtype").and_then(Value::as_str) {
-                Some("turn_duration") | Some("stop_hook_summary") => {
-                    let outcome = match self.api_error.take() {
-                        Some(e) => TurnOutcome::ApiError(e),
-                        None => TurnOutcome::Answered,
-                    };
-                    vec![Entry::End { at_ms, outcome }]
+            Some("system") => {
+                let subtype = v.get("subtype").and_then(Value::as_str).unwrap_or("");
+                match named(&rules.turn_ends, subtype) {
+                    Some(phrase) => {
+                        self.rules.note(at_ms, "turn_ends", phrase);
+                        let outcome = match self.api_error.take() {
+                            Some(e) => TurnOutcome::ApiError(e),
+                            None => TurnOutcome::Answered,
+                        };
+                        vec![Entry::End { at_ms, outcome }]
+                    }
+                    None => Vec::new(),
                 }
-                _ => Vec::new(),
-            },
+            }
             _ => Vec::new(),
         }
     }

@@ -8,25 +8,31 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{parse_iso_ms, Entry};
+use crate::agent::AgentKind;
 use crate::state::TurnOutcome;
+use crate::transcript_rules::{named, starting, RulesAt};
 
 /// Keeps an error seen until the turn's end.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct CodexParser {
     error: Option<String>,
     /// The CLI's version, as the session's first line gives it.
     pub version: Option<String>,
     /// The tokens the session spent.
     pub(crate) meter: super::usage::CodexMeter,
+    /// The names and texts entries are told apart by, at the version.
+    pub(crate) rules: RulesAt,
 }
 
-/// Texts Codex adds as "user" messages that the user never typed.
-fn injected(text: &str) -> bool {
-    let t = text.trim_start();
-    t.starts_with("<environment_context>")
-        || t.starts_with("<user_instructions>")
-        || t.starts_with("<permissions")
-        || t.starts_with("# AGENTS.md")
+impl Default for CodexParser {
+    fn default() -> Self {
+        CodexParser {
+            error: None,
+            version: None,
+            meter: Default::default(),
+            rules: RulesAt::new(AgentKind::Codex),
+        }
+    }
 }
 
 fn texts(content: &Value) -> String {
@@ -69,43 +75,43 @@ impl CodexParser {
         if let Some(version) = p.get("cli_version").and_then(Value::as_str) {
             self.version = Some(version.chars().take(64).collect());
         }
-        match (
-            v.get("type").and_then(Value::as_str),
-            p.get("type").and_then(Value::as_str),
-        ) {
-            (Some("event_msg"), Some("task_started")) => {
-                self.error = None;
-                vec![Entry::Start { at_ms }]
-            }
-            (Some("event_msg"), Some("error")) => {
-                self.error = Some(
-                    p["message"]
-                        .as_str()
-                        .unwrap_or("error")
-                        .chars()
-                        .take(80)
-                        .collect(),
-                );
+        let rules = self.rules.at(self.version.as_deref());
+        let what = p.get("type").and_then(Value::as_str).unwrap_or("");
+        match v.get("type").and_then(Value::as_str) {
+            Some("event_msg") => {
+                if let Some(phrase) = named(&rules.turn_starts, what) {
+                    self.rules.note(at_ms, "turn_starts", phrase);
+                    self.error = None;
+                    return vec![Entry::Start { at_ms }];
+                }
+                if named(&rules.errors, what).is_some() {
+                    let message = p["message"].as_str().unwrap_or("error");
+                    self.error = Some(message.chars().take(80).collect());
+                    return Vec::new();
+                }
+                if let Some(phrase) = named(&rules.turn_ends, what) {
+                    self.rules.note(at_ms, "turn_ends", phrase);
+                    let outcome = match self.error.take() {
+                        Some(e) => TurnOutcome::ApiError(e),
+                        None => TurnOutcome::Answered,
+                    };
+                    return vec![Entry::End { at_ms, outcome }];
+                }
+                if let Some(phrase) = named(&rules.interrupted, what) {
+                    self.rules.note(at_ms, "interrupted", phrase);
+                    self.error = None;
+                    return vec![Entry::End {
+                        at_ms,
+                        outcome: TurnOutcome::Interrupted,
+                    }];
+                }
                 Vec::new()
             }
-            (Some("event_msg"), Some("task_complete")) => {
-                let outcome = match self.error.take() {
-                    Some(e) => TurnOutcome::ApiError(e),
-                    None => TurnOutcome::Answered,
-                };
-                vec![Entry::End { at_ms, outcome }]
-            }
-            (Some("event_msg"), Some("turn_aborted")) => {
-                self.error = None;
-                vec![Entry::End {
-                    at_ms,
-                    outcome: TurnOutcome::Interrupted,
-                }]
-            }
-            (Some("response_item"), Some("message")) => {
+            Some("response_item") if what == "message" => {
                 let text = texts(&p["content"]);
+                let typed = || starting(&rules.injected, text.trim_start()).is_none();
                 match p["role"].as_str() {
-                    Some("user") if !text.trim().is_empty() && !injected(&text) => {
+                    Some("user") if !text.trim().is_empty() && typed() => {
                         vec![Entry::Prompt { at_ms, text }]
                     }
                     Some("assistant") if !text.trim().is_empty() => {
@@ -114,18 +120,19 @@ impl CodexParser {
                     _ => Vec::new(),
                 }
             }
-            (
-                Some("response_item"),
-                Some("function_call" | "custom_tool_call" | "local_shell_call"),
-            ) => {
-                let name = p["name"].as_str().unwrap_or("shell").to_string();
-                let input = p["arguments"]
-                    .as_str()
-                    .or_else(|| p["input"].as_str())
-                    .map(call_argument)
-                    .unwrap_or_default();
-                vec![Entry::Tool { at_ms, name, input }]
-            }
+            Some("response_item") => match named(&rules.tool_calls, what) {
+                Some(phrase) => {
+                    self.rules.note(at_ms, "tool_calls", phrase);
+                    let name = p["name"].as_str().unwrap_or("shell").to_string();
+                    let input = p["arguments"]
+                        .as_str()
+                        .or_else(|| p["input"].as_str())
+                        .map(call_argument)
+                        .unwrap_or_default();
+                    vec![Entry::Tool { at_ms, name, input }]
+                }
+                None => Vec::new(),
+            },
             _ => Vec::new(),
         }
     }

@@ -10,6 +10,8 @@
 //!
 //! The formats are internal to the CLIs and change between versions: every parser
 //! reads defensively and skips what it does not know, never failing a read for it.
+//! The names and texts that tell entries apart (a turn's end, an interrupt, a text
+//! that is no prompt) are data, per CLI and version: [`crate::transcript_rules`].
 
 pub mod claude;
 pub mod codex;
@@ -149,6 +151,26 @@ impl Parser {
         }
     }
 
+    /// Whether the rules in use changed since this parser took them (the user's
+    /// `transcripts.toml` changed): what it read may read otherwise now.
+    pub fn stale(&self) -> bool {
+        self.rules().is_some_and(|rules| rules.stale())
+    }
+
+    /// The rule that decided the newest entry a rule decided (for `explain`).
+    pub fn matched(&self) -> Option<&crate::transcript_rules::Matched> {
+        self.rules().and_then(|rules| rules.matched())
+    }
+
+    fn rules(&self) -> Option<&crate::transcript_rules::RulesAt> {
+        match self {
+            Parser::Claude(p) => Some(&p.rules),
+            Parser::Codex(p) => Some(&p.rules),
+            Parser::Aider(p) => Some(&p.rules),
+            Parser::Gemini => None,
+        }
+    }
+
     /// What the session spent so far, for the CLIs that record it, its cost from
     /// the price table when the CLI states none.
     pub fn usage(&self) -> Option<usage::Usage> {
@@ -164,7 +186,8 @@ impl Parser {
     pub fn read_all(kind: AgentKind, path: &Path, max: u64) -> std::io::Result<Vec<Entry>> {
         if kind == AgentKind::Gemini {
             let text = std::fs::read_to_string(path)?;
-            return Ok(other::gemini_entries(&text));
+            let rules = crate::transcript_rules::RulesAt::new(kind).at(None);
+            return Ok(other::gemini_entries(&text, &rules));
         }
         let Some(mut parser) = Parser::for_kind(kind) else {
             return Ok(Vec::new());

@@ -7,11 +7,24 @@
 use serde_json::Value;
 
 use super::{parse_iso_ms, Entry};
+use crate::agent::AgentKind;
+use crate::transcript_rules::{named, starting, EntryWords, RulesAt};
 
 /// Aider's history, line by line.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct AiderParser {
     saying: Option<String>,
+    /// The line starts the history is read by.
+    pub(crate) rules: RulesAt,
+}
+
+impl Default for AiderParser {
+    fn default() -> Self {
+        AiderParser {
+            saying: None,
+            rules: RulesAt::new(AgentKind::Aider),
+        }
+    }
 }
 
 impl AiderParser {
@@ -27,21 +40,23 @@ impl AiderParser {
                 });
             }
         };
-        if let Some(prompt) = line.strip_prefix("#### ") {
+        let rules = self.rules.at(None);
+        if let Some(start) = starting(&rules.prompts, line) {
             flush(&mut self.saying, &mut out);
             out.push(Entry::Prompt {
                 at_ms: 0,
-                text: prompt.to_string(),
+                text: line[start.len()..].to_string(),
             });
-        } else if line.starts_with("# aider chat started") {
+        } else if starting(&rules.session_starts, line).is_some() {
             flush(&mut self.saying, &mut out);
-        } else if let Some(note) = line.strip_prefix("> ") {
+        } else if let Some(start) = starting(&rules.tool_output, line) {
             flush(&mut self.saying, &mut out);
-            if let Some(cmd) = note.strip_prefix("Running ") {
+            let note = &line[start.len()..];
+            if let Some(run) = starting(&rules.runs, note) {
                 out.push(Entry::Tool {
                     at_ms: 0,
                     name: "shell".into(),
-                    input: cmd.to_string(),
+                    input: note[run.len()..].to_string(),
                 });
             }
         } else {
@@ -53,8 +68,9 @@ impl AiderParser {
     }
 }
 
-/// Entries of a Gemini chat checkpoint (a JSON document with `messages`).
-pub fn gemini_entries(text: &str) -> Vec<Entry> {
+/// Entries of a Gemini chat checkpoint (a JSON document with `messages`), its
+/// messages told apart by `rules`.
+pub fn gemini_entries(text: &str, rules: &EntryWords) -> Vec<Entry> {
     let Ok(v) = serde_json::from_str::<Value>(text) else {
         return Vec::new();
     };
@@ -80,28 +96,27 @@ pub fn gemini_entries(text: &str) -> Vec<Entry> {
                 .join("\n"),
             _ => String::new(),
         };
-        match m.get("type").and_then(Value::as_str) {
-            Some("user") if !body.trim().is_empty() => {
+        let what = m.get("type").and_then(Value::as_str).unwrap_or("");
+        if named(&rules.user, what).is_some() {
+            if !body.trim().is_empty() {
                 out.push(Entry::Prompt { at_ms, text: body })
             }
-            Some("gemini" | "model" | "assistant") => {
-                for call in m
-                    .get("toolCalls")
-                    .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                {
-                    out.push(Entry::Tool {
-                        at_ms,
-                        name: call["name"].as_str().unwrap_or("tool").to_string(),
-                        input: super::claude::tool_argument(&call["args"]),
-                    });
-                }
-                if !body.trim().is_empty() {
-                    out.push(Entry::Say { at_ms, text: body });
-                }
+        } else if named(&rules.assistant, what).is_some() {
+            for call in m
+                .get("toolCalls")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                out.push(Entry::Tool {
+                    at_ms,
+                    name: call["name"].as_str().unwrap_or("tool").to_string(),
+                    input: super::claude::tool_argument(&call["args"]),
+                });
             }
-            _ => {}
+            if !body.trim().is_empty() {
+                out.push(Entry::Say { at_ms, text: body });
+            }
         }
     }
     out
@@ -122,7 +137,8 @@ mod tests {
         assert_eq!(turns[0].tools[0].1, "cargo test");
         let json = r#"{"messages": [{"type": "user", "content": "hi", "timestamp": "2026-01-01T00:00:00Z"},
             {"type": "gemini", "content": "hello", "toolCalls": [{"name": "read_file", "args": {"path": "a"}}]}]}"#;
-        let turns = crate::transcript::turns(&gemini_entries(json));
+        let rules = RulesAt::new(AgentKind::Gemini).at(None);
+        let turns = crate::transcript::turns(&gemini_entries(json, &rules));
         assert_eq!(
             turns[0].tools,
             vec![("read_file".to_string(), "a".to_string())]
