@@ -1096,10 +1096,18 @@ async fn a_workers_change_of_state_is_published_once() {
 /// included), and `explain` names the rule and the file.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_renamed_transcript_entry_is_read_by_the_users_rules_without_a_restart() {
-    let dir = tempfile::tempdir().unwrap();
+    // Read by every engine of this test process, as the user's file would be: set
+    // once, before any engine starts, and kept for the process.
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    let dir = DIR.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        std::env::set_var(
+            "COHORT_TRANSCRIPTS_FILE",
+            dir.path().join("transcripts.toml"),
+        );
+        dir
+    });
     let file = dir.path().join("transcripts.toml");
-    // Read by every engine of this test process, as the user's file would be.
-    std::env::set_var("COHORT_TRANSCRIPTS_FILE", &file);
     let m = Manager::new(Which::Tmux).await;
     let repo = m.agents.repo("renamed");
     let spawned = m

@@ -30,7 +30,7 @@ pub fn explain(o: &crate::observe::Observation, bounds: &crate::state::Bounds) -
             let rule = o
                 .transcript_rule
                 .as_ref()
-                .filter(|m| r.source == crate::state::Signal::Transcript && m.at_ms == r.at_ms)
+                .filter(|m| m.read(r))
                 .map(|m| format!(" by transcript rule {} {:?}", m.rule, m.phrase))
                 .unwrap_or_default();
             lines.push(format!(

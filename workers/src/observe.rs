@@ -161,12 +161,14 @@ impl Tracker {
             return;
         }
         // A transcript is read again from its start when the rules it is read by
-        // changed: an entry the old rules passed over may end a turn.
-        if self
-            .transcript
-            .as_ref()
-            .is_none_or(|(p, _, parser)| *p != path || parser.stale())
-        {
+        // changed: an entry the old rules passed over may end a turn. It is read at
+        // once as far as it had been, so that no report read before goes missing.
+        let (renew, caught_up) = match self.transcript.as_mut() {
+            None => (true, 0),
+            Some((p, _, _)) if *p != path => (true, 0),
+            Some((_, tail, parser)) => (parser.stale(), tail.offset()),
+        };
+        if renew {
             let Some(parser) = Parser::for_kind(kind) else {
                 return;
             };
@@ -174,14 +176,21 @@ impl Tracker {
             self.transcript_reports.clear();
         }
         if let Some((_, tail, parser)) = self.transcript.as_mut() {
-            for line in tail.read_new(32 << 20) {
-                for entry in parser.line(&line) {
-                    if let Some(r) = entry.report() {
-                        self.transcript_reports.push(r);
+            loop {
+                let lines = tail.read_new(32 << 20);
+                let read = !lines.is_empty();
+                for line in lines {
+                    for entry in parser.line(&line) {
+                        if let Some(r) = entry.report() {
+                            self.transcript_reports.push(r);
+                        }
                     }
                 }
+                trim(&mut self.transcript_reports);
+                if !read || tail.offset() >= caught_up {
+                    break;
+                }
             }
-            trim(&mut self.transcript_reports);
         }
     }
 

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::agent::AgentKind;
 use crate::rule_file::{self, Lists, Parts, RuleFile, Schema};
+use crate::state::{Report, ReportKind, Signal, TurnOutcome};
 use crate::user_file::{Standing, Watched};
 
 /// The built-in rules.
@@ -276,6 +277,25 @@ pub struct Matched {
     pub phrase: String,
 }
 
+impl Matched {
+    /// Whether this rule read the entry `report` came from: written then, and
+    /// reported as what its key tells.
+    pub fn read(&self, report: &Report) -> bool {
+        let key = self.rule.rsplit('.').next().unwrap_or("");
+        report.source == Signal::Transcript
+            && report.at_ms == self.at_ms
+            && match &report.kind {
+                ReportKind::TurnStart => key == "turn_starts",
+                ReportKind::TurnEnd { outcome, .. } => match outcome {
+                    TurnOutcome::Interrupted => key == "interrupted",
+                    _ => key == "turn_ends",
+                },
+                ReportKind::Activity { .. } => key == "tool_calls",
+                _ => false,
+            }
+    }
+}
+
 /// One CLI's rules at the version its transcript gives, resolved again when the
 /// version or the rules in use change; and the rule that last matched.
 #[derive(Debug)]
@@ -290,7 +310,11 @@ pub struct RulesAt {
 impl RulesAt {
     /// `kind`'s rules in use now, before its version is known.
     pub fn new(kind: AgentKind) -> RulesAt {
-        let file = current();
+        RulesAt::from_file(kind, current())
+    }
+
+    /// `kind`'s rules in `file`, before its version is known.
+    pub fn from_file(kind: AgentKind, file: Arc<TranscriptRules>) -> RulesAt {
         let table = Arc::new(file.at(kind, None).unwrap_or_default());
         RulesAt {
             kind,
@@ -310,10 +334,20 @@ impl RulesAt {
         self.table.clone()
     }
 
-    /// Whether the rules in use changed since these were taken (the user's file
-    /// changed).
-    pub fn stale(&self) -> bool {
-        !Arc::ptr_eq(&current(), &self.file)
+    /// Whether the rules in use read this transcript otherwise than these (the
+    /// user's file changed what its CLI's table says at its version). A change that
+    /// leaves them as they were (another CLI's table, a file touched, a refused file
+    /// standing for the built-in rules) is taken without a word.
+    pub fn stale(&mut self) -> bool {
+        let now = current();
+        if Arc::ptr_eq(&now, &self.file) {
+            return false;
+        }
+        let table = now
+            .at(self.kind, self.version.as_deref())
+            .unwrap_or_default();
+        self.file = now;
+        table != *self.table
     }
 
     /// Notes that `key`'s `phrase` decided the entry written at `at_ms`.
@@ -393,27 +427,42 @@ mod tests {
 
     #[test]
     fn the_rules_follow_the_version_and_name_what_matched() {
-        let mut rules = RulesAt::new(AgentKind::Claude);
-        assert!(rules
-            .at(None)
-            .turn_ends
-            .contains(&"turn_duration".to_string()));
+        let user = parse(
+            "[claude.versions.\">=3\"]\nturn_ends = [\"turn_summary\"]\n",
+            "test",
+        )
+        .unwrap();
+        let file = Arc::new(merged(built_in(), user));
+        let mut rules = RulesAt::from_file(AgentKind::Claude, file);
+        assert_eq!(named(&rules.at(None).turn_ends, "turn_summary"), None);
         assert_eq!(
-            starting(
-                &rules.at(Some("2.1")).interrupted,
-                "[Request interrupted by user]"
-            ),
-            Some(&"[Request interrupted by user".to_string())
+            named(&rules.at(Some("2.9.1")).turn_ends, "turn_summary"),
+            None
         );
-        rules.note(5, "turn_ends", "turn_duration");
         assert_eq!(
-            rules.matched(),
-            Some(&Matched {
-                at_ms: 5,
-                rule: "claude.turn_ends".into(),
-                phrase: "turn_duration".into()
-            })
+            named(&rules.at(Some("3.0.1")).turn_ends, "turn_summary"),
+            Some(&"turn_summary".to_string())
         );
-        assert_eq!(named(&rules.at(None).turn_ends, "turn"), None);
+        assert!(starting(&rules.at(None).interrupted, "[Request interrupted by user]").is_some());
+        rules.note(5, "turn_ends", "turn_summary");
+        let matched = rules.matched().unwrap();
+        assert_eq!(matched.rule, "claude.turn_ends");
+        // It names the report of the entry it read, not another of the same moment.
+        let report = |kind: ReportKind, at_ms: i64| Report {
+            at_ms,
+            kind,
+            source: Signal::Transcript,
+        };
+        let ended = ReportKind::TurnEnd {
+            outcome: TurnOutcome::Answered,
+            background: 0,
+        };
+        assert!(matched.read(&report(ended.clone(), 5)));
+        assert!(!matched.read(&report(ReportKind::TurnStart, 5)));
+        assert!(!matched.read(&report(ended.clone(), 6)));
+        assert!(!matched.read(&Report {
+            source: Signal::Hook,
+            ..report(ended, 5)
+        }));
     }
 }

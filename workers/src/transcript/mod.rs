@@ -153,8 +153,13 @@ impl Parser {
 
     /// Whether the rules in use changed since this parser took them (the user's
     /// `transcripts.toml` changed): what it read may read otherwise now.
-    pub fn stale(&self) -> bool {
-        self.rules().is_some_and(|rules| rules.stale())
+    pub fn stale(&mut self) -> bool {
+        match self {
+            Parser::Claude(p) => p.rules.stale(),
+            Parser::Codex(p) => p.rules.stale(),
+            Parser::Aider(p) => p.rules.stale(),
+            Parser::Gemini => false,
+        }
     }
 
     /// The rule that decided the newest entry a rule decided (for `explain`).
