@@ -12,6 +12,12 @@
 //! (`COHORT_BENCH_DEAF_WORKERS`, `COHORT_BENCH_DEAF_MS` change the count and the
 //! deaf period; `COHORT_BENCH_DEAF_WORKERS=0` skips it.)
 //!
+//! Then the approval round trip on the same workers: from the agent's request (its
+//! `PreToolUse` hook, just before it asks) to the agent running the tool (its tool
+//! call in the transcript), answered by a manager that waits on the workers and
+//! answers at once (`answer_approvals`, keys on the dialog, checked on screen), and
+//! answered by a policy through the agent's own `PermissionRequest` hook (no dialog).
+//!
 //! Prints medians, p90s and the ratio; asserts nothing.
 
 use std::collections::HashMap;
@@ -225,6 +231,7 @@ async fn run() {
         // Let the worker settle before its next sample.
         wait_turn(&engine, row, sent.at_ms).await;
     }
+    approvals(&engine, &rows, &dir.path().join("state")).await;
     let _ = engine.workers.close_workers(&rows, true, false).await;
     let (h50, h90) = stats(hooked.clone());
     let (p50, p90) = stats(polled.clone());
@@ -241,6 +248,123 @@ async fn run() {
         p50 / h50.max(1.0)
     );
     enter_deaf(&engine, &env, &work).await;
+}
+
+/// When the newest hook `event` of `row` at or after `since` ran (Unix ms).
+fn hook_ran(state: &Path, row: &WorkerRow, event: &str, since: i64) -> Option<i64> {
+    let text = std::fs::read_to_string(cohort_workers::events::events_path(state, &row.id)).ok()?;
+    text.lines()
+        .rev()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["event"] == event)
+        .filter_map(|v| v["at_ms"].as_i64())
+        .find(|at| *at >= since)
+}
+
+/// When the agent, after `since`, wrote the tool call it had asked permission for
+/// (Unix ms), waiting up to 5 s for it.
+async fn tool_ran(transcript: &Path, since: i64) -> Option<i64> {
+    for _ in 0..500 {
+        let entries = Parser::read_all(AgentKind::Claude, transcript, 64 << 20).ok()?;
+        let ran = entries.iter().rev().find_map(|e| match e {
+            Entry::Tool { at_ms, name, .. } if name == "Bash" && *at_ms >= since => Some(*at_ms),
+            _ => None,
+        });
+        if ran.is_some() {
+            return ran;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    None
+}
+
+/// The approval round trip, answered by a waiting manager through the dialog's keys,
+/// then by a policy through the agent's hook.
+async fn approvals(engine: &Engine, rows: &[WorkerRow], state: &Path) {
+    use cohort_workers::{approve::Decision, policy::ApprovalPolicy, WorkerState};
+    let mut seen = Vec::new();
+    let mut call = Vec::new();
+    let mut by_keys = Vec::new();
+    let mut by_hook = Vec::new();
+    for policy in [false, true] {
+        if policy {
+            let allow = ApprovalPolicy {
+                allow: vec!["Bash(touch*)".into()],
+                ..ApprovalPolicy::default()
+            };
+            for row in rows {
+                engine
+                    .workers
+                    .set_approval_policy(row, &allow, "bench")
+                    .await
+                    .expect("policy");
+            }
+        }
+        for i in 0..SAMPLES {
+            let row = &rows[i % WORKERS];
+            let prompt = format!("[[approval]] [[work 10]] approval {i}");
+            let sent = engine
+                .workers
+                .submit_prompt(row, &prompt, false, false)
+                .await
+                .expect("submit");
+            // Settled: waiting on the dialog (keys) or done (policy).
+            assert!(
+                !wait_turn(engine, row, sent.at_ms).await,
+                "approval {i} timed out"
+            );
+            if !policy {
+                let noticed = now_ms();
+                let o = engine.workers.observe(row, false).await.expect("observe");
+                assert_eq!(o.assessment.state, WorkerState::NeedsApproval, "{o:?}");
+                if let Some(asked) = hook_ran(state, row, "PermissionRequest", sent.at_ms) {
+                    seen.push((noticed - asked) as f64);
+                }
+                let pressed = now_ms();
+                engine
+                    .workers
+                    .answer_approvals(std::slice::from_ref(row), Decision::Allow, "bench", None)
+                    .await
+                    .expect("answer");
+                call.push((now_ms() - pressed) as f64);
+                wait_turn(engine, row, sent.at_ms).await;
+            }
+            let transcript = engine
+                .workers
+                .observe(row, false)
+                .await
+                .expect("observe")
+                .transcript
+                .expect("transcript");
+            let (Some(asked), Some(ran)) = (
+                hook_ran(state, row, "PreToolUse", sent.at_ms),
+                tool_ran(&transcript, sent.at_ms).await,
+            ) else {
+                println!("approval {i}: the request or the tool call was not found");
+                continue;
+            };
+            match policy {
+                false => by_keys.push((ran - asked) as f64),
+                true => by_hook.push((ran - asked) as f64),
+            }
+            wait_turn(engine, row, sent.at_ms).await;
+        }
+    }
+    println!("approval round trip (the agent asks -> it runs the tool), {WORKERS} fake Claude Code workers, {SAMPLES} samples each way");
+    if let (false, false) = (by_keys.is_empty(), seen.is_empty()) {
+        let (k50, k90) = stats(by_keys);
+        let (s50, s90) = stats(seen);
+        let (c50, c90) = stats(call);
+        println!("  a waiting manager answers on the dialog: median {k50:.0} ms, p90 {k90:.0} ms");
+        println!("    of which the request reaching the manager's wait: median {s50:.0} ms, p90 {s90:.0} ms");
+        println!("    and the answer's call (keys, dialog checked gone): median {c50:.0} ms, p90 {c90:.0} ms");
+    }
+    if !by_hook.is_empty() {
+        let (h50, h90) = stats(by_hook);
+        println!(
+            "  a policy answers through the agent's hook: median {h50:.0} ms, p90 {h90:.0} ms"
+        );
+    }
 }
 
 /// Spawns `count` fake Claude Code workers deaf to Enter for `deaf` after their first
