@@ -52,6 +52,9 @@ pub struct CommandAt {
     pub mark: Option<String>,
     /// When Enter was pressed.
     pub entered: Option<std::time::Instant>,
+    /// An interrupt (`C-c`) was pressed into the pane after its Enter: a line the
+    /// shell had not read yet is dropped by it, not run.
+    pub interrupted: bool,
 }
 
 /// Which prompt marks are the pane's own shell's (see [`cohort_backends::MarkParams`]).
@@ -353,6 +356,7 @@ impl PaneRuntime {
             typed_into_args,
             mark,
             entered: Some(std::time::Instant::now()),
+            interrupted: false,
         };
         data.commands.push(command.clone());
         if data.commands.len() > 1024 {

@@ -84,6 +84,8 @@ ladder_fixtures! {
     answer_ends_read_noproc => "answer-ends-read-noproc",
     continuation => "continuation",
     continuation_noproc => "continuation-noproc",
+    dropped_by_interrupt => "dropped-by-interrupt",
+    dropped_by_interrupt_noproc => "dropped-by-interrupt-noproc",
     editor => "editor",
     editor_noproc => "editor-noproc",
     exec_shell => "exec-shell",
@@ -152,6 +154,8 @@ struct Scenario {
     mark: bool,
     /// Close the session this long after Enter.
     close_after: Option<Duration>,
+    /// Press C-c this long after Enter.
+    interrupt_after: Option<Duration>,
     expect: (bool, Layer),
     /// The verdict without `/proc`, when it differs: the facts every POSIX system has
     /// cannot tell some waits apart, and then a quiet command is still running.
@@ -167,6 +171,7 @@ impl Scenario {
             spec: || spec(10_000),
             mark: false,
             close_after: None,
+            interrupt_after: None,
             expect,
             expect_noproc: None,
         }
@@ -187,6 +192,13 @@ impl Scenario {
     fn closed_after(self, after: Duration) -> Scenario {
         Scenario {
             close_after: Some(after),
+            ..self
+        }
+    }
+
+    fn interrupted_after(self, after: Duration) -> Scenario {
+        Scenario {
+            interrupt_after: Some(after),
             ..self
         }
     }
@@ -265,6 +277,13 @@ fn scenarios() -> Vec<Scenario> {
         Scenario::new("exec-shell", "exec sh", QUIET),
         Scenario::new("refused-history", "echo hi!'", QUIET).after(&["true"]),
         Scenario::new("refused-syntax", "echo )", DONE).after(&["true"]),
+        // The shell busy in its prompt hook (no child, no mark) when the line comes:
+        // the C-c pressed before it read the line drops it, and nothing runs.
+        Scenario::new("dropped-by-interrupt", "sleep 30", DONE)
+            .after(&[
+                "PROMPT_COMMAND=\"${PROMPT_COMMAND}; for ((i = 0; i < 1500000; i++)); do :; done\"",
+            ])
+            .interrupted_after(Duration::from_millis(100)),
         Scenario::new("full-screen", "top -d 30", NESTED),
     ]
 }
@@ -330,6 +349,18 @@ async fn record(scenario: &Scenario, name: &str, kernel: bool) {
         mark: scenario.mark.then(|| "f1xture".to_string()),
         ..SendOptions::default()
     };
+    if let Some(after) = scenario.interrupt_after {
+        let (engine, pane) = (engine.clone(), pane.clone());
+        tokio::spawn(async move {
+            tokio::time::sleep(after).await;
+            let interrupt = ["C-c".parse().unwrap()];
+            let caller = cohort_terminal::Caller::new("test");
+            let _ = engine
+                .terminal
+                .keys(&pane, &interrupt, &caller, false)
+                .await;
+        });
+    }
     if let Some(after) = scenario.close_after {
         let (engine, pane) = (engine.clone(), pane.clone());
         tokio::spawn(async move {
@@ -360,6 +391,14 @@ async fn record(scenario: &Scenario, name: &str, kernel: bool) {
         out.verdict,
         out.output.meta
     );
+    if scenario.interrupt_after.is_some() {
+        let hint = out.verdict.hint.clone().unwrap_or_default();
+        assert!(
+            hint.contains("the interrupt (C-c) reached it before it had read the line"),
+            "{name}: {:?}",
+            out.verdict
+        );
+    }
     // The recording replays to the same verdict.
     let replayed =
         replay(&std::fs::read_to_string(&path).unwrap()).unwrap_or_else(|e| panic!("{name}: {e}"));

@@ -43,6 +43,15 @@ impl PaneView for Live<'_> {
     fn quiet_since(&self) -> Duration {
         whole_micros(self.data.last_output.saturating_duration_since(self.at))
     }
+
+    fn interrupted(&self, enter_offset: u64) -> bool {
+        self.data
+            .commands
+            .iter()
+            .rev()
+            .find(|c| c.offset == enter_offset)
+            .is_some_and(|c| c.interrupted)
+    }
 }
 
 /// `d` to whole microseconds: the ladder is shown times as a recording keeps them, so

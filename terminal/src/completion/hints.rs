@@ -28,6 +28,11 @@ pub const REJECTED: &str = "the shell ran nothing: it refused the line (a syntax
      history expansion such as `!'` that failed) or found only a comment; its message is the \
      output, and no exit status was reported";
 
+/// The hint of a line an interrupt dropped before the shell read it.
+pub const DROPPED: &str = "the shell ran nothing: the interrupt (C-c) reached it before it had \
+     read the line, and the line was dropped with it; no exit status was reported: send the \
+     command again to run it";
+
 /// The hint of a line that ended with no report, where the shell has not shown yet
 /// whether it reports the start of commands.
 pub const UNREPORTED: &str = "the shell is back at its prompt without reporting a status: \

@@ -45,6 +45,9 @@ pub trait PaneView {
     fn exited(&self) -> Option<Option<i32>>;
     /// Time from Enter to the last output (zero when the last output came before).
     fn quiet_since(&self) -> Duration;
+    /// Whether an interrupt (`C-c`) was pressed into the pane after the Enter at
+    /// `enter_offset`.
+    fn interrupted(&self, enter_offset: u64) -> bool;
 }
 
 /// A verdict as the ladder decides it (the driver adds the time it took).
@@ -195,7 +198,7 @@ impl Ladder {
                 true,
                 Layer::Exit,
                 None,
-                Some(hints::REJECTED.into()),
+                Some(self.ran_nothing(view).into()),
                 snap.output_start.min(prompt)..prompt,
             );
         }
@@ -440,7 +443,7 @@ impl Ladder {
                 // short grace before the verdict stands.
                 let hint = match (lost_hook, refused, unreported) {
                     (true, _, _) => Some(hints::LOST_HOOK),
-                    (_, true, _) => Some(hints::REJECTED),
+                    (_, true, _) => Some(self.ran_nothing(view)),
                     (_, _, true) => Some(hints::UNREPORTED),
                     _ => None,
                 };
@@ -499,6 +502,15 @@ impl Ladder {
     /// itself (its command line changed: `exec sh`), an earlier command already ended
     /// without a report, or this command line replaces the hook (`PROMPT_COMMAND=…`,
     /// `exec …` where command lines cannot be read).
+    /// Why the shell ran nothing of the line: an interrupt pressed after its Enter
+    /// dropped it before the shell read it, or the shell refused it.
+    fn ran_nothing(&self, view: &dyn PaneView) -> &'static str {
+        match view.interrupted(self.started.enter_offset) {
+            true => hints::DROPPED,
+            false => hints::REJECTED,
+        }
+    }
+
     fn hook_gone(&self, view: &dyn PaneView, facts: &Facts) -> bool {
         let replaced_itself = match (&self.started.typed_into_args, &facts.leader_args) {
             (Some(before), Some(now)) => before != now,

@@ -199,6 +199,9 @@ pub enum Line {
         exited: Option<Option<i32>>,
         /// Microseconds from Enter to the last output.
         quiet_since_us: u64,
+        /// An interrupt was pressed into the pane after Enter.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        interrupted: bool,
         /// The facts the step before asked for.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         facts: Option<Facts>,
@@ -219,6 +222,7 @@ pub struct Recorder {
     seen_len: u64,
     seen_marks: usize,
     exited: bool,
+    enter_offset: u64,
 }
 
 impl Recorder {
@@ -258,6 +262,7 @@ impl Recorder {
             seen_len: output_from,
             seen_marks,
             exited: false,
+            enter_offset: started.enter_offset,
         };
         recorder.write(&Line::Start {
             about: about.to_string(),
@@ -305,6 +310,7 @@ impl Recorder {
             marks,
             exited,
             quiet_since_us: view.quiet_since().as_micros() as u64,
+            interrupted: view.interrupted(self.enter_offset),
             facts: facts.cloned(),
             decision: decision.clone(),
         })
@@ -326,6 +332,7 @@ struct Replayed {
     announces_start: bool,
     exited: Option<Option<i32>>,
     quiet_since: Duration,
+    interrupted: bool,
 }
 
 impl PaneView for Replayed {
@@ -359,6 +366,10 @@ impl PaneView for Replayed {
 
     fn quiet_since(&self) -> Duration {
         self.quiet_since
+    }
+
+    fn interrupted(&self, _enter_offset: u64) -> bool {
+        self.interrupted
     }
 }
 
@@ -428,6 +439,7 @@ pub fn replay(text: &str) -> Result<Replay, String> {
             marks,
             exited,
             quiet_since_us,
+            interrupted,
             facts,
             decision,
         } = line?
@@ -444,6 +456,7 @@ pub fn replay(text: &str) -> Result<Replay, String> {
             pane.exited = exited;
         }
         pane.quiet_since = Duration::from_micros(quiet_since_us);
+        pane.interrupted = interrupted;
         if changed {
             ladder.changed();
         }

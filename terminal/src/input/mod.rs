@@ -843,12 +843,21 @@ impl InputTurn {
             data.pending_line = line;
             undo
         };
-        if self.presumed {
+        let pressed = if self.presumed {
             let input = [Keystrokes::Keys(keys.to_vec())];
-            return self.send_guarded(None, &input, undo).await;
+            self.send_guarded(None, &input, undo).await
+        } else {
+            let sent = self.terminal.backend.send_keys(&self.pane, keys).await;
+            self.undo_unless_sent(sent, undo).map(|()| true)
+        };
+        if matches!(pressed, Ok(true)) && keys.iter().any(is_sigint) {
+            // For the verdict of the line typed last: if the shell had not read it,
+            // the interrupt dropped it.
+            if let Some(last) = self.runtime.lock().commands.last_mut() {
+                last.interrupted = true;
+            }
         }
-        let sent = self.terminal.backend.send_keys(&self.pane, keys).await;
-        self.undo_unless_sent(sent, undo).map(|()| true)
+        pressed
     }
 
     /// Empties the line with `clear` (none: it is not emptied), types `text` and
