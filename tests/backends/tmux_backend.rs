@@ -641,6 +641,54 @@ async fn the_border_names_a_team_once() {
     assert_ne!(status_style(), "fg=#33cc99");
 }
 
+/// A line that reaches tmux after its expiry, by tmux's own clock, is refused and
+/// nothing is typed: here every line is already late (`line_expiry_s` below zero),
+/// as a line held by a silent link is when the link comes back.
+#[tokio::test]
+async fn a_guarded_line_that_arrives_late_is_refused_by_tmuxs_clock() {
+    use cohort_backends::{Guarded, Keystrokes};
+
+    let server = TestServer::new();
+    let line = |text: &str| {
+        vec![
+            Keystrokes::Text(text.to_string()),
+            Keystrokes::Keys(vec![Key::ENTER]),
+        ]
+    };
+    let mut config = server.config();
+    config.line_expiry_s = -2;
+    let late = cohort_backends::tmux::TmuxBackend::connect(config)
+        .await
+        .expect("connect to tmux");
+    let mut events = late.subscribe();
+    let pane = ready_shell(&late, &mut events, "late").await;
+    let shell = late.pane_state(&pane).await.unwrap().shell_command;
+    let refused = late
+        .send_input_guarded(&pane, Some(&shell), &line("echo typed-late"))
+        .await
+        .unwrap();
+    assert_eq!(refused, Guarded::Refused);
+    drop(late);
+    // On time, the same line on the same pane goes in.
+    let backend = server.backend().await;
+    let mut events = backend.subscribe();
+    let typed = backend
+        .send_input_guarded(&pane, Some(&shell), &line("(exit 6)"))
+        .await
+        .unwrap();
+    assert_eq!(typed, Guarded::Typed);
+    assert_eq!(wait_exit(&mut events, &pane).await, Some(6));
+    let text = backend
+        .raw_command(&format!("capture-pane -p -S - -t {pane}"))
+        .await
+        .unwrap()
+        .join("\n");
+    assert!(
+        !text.contains("typed-late"),
+        "the late line was typed: {text}"
+    );
+}
+
 #[tokio::test]
 async fn keys_under_a_guard_go_in_only_to_the_shell_at_its_prompt() {
     use cohort_backends::{Guarded, Keystrokes};

@@ -284,7 +284,7 @@ impl TerminalBackend for TmuxBackend {
     /// One round trip: the line is put in a buffer of its own and the pane marked
     /// with the buffer's name, then one `if-shell` in which tmux checks the pane
     /// (alive, taking input, in no mode, its foreground program named `shell` when
-    /// one is given) and,
+    /// one is given, the line not expired by tmux's clock: `line_expiry_s`) and,
     /// when it is so, pastes the buffer into it and deletes it (`paste-buffer -d`:
     /// the bytes as they are, to this pane alone, whatever the window's synchronised
     /// panes do); else it answers `refused`. A connection lost on the way is asked,
@@ -316,11 +316,18 @@ impl TerminalBackend for TmuxBackend {
             Some(shell) => format!("#{{==:#{{pane_current_command}},{shell}}}"),
             None => "1".into(),
         };
+        // The line expires by tmux's own clock (the host's, for another machine): a
+        // link that went silent delivers what it held when it comes back, a server
+        // that stalled runs its queue, after the call was given up; then it is
+        // refused, never typed late. `#{T:…}` reads a pane option of `%s` as now.
+        let offset = self.inner.remote.as_ref().map_or(0, |r| r.clock_offset);
+        let deadline = remote::unix_seconds() + offset + self.inner.config.line_expiry_s;
         let guard = format!(
-            "#{{&&:#{{==:#{{pane_dead}},0}},#{{&&:#{{==:#{{pane_input_off}},0}},#{{&&:#{{==:#{{pane_in_mode}},0}},{program}}}}}}}"
+            "#{{&&:#{{==:#{{pane_dead}},0}},#{{&&:#{{==:#{{pane_input_off}},0}},#{{&&:#{{==:#{{pane_in_mode}},0}},#{{&&:{program},#{{e|<=:#{{T:{CLOCK}}},{deadline}}}}}}}}}}}"
         );
         let lines = [
             format!("set-option -p -t {pane} {LINE_MARK} {buffer}"),
+            format!("set-option -p -t {pane} {CLOCK} '%s'"),
             format!("set-buffer -b {buffer} -- {}", quote::arg(&text)),
             format!(
                 "if-shell -t {pane} -F {} {} {}",

@@ -109,6 +109,12 @@ pub struct TmuxConfig {
     /// SSH ([`super::remote`]), whose `tmux` (on its `PATH`) is used instead of
     /// `program`.
     pub host: Option<super::remote::SshHost>,
+    /// How long a line typed under a guard (see `send_input_guarded`) may take to
+    /// reach tmux, in seconds on tmux's own clock: one that comes later (a link that
+    /// went silent delivers what it held when it comes back, a server that stalled
+    /// runs its queue) is refused there, never typed after its call was given up.
+    /// Less than a command's wait for its answer.
+    pub line_expiry_s: i64,
 }
 
 /// Scrollback lines per pane. tmux spends about 300 bytes on each line of history at
@@ -135,6 +141,7 @@ impl TmuxConfig {
             shell: None,
             server_env: Vec::new(),
             host: None,
+            line_expiry_s: 10,
         }
     }
 

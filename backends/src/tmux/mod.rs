@@ -91,6 +91,10 @@ fn typed_under_guard() -> Guarded {
 /// `send_input_guarded`): with the buffer gone, that line went in.
 const LINE_MARK: &str = "@cohort_line";
 
+/// The pane option that reads as tmux's clock in a guard (`#{T:…}` of `%s`): the
+/// host's, for a server on another machine.
+const CLOCK: &str = "@cohort_clock";
+
 /// The tmux backend; see the module docs.
 #[derive(Clone)]
 pub struct TmuxBackend {
@@ -145,6 +149,8 @@ struct Remote {
     /// Whether the last connection was closed for going unanswered (see
     /// [`control::Peer`]).
     went_silent: Arc<std::sync::atomic::AtomicBool>,
+    /// The host's clock less this machine's, in seconds.
+    clock_offset: i64,
 }
 
 /// Longest wait between attempts to reach a remote server again.
@@ -239,6 +245,7 @@ impl TmuxBackend {
                     dir,
                     conf,
                     went_silent: Arc::default(),
+                    clock_offset: probe.clock_offset,
                 };
                 remote.install().await?;
                 (

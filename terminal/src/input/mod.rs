@@ -246,12 +246,13 @@ impl Terminal {
     /// The state `pane` is presumed in when keys that go to whatever program holds it
     /// are pressed without asking first: the state last asked, when nothing says the
     /// pane went (its shell's last mark was not its exit). The backend's guard checks
-    /// the rest (alive, taking input, in no mode) when the keys arrive.
+    /// the rest (alive, taking input, in no mode, not arriving late) when the keys
+    /// arrive.
     fn presumed_alive(&self, pane: &PaneId) -> Option<PaneState> {
         let runtime = self.runtimes.get(pane);
         let data = runtime.lock();
         let mut state = data.last_state.clone()?;
-        if data.unguarded || state.dead || data.exiting.is_some() || state.shell_pid.is_none() {
+        if data.unguarded || state.dead || data.exiting.is_some() {
             return None;
         }
         state.copy_mode = false;
@@ -263,9 +264,9 @@ impl Terminal {
     /// by what is known here without a round trip: the process table says the shell
     /// holds the terminal, and its marks say no command it started is running.
     /// Whatever it would take a question to know (copy mode, a program of the shell's
-    /// name) the backend's guard checks when the keys arrive. `None` (ask first) when
-    /// nothing was asked yet, the pane's processes are not this machine's, or anything
-    /// says otherwise.
+    /// name, on another machine the program holding the terminal and the line's
+    /// expiry) the backend's guard checks when the keys arrive. `None` (ask first)
+    /// when nothing was asked yet, or anything says otherwise.
     fn presumed_state(&self, pane: &PaneId) -> Option<PaneState> {
         let mut state = {
             let runtime = self.runtimes.get(pane);
@@ -277,17 +278,18 @@ impl Terminal {
             state
         };
         state.foreground_command = state.shell_command.clone();
-        // The process table says who holds the terminal. A pane whose processes are not
-        // this machine's (a remote host) is asked first: over a link that goes silent,
-        // a line sent without a question would still be delivered when the link comes
-        // back, after its call was given up, and run then; the question proves the
-        // link alive before anything is typed.
-        let shell = state.shell_pid?;
-        let foreground = cohort_backends::process::foreground_pid(shell)?;
-        if foreground != shell {
-            return None;
+        // This machine's process table says who holds the terminal. For a pane whose
+        // processes are another machine's (a remote host), the backend's guard checks
+        // there the program holding it, and refuses a line that arrives late (a link
+        // that went silent delivers what it held when it comes back, after the call
+        // was given up).
+        if let Some(shell) = state.shell_pid {
+            let foreground = cohort_backends::process::foreground_pid(shell)?;
+            if foreground != shell {
+                return None;
+            }
+            state.foreground_pid = Some(foreground);
         }
-        state.foreground_pid = Some(foreground);
         state.copy_mode = false;
         state.alternate_screen = false;
         state.at_shell().then_some(state)
