@@ -81,7 +81,8 @@ pub trait TerminalBackend: Send + Sync + 'static {
     /// is alive, takes input, is in no mode (copy mode would take the keys) and, with
     /// `shell`, its foreground program has that name: the check and the keys in one
     /// round trip, for a caller that presumes the pane's state and would otherwise ask
-    /// first. [`Guarded::Refused`] and [`Guarded::Unsupported`] typed nothing.
+    /// first. [`Guarded::Refused`], [`Guarded::Late`] and [`Guarded::Unsupported`]
+    /// typed nothing.
     /// Default: unsupported.
     async fn send_input_guarded(
         &self,

@@ -362,6 +362,9 @@ pub enum Guarded {
     Typed,
     /// The pane was not as presumed: nothing was typed.
     Refused,
+    /// The line reached the terminal after its deadline (a link that held it, a
+    /// server that stalled) and was refused for that alone: nothing was typed.
+    Late,
     /// This backend (or this input) cannot be typed under a guard: nothing was typed.
     Unsupported,
 }

@@ -136,6 +136,10 @@ pub struct PaneData {
     /// The backend cannot type into this pane under a guard: its state is always
     /// asked.
     pub unguarded: bool,
+    /// The last line typed under a guard was refused for arriving late (a link that
+    /// held it, a server that stalled), not for the pane's state: no reason to stop
+    /// typing under the guard.
+    pub guard_late: bool,
     /// What cohort typed and where, to tell its echo from output (see [`crate::echo`]).
     pub typed: crate::echo::TypedLog,
     /// The command line of the process commands were first typed into (the shell at its
@@ -281,6 +285,7 @@ impl PaneRuntime {
                 pending_line: String::new(),
                 last_state: None,
                 unguarded: false,
+                guard_late: false,
                 typed: crate::echo::TypedLog::default(),
                 first_command_line: None,
             }),

@@ -667,7 +667,13 @@ async fn a_guarded_line_that_arrives_late_is_refused_by_tmuxs_clock() {
         .send_input_guarded(&pane, Some(&shell), &line("echo typed-late"))
         .await
         .unwrap();
-    assert_eq!(refused, Guarded::Refused);
+    assert_eq!(refused, Guarded::Late);
+    // Its buffer, which holds the line, is not left behind.
+    let buffers = late
+        .raw_command("list-buffers -F '#{buffer_name}'")
+        .await
+        .unwrap();
+    assert!(buffers.is_empty(), "{buffers:?}");
     drop(late);
     // On time, the same line on the same pane goes in.
     let backend = server.backend().await;

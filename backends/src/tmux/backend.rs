@@ -320,26 +320,37 @@ impl TerminalBackend for TmuxBackend {
         // link that went silent delivers what it held when it comes back, a server
         // that stalled runs its queue, after the call was given up; then it is
         // refused, never typed late. `#{T:…}` reads a pane option of `%s` as now.
-        let offset = self.inner.remote.as_ref().map_or(0, |r| r.clock_offset);
-        let deadline = remote::unix_seconds() + offset + self.inner.config.line_expiry_s;
-        let guard = format!(
-            "#{{&&:#{{==:#{{pane_dead}},0}},#{{&&:#{{==:#{{pane_input_off}},0}},#{{&&:#{{==:#{{pane_in_mode}},0}},#{{&&:{program},#{{e|<=:#{{T:{CLOCK}}},{deadline}}}}}}}}}}}"
-        );
-        let lines = [
-            format!("set-option -p -t {pane} {LINE_MARK} {buffer}"),
-            format!("set-option -p -t {pane} {CLOCK} '%s'"),
-            format!("set-buffer -b {buffer} -- {}", quote::arg(&text)),
-            format!(
-                "if-shell -t {pane} -F {} {} {}",
-                quote::single(&guard),
-                quote::single(&format!("paste-buffer -d -b {buffer} -t {pane}")),
-                quote::single("display-message -p refused")
-            ),
-        ];
-        let sent = match self.client().await?.try_branching(&lines).await {
+        let expiry = self.inner.config.line_expiry_s;
+        let lines = |deadline: i64| {
+            let on_time = format!("#{{e|<=:#{{T:{CLOCK}}},{deadline}}}");
+            let guard = format!(
+                "#{{&&:#{{==:#{{pane_dead}},0}},#{{&&:#{{==:#{{pane_input_off}},0}},#{{&&:#{{==:#{{pane_in_mode}},0}},#{{&&:{program},{on_time}}}}}}}}}}}"
+            );
+            [
+                format!("set-option -p -t {pane} {LINE_MARK} {buffer}"),
+                format!("set-option -p -t {pane} {CLOCK} '%s'"),
+                format!("set-buffer -b {buffer} -- {}", quote::arg(&text)),
+                format!(
+                    "if-shell -t {pane} -F {} {} {}",
+                    quote::single(&guard),
+                    quote::single(&format!("paste-buffer -d -b {buffer} -t {pane}")),
+                    quote::single(&format!(
+                        "display-message -p -t {pane} 'refused#{{?{on_time},,-late}}'"
+                    ))
+                ),
+            ]
+        };
+        // The deadline is taken once the connection is in hand: a slow reconnect
+        // does not eat into it. Past `expires` (this machine's clock, with a margin
+        // for the clocks' seconds), the line can no longer go in.
+        let client = self.client().await?;
+        let mut expires = expiry_instant(expiry);
+        let sent = match client.try_branching(&lines(self.tmux_now() + expiry)).await {
             Err(control::Failure::Unsent(e)) => {
                 tracing::debug!(target: "cohort::tmux", error = %e, "the connection was gone before the line left: sending it on a new one");
-                self.client().await?.try_branching(&lines).await
+                let client = self.client().await?;
+                expires = expiry_instant(expiry);
+                client.try_branching(&lines(self.tmux_now() + expiry)).await
             }
             other => other,
         };
@@ -351,6 +362,12 @@ impl TerminalBackend for TmuxBackend {
                 }
                 branch
             }
+            Err(control::Failure::Sent(e)) if matches!(e, BackendError::HostSilent { .. }) => {
+                // Given up after longer than the line's expiry: it can no longer go
+                // in. Its buffer is deleted once the host answers again.
+                lock(&self.inner.stale_lines).push(buffer);
+                return Err(pane_error(pane, e));
+            }
             Err(control::Failure::Sent(e) | control::Failure::Unsent(e)) if !lost(&e) => {
                 return Err(pane_error(pane, e))
             }
@@ -361,8 +378,17 @@ impl TerminalBackend for TmuxBackend {
                 self.forget_line(&buffer).await;
                 Ok(Guarded::Refused)
             }
+            Ok(reply) if reply.text().trim() == "refused-late" => {
+                self.forget_line(&buffer).await;
+                Ok(Guarded::Late)
+            }
             Ok(_) => Ok(typed_under_guard()),
             Err(e) if lost(&e) => {
+                // Bytes of the broken connection may still reach the far side: the
+                // line's fate is known once it can no longer go in.
+                if self.inner.remote.is_some() {
+                    tokio::time::sleep_until(expires.into()).await;
+                }
                 tracing::debug!(target: "cohort::tmux", error = %e, "the connection broke under a guarded line: asking whether it went in");
                 self.line_went_in(pane, &buffer).await
             }

@@ -91,6 +91,31 @@ fn typed_under_guard() -> Guarded {
 /// `send_input_guarded`): with the buffer gone, that line went in.
 const LINE_MARK: &str = "@cohort_line";
 
+/// This machine's clock, in milliseconds since the Unix epoch.
+fn unix_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+impl TmuxBackend {
+    /// tmux's clock now (the host's, for another machine), in seconds.
+    fn tmux_now(&self) -> i64 {
+        unix_ms() / 1000
+            + self
+                .inner
+                .clock_offset
+                .load(std::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+/// When a guarded line sent now, with `expiry_s` seconds to go in, can no longer go
+/// in, on this machine's steady clock: a second's margin each for the two clocks'
+/// whole seconds.
+fn expiry_instant(expiry_s: i64) -> std::time::Instant {
+    std::time::Instant::now() + std::time::Duration::from_secs(expiry_s.max(0) as u64 + 2)
+}
+
 /// The pane option that reads as tmux's clock in a guard (`#{T:…}` of `%s`): the
 /// host's, for a server on another machine.
 const CLOCK: &str = "@cohort_clock";
@@ -120,6 +145,12 @@ struct Inner {
     /// The tmux server this backend last attached to (its pid and start time): pane
     /// ids are only unique within one server.
     instance: Mutex<Option<String>>,
+    /// tmux's clock (the host's, for another machine) less this machine's, in
+    /// seconds, measured on every new connection: deadlines tmux checks are on it.
+    clock_offset: std::sync::atomic::AtomicI64,
+    /// Buffers of guarded lines given up after their expiry, deleted once tmux
+    /// answers again (they hold the lines' text).
+    stale_lines: Mutex<Vec<String>>,
     /// The far side, when the server runs on another machine.
     remote: Option<Remote>,
     /// Every pane's output stream, across connections.
@@ -149,8 +180,6 @@ struct Remote {
     /// Whether the last connection was closed for going unanswered (see
     /// [`control::Peer`]).
     went_silent: Arc<std::sync::atomic::AtomicBool>,
-    /// The host's clock less this machine's, in seconds.
-    clock_offset: i64,
 }
 
 /// Longest wait between attempts to reach a remote server again.
@@ -245,7 +274,6 @@ impl TmuxBackend {
                     dir,
                     conf,
                     went_silent: Arc::default(),
-                    clock_offset: probe.clock_offset,
                 };
                 remote.install().await?;
                 (
@@ -281,6 +309,8 @@ impl TmuxBackend {
                 watched: Default::default(),
                 last_marks,
                 instance: Default::default(),
+                clock_offset: Default::default(),
+                stale_lines: Default::default(),
                 remote,
                 streams: Arc::new(Mutex::new(streams)),
                 logs,
@@ -338,11 +368,32 @@ impl TmuxBackend {
         if got == Got::Live {
             return Ok(client);
         }
-        let instance = client
-            .command("display-message -p '#{pid} #{start_time}'")
+        // The server's identity, and its clock read between two of this machine's.
+        let asked = unix_ms();
+        let answer = client
+            .command("display-message -p '#{pid} #{start_time} %s'")
             .await
             .map(|reply| reply.text().trim().to_string())
             .ok();
+        let midway = (asked + unix_ms()) / 2;
+        let (instance, clock) = match answer.as_deref().and_then(|a| a.rsplit_once(' ')) {
+            Some((instance, clock)) => (Some(instance.to_string()), clock.parse::<i64>().ok()),
+            None => (answer.clone(), None),
+        };
+        if let Some(clock) = clock {
+            self.inner
+                .clock_offset
+                .store(clock - midway / 1000, std::sync::atomic::Ordering::Relaxed);
+        }
+        let stale = std::mem::take(&mut *lock(&self.inner.stale_lines));
+        if !stale.is_empty() {
+            let lines: Vec<String> = stale
+                .iter()
+                .map(|buffer| format!("delete-buffer -b {buffer}"))
+                .collect();
+            // Each is gone already if its line went in meanwhile: errors are expected.
+            let _ = client.pipeline(&lines).await;
+        }
         let previous = std::mem::replace(&mut *lock(&self.inner.instance), instance.clone());
         let restarted = previous.is_some() && instance.is_some() && previous != instance;
         if restarted {

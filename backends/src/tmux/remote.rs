@@ -67,9 +67,6 @@ pub struct Probe {
     pub version: Version,
     /// What `tmux -V` printed there.
     pub version_text: String,
-    /// The host's clock less this machine's, in seconds (to within a second and the
-    /// link's delay), for deadlines the far side checks on its own clock.
-    pub clock_offset: i64,
 }
 
 impl SshHost {
@@ -230,15 +227,14 @@ impl SshHost {
     pub async fn probe(&self, tmux: &str) -> Result<Probe> {
         let script = format!(
             "d=\"${{XDG_STATE_HOME:-$HOME/.local/state}}/cohort\"; \
-             printf '%s\\n' \"$d\" \"${{SHELL:-/bin/sh}}\" \"$(date +%s)\"; \
+             printf '%s\\n' \"$d\" \"${{SHELL:-/bin/sh}}\"; \
              {tmux} -V 2>&1 || echo 'tmux-missing'",
             tmux = quote::sh(tmux)
         );
         let out = self.run(&script, b"").await?;
-        let here = unix_seconds();
         let mut lines = out.lines();
-        let (Some(state_dir), Some(shell), Some(clock), Some(version_text)) =
-            (lines.next(), lines.next(), lines.next(), lines.next())
+        let (Some(state_dir), Some(shell), Some(version_text)) =
+            (lines.next(), lines.next(), lines.next())
         else {
             return Err(BackendError::Remote {
                 host: self.name.clone(),
@@ -265,19 +261,11 @@ impl SshHost {
                 ),
             });
         }
-        let clock = clock
-            .trim()
-            .parse::<i64>()
-            .map_err(|_| BackendError::Remote {
-                host: self.name.clone(),
-                message: format!("the host's clock did not read as seconds: {clock:?}"),
-            })?;
         Ok(Probe {
             state_dir: state_dir.to_string(),
             shell: shell.to_string(),
             version,
             version_text: version_text.to_string(),
-            clock_offset: clock - here,
         })
     }
 
@@ -322,13 +310,6 @@ impl SshHost {
             .await
             .map(|_| ())
     }
-}
-
-/// This machine's clock, in whole seconds since the Unix epoch.
-pub fn unix_seconds() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
 }
 
 /// Checks a host's name: what targets and listings show, so letters, digits, `-`,

@@ -277,18 +277,25 @@ impl Terminal {
             }
             state
         };
+        let asked_at_shell = state.at_shell();
         state.foreground_command = state.shell_command.clone();
         // This machine's process table says who holds the terminal. For a pane whose
         // processes are another machine's (a remote host), the backend's guard checks
         // there the program holding it, and refuses a line that arrives late (a link
         // that went silent delivers what it held when it comes back, after the call
         // was given up).
-        if let Some(shell) = state.shell_pid {
-            let foreground = cohort_backends::process::foreground_pid(shell)?;
-            if foreground != shell {
-                return None;
+        match state.shell_pid {
+            Some(shell) => {
+                let foreground = cohort_backends::process::foreground_pid(shell)?;
+                if foreground != shell {
+                    return None;
+                }
+                state.foreground_pid = Some(foreground);
             }
-            state.foreground_pid = Some(foreground);
+            // Not this machine's: the shell held the terminal when last asked (a
+            // program then is asked about again, not refused by the guard each time).
+            None if !asked_at_shell => return None,
+            None => {}
         }
         state.copy_mode = false;
         state.alternate_screen = false;
@@ -419,7 +426,9 @@ impl Terminal {
                 // The guard refused a pane the state asked now shows at its shell and
                 // in no mode: something that lasts (the guard cannot tell this shell
                 // by its name, or the pane takes no input) would refuse it every time.
-                turn.runtime.lock().unguarded = true;
+                // A line refused only for arriving late says nothing of the pane.
+                let mut data = turn.runtime.lock();
+                data.unguarded |= !std::mem::take(&mut data.guard_late);
             }
             turn.raw = true; // sanitised above, before the tripwire saw it
             turn.force = options.force;
@@ -916,9 +925,9 @@ impl InputTurn {
             Ok(Guarded::Typed) => Ok(true),
             Ok(refused) => {
                 self.undo(undo);
-                if refused == Guarded::Unsupported {
-                    self.runtime.lock().unguarded = true;
-                }
+                let mut data = self.runtime.lock();
+                data.unguarded |= refused == Guarded::Unsupported;
+                data.guard_late = refused == Guarded::Late;
                 Ok(false)
             }
             Err(e) => {
