@@ -653,12 +653,32 @@ async fn watchers_survive_a_restart_of_the_server_that_made_them() {
         .await
         .unwrap();
     first.orchestrator.stop_orchestration();
+    // The server's identity, to tell in a failure whether it was the same one.
+    let tmux_says = || {
+        let out = std::process::Command::new("tmux")
+            .args(["-L", &server.socket, "display-message", "-p"])
+            .arg("#{pid} #{start_time} sessions: #{server_sessions}")
+            .env_remove("TMUX")
+            .output()
+            .expect("tmux");
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout).trim(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )
+    };
+    let before = tmux_says();
     drop(first);
 
     let second = engine(&server).await;
     second.terminal.adopt().await.unwrap();
     second.orchestrator.start_orchestration();
-    let srv = second.terminal.resolve("server").await.unwrap();
+    let srv = second.terminal.resolve("server").await.unwrap_or_else(|e| {
+        panic!(
+            "{e}: the tmux server before the first engine went: {before}; now: {}",
+            tmux_says()
+        )
+    });
     second.terminal.wait_reading(&srv.id, WAIT).await;
     // Taking over happens as the runner starts: wait until this engine runs it.
     let mut taken = false;
