@@ -166,6 +166,38 @@ async fn a_line_the_shell_refuses_is_over_with_its_message() {
     assert_eq!(out.output.text.trim(), "next");
 }
 
+/// A line the shell read (refused with a syntax error, or left open at its
+/// continuation prompt) and a C-c after it: waiting again on it never says the
+/// interrupt dropped it before it was read.
+#[tokio::test]
+async fn a_line_the_shell_read_is_never_said_dropped_by_a_later_interrupt() {
+    let server = TestServer::new();
+    let (engine, pane) = shell_session(&server).await;
+    run(&engine, &pane, "true", spec(10_000)).await;
+    let caller = cohort_terminal::Caller::new("test");
+    let interrupt = ["C-c".parse::<Key>().unwrap()];
+    for line in ["echo )", "echo \"unclosed"] {
+        let out = run(&engine, &pane, line, spec(3_000)).await;
+        assert!(
+            !out.verdict
+                .hint
+                .clone()
+                .unwrap_or_default()
+                .contains("interrupt"),
+            "{line}: {:?}",
+            out.verdict
+        );
+        engine
+            .terminal
+            .keys(&pane, &interrupt, &caller, false)
+            .await
+            .unwrap();
+        let again = engine.terminal.wait(&pane, spec(3_000)).await.unwrap();
+        let hint = again.hint.clone().unwrap_or_default();
+        assert!(!hint.contains("dropped"), "{line}, waited again: {again:?}");
+    }
+}
+
 #[tokio::test]
 async fn the_sentinel_never_shows_in_the_output() {
     let server = TestServer::new();

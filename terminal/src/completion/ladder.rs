@@ -198,7 +198,7 @@ impl Ladder {
                 true,
                 Layer::Exit,
                 None,
-                Some(self.ran_nothing(view).into()),
+                Some(self.ran_nothing(view, prompt).into()),
                 snap.output_start.min(prompt)..prompt,
             );
         }
@@ -443,7 +443,7 @@ impl Ladder {
                 // short grace before the verdict stands.
                 let hint = match (lost_hook, refused, unreported) {
                     (true, _, _) => Some(hints::LOST_HOOK),
-                    (_, true, _) => Some(self.ran_nothing(view)),
+                    (_, true, _) => Some(self.ran_nothing(view, snap.end)),
                     (_, _, true) => Some(hints::UNREPORTED),
                     _ => None,
                 };
@@ -502,15 +502,6 @@ impl Ladder {
     /// itself (its command line changed: `exec sh`), an earlier command already ended
     /// without a report, or this command line replaces the hook (`PROMPT_COMMAND=…`,
     /// `exec …` where command lines cannot be read).
-    /// Why the shell ran nothing of the line: an interrupt pressed after its Enter
-    /// dropped it before the shell read it, or the shell refused it.
-    fn ran_nothing(&self, view: &dyn PaneView) -> &'static str {
-        match view.interrupted(self.started.enter_offset) {
-            true => hints::DROPPED,
-            false => hints::REJECTED,
-        }
-    }
-
     fn hook_gone(&self, view: &dyn PaneView, facts: &Facts) -> bool {
         let replaced_itself = match (&self.started.typed_into_args, &facts.leader_args) {
             (Some(before), Some(now)) => before != now,
@@ -686,6 +677,32 @@ fn silent_since_enter(marks: &[MarkAt], enter: u64) -> bool {
     let marked_before = marks.iter().any(|m| m.offset <= enter);
     let marked_after = marks.iter().any(|m| m.offset > enter);
     marked_before && !marked_after
+}
+
+impl Ladder {
+    /// Why the shell ran nothing of the line, up to `end`: an interrupt pressed
+    /// before the shell read it dropped it (all the pane showed after Enter is the
+    /// line's echo, however the terminal drew the keys before it, and the
+    /// interrupt's `^C`), or the shell refused it (its message, a continuation
+    /// prompt: it read the line).
+    fn ran_nothing(&self, view: &mut dyn PaneView, end: u64) -> &'static str {
+        let started = &self.started;
+        let typed = started.typed.trim();
+        let dropped = !typed.is_empty()
+            && view.interrupted(started.enter_offset)
+            && view.read(started.enter_offset, end).is_some_and(|after| {
+                let shown = plain_text(&after);
+                let mut rest = shown
+                    .lines()
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty() && !l.ends_with(typed));
+                rest.next() == Some("^C") && rest.next().is_none()
+            });
+        match dropped {
+            true => hints::DROPPED,
+            false => hints::REJECTED,
+        }
+    }
 }
 
 /// Where the echo of the typed line ends: after the first line that follows Enter when

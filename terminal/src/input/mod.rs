@@ -862,10 +862,12 @@ impl InputTurn {
             self.undo_unless_sent(sent, undo).map(|()| true)
         };
         if matches!(pressed, Ok(true)) && keys.iter().any(is_sigint) {
-            // For the verdict of the line typed last: if the shell had not read it,
-            // the interrupt dropped it.
-            if let Some(last) = self.runtime.lock().commands.last_mut() {
-                last.interrupted = true;
+            // For the verdict of the line typed last, when the shell had not taken it
+            // (no mark since its Enter): the interrupt dropped it.
+            let mut data = self.runtime.lock();
+            let taken_after = data.marks.last().map(|m| m.offset);
+            if let Some(last) = data.commands.last_mut() {
+                last.interrupted |= taken_after.is_none_or(|at| at <= last.offset);
             }
         }
         pressed
