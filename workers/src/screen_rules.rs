@@ -14,7 +14,6 @@
 //! worker's `explain`; the built-in words keep working meanwhile.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
@@ -260,11 +259,6 @@ static WORDS: Watched<Wording> = Watched::new(
     |text, origin| parse(text, origin).map(|user| merged(built_in(), user)),
     || built_in().clone(),
 );
-
-/// Where the user's words are looked for.
-pub fn user_file() -> Option<PathBuf> {
-    WORDS.path()
-}
 
 /// In a line: which words are in use.
 pub fn describe(standing: &Standing) -> String {

@@ -12,7 +12,6 @@
 //! and the built-in rules keep working meanwhile.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Serialize};
@@ -241,11 +240,6 @@ static RULES: Watched<TranscriptRules> = Watched::new(
     |text, origin| parse(text, origin).map(|user| merged(built_in(), user)),
     || built_in().clone(),
 );
-
-/// Where the user's rules are looked for.
-pub fn user_file() -> Option<PathBuf> {
-    RULES.path()
-}
 
 /// The rules in use, read again when the user's file changed.
 pub fn current() -> Arc<TranscriptRules> {
