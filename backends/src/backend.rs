@@ -151,6 +151,18 @@ pub trait TerminalBackend: Send + Sync + 'static {
         Ok(None)
     }
 
+    /// Runs `script` (a POSIX shell line) on the remote host `host`, with `input` on
+    /// its standard input, through the connection the host's panes use; its output.
+    /// For what lives on that host besides its panes: files an agent there reads,
+    /// messages its programs leave. An error names the host and what ssh or the
+    /// script said; a backend without remote hosts cannot.
+    async fn run_on_host(&self, _host: &str, _script: &str, _input: &[u8]) -> Result<Vec<u8>> {
+        Err(BackendError::Unsupported {
+            backend: self.kind().name(),
+            what: "run commands on a remote host",
+        })
+    }
+
     /// Stamps cohort's identity on the pane itself, so another cohort process (or this
     /// one after a restart) can find it with [`TerminalBackend::list_panes`].
     async fn stamp_identity(&self, pane: &PaneId, identity: &Identity) -> Result<()>;

@@ -397,6 +397,12 @@ impl TerminalBackend for Hosts {
         server.backend.process_snapshot(&id).await
     }
 
+    async fn run_on_host(&self, host: &str, script: &str, input: &[u8]) -> Result<Vec<u8>> {
+        check_name(host)?;
+        let server = self.server(Some(host)).await?;
+        server.backend.run_on_host(host, script, input).await
+    }
+
     async fn stamp_identity(&self, pane: &PaneId, identity: &Identity) -> Result<()> {
         let (server, id) = self.route(pane).await?;
         server.backend.stamp_identity(&id, identity).await

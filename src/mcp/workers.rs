@@ -155,6 +155,7 @@ impl CohortServer {
                     flags: w.flags,
                     env: w.env,
                     skip_permissions: w.skip_permissions,
+                    host: args.host.clone(),
                     ..LaunchSpec::default()
                 },
                 prompt: w.prompt,
@@ -766,6 +767,7 @@ impl CohortServer {
                 window: None,
                 names: None,
                 branch_pattern: None,
+                host: None,
             };
             match self.spawn_workers(Parameters(spawn)).await {
                 Ok(Json(mut spawned)) => resolver = spawned.workers.pop(),

@@ -252,6 +252,12 @@ impl Terminal {
         self.runtimes.get(pane)
     }
 
+    /// Follows the notes programs on remote hosts leave for cohort (an agent's hooks
+    /// there; see [`signals::NOTE_IDENTITY`]) from now on.
+    pub fn host_notes(&self) -> tokio::sync::broadcast::Receiver<signals::HostNote> {
+        self.runtimes.host_notes()
+    }
+
     /// A receiver woken by every change of `pane` (output, marks, its exit).
     pub fn pane_changes(
         &self,

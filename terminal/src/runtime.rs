@@ -448,6 +448,8 @@ pub struct Runtimes {
     stamps: Mutex<Option<mpsc::UnboundedSender<(PaneId, MarkState)>>>,
     /// The last [`BackendEvent::Synced`] token applied: every event before it is in.
     synced: watch::Sender<u64>,
+    /// Notes from programs on remote hosts (see [`crate::signals::NOTE_IDENTITY`]).
+    notes: tokio::sync::broadcast::Sender<crate::signals::HostNote>,
 }
 
 impl Runtimes {
@@ -466,7 +468,13 @@ impl Runtimes {
             bus: EventBus::default(),
             stamps: Mutex::new(None),
             synced: watch::channel(0).0,
+            notes: tokio::sync::broadcast::channel(256).0,
         }
+    }
+
+    /// Follows the notes programs on remote hosts leave for cohort from now on.
+    pub fn host_notes(&self) -> tokio::sync::broadcast::Receiver<crate::signals::HostNote> {
+        self.notes.subscribe()
     }
 
     /// The stream pane events are published on.
@@ -722,6 +730,18 @@ impl Runtimes {
                 for rt in old {
                     rt.bump();
                 }
+            }
+            BackendEvent::Signal {
+                pane,
+                identity,
+                payload,
+            } if identity == crate::signals::NOTE_IDENTITY => {
+                // Not a pane's signal: a note whose reader checks it (no subscriber:
+                // nothing of this process asked for notes).
+                let _ = self.notes.send(crate::signals::HostNote {
+                    pane,
+                    text: payload,
+                });
             }
             BackendEvent::Signal {
                 pane,

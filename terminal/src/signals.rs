@@ -21,6 +21,23 @@ pub const SIGNAL_ENV: &str = "COHORT_SIGNAL_ID";
 /// The longest payload published; a longer one is cut (on a character boundary).
 pub const PAYLOAD_MAX: usize = 1024;
 
+/// The identity of a note left for cohort by a program on a remote host (an agent's
+/// hook there, which cannot reach this machine's sockets): it writes
+/// `OSC 1337 ; Custom=id=cohort-note:<text>` to the tty of cohort's lobby pane on
+/// that host's tmux server. No pane's secret is involved (the lobby is no session):
+/// a note is published as [`HostNote`] with the pane it came from, and whoever acts
+/// on it checks what it says (a worker's hook key).
+pub const NOTE_IDENTITY: &str = "cohort-note";
+
+/// A note from a program on a remote host; see [`NOTE_IDENTITY`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostNote {
+    /// The pane whose output carried it (its id names its host).
+    pub pane: cohort_backends::PaneId,
+    /// What it says.
+    pub text: String,
+}
+
 /// The key the secrets of a state directory's panes are derived from.
 #[derive(Clone, Debug)]
 pub struct SignalKey(SealKey);

@@ -26,5 +26,6 @@ mod workers_orchestration;
 mod workers_prompts;
 mod workers_real_cli;
 mod workers_recovery;
+mod workers_remote;
 mod workers_screens;
 mod workers_states;

@@ -159,6 +159,10 @@ pub struct LaunchSpec {
     /// the shell is back.
     #[serde(default)]
     pub in_shell: bool,
+    /// The remote host it runs on (an SSH destination or a declared host); `None`:
+    /// this machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 /// What a launch wires in, besides the spec.

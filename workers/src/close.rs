@@ -230,6 +230,9 @@ impl Workers {
             })
             .await?;
         self.hub.forget(&row.id);
+        if let Some(host) = row.spec.host.as_deref() {
+            crate::remote::forget(self.terminal.backend(), host, &row.id).await;
+        }
         let dir = worker_dir(&self.hub.state_dir, &row.id);
         let _ = tokio::task::spawn_blocking(move || std::fs::remove_dir_all(dir)).await;
         Ok(())

@@ -14,6 +14,19 @@ pub(crate) fn claude_settings(
     worker_id: &str,
 ) -> serde_json::Value {
     use cohort_backends::tmux::quote::sh;
+    claude_settings_with(|e| {
+        format!(
+            "{} --state-dir {} hook --worker {} {e}",
+            sh(&program.to_string_lossy()),
+            sh(&state_dir.to_string_lossy()),
+            sh(worker_id)
+        )
+    })
+}
+
+/// Claude Code's settings file with a hook for each event cohort follows, each
+/// running `command(event)`.
+pub(crate) fn claude_settings_with(command: impl Fn(&str) -> String) -> serde_json::Value {
     let events = [
         "SessionStart",
         "UserPromptSubmit",
@@ -28,12 +41,7 @@ pub(crate) fn claude_settings(
     ];
     let mut hooks = serde_json::Map::new();
     for e in events {
-        let command = format!(
-            "{} --state-dir {} hook --worker {} {e}",
-            sh(&program.to_string_lossy()),
-            sh(&state_dir.to_string_lossy()),
-            sh(worker_id)
-        );
+        let command = command(e);
         hooks.insert(
             e.into(),
             json!([{"matcher": "", "hooks": [{"type": "command", "command": command, "timeout": 10}]}]),

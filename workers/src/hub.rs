@@ -64,6 +64,9 @@ pub struct Hub {
     pub(crate) denials: Mutex<HashMap<String, i64>>,
     /// Workers whose hooks reported since the last [`Hub::take_woken`].
     woken: Arc<Mutex<HashSet<String>>>,
+    /// Whether the notes of hooks on remote hosts are listened for (see
+    /// [`crate::remote`]).
+    pub(crate) hearing_hosts: std::sync::atomic::AtomicBool,
 }
 
 impl Hub {
@@ -77,6 +80,7 @@ impl Hub {
             socket: Mutex::new(None),
             trackers: Mutex::new(HashMap::new()),
             pumps: Mutex::new(HashSet::new()),
+            hearing_hosts: Default::default(),
             changes: Mutex::new(HashMap::new()),
             denials: Mutex::new(HashMap::new()),
             woken: Arc::default(),

@@ -14,6 +14,7 @@
 //! - [`submit`]: prompts that are really submitted; [`messages`]: messages held for
 //!   busy workers and waits; [`inspect`]: listing, examining, logs, notes;
 //! - [`recover`]: discovery and adoption after a crash, resuming dead panes;
+//!   [`remote`]: workers on remote hosts, their hooks heard through the host's tmux;
 //!   [`close`]: ending workers and removing their worktrees;
 //! - [`registry`]: the workers' tables in the shared registry.
 //!
@@ -42,6 +43,7 @@ pub mod prices;
 mod ready;
 pub mod recover;
 pub mod registry;
+pub mod remote;
 pub mod rule_file;
 pub mod screen;
 pub mod screen_rules;
@@ -115,6 +117,7 @@ impl Workers {
 
     /// A receiver woken whenever an agent's hook reports (or cohort changes a worker).
     pub fn wakes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.hear_hosts();
         self.hub.wakes()
     }
 

@@ -495,13 +495,19 @@ impl Workers {
         }
         // The transcript: as reported, as recorded, or found (first: the screen is
         // read with the words of the release it names).
+        // A remote worker's transcript is a file on its host, which this machine may
+        // hold under the same name as another file: not read from here (yet).
+        let far = spec.host.is_some();
         let mut transcript = t
             .hook
             .transcript_path
             .clone()
             .or_else(|| row.transcript.clone())
-            .map(PathBuf::from);
-        if transcript.as_ref().is_none_or(|p| !p.exists()) && now - t.last_scan_ms >= 2000 {
+            .map(PathBuf::from)
+            .filter(|_| !far);
+        if far {
+            self.hear_hosts();
+        } else if transcript.as_ref().is_none_or(|p| !p.exists()) && now - t.last_scan_ms >= 2000 {
             t.last_scan_ms = now;
             if let Some(found) = self.find_transcript(row, &spec, kind, state.as_ref()).await {
                 transcript = Some(found);

@@ -519,6 +519,13 @@ impl Workers {
     pub async fn relaunch(&self, row: &WorkerRow) -> Result<WorkerRow, WorkerError> {
         let spec = row.spec.clone();
         let kind = spec.agent;
+        if let Some(host) = spec.host.as_deref() {
+            return Err(WorkerError::Invalid(format!(
+                "{} ran on host {host}: a worker on a remote host is not restarted yet \
+                 (close it, and spawn it again there)",
+                row.name
+            )));
+        }
         if !Path::new(&row.cwd).is_dir() {
             return Err(WorkerError::Invalid(format!(
                 "{}'s directory {} is gone: it cannot be restarted there (close it, and spawn a new worker)",

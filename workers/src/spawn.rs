@@ -9,7 +9,9 @@ use std::time::Duration;
 use cohort_backends::{Appearance, PaneInfo, SplitDirection};
 use futures_util::future::join_all;
 
-pub(crate) use crate::hooks::{claude_settings, codex_notify, place_codex_hooks};
+pub(crate) use crate::hooks::{
+    claude_settings, claude_settings_with, codex_notify, place_codex_hooks,
+};
 use crate::registry::WorkerTables;
 use crate::state::WorkerState;
 use crate::Workers;
@@ -161,8 +163,8 @@ pub(crate) fn hook_key(state_dir: &Path, worker_id: &str) -> Result<SealKey, Wor
 /// The pane's command: wait for the start signal at `gate`, then `launch`; after
 /// `polls` polls without it (the server that spawned the worker is gone), say so
 /// and exit with [`GATE_GAVE_UP`] rather than wait for ever.
-fn gated_launch(gate: &Path, launch: &str, polls: u32) -> String {
-    let gate = cohort_backends::tmux::quote::sh(&gate.to_string_lossy());
+fn gated_launch(gate: &str, launch: &str, polls: u32) -> String {
+    let gate = cohort_backends::tmux::quote::sh(gate);
     let why = cohort_backends::tmux::quote::sh(
         "cohort: this worker's start signal never came (the cohort server that spawned \
          it stopped), so its agent was not started. Close this pane, or spawn the worker again.",
@@ -240,6 +242,8 @@ pub fn tiled(n: usize) -> SplitTree {
 /// A worker ready to get its pane.
 struct Planned {
     row: WorkerRow,
+    /// Its place on a remote host, when it runs on one.
+    far: Option<crate::remote::FarWorker>,
     spec: WorkerSpec,
     command: String,
     env: Vec<(String, String)>,
@@ -275,6 +279,7 @@ impl Workers {
         for p in &ok {
             let _ = std::fs::write(worker_dir(&self.hub.state_dir, &p.row.id).join("go"), b"");
         }
+        self.open_far_gates(&ok).await;
         let mut started = Vec::new();
         let mut failures: Vec<Spawned> = Vec::new();
         let mut pane_results = panes.into_iter();
@@ -405,65 +410,50 @@ impl Workers {
         }
         let id = uuid::Uuid::new_v4().to_string();
         let state_dir = self.hub.state_dir.clone();
-        let dir = match &spec.project {
-            Some(p) => PathBuf::from(p),
-            None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+        let (prepared, far) = match spec.launch.host.as_deref() {
+            Some(host) => {
+                let (prepared, far) = self.prepare_far_directory(spec, name, host, &id).await?;
+                (prepared, Some(far))
+            }
+            None => (
+                self.prepare_local_directory(request, spec, name, &id)
+                    .await?,
+                None,
+            ),
         };
-        let dir = std::fs::canonicalize(&dir).map_err(|_| {
-            WorkerError::Invalid(format!(
-                "{name}: the project path {} does not exist: give a repository or directory",
-                dir.display()
-            ))
-        })?;
-        if !dir.is_dir() {
-            return Err(WorkerError::Invalid(format!(
-                "{name}: {} is not a directory",
-                dir.display()
-            )));
-        }
-        let (spec_owned, name_owned, pattern, id_owned) = (
-            spec.clone(),
-            name.to_string(),
-            request.branch_pattern.clone(),
-            id.clone(),
-        );
-        let prepared = tokio::task::spawn_blocking(move || {
-            prepare_directory(
-                &spec_owned,
-                &name_owned,
-                &pattern,
-                &dir,
-                &state_dir,
-                &id_owned,
-            )
-        })
-        .await
-        .map_err(|e| WorkerError::Invalid(format!("the worktree could not be made: {e}")))??;
         let program = self.hub.program();
-        let state_dir = self.hub.state_dir.clone();
         let mut wiring = LaunchWiring::default();
         let mut agent_session = None;
         let io = |what, path: &Path| {
             let path = path.to_path_buf();
             move |source| WorkerError::Io { what, path, source }
         };
+        std::fs::create_dir_all(worker_dir(&state_dir, &id))
+            .map_err(io("could not create", &worker_dir(&state_dir, &id)))?;
         match spec.launch.agent {
             AgentKind::Claude => {
                 let session = uuid::Uuid::new_v4().to_string();
-                let file = worker_dir(&state_dir, &id).join("settings.json");
-                std::fs::create_dir_all(worker_dir(&state_dir, &id))
-                    .map_err(io("could not create", &file))?;
-                let text =
-                    serde_json::to_string_pretty(&claude_settings(&program, &state_dir, &id))
-                        .unwrap_or_default();
-                std::fs::write(&file, text).map_err(io("could not write", &file))?;
+                let settings = match &far {
+                    Some(far) => claude_settings_with(|e| far.hook_command(e)),
+                    None => claude_settings(&program, &state_dir, &id),
+                };
+                let text = serde_json::to_string_pretty(&settings).unwrap_or_default();
+                let path = match &far {
+                    Some(far) => {
+                        crate::remote::write(self.terminal.backend(), far, "settings.json", &text)
+                            .await?
+                    }
+                    None => {
+                        let file = worker_dir(&state_dir, &id).join("settings.json");
+                        std::fs::write(&file, text).map_err(io("could not write", &file))?;
+                        file.to_string_lossy().into_owned()
+                    }
+                };
                 wiring.session_id = Some(session.clone());
-                wiring.settings = Some(file.to_string_lossy().into_owned());
+                wiring.settings = Some(path);
                 agent_session = Some(session);
             }
             AgentKind::Codex => {
-                std::fs::create_dir_all(worker_dir(&state_dir, &id))
-                    .map_err(io("could not create", &worker_dir(&state_dir, &id)))?;
                 wiring.notify = Some(codex_notify(&program, &state_dir, &id));
                 wiring.bypass_hook_trust = place_codex_hooks(&prepared.cwd, &program, &state_dir);
             }
@@ -472,9 +462,13 @@ impl Workers {
         // The agent starts once its pane has its final size (the gate file appears when
         // every pane of the spawn is made): a TUI drawn at one width and then squeezed
         // by the next split leaves a torn first frame.
-        let gate = worker_dir(&state_dir, &id).join("go");
-        std::fs::create_dir_all(worker_dir(&state_dir, &id))
-            .map_err(io("could not create", &gate))?;
+        let gate = match &far {
+            Some(far) => far.gate(),
+            None => worker_dir(&state_dir, &id)
+                .join("go")
+                .to_string_lossy()
+                .into_owned(),
+        };
         let command = gated_launch(
             &gate,
             &launch_line(&spec.launch, &wiring).map_err(WorkerError::Invalid)?,
@@ -527,6 +521,7 @@ impl Workers {
             .db(move |r| r.insert_worker(&inserted))
             .await?;
         Ok(Planned {
+            far,
             copied: prepared.made.map(|m| m.copied).unwrap_or_default(),
             setup_tail: prepared.setup_tail,
             row,
@@ -534,6 +529,128 @@ impl Workers {
             command,
             env,
         })
+    }
+
+    /// The worker's directory on this machine: the project given (or cohort's own),
+    /// with a worktree made and its setup run when it gets one.
+    async fn prepare_local_directory(
+        &self,
+        request: &SpawnRequest,
+        spec: &WorkerSpec,
+        name: &str,
+        id: &str,
+    ) -> Result<Prepared, WorkerError> {
+        let state_dir = self.hub.state_dir.clone();
+        let dir = match &spec.project {
+            Some(p) => PathBuf::from(p),
+            None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+        };
+        let dir = std::fs::canonicalize(&dir).map_err(|_| {
+            WorkerError::Invalid(format!(
+                "{name}: the project path {} does not exist: give a repository or directory",
+                dir.display()
+            ))
+        })?;
+        if !dir.is_dir() {
+            return Err(WorkerError::Invalid(format!(
+                "{name}: {} is not a directory",
+                dir.display()
+            )));
+        }
+        let (spec_owned, name_owned, pattern, id_owned) = (
+            spec.clone(),
+            name.to_string(),
+            request.branch_pattern.clone(),
+            id.to_string(),
+        );
+        tokio::task::spawn_blocking(move || {
+            prepare_directory(
+                &spec_owned,
+                &name_owned,
+                &pattern,
+                &dir,
+                &state_dir,
+                &id_owned,
+            )
+        })
+        .await
+        .map_err(|e| WorkerError::Invalid(format!("the worktree could not be made: {e}")))?
+    }
+
+    /// The worker's directory on a remote host: the project given there (a
+    /// directory the agent shares; no worktree is made on a remote host yet), and
+    /// cohort's directory for the worker beside the hook script.
+    async fn prepare_far_directory(
+        &self,
+        spec: &WorkerSpec,
+        name: &str,
+        host: &str,
+        id: &str,
+    ) -> Result<(Prepared, crate::remote::FarWorker), WorkerError> {
+        let not_yet = |what: &str| {
+            Err(WorkerError::Invalid(format!(
+                "{name}: {what} on a remote host is not supported yet: leave it out, and give \
+                 the worker a directory on {host} as its project"
+            )))
+        };
+        if spec.worktree == Some(true) {
+            return not_yet("a worktree");
+        }
+        if spec.setup.is_some() || !spec.include.is_empty() {
+            return not_yet("a setup script or included files");
+        }
+        if spec.launch.agent == AgentKind::Codex {
+            return not_yet("Codex (its notify program is cohort itself)");
+        }
+        let project = spec.project.clone().unwrap_or_else(|| ".".into());
+        let backend = self.terminal.backend();
+        let checked = backend
+            .run_on_host(
+                host,
+                &format!(
+                    "cd \"$HOME\" 2>/dev/null; cd {} 2>/dev/null && pwd -P",
+                    cohort_backends::tmux::quote::sh(&project)
+                ),
+                b"",
+            )
+            .await;
+        let cwd = match checked {
+            Ok(out) => String::from_utf8_lossy(&out).trim().to_string(),
+            Err(cohort_backends::BackendError::Remote { .. }) => {
+                return Err(WorkerError::Invalid(format!(
+                    "{name}: the project path {project} is not a directory on {host}: give a \
+                     directory there (relative paths start at the home directory)"
+                )))
+            }
+            Err(e) => return Err(WorkerError::Invalid(format!("{name}: host {host}: {e}"))),
+        };
+        let far = crate::remote::prepare(backend, host, id).await?;
+        self.hear_hosts();
+        Ok((
+            Prepared {
+                cwd: PathBuf::from(cwd),
+                repo: None,
+                made: None,
+                branch: None,
+                setup_tail: None,
+                setup_log: None,
+            },
+            far,
+        ))
+    }
+
+    /// Gives the start signal to the planned workers on remote hosts, one call per
+    /// host. A gate left shut makes the worker's pane give up, and say so.
+    async fn open_far_gates(&self, planned: &[&Planned]) {
+        let mut by_host: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
+        for far in planned.iter().filter_map(|p| p.far.as_ref()) {
+            by_host.entry(&far.host).or_default().push(far.gate());
+        }
+        for (host, gates) in by_host {
+            if let Err(e) = crate::remote::open_gates(self.terminal.backend(), host, &gates).await {
+                tracing::warn!(target: "cohort::workers", host, "{e}");
+            }
+        }
     }
 
     /// Opens the panes of the planned workers, in order.
@@ -550,8 +667,7 @@ impl Workers {
             agent: Some(p.row.name.clone()),
             team: p.spec.team.clone(),
             window: None,
-            // Workers run on this machine: their hooks call back through a local socket.
-            host: None,
+            host: p.row.spec.host.clone(),
         };
         if planned.is_empty() {
             return Vec::new();
@@ -561,7 +677,11 @@ impl Workers {
             .clone()
             .or_else(|| planned.iter().find_map(|p| p.spec.team.clone()))
             .unwrap_or_else(|| "workers".into());
+        // Layouts are laid out on this machine's terminal: workers on a remote host
+        // get a window each there.
+        let remote = planned.iter().any(|p| p.far.is_some());
         let tree = match &request.layout {
+            _ if remote => None,
             SpawnLayout::Tiled => Some(tiled(planned.len())),
             SpawnLayout::Tree(tree) => Some(tree.clone()),
             _ => None,
@@ -596,7 +716,7 @@ impl Workers {
         let mut parent: Option<PaneInfo> = None;
         for (i, p) in planned.iter().enumerate() {
             let made = match &request.layout {
-                SpawnLayout::Split { target, direction } => {
+                SpawnLayout::Split { target, direction } if !remote => {
                     let from = match &parent {
                         Some(pane) => Ok(pane.clone()),
                         None => self.terminal.resolve(target).await,
@@ -642,7 +762,9 @@ impl Workers {
         // The transcript's place depends on the agent's own environment.
         let state = self.terminal.backend().pane_state(&pane.id).await.ok();
         let env = agent_env(state.as_ref().and_then(|s| s.shell_pid), &p.spec.launch);
+        // A remote agent's transcript is on its host: not read from here (yet).
         let transcript = match (&p.row.agent_session, p.spec.launch.agent) {
+            _ if p.far.is_some() => None,
             (Some(id), AgentKind::Claude) => Some(
                 claude_transcript(&env, Path::new(&p.row.cwd), id)
                     .to_string_lossy()
@@ -851,7 +973,11 @@ mod tests {
         let run = |polls| {
             std::process::Command::new("/bin/sh")
                 .arg("-c")
-                .arg(super::gated_launch(&gate, "echo launched", polls))
+                .arg(super::gated_launch(
+                    &gate.to_string_lossy(),
+                    "echo launched",
+                    polls,
+                ))
                 .output()
                 .unwrap()
         };

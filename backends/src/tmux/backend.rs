@@ -181,6 +181,20 @@ impl TerminalBackend for TmuxBackend {
         self.remote_snapshot(pane).await
     }
 
+    async fn run_on_host(&self, host: &str, script: &str, input: &[u8]) -> Result<Vec<u8>> {
+        match &self.inner.remote {
+            Some(remote) if remote.host.name == host => remote.host.run_bytes(script, input).await,
+            Some(remote) => Err(BackendError::InvalidArgument(format!(
+                "this tmux server is on host {}, not {host}",
+                remote.host.name
+            ))),
+            None => Err(BackendError::Unsupported {
+                backend: "tmux",
+                what: "run commands on a remote host from a local server",
+            }),
+        }
+    }
+
     async fn close(&self, pane: &PaneId) -> Result<()> {
         self.pane_cmd(pane, &format!("kill-pane -t {pane}")).await?;
         if let Some(file) = lock(&self.inner.streams).forget(pane.as_str()) {

@@ -107,6 +107,11 @@ pub struct SpawnWorkersArgs {
     /// Branch pattern with {name}, {team} (default cohort/{name}).
     #[serde(default)]
     pub branch_pattern: Option<String>,
+    /// Remote host for all of them (an SSH destination or a declared host): each
+    /// gets a window there, works in project_path on that host (no worktree), and
+    /// reports through its hooks as locally (claude, gemini, aider, custom).
+    #[serde(default)]
+    pub host: Option<String>,
 }
 
 /// A worker as the tools show it.
@@ -127,6 +132,9 @@ pub struct WorkerOut {
     /// Branch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch: Option<String>,
+    /// The remote host it runs on (none: this machine).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
     /// Which signal decided (verbose).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signal: Option<String>,
@@ -271,6 +279,7 @@ pub(super) fn out(row: &WorkerRow, o: &Observation, verbose: bool) -> WorkerOut 
         since_s: since(o),
         agent: row.agent.name().to_string(),
         branch: row.branch.clone(),
+        host: row.spec.host.clone(),
         team: row.team.clone(),
         spent: o.usage.as_ref().map(Usage::summary),
         ..WorkerOut::default()

@@ -1,0 +1,187 @@
+//! Workers on a remote host: a fake Claude Code spawned through the MCP tools on a
+//! host behind a real OpenSSH server, its hooks reaching cohort through that host's
+//! tmux (nothing of cohort installed there but what cohort writes itself), its turns
+//! ending waits without polling, and nothing of it left on the host once closed.
+
+use std::sync::Arc;
+
+use cohort::engine::Engine;
+use cohort::mcp::{CohortServer, Toolset};
+use rmcp::model::CallToolRequestParams;
+use rmcp::ServiceExt;
+use serde_json::{json, Value};
+
+use crate::agents::{answer, Agents};
+use crate::ssh_support::SshServer;
+use crate::support::TestServer;
+use crate::workers::names;
+
+/// An engine over this machine's tmux and the ssh server's host, declared as `far`.
+async fn engine_with_far(local: &TestServer, ssh: &SshServer) -> Engine {
+    let backend = Arc::new(cohort_backends::hosts::Hosts::new(
+        Arc::new(local.backend().await),
+        cohort_backends::tmux::config::TmuxConfig::new(local.state_dir().join("remote-template")),
+        vec![ssh.host("far")],
+    ));
+    let engine = Engine::with_backend(backend, local.state_dir(), &local.socket).expect("engine");
+    engine
+        .workers
+        .configure_workers(|s| s.program = Some(env!("CARGO_BIN_EXE_cohort").into()));
+    engine
+}
+
+async fn call(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
+    name: &'static str,
+    args: Value,
+) -> rmcp::model::CallToolResult {
+    let what = format!("{name} {args}");
+    crate::support::answered(
+        &what,
+        client.call_tool(
+            CallToolRequestParams::new(name).with_arguments(args.as_object().unwrap().clone()),
+        ),
+    )
+    .await
+    .unwrap_or_else(|e| panic!("{what}: {e}"))
+}
+
+async fn ok(
+    client: &rmcp::service::RunningService<rmcp::RoleClient, ()>,
+    name: &'static str,
+    args: Value,
+) -> Value {
+    let r = call(client, name, args.clone()).await;
+    assert_ne!(r.is_error, Some(true), "{name} {args}: {r:?}");
+    r.structured_content.unwrap_or(Value::Null)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_on_a_remote_host_reports_its_turns_through_its_hooks() {
+    let Some(ssh) = SshServer::start() else {
+        return;
+    };
+    let local = TestServer::new();
+    let engine = engine_with_far(&local, &ssh).await;
+    let (a, b) = tokio::io::duplex(1 << 20);
+    let server = CohortServer::with_toolsets(engine.clone(), &Toolset::ALL);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(a).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let client = ().serve(b).await.expect("initialize");
+    let agents = Agents::new();
+    // The project is a directory of the far side's (its own home here).
+    let project = ssh.home().join("project");
+    std::fs::create_dir_all(&project).unwrap();
+
+    let spawned = ok(
+        &client,
+        "spawn_workers",
+        json!({"host": "far", "workers": [{"name": "Remo", "agent": "claude",
+            "project_path": "project", "env": agents.env_json(&[]),
+            "prompt": "first task"}]}),
+    )
+    .await;
+    let worker = &spawned["workers"][0];
+    assert_eq!(worker["host"], "far", "{spawned}");
+    assert!(
+        worker["pane"]
+            .as_str()
+            .is_none_or(|p| p.starts_with("far:")),
+        "{spawned}"
+    );
+
+    // The first turn ends; the agent said so through its Stop hook on the host.
+    let first = ok(&client, "wait_idle_workers", json!({"timeout": 30})).await;
+    assert_eq!(names(&first["idle"]), vec!["Remo".to_string()], "{first}");
+    let listed = ok(&client, "list_workers", json!({"verbose": true})).await;
+    let remo = &listed["workers"][0];
+    assert_eq!(remo["host"], "far", "{listed}");
+    assert_eq!(remo["signal"], "hook", "{listed}");
+    assert_eq!(
+        remo["worktree"].as_str(),
+        Some(project.canonicalize().unwrap().to_str().unwrap()),
+        "{listed}"
+    );
+
+    // A second turn: the wait ends on its Stop hook, with the agent's last words.
+    let second = "second task [[work 400]]";
+    let sent = ok(
+        &client,
+        "message_workers",
+        json!({"session_ids": ["Remo"], "message": second, "wait_mode": "all", "timeout": 30}),
+    )
+    .await;
+    assert_eq!(sent["results"][0]["status"], "submitted", "{sent}");
+    assert_eq!(sent["wait"]["all_idle"], true, "{sent}");
+    let x = ok(&client, "examine_worker", json!({"session_id": "Remo"})).await;
+    assert_eq!(x["state"], "idle", "{x}");
+    assert_eq!(x["signal"], "hook", "{x}");
+    assert!(
+        format!("{x}").contains(&answer(second)),
+        "the last message of the turn comes from its Stop hook: {x}"
+    );
+
+    // Closed: its pane, and its directory on the host with its settings.
+    let far_workers = ssh.home().join(".local/state/cohort/workers");
+    assert_eq!(
+        std::fs::read_dir(&far_workers)
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().path().is_dir())
+            .count(),
+        1,
+        "one worker's directory on the host"
+    );
+    ok(
+        &client,
+        "close_workers",
+        json!({"session_ids": ["Remo"], "force": true}),
+    )
+    .await;
+    let left: Vec<_> = std::fs::read_dir(&far_workers)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().is_dir())
+        .map(|e| e.path())
+        .collect();
+    assert!(left.is_empty(), "left on the host: {left:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn remote_workers_refuse_what_the_host_cannot_give_yet_and_say_so() {
+    let Some(ssh) = SshServer::start() else {
+        return;
+    };
+    let local = TestServer::new();
+    let engine = engine_with_far(&local, &ssh).await;
+    let (a, b) = tokio::io::duplex(1 << 20);
+    let server = CohortServer::with_toolsets(engine.clone(), &Toolset::ALL);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(a).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let client = ().serve(b).await.expect("initialize");
+    for (worker, says) in [
+        (
+            json!({"agent": "claude", "project_path": "no/such/dir"}),
+            "is not a directory on far",
+        ),
+        (
+            json!({"agent": "claude", "project_path": ".", "use_worktree": true}),
+            "a worktree on a remote host is not supported yet",
+        ),
+        (json!({"agent": "codex", "project_path": "."}), "Codex"),
+    ] {
+        let r = call(
+            &client,
+            "spawn_workers",
+            json!({"host": "far", "workers": [worker]}),
+        )
+        .await;
+        assert_eq!(r.is_error, Some(true), "{r:?}");
+        assert!(format!("{r:?}").contains(says), "{says}: {r:?}");
+    }
+}
