@@ -1,7 +1,9 @@
 //! Workers on a remote host: a fake Claude Code spawned through the MCP tools on a
-//! host behind a real OpenSSH server, its hooks reaching cohort through that host's
-//! tmux (nothing of cohort installed there but what cohort writes itself), its turns
-//! ending waits without polling, and nothing of it left on the host once closed.
+//! host behind a real OpenSSH server, in a worktree made there from the repository
+//! there, its hooks reaching cohort through that host's tmux (nothing of cohort
+//! installed there but what cohort writes itself), its turns ending waits without
+//! polling, its changes examined there, and nothing of it left on the host once
+//! closed.
 
 use std::sync::Arc;
 
@@ -11,7 +13,7 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::ServiceExt;
 use serde_json::{json, Value};
 
-use crate::agents::{answer, Agents};
+use crate::agents::{answer, git, Agents};
 use crate::ssh_support::SshServer;
 use crate::support::TestServer;
 use crate::workers::names;
@@ -72,9 +74,19 @@ async fn a_worker_on_a_remote_host_reports_its_turns_through_its_hooks() {
     });
     let client = ().serve(b).await.expect("initialize");
     let agents = Agents::new();
-    // The project is a directory of the far side's (its own home here).
+    // The project is a repository of the far side's (in its own home here), with an
+    // untracked file its `.worktreeinclude` names.
     let project = ssh.home().join("project");
     std::fs::create_dir_all(&project).unwrap();
+    git(&project, &["init", "-q", "-b", "main"]);
+    std::fs::write(project.join("README.md"), "# demo\n").unwrap();
+    std::fs::write(project.join(".gitignore"), ".env\n").unwrap();
+    std::fs::write(project.join(".worktreeinclude"), ".env\n").unwrap();
+    git(&project, &["add", "."]);
+    git(&project, &["commit", "-q", "-m", "first"]);
+    std::fs::write(project.join(".env"), "SECRET=1\n").unwrap();
+    let project = project.canonicalize().unwrap();
+    let worktree = project.join(".worktrees/remo");
 
     let spawned = ok(
         &client,
@@ -86,6 +98,11 @@ async fn a_worker_on_a_remote_host_reports_its_turns_through_its_hooks() {
     .await;
     let worker = &spawned["workers"][0];
     assert_eq!(worker["host"], "far", "{spawned}");
+    assert_eq!(worker["branch"], "cohort/remo", "{spawned}");
+    assert!(
+        worktree.join(".env").is_file(),
+        "the worktree on the host, with the included file: {spawned}"
+    );
     assert!(
         worker["pane"]
             .as_str()
@@ -100,11 +117,7 @@ async fn a_worker_on_a_remote_host_reports_its_turns_through_its_hooks() {
     let remo = &listed["workers"][0];
     assert_eq!(remo["host"], "far", "{listed}");
     assert_eq!(remo["signal"], "hook", "{listed}");
-    assert_eq!(
-        remo["worktree"].as_str(),
-        Some(project.canonicalize().unwrap().to_str().unwrap()),
-        "{listed}"
-    );
+    assert_eq!(remo["worktree"].as_str(), worktree.to_str(), "{listed}");
 
     // A second turn: the wait ends on its Stop hook, with the agent's last words.
     let second = "second task [[work 400]]";
@@ -116,15 +129,22 @@ async fn a_worker_on_a_remote_host_reports_its_turns_through_its_hooks() {
     .await;
     assert_eq!(sent["results"][0]["status"], "submitted", "{sent}");
     assert_eq!(sent["wait"]["all_idle"], true, "{sent}");
+    std::fs::write(worktree.join("notes.txt"), "x\n").unwrap();
     let x = ok(&client, "examine_worker", json!({"session_id": "Remo"})).await;
     assert_eq!(x["state"], "idle", "{x}");
     assert_eq!(x["signal"], "hook", "{x}");
+    assert!(
+        x["diff_stat"].as_str().unwrap().contains("1 untracked"),
+        "git on the host: {x}"
+    );
+    assert_eq!(x["dirty_files"], 1, "{x}");
     assert!(
         format!("{x}").contains(&answer(second)),
         "the last message of the turn comes from its Stop hook: {x}"
     );
 
-    // Closed: its pane, and its directory on the host with its settings.
+    // Closed: its pane, its worktree (with the uncommitted file: forced), and its
+    // directory on the host with its settings. Its branch stays.
     let far_workers = ssh.home().join(".local/state/cohort/workers");
     assert_eq!(
         std::fs::read_dir(&far_workers)
@@ -137,7 +157,7 @@ async fn a_worker_on_a_remote_host_reports_its_turns_through_its_hooks() {
     ok(
         &client,
         "close_workers",
-        json!({"session_ids": ["Remo"], "force": true}),
+        json!({"session_ids": ["Remo"], "force": true, "remove_worktree": true}),
     )
     .await;
     let left: Vec<_> = std::fs::read_dir(&far_workers)
@@ -147,6 +167,8 @@ async fn a_worker_on_a_remote_host_reports_its_turns_through_its_hooks() {
         .map(|e| e.path())
         .collect();
     assert!(left.is_empty(), "left on the host: {left:?}");
+    assert!(!worktree.exists(), "the worktree on the host was removed");
+    assert!(git(&project, &["branch", "--list", "cohort/remo"]).contains("cohort/remo"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -171,7 +193,11 @@ async fn remote_workers_refuse_what_the_host_cannot_give_yet_and_say_so() {
         ),
         (
             json!({"agent": "claude", "project_path": ".", "use_worktree": true}),
-            "a worktree on a remote host is not supported yet",
+            "is not in a git repository",
+        ),
+        (
+            json!({"agent": "claude", "project_path": ".", "setup": "make"}),
+            "a setup script on a remote host is not supported yet",
         ),
         (json!({"agent": "codex", "project_path": "."}), "Codex"),
     ] {

@@ -154,15 +154,18 @@ impl Workers {
                 (Some(repo), Some(path), true) => {
                     let (repo, path) = (PathBuf::from(repo), PathBuf::from(path));
                     let _git = GIT.lock().await;
+                    let m = self.machine_of(row);
                     let removed = tokio::task::spawn_blocking(move || {
+                        // Codex's hooks file, written here for a local worker only.
                         let hooks = path.join(".codex").join("hooks.json");
-                        if std::fs::read_to_string(&hooks)
-                            .is_ok_and(|t| t.contains("written by cohort"))
+                        if m.host().is_none()
+                            && std::fs::read_to_string(&hooks)
+                                .is_ok_and(|t| t.contains("written by cohort"))
                         {
                             let _ = std::fs::remove_file(&hooks);
                             let _ = std::fs::remove_dir(path.join(".codex"));
                         }
-                        worktree::remove(&repo, &path, force)
+                        worktree::remove(&m, &repo, &path, force)
                     })
                     .await
                     .map_err(|e| WorkerError::Invalid(format!("git could not be run: {e}")))?;

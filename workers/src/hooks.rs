@@ -104,8 +104,9 @@ pub(crate) fn place_codex_hooks(cwd: &Path, program: &Path, state_dir: &Path) ->
     if std::fs::write(&file, text).is_err() {
         return false;
     }
-    if worktree::toplevel(cwd).is_some() {
-        let _ = worktree::exclude(cwd, "/.codex/hooks.json");
+    let local = crate::machine::Machine::Local;
+    if worktree::toplevel(&local, cwd).is_some() {
+        let _ = worktree::exclude(&local, cwd, "/.codex/hooks.json");
     }
     true
 }

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::machine::Machine;
 use crate::registry::WorkerTables;
 use crate::Workers;
 use crate::{
@@ -125,13 +126,16 @@ impl Workers {
             }
         }
         let (dir, base) = (PathBuf::from(&row.cwd), row.base_commit.clone()?);
-        if row.repo.is_none() || !dir.exists() {
-            return None;
-        }
-        let line = tokio::task::spawn_blocking(move || worktree::change_line(&dir, &base).ok())
-            .await
-            .ok()
-            .flatten()?;
+        row.repo.as_ref()?;
+        let m = self.machine_of(row);
+        let line = tokio::task::spawn_blocking(move || {
+            m.exists(&dir)
+                .then(|| worktree::change_line(&m, &dir, &base).ok())
+                .flatten()
+        })
+        .await
+        .ok()
+        .flatten()?;
         self.hub
             .changes
             .lock()
@@ -153,18 +157,18 @@ impl Workers {
     pub async fn examine_worker(&self, row: &WorkerRow) -> Result<Examination, WorkerError> {
         let view = self.view_worker(row).await?;
         let (dir, base) = (PathBuf::from(&row.cwd), row.base_commit.clone());
-        let in_repo = row.repo.is_some() && dir.exists();
+        let (in_repo, m) = (row.repo.is_some(), self.machine_of(row));
         let (diff_stat, commits, dirty_files) = tokio::task::spawn_blocking(move || {
-            if !in_repo {
+            if !in_repo || !m.exists(&dir) {
                 return (None, None, None);
             }
             let diff = base
                 .as_deref()
-                .and_then(|b| worktree::diff_stat(&dir, b).ok());
+                .and_then(|b| worktree::diff_stat(&m, &dir, b).ok());
             let commits = base
                 .as_deref()
-                .and_then(|b| worktree::commits_since(&dir, b).ok());
-            (diff, commits, worktree::dirty_files(&dir).ok())
+                .and_then(|b| worktree::commits_since(&m, &dir, b).ok());
+            (diff, commits, worktree::dirty_files(&m, &dir).ok())
         })
         .await
         .unwrap_or((None, None, None));
@@ -279,9 +283,16 @@ impl Workers {
         repo: Option<&Path>,
         remove_orphans: bool,
     ) -> Result<Vec<WorktreeEntry>, WorkerError> {
-        let rows = self.worker_rows().await?;
+        // This machine's repositories (a remote worker's worktree is listed with it).
+        let rows: Vec<WorkerRow> = self
+            .worker_rows()
+            .await?
+            .into_iter()
+            .filter(|w| w.spec.host.is_none())
+            .collect();
+        let local = Machine::Local;
         let mut repos: Vec<PathBuf> = match repo {
-            Some(r) => vec![worktree::main_checkout(r).ok_or_else(|| {
+            Some(r) => vec![worktree::main_checkout(&local, r).ok_or_else(|| {
                 WorkerError::Invalid(format!("{} is not in a git repository", r.display()))
             })?],
             None => rows
@@ -297,7 +308,11 @@ impl Workers {
             let listed =
                 tokio::task::spawn_blocking(move || -> Result<Vec<WorktreeEntry>, WorkerError> {
                     let mut out = Vec::new();
-                    for w in worktree::list(&repo)?.into_iter().filter(|w| !w.main) {
+                    let local = Machine::Local;
+                    for w in worktree::list(&local, &repo)?
+                        .into_iter()
+                        .filter(|w| !w.main)
+                    {
                         // A worker working in a worktree it was not given (a merge's
                         // conflict handed to it) holds it as much as its own; paths
                         // are compared resolved (a repository reached by a symlink).
@@ -318,14 +333,14 @@ impl Workers {
                             .map(|r| r.name.clone());
                         let ours = w.path.starts_with(repo.join(worktree::WORKTREES_DIR));
                         let dirty = if w.path.exists() {
-                            worktree::dirty_files(&w.path).ok()
+                            worktree::dirty_files(&local, &w.path).ok()
                         } else {
                             Some(0)
                         };
                         let orphan = ours && worker.is_none();
                         let mut removed = false;
                         if orphan && remove_orphans && dirty == Some(0) {
-                            removed = worktree::remove(&repo, &w.path, false).is_ok();
+                            removed = worktree::remove(&local, &repo, &w.path, false).is_ok();
                         }
                         out.push(WorktreeEntry {
                             repo: repo.clone(),

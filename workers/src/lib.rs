@@ -35,6 +35,7 @@ pub mod explain;
 pub mod hooks;
 pub mod hub;
 pub mod inspect;
+pub mod machine;
 pub mod merge;
 pub mod messages;
 pub mod observe;

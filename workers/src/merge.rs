@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use crate::{error::WorkerError, registry::WorkerRow, worktree, Workers};
+use crate::{error::WorkerError, machine::Machine, registry::WorkerRow, worktree, Workers};
 
 /// In which order the branches are merged.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -269,6 +269,13 @@ impl Workers {
         let mut repo: Option<PathBuf> = None;
         let mut planned = Vec::new();
         for row in rows {
+            if let Some(host) = row.spec.host.as_deref() {
+                return Err(WorkerError::Invalid(format!(
+                    "{} works on host {host}: merging the branches of workers on a remote \
+                     host is not supported yet (merge them there with git)",
+                    row.name
+                )));
+            }
             let (Some(r), Some(branch)) = (&row.repo, &row.branch) else {
                 return Err(WorkerError::Invalid(format!(
                     "{} has no branch of its own (it works in a shared directory): nothing to merge",
@@ -316,10 +323,14 @@ impl Workers {
         let mut out = Vec::new();
         for row in rows {
             let (dir, base) = (PathBuf::from(&row.cwd), row.base_commit.clone());
-            let found = match base.filter(|_| row.repo.is_some() && dir.exists()) {
+            let m = self.machine_of(row);
+            let found = match base.filter(|_| row.repo.is_some()) {
                 Some(base) => tokio::task::spawn_blocking(move || {
-                    let line = worktree::change_line(&dir, &base).ok()?;
-                    let stat = worktree::diff_stat(&dir, &base).ok()?;
+                    if !m.exists(&dir) {
+                        return None;
+                    }
+                    let line = worktree::change_line(&m, &dir, &base).ok()?;
+                    let stat = worktree::diff_stat(&m, &dir, &base).ok()?;
                     Some((line, stat))
                 })
                 .await
@@ -363,7 +374,7 @@ fn plan_and_start(
 ) -> Result<Started, WorkerError> {
     let into = match &request.into {
         Some(into) => into.clone(),
-        None => worktree::current_branch(repo).ok_or_else(|| {
+        None => worktree::current_branch(&Machine::Local, repo).ok_or_else(|| {
             WorkerError::Invalid(
                 "the repository's checkout is on no branch: say which branch to merge into (into)"
                     .into(),
@@ -412,7 +423,7 @@ fn plan_and_start(
                 .as_deref()
                 .map(Path::new)
                 .filter(|p| p.exists())
-                .and_then(|p| worktree::dirty_files(p).ok())
+                .and_then(|p| worktree::dirty_files(&Machine::Local, p).ok())
                 .unwrap_or(0),
             worker: row.name,
             branch: b,
@@ -422,7 +433,11 @@ fn plan_and_start(
     if request.order == MergeOrder::SmallestFirst {
         steps.sort_by_key(|s| s.lines_changed);
     }
-    worktree::exclude(repo, &format!("/{}/", worktree::WORKTREES_DIR))?;
+    worktree::exclude(
+        &Machine::Local,
+        repo,
+        &format!("/{}/", worktree::WORKTREES_DIR),
+    )?;
     // Named after its branch: a worktree kept from a merge that stopped says which.
     let dir = format!("merge-{}", branch.replace('/', "-"));
     let root = repo.join(worktree::WORKTREES_DIR);
@@ -520,7 +535,7 @@ impl Started {
             let text = scratch.to_string_lossy().into_owned();
             let _ = git(&repo, &["worktree", "unlock", &text]);
             if !keep {
-                let _ = worktree::remove(&repo, &scratch, true);
+                let _ = worktree::remove(&Machine::Local, &repo, &scratch, true);
             }
         })
         .await;

@@ -176,13 +176,14 @@ impl Workers {
                     PathBuf::from(path),
                     row.base_commit.clone(),
                 );
+                let m = self.machine_of(&row);
                 let removed = tokio::task::spawn_blocking(move || {
                     // The agent never ran: what is there came from cohort (copied
                     // files, the setup script). A commit would be someone's work.
-                    let untouched = base
-                        .as_deref()
-                        .is_some_and(|b| crate::worktree::commits_since(&path, b).ok() == Some(0));
-                    crate::worktree::remove(&repo, &path, untouched)
+                    let untouched = base.as_deref().is_some_and(|b| {
+                        crate::worktree::commits_since(&m, &path, b).ok() == Some(0)
+                    });
+                    crate::worktree::remove(&m, &repo, &path, untouched)
                 })
                 .await;
                 if !matches!(removed, Ok(Ok(()))) {
@@ -466,7 +467,8 @@ impl Workers {
             },
             _ => (None, None),
         };
-        let repo = crate::worktree::main_checkout(Path::new(&cwd));
+        let local = crate::machine::Machine::Local;
+        let repo = crate::worktree::main_checkout(&local, Path::new(&cwd));
         let row = WorkerRow {
             id: uuid::Uuid::new_v4().to_string(),
             name: name.clone(),
@@ -474,7 +476,7 @@ impl Workers {
             server: self.terminal.server_key().to_string(),
             agent: kind,
             spec,
-            branch: crate::worktree::current_branch(Path::new(&cwd)),
+            branch: crate::worktree::current_branch(&local, Path::new(&cwd)),
             worktree: repo
                 .as_ref()
                 .filter(|r| r.as_path() != Path::new(&cwd))

@@ -12,6 +12,7 @@ use futures_util::future::join_all;
 pub(crate) use crate::hooks::{
     claude_settings, claude_settings_with, codex_notify, place_codex_hooks,
 };
+use crate::machine::Machine;
 use crate::registry::WorkerTables;
 use crate::state::WorkerState;
 use crate::Workers;
@@ -412,7 +413,9 @@ impl Workers {
         let state_dir = self.hub.state_dir.clone();
         let (prepared, far) = match spec.launch.host.as_deref() {
             Some(host) => {
-                let (prepared, far) = self.prepare_far_directory(spec, name, host, &id).await?;
+                let (prepared, far) = self
+                    .prepare_far_directory(request, spec, name, host, &id)
+                    .await?;
                 (prepared, Some(far))
             }
             None => (
@@ -568,6 +571,7 @@ impl Workers {
                 &spec_owned,
                 &name_owned,
                 &pattern,
+                &Machine::Local,
                 &dir,
                 &state_dir,
                 &id_owned,
@@ -577,11 +581,12 @@ impl Workers {
         .map_err(|e| WorkerError::Invalid(format!("the worktree could not be made: {e}")))?
     }
 
-    /// The worker's directory on a remote host: the project given there (a
-    /// directory the agent shares; no worktree is made on a remote host yet), and
-    /// cohort's directory for the worker beside the hook script.
+    /// The worker's directory on a remote host: the project given there, with a
+    /// worktree made there when it is in a repository (as locally), and cohort's
+    /// directory for the worker beside the hook script.
     async fn prepare_far_directory(
         &self,
+        request: &SpawnRequest,
         spec: &WorkerSpec,
         name: &str,
         host: &str,
@@ -589,18 +594,14 @@ impl Workers {
     ) -> Result<(Prepared, crate::remote::FarWorker), WorkerError> {
         let not_yet = |what: &str| {
             Err(WorkerError::Invalid(format!(
-                "{name}: {what} on a remote host is not supported yet: leave it out, and give \
-                 the worker a directory on {host} as its project"
+                "{name}: {what} on a remote host is not supported yet: leave it out"
             )))
         };
-        if spec.worktree == Some(true) {
-            return not_yet("a worktree");
-        }
-        if spec.setup.is_some() || !spec.include.is_empty() {
-            return not_yet("a setup script or included files");
+        if spec.setup.is_some() {
+            return not_yet("a setup script");
         }
         if spec.launch.agent == AgentKind::Codex {
-            return not_yet("Codex (its notify program is cohort itself)");
+            return not_yet("Codex (its notify program is cohort itself, which the host lacks)");
         }
         let project = spec.project.clone().unwrap_or_else(|| ".".into());
         let backend = self.terminal.backend();
@@ -614,8 +615,8 @@ impl Workers {
                 b"",
             )
             .await;
-        let cwd = match checked {
-            Ok(out) => String::from_utf8_lossy(&out).trim().to_string(),
+        let dir = match checked {
+            Ok(out) => PathBuf::from(String::from_utf8_lossy(&out).trim()),
             Err(cohort_backends::BackendError::Remote { .. }) => {
                 return Err(WorkerError::Invalid(format!(
                     "{name}: the project path {project} is not a directory on {host}: give a \
@@ -626,17 +627,26 @@ impl Workers {
         };
         let far = crate::remote::prepare(backend, host, id).await?;
         self.hear_hosts();
-        Ok((
-            Prepared {
-                cwd: PathBuf::from(cwd),
-                repo: None,
-                made: None,
-                branch: None,
-                setup_tail: None,
-                setup_log: None,
-            },
-            far,
-        ))
+        let m = Machine::of(backend, Some(host));
+        let (spec, name, pattern, state_dir, id_owned) = (
+            spec.clone(),
+            name.to_string(),
+            request.branch_pattern.clone(),
+            self.hub.state_dir.clone(),
+            id.to_string(),
+        );
+        let prepared = tokio::task::spawn_blocking(move || {
+            prepare_directory(&spec, &name, &pattern, &m, &dir, &state_dir, &id_owned)
+        })
+        .await
+        .map_err(|e| WorkerError::Invalid(format!("the worktree could not be made: {e}")))?;
+        match prepared {
+            Ok(prepared) => Ok((prepared, far)),
+            Err(e) => {
+                crate::remote::forget(backend, host, id).await;
+                Err(e)
+            }
+        }
     }
 
     /// Gives the start signal to the planned workers on remote hosts, one call per
@@ -841,8 +851,9 @@ impl Workers {
         let _ = self.terminal.db(move |r| r.remove_worker(&id)).await;
         if let (Some(repo), Some(path), true) = (&row.repo, &row.worktree, row.worktree_owned) {
             let (repo, path) = (PathBuf::from(repo), PathBuf::from(path));
-            let _ =
-                tokio::task::spawn_blocking(move || worktree::remove(&repo, &path, false)).await;
+            let m = self.machine_of(row);
+            let _ = tokio::task::spawn_blocking(move || worktree::remove(&m, &repo, &path, false))
+                .await;
         }
     }
 }
@@ -904,15 +915,16 @@ fn prepare_directory(
     spec: &WorkerSpec,
     name: &str,
     pattern: &str,
+    m: &Machine,
     dir: &Path,
     state_dir: &Path,
     id: &str,
 ) -> Result<Prepared, WorkerError> {
-    let repo = worktree::main_checkout(dir);
+    let repo = worktree::main_checkout(m, dir);
     let use_worktree = spec.worktree.unwrap_or(repo.is_some());
     let mut out = Prepared {
         cwd: dir.to_path_buf(),
-        branch: worktree::current_branch(dir),
+        branch: worktree::current_branch(m, dir),
         repo: repo.clone(),
         made: None,
         setup_tail: None,
@@ -936,6 +948,7 @@ fn prepare_directory(
             )
         });
         let made = worktree::create(
+            m,
             &repo,
             &slug(name),
             &branch,
@@ -947,6 +960,11 @@ fn prepare_directory(
         out.made = Some(made);
     }
     if let Some(script) = spec.setup.as_deref().filter(|s| !s.trim().is_empty()) {
+        if m.host().is_some() {
+            return Err(WorkerError::Invalid(format!(
+                "{name}: a setup script on a remote host is not supported yet: leave it out"
+            )));
+        }
         let log = worker_dir(state_dir, id).join("setup.log");
         match worktree::run_setup(&out.cwd, script, &log, SETUP_LIMIT) {
             Ok(tail) => {
@@ -955,7 +973,7 @@ fn prepare_directory(
             }
             Err(e) => {
                 if let (Some(made), Some(repo)) = (&out.made, &out.repo) {
-                    let _ = worktree::remove(repo, &made.path, true);
+                    let _ = worktree::remove(m, repo, &made.path, true);
                 }
                 return Err(e);
             }

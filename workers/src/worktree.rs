@@ -3,13 +3,15 @@
 //! with its output kept), inspected (dirty or not, `git diff --stat` against the
 //! base) and removed only when that loses nothing.
 //!
-//! Everything here runs `git` and blocks: callers run it on a blocking thread.
+//! Everything here runs `git` and blocks: callers run it on a blocking thread. Each
+//! function works on a [`Machine`]: this one, or the remote host a worker runs on.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::error::WorkerError;
+use crate::machine::Machine;
 
 /// Where cohort puts the worktrees of a repository: `<repo>/.worktrees/<name>`
 /// (excluded from the repository's status through `info/exclude`).
@@ -18,55 +20,20 @@ pub const WORKTREES_DIR: &str = ".worktrees";
 /// The file naming untracked files to copy into new worktrees (gitignore syntax).
 pub const INCLUDE_FILE: &str = ".worktreeinclude";
 
-fn git(dir: &Path, args: &[&str]) -> Result<String, WorkerError> {
-    git_as(dir, args, false)
+fn git(m: &Machine, dir: &Path, args: &[&str]) -> Result<String, WorkerError> {
+    m.git(dir, args, false)
 }
 
-/// git in `dir`, never asking anything; `identity` gives commits an author where the
-/// repository has none configured (a fresh machine, CI). What git said is the
-/// error, from its stderr (or its stdout, where it says it there).
+/// git in `dir` on this machine (see [`Machine::git`]).
 pub(crate) fn git_as(dir: &Path, args: &[&str], identity: bool) -> Result<String, WorkerError> {
-    let mut cmd = Command::new("git");
-    cmd.arg("-C").arg(dir);
-    if identity {
-        cmd.args([
-            "-c",
-            "user.name=cohort",
-            "-c",
-            "user.email=cohort@localhost",
-        ]);
-    }
-    let out = cmd
-        .args(args)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .env("GIT_MERGE_AUTOEDIT", "no")
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_WORK_TREE")
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| WorkerError::Git {
-            command: args.join(" "),
-            dir: dir.to_path_buf(),
-            message: format!("could not run git ({e}); is git installed?"),
-        })?;
-    if !out.status.success() {
-        let mut message = String::from_utf8_lossy(&out.stderr).trim().to_string();
-        if message.is_empty() {
-            message = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        }
-        return Err(WorkerError::Git {
-            command: args.join(" "),
-            dir: dir.to_path_buf(),
-            message,
-        });
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    Machine::Local.git(dir, args, identity)
 }
 
 /// The main checkout of the repository `dir` is in (for a linked worktree, the
 /// repository it belongs to); `None` outside a repository.
-pub fn main_checkout(dir: &Path) -> Option<PathBuf> {
+pub fn main_checkout(m: &Machine, dir: &Path) -> Option<PathBuf> {
     let common = git(
+        m,
         dir,
         &["rev-parse", "--path-format=absolute", "--git-common-dir"],
     )
@@ -76,21 +43,21 @@ pub fn main_checkout(dir: &Path) -> Option<PathBuf> {
         return common.parent().map(Path::to_path_buf);
     }
     // A bare repository, or a separate git dir: the top of this checkout.
-    git(dir, &["rev-parse", "--show-toplevel"])
+    git(m, dir, &["rev-parse", "--show-toplevel"])
         .ok()
         .map(|t| PathBuf::from(t.trim()))
 }
 
 /// The top of the checkout `dir` is in.
-pub fn toplevel(dir: &Path) -> Option<PathBuf> {
-    git(dir, &["rev-parse", "--show-toplevel"])
+pub fn toplevel(m: &Machine, dir: &Path) -> Option<PathBuf> {
+    git(m, dir, &["rev-parse", "--show-toplevel"])
         .ok()
         .map(|t| PathBuf::from(t.trim()))
 }
 
 /// The branch checked out in `dir`, if any.
-pub fn current_branch(dir: &Path) -> Option<String> {
-    git(dir, &["symbolic-ref", "--quiet", "--short", "HEAD"])
+pub fn current_branch(m: &Machine, dir: &Path) -> Option<String> {
+    git(m, dir, &["symbolic-ref", "--quiet", "--short", "HEAD"])
         .ok()
         .map(|b| b.trim().to_string())
         .filter(|b| !b.is_empty())
@@ -112,6 +79,7 @@ pub struct Made {
 /// Makes `<repo>/.worktrees/<dir_name>` on `branch`, from `base` (a ref; `HEAD`
 /// when `None`). An existing branch not checked out elsewhere is reused.
 pub fn create(
+    m: &Machine,
     repo: &Path,
     dir_name: &str,
     branch: &str,
@@ -120,6 +88,7 @@ pub fn create(
 ) -> Result<Made, WorkerError> {
     let base_ref = base.unwrap_or("HEAD");
     let base_commit = git(
+        m,
         repo,
         &["rev-parse", "--verify", &format!("{base_ref}^{{commit}}")],
     )
@@ -135,9 +104,9 @@ pub fn create(
     })?
     .trim()
     .to_string();
-    exclude(repo, &format!("/{WORKTREES_DIR}/"))?;
+    exclude(m, repo, &format!("/{WORKTREES_DIR}/"))?;
     let path = repo.join(WORKTREES_DIR).join(dir_name);
-    if path.exists() {
+    if m.exists(&path) {
         return Err(WorkerError::Invalid(format!(
             "{} already exists: close the worker that used it (or remove it with list_worktrees remove_orphans), or pick another name",
             path.display()
@@ -145,6 +114,7 @@ pub fn create(
     }
     let path_text = path.to_string_lossy().into_owned();
     let exists = git(
+        m,
         repo,
         &[
             "show-ref",
@@ -155,21 +125,22 @@ pub fn create(
     )
     .is_ok();
     if exists {
-        git(repo, &["worktree", "add", &path_text, branch])?;
+        git(m, repo, &["worktree", "add", &path_text, branch])?;
     } else {
         git(
+            m,
             repo,
             &["worktree", "add", "-b", branch, &path_text, &base_commit],
         )?;
     }
     let base_commit = if exists {
-        git(&path, &["merge-base", "HEAD", &base_commit])
+        git(m, &path, &["merge-base", "HEAD", &base_commit])
             .map(|c| c.trim().to_string())
             .unwrap_or(base_commit)
     } else {
         base_commit
     };
-    let copied = copy_includes(repo, &path, include)?;
+    let copied = copy_includes(m, repo, &path, include)?;
     Ok(Made {
         path,
         branch: branch.to_string(),
@@ -179,23 +150,16 @@ pub fn create(
 }
 
 /// Adds `pattern` to the repository's `info/exclude` (shared by its worktrees) once.
-pub fn exclude(repo: &Path, pattern: &str) -> Result<(), WorkerError> {
+pub fn exclude(m: &Machine, repo: &Path, pattern: &str) -> Result<(), WorkerError> {
     let common = git(
+        m,
         repo,
         &["rev-parse", "--path-format=absolute", "--git-common-dir"],
     )?;
     let file = PathBuf::from(common.trim()).join("info").join("exclude");
-    let text = std::fs::read_to_string(&file).unwrap_or_default();
+    let text = m.read_to_string(&file).unwrap_or_default();
     if text.lines().any(|l| l.trim() == pattern) {
         return Ok(());
-    }
-    let io = |source| WorkerError::Io {
-        what: "could not write",
-        path: file.clone(),
-        source,
-    };
-    if let Some(dir) = file.parent() {
-        std::fs::create_dir_all(dir).map_err(io)?;
     }
     let mut text = text;
     if !text.is_empty() && !text.ends_with('\n') {
@@ -203,18 +167,20 @@ pub fn exclude(repo: &Path, pattern: &str) -> Result<(), WorkerError> {
     }
     text.push_str(pattern);
     text.push('\n');
-    std::fs::write(&file, text).map_err(io)
+    m.write(&file, &text)
 }
 
 /// Copies into `worktree` the untracked files of `repo`'s main checkout that its
 /// `.worktreeinclude` (and `extra` patterns) name. Returns their paths.
 pub fn copy_includes(
+    m: &Machine,
     repo: &Path,
     worktree: &Path,
     extra: &[String],
 ) -> Result<Vec<String>, WorkerError> {
     let file = repo.join(INCLUDE_FILE);
-    let listed_file = std::fs::read_to_string(&file)
+    let listed_file = m
+        .read_to_string(&file)
         .unwrap_or_default()
         .lines()
         .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
@@ -231,7 +197,7 @@ pub fn copy_includes(
         args.push("--exclude");
         args.push(p);
     }
-    let listed = git(repo, &args)?;
+    let listed = git(m, repo, &args)?;
     let mut copied = Vec::new();
     for rel in listed.split('\0').filter(|r| !r.is_empty()) {
         if rel.starts_with(&format!("{WORKTREES_DIR}/")) {
@@ -239,21 +205,10 @@ pub fn copy_includes(
         }
         let from = repo.join(rel);
         let to = worktree.join(rel);
-        if !from.is_file() || to.exists() {
+        if !m.is_file(&from) || m.exists(&to) {
             continue;
         }
-        if let Some(dir) = to.parent() {
-            std::fs::create_dir_all(dir).map_err(|source| WorkerError::Io {
-                what: "could not create",
-                path: dir.to_path_buf(),
-                source,
-            })?;
-        }
-        std::fs::copy(&from, &to).map_err(|source| WorkerError::Io {
-            what: "could not copy",
-            path: from.clone(),
-            source,
-        })?;
+        m.copy(&from, &to)?;
         copied.push(rel.to_string());
     }
     Ok(copied)
@@ -318,15 +273,17 @@ pub fn run_setup(
 
 /// How many files in `dir` differ from its HEAD (untracked ones included; excluded
 /// ones not).
-pub fn dirty_files(dir: &Path) -> Result<usize, WorkerError> {
-    Ok(git(dir, &["status", "--porcelain"])?.lines().count())
+pub fn dirty_files(m: &Machine, dir: &Path) -> Result<usize, WorkerError> {
+    Ok(git(m, dir, &["status", "--porcelain"])?.lines().count())
 }
 
 /// `git diff --stat` of `dir`'s working tree against `base`, plus a line for
 /// untracked files.
-pub fn diff_stat(dir: &Path, base: &str) -> Result<String, WorkerError> {
-    let mut stat = git(dir, &["diff", "--stat", base])?.trim_end().to_string();
-    let untracked = git(dir, &["ls-files", "--others", "--exclude-standard"])?
+pub fn diff_stat(m: &Machine, dir: &Path, base: &str) -> Result<String, WorkerError> {
+    let mut stat = git(m, dir, &["diff", "--stat", base])?
+        .trim_end()
+        .to_string();
+    let untracked = git(m, dir, &["ls-files", "--others", "--exclude-standard"])?
         .lines()
         .count();
     if untracked > 0 {
@@ -343,20 +300,20 @@ pub fn diff_stat(dir: &Path, base: &str) -> Result<String, WorkerError> {
 
 /// One line on what changed in `dir` since `base`: `2 commits · 3 files changed, 20
 /// insertions(+), 4 deletions(-) · 1 untracked`, or `no changes`.
-pub fn change_line(dir: &Path, base: &str) -> Result<String, WorkerError> {
+pub fn change_line(m: &Machine, dir: &Path, base: &str) -> Result<String, WorkerError> {
     let mut parts = Vec::new();
-    let commits = commits_since(dir, base)?;
+    let commits = commits_since(m, dir, base)?;
     if commits > 0 {
         parts.push(format!(
             "{commits} commit{}",
             if commits == 1 { "" } else { "s" }
         ));
     }
-    let short = git(dir, &["diff", "--shortstat", base])?;
+    let short = git(m, dir, &["diff", "--shortstat", base])?;
     if !short.trim().is_empty() {
         parts.push(short.trim().to_string());
     }
-    let untracked = git(dir, &["ls-files", "--others", "--exclude-standard"])?
+    let untracked = git(m, dir, &["ls-files", "--others", "--exclude-standard"])?
         .lines()
         .count();
     if untracked > 0 {
@@ -369,9 +326,9 @@ pub fn change_line(dir: &Path, base: &str) -> Result<String, WorkerError> {
 }
 
 /// Commits on `dir`'s HEAD since `base`.
-pub fn commits_since(dir: &Path, base: &str) -> Result<usize, WorkerError> {
+pub fn commits_since(m: &Machine, dir: &Path, base: &str) -> Result<usize, WorkerError> {
     Ok(
-        git(dir, &["rev-list", "--count", &format!("{base}..HEAD")])?
+        git(m, dir, &["rev-list", "--count", &format!("{base}..HEAD")])?
             .trim()
             .parse()
             .unwrap_or(0),
@@ -380,12 +337,12 @@ pub fn commits_since(dir: &Path, base: &str) -> Result<usize, WorkerError> {
 
 /// Removes the worktree at `path` of `repo` (its branch stays). Refused when it
 /// has uncommitted work, unless `force`.
-pub fn remove(repo: &Path, path: &Path, force: bool) -> Result<(), WorkerError> {
-    if !path.exists() {
-        let _ = git(repo, &["worktree", "prune"]);
+pub fn remove(m: &Machine, repo: &Path, path: &Path, force: bool) -> Result<(), WorkerError> {
+    if !m.exists(path) {
+        let _ = git(m, repo, &["worktree", "prune"]);
         return Ok(());
     }
-    let files = dirty_files(path)?;
+    let files = dirty_files(m, path)?;
     if files > 0 && !force {
         return Err(WorkerError::Dirty {
             path: path.to_path_buf(),
@@ -398,7 +355,7 @@ pub fn remove(repo: &Path, path: &Path, force: bool) -> Result<(), WorkerError> 
         args.push("--force");
     }
     args.push(&text);
-    git(repo, &args)?;
+    git(m, repo, &args)?;
     Ok(())
 }
 
@@ -418,8 +375,8 @@ pub struct Listed {
 }
 
 /// Every worktree of `repo` (`git worktree list --porcelain`).
-pub fn list(repo: &Path) -> Result<Vec<Listed>, WorkerError> {
-    let text = git(repo, &["worktree", "list", "--porcelain"])?;
+pub fn list(m: &Machine, repo: &Path) -> Result<Vec<Listed>, WorkerError> {
+    let text = git(m, repo, &["worktree", "list", "--porcelain"])?;
     let mut out: Vec<Listed> = Vec::new();
     for block in text.split("\n\n").filter(|b| !b.trim().is_empty()) {
         let mut w = Listed {
@@ -445,6 +402,8 @@ pub fn list(repo: &Path) -> Result<Vec<Listed>, WorkerError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const L: Machine = Machine::Local;
 
     fn repo() -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
@@ -479,38 +438,38 @@ mod tests {
         let repo = r.path().canonicalize().unwrap();
         std::fs::write(repo.join(".env"), "KEY=1\n").unwrap();
         std::fs::write(repo.join(INCLUDE_FILE), ".env\n").unwrap();
-        let made = create(&repo, "harpo", "cohort/harpo", None, &[]).unwrap();
+        let made = create(&L, &repo, "harpo", "cohort/harpo", None, &[]).unwrap();
         assert_eq!(made.copied, vec![".env".to_string()]);
         assert_eq!(
             std::fs::read_to_string(made.path.join(".env")).unwrap(),
             "KEY=1\n"
         );
-        assert_eq!(main_checkout(&made.path).unwrap(), repo);
-        assert_eq!(current_branch(&made.path).as_deref(), Some("cohort/harpo"));
+        assert_eq!(main_checkout(&L, &made.path).unwrap(), repo);
+        assert_eq!(current_branch(&L, &made.path).as_deref(), Some("cohort/harpo"));
         // The main checkout stays clean: .worktrees/ is excluded.
         assert_eq!(
-            dirty_files(&repo).unwrap(),
+            dirty_files(&L, &repo).unwrap(),
             1,
             "only the untracked .worktreeinclude"
         );
-        assert_eq!(dirty_files(&made.path).unwrap(), 0);
+        assert_eq!(dirty_files(&L, &made.path).unwrap(), 0);
         std::fs::write(made.path.join("new.txt"), "x").unwrap();
-        assert!(diff_stat(&made.path, &made.base_commit)
+        assert!(diff_stat(&L, &made.path, &made.base_commit)
             .unwrap()
             .contains("1 untracked"));
-        let listed = list(&repo).unwrap();
+        let listed = list(&L, &repo).unwrap();
         assert_eq!(listed.len(), 2);
         assert_eq!(listed[1].branch.as_deref(), Some("cohort/harpo"));
         assert!(matches!(
-            remove(&repo, &made.path, false),
+            remove(&L, &repo, &made.path, false),
             Err(WorkerError::Dirty { files: 1, .. })
         ));
-        remove(&repo, &made.path, true).unwrap();
+        remove(&L, &repo, &made.path, true).unwrap();
         assert!(!made.path.exists());
         // The branch is kept, and a new worktree can take it again.
-        let again = create(&repo, "harpo", "cohort/harpo", None, &[]).unwrap();
+        let again = create(&L, &repo, "harpo", "cohort/harpo", None, &[]).unwrap();
         assert_eq!(again.base_commit, made.base_commit);
-        assert!(create(&repo, "x", "b", Some("no-such-ref"), &[])
+        assert!(create(&L, &repo, "x", "b", Some("no-such-ref"), &[])
             .unwrap_err()
             .to_string()
             .contains("names no commit"));

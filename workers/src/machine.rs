@@ -1,0 +1,236 @@
+//! Where a worker's repository and files are: this machine, or a remote host whose
+//! commands go through the connection the terminal already keeps to it. The worktree
+//! functions ([`crate::worktree`]) take one, so a worker on a host gets its worktree
+//! made, inspected and removed there by the same code as a local one.
+//!
+//! Everything here blocks (a remote call waits for its round trip): callers run it
+//! on a blocking thread, as they run git.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+
+use cohort_backends::tmux::quote::sh;
+use cohort_backends::{BackendError, TerminalBackend};
+
+use crate::error::WorkerError;
+
+/// This machine, or a remote host.
+#[derive(Clone)]
+pub enum Machine {
+    /// This machine: git and the file system, directly.
+    Local,
+    /// A remote host, through the terminal's connection to it.
+    Remote(Remote),
+}
+
+/// A remote host as the worktree functions reach it.
+#[derive(Clone)]
+pub struct Remote {
+    backend: Arc<dyn TerminalBackend>,
+    host: String,
+    runtime: tokio::runtime::Handle,
+}
+
+impl std::fmt::Debug for Machine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Machine::Local => f.write_str("Local"),
+            Machine::Remote(r) => write!(f, "Remote({})", r.host),
+        }
+    }
+}
+
+impl Machine {
+    /// `host` (`None`: this machine), reached through `backend`; made on a task of
+    /// the runtime its calls are then made from a blocking thread of.
+    pub fn of(backend: &Arc<dyn TerminalBackend>, host: Option<&str>) -> Machine {
+        match (host, tokio::runtime::Handle::try_current()) {
+            (Some(host), Ok(runtime)) => Machine::Remote(Remote {
+                backend: backend.clone(),
+                host: host.to_string(),
+                runtime,
+            }),
+            _ => Machine::Local,
+        }
+    }
+
+    /// The host, for a remote machine.
+    pub fn host(&self) -> Option<&str> {
+        match self {
+            Machine::Local => None,
+            Machine::Remote(r) => Some(&r.host),
+        }
+    }
+
+    /// git in `dir`, never asking anything; `identity` gives commits an author
+    /// where the repository has none configured. What git printed on success; what
+    /// it said (its stderr, else its stdout) as the error.
+    pub fn git(&self, dir: &Path, args: &[&str], identity: bool) -> Result<String, WorkerError> {
+        let failed = |message: String| WorkerError::Git {
+            command: args.join(" "),
+            dir: dir.to_path_buf(),
+            message,
+        };
+        let identity_args = [
+            "-c",
+            "user.name=cohort",
+            "-c",
+            "user.email=cohort@localhost",
+        ];
+        let identity_args: &[&str] = if identity { &identity_args } else { &[] };
+        match self {
+            Machine::Local => {
+                let out = Command::new("git")
+                    .arg("-C")
+                    .arg(dir)
+                    .args(identity_args)
+                    .args(args)
+                    .env("GIT_TERMINAL_PROMPT", "0")
+                    .env("GIT_MERGE_AUTOEDIT", "no")
+                    .env_remove("GIT_DIR")
+                    .env_remove("GIT_WORK_TREE")
+                    .stdin(Stdio::null())
+                    .output()
+                    .map_err(|e| failed(format!("could not run git ({e}); is git installed?")))?;
+                if !out.status.success() {
+                    let mut message = String::from_utf8_lossy(&out.stderr).trim().to_string();
+                    if message.is_empty() {
+                        message = String::from_utf8_lossy(&out.stdout).trim().to_string();
+                    }
+                    return Err(failed(message));
+                }
+                Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+            }
+            Machine::Remote(r) => {
+                let mut line = format!(
+                    "unset GIT_DIR GIT_WORK_TREE; GIT_TERMINAL_PROMPT=0 GIT_MERGE_AUTOEDIT=no; \
+                     export GIT_TERMINAL_PROMPT GIT_MERGE_AUTOEDIT; \
+                     o=$(git -C {}",
+                    sh(&dir.to_string_lossy())
+                );
+                for a in identity_args.iter().chain(args) {
+                    line.push(' ');
+                    line.push_str(&sh(a));
+                }
+                // What git printed goes out whole (a command substitution drops
+                // trailing newlines: a marker keeps them), and on failure to stderr
+                // when git said nothing there.
+                line.push_str(
+                    "; s=$?; printf x; exit $s); s=$?; o=${o%x}; \
+                     if [ $s -ne 0 ]; then printf '%s' \"$o\" >&2; exit $s; fi; printf '%s' \"$o\"",
+                );
+                match r.run(&line) {
+                    Ok(out) => Ok(String::from_utf8_lossy(&out).into_owned()),
+                    Err(BackendError::Remote { message, .. }) => Err(failed(message)),
+                    Err(e) => Err(failed(format!("host {}: {e}", r.host))),
+                }
+            }
+        }
+    }
+
+    /// Whether `path` exists.
+    pub fn exists(&self, path: &Path) -> bool {
+        match self {
+            Machine::Local => path.exists(),
+            Machine::Remote(r) => r.test("-e", path),
+        }
+    }
+
+    /// Whether `path` is a regular file (or a link to one).
+    pub fn is_file(&self, path: &Path) -> bool {
+        match self {
+            Machine::Local => path.is_file(),
+            Machine::Remote(r) => r.test("-f", path),
+        }
+    }
+
+    /// The text of `path`; `None` when it cannot be read.
+    pub fn read_to_string(&self, path: &Path) -> Option<String> {
+        match self {
+            Machine::Local => std::fs::read_to_string(path).ok(),
+            Machine::Remote(r) => r
+                .run(&format!("cat {} 2>/dev/null", sh(&path.to_string_lossy())))
+                .ok()
+                .map(|b| String::from_utf8_lossy(&b).into_owned()),
+        }
+    }
+
+    /// Writes `text` to `path`, making its directory.
+    pub fn write(&self, path: &Path, text: &str) -> Result<(), WorkerError> {
+        let io = |source| WorkerError::Io {
+            what: "could not write",
+            path: path.to_path_buf(),
+            source,
+        };
+        match self {
+            Machine::Local => {
+                if let Some(dir) = path.parent() {
+                    std::fs::create_dir_all(dir).map_err(io)?;
+                }
+                std::fs::write(path, text).map_err(io)
+            }
+            Machine::Remote(r) => {
+                let p = sh(&path.to_string_lossy());
+                let line = format!("mkdir -p \"$(dirname {p})\" && cat > {p}");
+                r.run_with(&line, text.as_bytes())
+                    .map(|_| ())
+                    .map_err(|e| io(std::io::Error::other(format!("host {}: {e}", r.host))))
+            }
+        }
+    }
+
+    /// Copies the file `from` to `to`, making `to`'s directory.
+    pub fn copy(&self, from: &Path, to: &Path) -> Result<(), WorkerError> {
+        let io = |source| WorkerError::Io {
+            what: "could not copy",
+            path: from.to_path_buf(),
+            source,
+        };
+        match self {
+            Machine::Local => {
+                if let Some(dir) = to.parent() {
+                    std::fs::create_dir_all(dir).map_err(|source| WorkerError::Io {
+                        what: "could not create",
+                        path: dir.to_path_buf(),
+                        source,
+                    })?;
+                }
+                std::fs::copy(from, to).map(|_| ()).map_err(io)
+            }
+            Machine::Remote(r) => {
+                let (f, t) = (sh(&from.to_string_lossy()), sh(&to.to_string_lossy()));
+                r.run(&format!("mkdir -p \"$(dirname {t})\" && cp -p {f} {t}"))
+                    .map(|_| ())
+                    .map_err(|e| io(std::io::Error::other(format!("host {}: {e}", r.host))))
+            }
+        }
+    }
+}
+
+impl Remote {
+    /// Runs `line` on the host, from the remote home, and waits for it.
+    fn run(&self, line: &str) -> Result<Vec<u8>, BackendError> {
+        self.run_with(line, b"")
+    }
+
+    fn run_with(&self, line: &str, input: &[u8]) -> Result<Vec<u8>, BackendError> {
+        // sshd starts commands in the account's home, which a `HOME` set for the
+        // session may differ from: relative paths start at `$HOME`, as in a pane.
+        let line = format!("cd \"$HOME\" 2>/dev/null; {line}");
+        self.runtime
+            .block_on(self.backend.run_on_host(&self.host, &line, input))
+    }
+
+    fn test(&self, flag: &str, path: &Path) -> bool {
+        self.run(&format!("test {flag} {}", sh(&path.to_string_lossy())))
+            .is_ok()
+    }
+}
+
+impl crate::Workers {
+    /// The machine `row`'s worker runs on.
+    pub(crate) fn machine_of(&self, row: &crate::registry::WorkerRow) -> Machine {
+        Machine::of(self.terminal.backend(), row.spec.host.as_deref())
+    }
+}
