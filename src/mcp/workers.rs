@@ -133,6 +133,15 @@ impl CohortServer {
                 return Err("budget_tokens must be above 0 (leave it out for no budget)".into());
             }
             check_usd("budget_usd", w.budget_usd)?;
+            if let (Some(host), true) = (
+                args.host.as_deref(),
+                w.budget_tokens.is_some() || w.budget_usd.is_some(),
+            ) {
+                return Err(format!(
+                    "a budget needs the agent's transcript, which cohort does not read on a remote \
+                     host yet: leave budget_tokens and budget_usd out for workers on {host}"
+                ));
+            }
             if (w.budget_tokens.is_some() || w.budget_usd.is_some()) && !agent.counts_tokens() {
                 return Err(format!(
                     "a budget needs a CLI whose transcript counts its tokens (claude, codex); {} writes none cohort reads",
@@ -657,6 +666,18 @@ impl CohortServer {
                     "{} runs {}, whose permission requests no hook of cohort's sees: allow and deny rules would never apply to it (deny_after_s does); answer its dialogs with decision",
                     row.name,
                     row.agent.name()
+                ));
+            }
+            if let Some((row, host)) = rows
+                .iter()
+                .find_map(|r| r.spec.host.as_deref().map(|h| (r, h)))
+                .filter(|_| has_rules)
+            {
+                return Err(format!(
+                    "{} runs on host {host}, where its hooks only report (they cannot wait for \
+                     cohort's answer): allow and deny rules would never apply to it \
+                     (deny_after_s does); answer its dialogs with decision",
+                    row.name
                 ));
             }
             for row in &rows {

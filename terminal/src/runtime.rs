@@ -468,7 +468,7 @@ impl Runtimes {
             bus: EventBus::default(),
             stamps: Mutex::new(None),
             synced: watch::channel(0).0,
-            notes: tokio::sync::broadcast::channel(256).0,
+            notes: tokio::sync::broadcast::channel(1024).0,
         }
     }
 
@@ -738,9 +738,13 @@ impl Runtimes {
             } if identity == crate::signals::NOTE_IDENTITY => {
                 // Not a pane's signal: a note whose reader checks it (no subscriber:
                 // nothing of this process asked for notes).
+                let at_ms = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_millis() as i64);
                 let _ = self.notes.send(crate::signals::HostNote {
                     pane,
                     text: payload,
+                    at_ms,
                 });
             }
             BackendEvent::Signal {

@@ -36,6 +36,9 @@ pub struct HostNote {
     pub pane: cohort_backends::PaneId,
     /// What it says.
     pub text: String,
+    /// When it arrived (Unix ms): in order with the pane output of the same
+    /// connection, which is what its reader times it by.
+    pub at_ms: i64,
 }
 
 /// The key the secrets of a state directory's panes are derived from.

@@ -200,6 +200,14 @@ async fn remote_workers_refuse_what_the_host_cannot_give_yet_and_say_so() {
             "a setup script on a remote host is not supported yet",
         ),
         (json!({"agent": "codex", "project_path": "."}), "Codex"),
+        (
+            json!({"agent": "claude", "project_path": ".", "budget_tokens": 1000}),
+            "a budget needs the agent's transcript",
+        ),
+        (
+            json!({"agent": "claude", "project_path": "-x"}),
+            "is not a directory on far",
+        ),
     ] {
         let r = call(
             &client,

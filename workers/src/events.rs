@@ -385,8 +385,20 @@ pub fn record(
     payload: &str,
     key: Option<&SealKey>,
 ) {
+    record_at(state_dir, worker_id, event, payload, key, now_ms());
+}
+
+/// [`record`], for an event that happened at `at_ms` (Unix ms): a remote hook's,
+/// timed by when its note arrived.
+pub fn record_at(
+    state_dir: &Path,
+    worker_id: &str,
+    event: &str,
+    payload: &str,
+    key: Option<&SealKey>,
+    at_ms: i64,
+) {
     let value: Value = serde_json::from_str(payload.trim()).unwrap_or(Value::Null);
-    let at_ms = now_ms();
     let mut recorded = HookEvent::from_payload(event, &value, at_ms);
     if let Some(key) = key {
         recorded.seal(worker_id, key);

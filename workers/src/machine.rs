@@ -231,6 +231,11 @@ impl Remote {
 impl crate::Workers {
     /// The machine `row`'s worker runs on.
     pub(crate) fn machine_of(&self, row: &crate::registry::WorkerRow) -> Machine {
-        Machine::of(self.terminal.backend(), row.spec.host.as_deref())
+        self.machine_of_host(row.spec.host.as_deref())
+    }
+
+    /// `host` (`None`: this machine) as a machine.
+    pub(crate) fn machine_of_host(&self, host: Option<&str>) -> Machine {
+        Machine::of(self.terminal.backend(), host)
     }
 }

@@ -403,6 +403,10 @@ impl Workers {
     /// the last look stopped. Cheap next to [`Workers::observe`]: no screen is read
     /// and no state decided.
     pub async fn usage_of(&self, row: &WorkerRow) -> Option<crate::transcript::usage::Usage> {
+        // A remote worker's transcript is on its host (see `observe`).
+        if row.spec.host.is_some() {
+            return None;
+        }
         let tracker = self.hub.tracker(&row.id);
         let mut t = tracker.lock().await;
         let path = t

@@ -242,8 +242,10 @@ impl Workers {
             }
             let state = self.terminal.backend().pane_state(&pane.id).await.ok();
             let cwd = state.as_ref().and_then(|s| s.cwd.clone());
+            // A remote pane's pids and paths are its host's, not this machine's.
+            let remote = cohort_backends::hosts::split(pane.id.as_str()).0.is_some();
             let transcript = match (&cwd, kind) {
-                (Some(cwd), AgentKind::Claude) => {
+                (Some(cwd), AgentKind::Claude) if !remote => {
                     let env = agent_env(
                         state.as_ref().and_then(|s| s.foreground_pid),
                         &LaunchSpec::default(),
@@ -446,13 +448,22 @@ impl Workers {
                 .ok_or_else(|| WorkerError::Invalid(format!("{} was not stamped", pane.id)))?,
         };
         let in_shell = state.shell_pid != state.foreground_pid;
+        let host = cohort_backends::hosts::split(pane.id.as_str())
+            .0
+            .map(str::to_string);
         let spec = LaunchSpec {
             agent: kind,
             in_shell,
+            host: host.clone(),
             ..LaunchSpec::default()
         };
-        let env = agent_env(state.foreground_pid, &spec);
+        let env = match host {
+            Some(_) => Default::default(),
+            None => agent_env(state.foreground_pid, &spec),
+        };
         let (transcript, agent_session) = match kind {
+            // A remote agent's files and pids are its host's.
+            _ if host.is_some() => (None, None),
             AgentKind::Claude => {
                 let t = newest_claude_transcript(&claude_config_dir(&env), Path::new(&cwd));
                 let s = t
@@ -467,8 +478,16 @@ impl Workers {
             },
             _ => (None, None),
         };
-        let local = crate::machine::Machine::Local;
-        let repo = crate::worktree::main_checkout(&local, Path::new(&cwd));
+        let machine = self.machine_of_host(host.as_deref());
+        let cwd_path = PathBuf::from(&cwd);
+        let (repo, branch) = tokio::task::spawn_blocking(move || {
+            (
+                crate::worktree::main_checkout(&machine, &cwd_path),
+                crate::worktree::current_branch(&machine, &cwd_path),
+            )
+        })
+        .await
+        .unwrap_or((None, None));
         let row = WorkerRow {
             id: uuid::Uuid::new_v4().to_string(),
             name: name.clone(),
@@ -476,7 +495,7 @@ impl Workers {
             server: self.terminal.server_key().to_string(),
             agent: kind,
             spec,
-            branch: crate::worktree::current_branch(&local, Path::new(&cwd)),
+            branch,
             worktree: repo
                 .as_ref()
                 .filter(|r| r.as_path() != Path::new(&cwd))

@@ -17,13 +17,23 @@
 //! there it is a report like any other, and waits on a remote worker wake on its
 //! turn's end without polling.
 //!
-//! tmux serialises what reaches the lobby's tty, one `write` at a time, so notes of
-//! workers firing at once never interleave; the files keep any size of event out of
-//! the terminal. A note arriving while no cohort process listens is lost with the
-//! moment (its file stays until the worker is closed): the screen still tells the
-//! worker's state, as it does for an agent without hooks.
+//! Each note is one `write` to the tty, which the kernel keeps whole against other
+//! writers, so notes of workers firing at once never interleave; the files keep any
+//! size of event out of the terminal. An event is timed by its note's arrival, in
+//! order with the output of the host's panes that came over the same connection;
+//! each host's notes are taken in order, those waiting in one round trip, and a
+//! host slow to answer holds up only its own. A note written while the link is down
+//! comes with the lobby's output read back when cohort connects again (see the tmux
+//! backend's `outlog`); one written while no cohort process runs is lost with the
+//! moment (its file stays until the worker is closed), and the screen still tells
+//! the worker's state, as it does for an agent without hooks. The far side's copy of
+//! the lobby's output (kept while a link is down) holds the key, in cohort's private
+//! directory there.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Weak};
+
+use tokio::sync::{broadcast, mpsc};
 
 use cohort_backends::tmux::quote::sh;
 use cohort_backends::TerminalBackend;
@@ -169,17 +179,18 @@ fn check_id(id: &str) -> Result<(), WorkerError> {
 }
 
 /// A hook's note, as [`HOOK_SCRIPT`] writes it.
-#[derive(Debug, PartialEq, Eq)]
-struct HookNote<'a> {
-    worker: &'a str,
-    key: &'a str,
-    event: &'a str,
-    file: &'a str,
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct HookNote {
+    worker: String,
+    key: String,
+    event: String,
+    file: String,
 }
 
-impl<'a> HookNote<'a> {
-    /// The note, when `text` is a hook's whose file lies in its worker's directory.
-    fn parse(text: &'a str) -> Option<HookNote<'a>> {
+impl HookNote {
+    /// The note, when `text` is a hook's whose file is one the script makes in its
+    /// worker's directory (`…/cohort/workers/<worker>/event.XXXXXX`).
+    fn parse(text: &str) -> Option<HookNote> {
         let mut words = text.strip_prefix("hook ")?.splitn(4, ' ');
         let (worker, key, event, file) =
             (words.next()?, words.next()?, words.next()?, words.next()?);
@@ -187,15 +198,19 @@ impl<'a> HookNote<'a> {
         let valid_event = !event.is_empty()
             && event.len() <= 64
             && event.chars().all(|c| c.is_ascii_alphanumeric());
+        let (dir, name) = file.rsplit_once('/')?;
         let in_place = file.starts_with('/')
-            && file.contains(&format!("/cohort/workers/{worker}/event."))
-            && !file.contains("/../")
-            && !file.contains('\n');
-        (valid_event && in_place && key.len() <= 128).then_some(HookNote {
-            worker,
-            key,
-            event,
-            file,
+            && dir.ends_with(&format!("/cohort/workers/{worker}"))
+            && !dir.split('/').any(|c| c == ".." || c == ".")
+            && name
+                .strip_prefix("event.")
+                .is_some_and(|x| !x.is_empty() && x.chars().all(|c| c.is_ascii_alphanumeric()));
+        let valid_key = !key.is_empty() && key.len() <= 128;
+        (valid_event && in_place && valid_key).then(|| HookNote {
+            worker: worker.into(),
+            key: key.into(),
+            event: event.into(),
+            file: file.into(),
         })
     }
 }
@@ -209,56 +224,118 @@ fn same_secret(a: &str, b: &str) -> bool {
             == 0
 }
 
+/// The largest event taken from a host (a hook's JSON can hold a whole file a tool
+/// wrote): as much as `cohort hook` reads locally.
+const EVENT_MAX: u64 = 16 << 20;
+
+/// The most notes of one host taken in one round trip.
+const BATCH_MAX: usize = 64;
+
+/// A checked note waiting for its file, with its key and arrival time.
+struct Pending {
+    note: HookNote,
+    key: cohort_terminal::seal::SealKey,
+    at_ms: i64,
+}
+
 /// What the listener needs, none of it keeping the engine alive.
+#[derive(Clone)]
 struct Listener {
     state_dir: std::path::PathBuf,
     backend: Weak<dyn TerminalBackend>,
 }
 
 impl Listener {
-    /// Takes one note: checks it, fetches the event's file, records the event.
-    async fn take(&self, note: &HostNote) {
+    /// Checks a note: a hook's, for a worker of this state directory, with its key.
+    fn check(&self, note: &HostNote) -> Option<Pending> {
         let Some(hook) = HookNote::parse(&note.text) else {
             tracing::debug!(target: "cohort::workers", pane = %note.pane, "a note that is no hook's was dropped");
-            return;
-        };
-        let Some(host) = cohort_backends::hosts::split(note.pane.as_str()).0 else {
-            return;
+            return None;
         };
         // A worker of this state directory has its key here; any other note is not
         // for us (another cohort's, on the same host) or forged.
-        let key_file = events::hook_key_path(&self.state_dir, hook.worker);
+        let key_file = events::hook_key_path(&self.state_dir, &hook.worker);
         let Ok(Some(key)) = cohort_terminal::seal::SealKey::load(&key_file) else {
-            return;
+            return None;
         };
-        if !same_secret(&key.to_hex(), hook.key) {
-            tracing::warn!(target: "cohort::workers", host, worker = hook.worker, "a hook note with the wrong key was dropped");
-            return;
+        if !same_secret(&key.to_hex(), &hook.key) {
+            tracing::warn!(target: "cohort::workers", pane = %note.pane, worker = %hook.worker, "a hook note with the wrong key was dropped");
+            return None;
         }
+        Some(Pending {
+            note: hook,
+            key,
+            at_ms: note.at_ms,
+        })
+    }
+
+    /// Takes the files of `batch` from `host` in one round trip (each renamed
+    /// first: of two processes serving this state directory, one takes it) and
+    /// records their events in order, each at its note's arrival.
+    async fn take(&self, host: &str, batch: Vec<Pending>) {
         let Some(backend) = self.backend.upgrade() else {
             return;
         };
-        // Taken by a rename first: of two processes serving this state directory
-        // (each hears the note), one records the event.
+        let files: Vec<String> = batch.iter().map(|p| sh(&p.note.file)).collect();
         let script = format!(
-            "f={}; t=\"$f.taken.$$\"; mv \"$f\" \"$t\" 2>/dev/null || exit 3; cat \"$t\"; rm -f \"$t\"",
-            sh(hook.file)
+            "for f in {}; do t=\"$f.taken.$$\"; \
+             if mv \"$f\" \"$t\" 2>/dev/null; then n=$(wc -c < \"$t\"); n=$((n)); \
+             if [ \"$n\" -le {EVENT_MAX} ]; then printf '%s\\n' \"$n\"; cat \"$t\"; else echo -; fi; \
+             rm -f \"$t\"; else echo -; fi; done",
+            files.join(" ")
         );
-        let payload = match backend.run_on_host(host, &script, b"").await {
-            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        let out = match backend.run_on_host(host, &script, b"").await {
+            Ok(out) => out,
             Err(e) => {
-                // Another process serving the same state directory took it first.
-                tracing::debug!(target: "cohort::workers", host, worker = hook.worker, "a hook's event was not fetched: {e}");
+                tracing::warn!(target: "cohort::workers", host, "{} hook events were not fetched: {e}", batch.len());
                 return;
             }
         };
+        let payloads = split_framed(&out, batch.len());
         let state_dir = self.state_dir.clone();
-        let (worker, event) = (hook.worker.to_string(), hook.event.to_string());
         let _ = tokio::task::spawn_blocking(move || {
-            events::record(&state_dir, &worker, &event, &payload, Some(&key));
+            for (p, payload) in batch.into_iter().zip(payloads) {
+                let Some(payload) = payload else {
+                    continue;
+                };
+                let payload = String::from_utf8_lossy(&payload);
+                events::record_at(
+                    &state_dir,
+                    &p.note.worker,
+                    &p.note.event,
+                    &payload,
+                    Some(&p.key),
+                    p.at_ms,
+                );
+            }
         })
         .await;
     }
+}
+
+/// The `count` payloads of the fetch script's output: for each file a line with
+/// its length and its bytes, or a line `-` where it was taken by another process
+/// (or too big).
+fn split_framed(out: &[u8], count: usize) -> Vec<Option<Vec<u8>>> {
+    let mut payloads = Vec::with_capacity(count);
+    let mut rest = out;
+    for _ in 0..count {
+        let Some(end) = rest.iter().position(|&b| b == b'\n') else {
+            break;
+        };
+        let head = String::from_utf8_lossy(&rest[..end]).trim().to_string();
+        rest = &rest[end + 1..];
+        match head.parse::<usize>() {
+            Ok(n) if n <= rest.len() => {
+                payloads.push(Some(rest[..n].to_vec()));
+                rest = &rest[n..];
+            }
+            Ok(_) => break,
+            Err(_) => payloads.push(None),
+        }
+    }
+    payloads.resize(count, None);
+    payloads
 }
 
 impl Workers {
@@ -284,18 +361,52 @@ impl Workers {
             state_dir: self.hub.state_dir.clone(),
             backend: Arc::downgrade(self.terminal.backend()),
         };
+        let spawner = runtime.clone();
         runtime.spawn(async move {
+            // One queue per host: a host slow to answer holds up only its own
+            // notes, and a host's notes are taken in order, a batch at a time.
+            let mut hosts: HashMap<String, mpsc::UnboundedSender<Pending>> = HashMap::new();
             loop {
-                match notes.recv().await {
-                    // One at a time, in order: a worker's events keep theirs.
-                    Ok(note) => listener.take(&note).await,
-                    Err(tokio::sync::broadcast::error::RecvError::Lagged(n)) => {
+                let note = match notes.recv().await {
+                    Ok(note) => note,
+                    Err(broadcast::error::RecvError::Lagged(n)) => {
                         tracing::warn!(target: "cohort::workers", "{n} notes from remote hosts were missed");
+                        continue;
                     }
-                    Err(tokio::sync::broadcast::error::RecvError::Closed) => break,
-                }
+                    Err(broadcast::error::RecvError::Closed) => break,
+                };
+                let Some(host) = cohort_backends::hosts::split(note.pane.as_str()).0 else {
+                    continue;
+                };
+                let Some(pending) = listener.check(&note) else {
+                    continue;
+                };
+                let queue = hosts.entry(host.to_string()).or_insert_with(|| {
+                    let (tx, rx) = mpsc::unbounded_channel();
+                    spawner.spawn(take_from_host(listener.clone(), host.to_string(), rx));
+                    tx
+                });
+                let _ = queue.send(pending);
             }
         });
+    }
+}
+
+/// Takes `host`'s notes as they come, those waiting together.
+async fn take_from_host(
+    listener: Listener,
+    host: String,
+    mut rx: mpsc::UnboundedReceiver<Pending>,
+) {
+    while let Some(first) = rx.recv().await {
+        let mut batch = vec![first];
+        while batch.len() < BATCH_MAX {
+            match rx.try_recv() {
+                Ok(p) => batch.push(p),
+                Err(_) => break,
+            }
+        }
+        listener.take(&host, batch).await;
     }
 }
 
@@ -320,9 +431,27 @@ mod tests {
             format!("hook {id} k Stop relative/cohort/workers/{id}/event.a"),
             "ping".to_string(),
             format!("hook {id} k Stop"),
+            format!("hook {id} k Stop /tmp/x/cohort/workers/{id}/event.a/sub"),
+            format!("hook {id} k Stop /x/../cohort/workers/{id}/event.a"),
+            format!("hook {id} k Stop /x/cohort/workers/{id}/event."),
+            format!("hook {id} k Stop /x/cohort/workers/{id}/settings.json"),
+            format!("hook {id}  Stop /x/cohort/workers/{id}/event.a"),
         ] {
             assert_eq!(HookNote::parse(&bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn fetched_events_are_split_by_their_lengths_and_taken_ones_skipped() {
+        let out = b"5\nhello-\n3\n\n\nx";
+        let got = split_framed(out, 3);
+        assert_eq!(
+            got,
+            vec![Some(b"hello".to_vec()), None, Some(b"\n\nx".to_vec())]
+        );
+        // Cut short: what is missing is missing, never misread.
+        assert_eq!(split_framed(b"9\nabc", 2), vec![None, None]);
+        assert_eq!(split_framed(b"", 1), vec![None]);
     }
 
     #[test]

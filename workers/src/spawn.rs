@@ -280,7 +280,7 @@ impl Workers {
         for p in &ok {
             let _ = std::fs::write(worker_dir(&self.hub.state_dir, &p.row.id).join("go"), b"");
         }
-        self.open_far_gates(&ok).await;
+        let shut = self.open_far_gates(&ok).await;
         let mut started = Vec::new();
         let mut failures: Vec<Spawned> = Vec::new();
         let mut pane_results = panes.into_iter();
@@ -288,6 +288,14 @@ impl Workers {
             match plan {
                 Err((name, e)) => failures.push(failed(&name, e)),
                 Ok(p) => match pane_results.next() {
+                    Some(Ok(pane))
+                        if p.far.as_ref().is_some_and(|f| shut.contains_key(&f.host)) =>
+                    {
+                        let why = shut[&p.far.as_ref().expect("far").host].clone();
+                        let _ = self.terminal.close(&pane.id).await;
+                        self.abandon(&p.row).await;
+                        failures.push(failed(&p.row.name, WorkerError::Invalid(why)));
+                    }
                     Some(Ok(pane)) => started.push((p, pane)),
                     other => {
                         let e = match other {
@@ -410,7 +418,6 @@ impl Workers {
             )));
         }
         let id = uuid::Uuid::new_v4().to_string();
-        let state_dir = self.hub.state_dir.clone();
         let (prepared, far) = match spec.launch.host.as_deref() {
             Some(host) => {
                 let (prepared, far) = self
@@ -424,6 +431,40 @@ impl Workers {
                 None,
             ),
         };
+        let made = prepared
+            .made
+            .as_ref()
+            .map(|m| (m.path.clone(), prepared.repo.clone()));
+        let planned = self
+            .wire_worker(spec, name, colour, &id, prepared, far.clone())
+            .await;
+        if planned.is_err() {
+            // Nothing of a worker that will not start stays behind.
+            let m = Machine::of(self.terminal.backend(), spec.launch.host.as_deref());
+            if let Some((path, Some(repo))) = made {
+                let _ =
+                    tokio::task::spawn_blocking(move || worktree::remove(&m, &repo, &path, true))
+                        .await;
+            }
+            if let Some(far) = &far {
+                crate::remote::forget(self.terminal.backend(), &far.host, &id).await;
+            }
+        }
+        planned
+    }
+
+    /// The worker's hooks, launch line, environment and row, in the directory
+    /// prepared for it.
+    async fn wire_worker(
+        &self,
+        spec: &WorkerSpec,
+        name: &str,
+        colour: String,
+        id: &str,
+        prepared: Prepared,
+        far: Option<crate::remote::FarWorker>,
+    ) -> Result<Planned, WorkerError> {
+        let (id, state_dir) = (id.to_string(), self.hub.state_dir.clone());
         let program = self.hub.program();
         let mut wiring = LaunchWiring::default();
         let mut agent_session = None;
@@ -604,19 +645,35 @@ impl Workers {
             return not_yet("Codex (its notify program is cohort itself, which the host lacks)");
         }
         let project = spec.project.clone().unwrap_or_else(|| ".".into());
+        // `~/x` as a shell would read it; any other path as it is (no CDPATH).
+        let relative = project.strip_prefix("~/").unwrap_or(&project);
         let backend = self.terminal.backend();
         let checked = backend
             .run_on_host(
                 host,
                 &format!(
-                    "cd \"$HOME\" 2>/dev/null; cd {} 2>/dev/null && pwd -P",
-                    cohort_backends::tmux::quote::sh(&project)
+                    "cd \"$HOME\" 2>/dev/null; CDPATH= cd -P -- {} >/dev/null 2>&1 && pwd -P",
+                    cohort_backends::tmux::quote::sh(if relative.is_empty() {
+                        "."
+                    } else {
+                        relative
+                    })
                 ),
                 b"",
             )
             .await;
         let dir = match checked {
-            Ok(out) => PathBuf::from(String::from_utf8_lossy(&out).trim()),
+            Ok(out) => {
+                let text = String::from_utf8_lossy(&out);
+                let text = text.trim_end_matches('\n');
+                if !text.starts_with('/') || text.contains('\n') {
+                    return Err(WorkerError::Invalid(format!(
+                        "{name}: host {host} named the project's directory as {text:?}, not one \
+                         absolute path: give an absolute project_path"
+                    )));
+                }
+                PathBuf::from(text)
+            }
             Err(cohort_backends::BackendError::Remote { .. }) => {
                 return Err(WorkerError::Invalid(format!(
                     "{name}: the project path {project} is not a directory on {host}: give a \
@@ -650,17 +707,23 @@ impl Workers {
     }
 
     /// Gives the start signal to the planned workers on remote hosts, one call per
-    /// host. A gate left shut makes the worker's pane give up, and say so.
-    async fn open_far_gates(&self, planned: &[&Planned]) {
+    /// host; the hosts where it could not be given, with why (their workers never
+    /// start).
+    async fn open_far_gates(
+        &self,
+        planned: &[&Planned],
+    ) -> std::collections::HashMap<String, String> {
         let mut by_host: std::collections::BTreeMap<&str, Vec<String>> = Default::default();
         for far in planned.iter().filter_map(|p| p.far.as_ref()) {
             by_host.entry(&far.host).or_default().push(far.gate());
         }
+        let mut shut = std::collections::HashMap::new();
         for (host, gates) in by_host {
             if let Err(e) = crate::remote::open_gates(self.terminal.backend(), host, &gates).await {
-                tracing::warn!(target: "cohort::workers", host, "{e}");
+                shut.insert(host.to_string(), e.to_string());
             }
         }
+        shut
     }
 
     /// Opens the panes of the planned workers, in order.
@@ -854,6 +917,9 @@ impl Workers {
             let m = self.machine_of(row);
             let _ = tokio::task::spawn_blocking(move || worktree::remove(&m, &repo, &path, false))
                 .await;
+        }
+        if let Some(host) = row.spec.host.as_deref() {
+            crate::remote::forget(self.terminal.backend(), host, &row.id).await;
         }
     }
 }

@@ -445,7 +445,10 @@ mod tests {
             "KEY=1\n"
         );
         assert_eq!(main_checkout(&L, &made.path).unwrap(), repo);
-        assert_eq!(current_branch(&L, &made.path).as_deref(), Some("cohort/harpo"));
+        assert_eq!(
+            current_branch(&L, &made.path).as_deref(),
+            Some("cohort/harpo")
+        );
         // The main checkout stays clean: .worktrees/ is excluded.
         assert_eq!(
             dirty_files(&L, &repo).unwrap(),
