@@ -133,15 +133,6 @@ impl CohortServer {
                 return Err("budget_tokens must be above 0 (leave it out for no budget)".into());
             }
             check_usd("budget_usd", w.budget_usd)?;
-            if let (Some(host), true) = (
-                args.host.as_deref(),
-                w.budget_tokens.is_some() || w.budget_usd.is_some(),
-            ) {
-                return Err(format!(
-                    "a budget needs the agent's transcript, which cohort does not read on a remote \
-                     host yet: leave budget_tokens and budget_usd out for workers on {host}"
-                ));
-            }
             if (w.budget_tokens.is_some() || w.budget_usd.is_some()) && !agent.counts_tokens() {
                 return Err(format!(
                     "a budget needs a CLI whose transcript counts its tokens (claude, codex); {} writes none cohort reads",

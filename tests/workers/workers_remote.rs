@@ -138,6 +138,22 @@ async fn a_worker_on_a_remote_host_reports_its_turns_through_its_hooks() {
         "git on the host: {x}"
     );
     assert_eq!(x["dirty_files"], 1, "{x}");
+    // Its transcript, read on the host: the last turn whole, what it spent.
+    assert!(
+        x["last_turn"]
+            .as_str()
+            .unwrap_or("")
+            .contains(&answer(second)),
+        "{x}"
+    );
+    assert_eq!(x["usage"]["model"], "claude-opus-4-8", "{x}");
+    let logs = ok(
+        &client,
+        "read_worker_logs",
+        json!({"session_id": "Remo", "pages": 2}),
+    )
+    .await;
+    assert!(format!("{logs}").contains(&answer("first task")), "{logs}");
     assert!(
         format!("{x}").contains(&answer(second)),
         "the last message of the turn comes from its Stop hook: {x}"
@@ -200,10 +216,6 @@ async fn remote_workers_refuse_what_the_host_cannot_give_yet_and_say_so() {
             "a setup script on a remote host is not supported yet",
         ),
         (json!({"agent": "codex", "project_path": "."}), "Codex"),
-        (
-            json!({"agent": "claude", "project_path": ".", "budget_tokens": 1000}),
-            "a budget needs the agent's transcript",
-        ),
         (
             json!({"agent": "claude", "project_path": "-x"}),
             "is not a directory on far",

@@ -447,18 +447,30 @@ impl LineTail {
             return Vec::new();
         };
         let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-        if len < self.offset {
-            // Replaced or truncated: start over.
-            self.offset = 0;
-            self.carry.clear();
-        }
-        if len == self.offset || file.seek(SeekFrom::Start(self.offset)).is_err() {
+        let from = self.start(len);
+        if len == from || file.seek(SeekFrom::Start(from)).is_err() {
             return Vec::new();
         }
         let mut buf = Vec::new();
         let _ = (&mut file).take(max).read_to_end(&mut buf);
-        self.offset += buf.len() as u64;
-        self.carry.extend_from_slice(&buf);
+        self.feed(&buf)
+    }
+
+    /// Where the next read starts in a file now `len` bytes long: where the last
+    /// stopped, or its start when it was replaced or truncated.
+    pub fn start(&mut self, len: u64) -> u64 {
+        if len < self.offset {
+            self.offset = 0;
+            self.carry.clear();
+        }
+        self.offset
+    }
+
+    /// The complete lines of `bytes`, read from [`LineTail::start`] (another
+    /// machine's file, fetched from there).
+    pub fn feed(&mut self, bytes: &[u8]) -> Vec<String> {
+        self.offset += bytes.len() as u64;
+        self.carry.extend_from_slice(bytes);
         let Some(end) = self.carry.iter().rposition(|&b| b == b'\n') else {
             return Vec::new();
         };

@@ -172,18 +172,17 @@ impl Workers {
         })
         .await
         .unwrap_or((None, None, None));
-        let kind = row.agent;
         let turn_ended = view.observation.turn_ended_ms;
         let last_turn = match view.observation.transcript.clone() {
-            Some(path) => tokio::task::spawn_blocking(move || {
-                let entries = Parser::read_all(kind, &path, 4 << 20).ok()?;
-                let mut last = transcript::turns(&entries).pop()?;
-                last.ended_at(turn_ended);
-                Some(transcript::render_turn(&last))
-            })
-            .await
-            .ok()
-            .flatten(),
+            Some(path) => self
+                .transcript_entries(row, &path, 4 << 20)
+                .await
+                .ok()
+                .and_then(|(entries, _)| {
+                    let mut last = transcript::turns(&entries).pop()?;
+                    last.ended_at(turn_ended);
+                    Some(transcript::render_turn(&last))
+                }),
             None => None,
         };
         let (screen_tail, attach) = match &view.observation.pane {
@@ -233,6 +232,38 @@ impl Workers {
             .await?)
     }
 
+    /// The entries of `row`'s transcript at `path` (its last `max` bytes), read
+    /// where the worker runs, and the file's length.
+    async fn transcript_entries(
+        &self,
+        row: &WorkerRow,
+        path: &Path,
+        max: u64,
+    ) -> std::io::Result<(Vec<transcript::Entry>, u64)> {
+        let kind = row.agent;
+        if let Some(host) = row.spec.host.as_deref() {
+            let (len, text) = crate::remote::read_tail(
+                self.terminal.backend(),
+                host,
+                &path.to_string_lossy(),
+                max,
+            )
+            .await
+            .ok_or_else(|| std::io::Error::other(format!("it could not be read on host {host}")))?;
+            return tokio::task::spawn_blocking(move || (Parser::entries_of(kind, &text), len))
+                .await
+                .map_err(std::io::Error::other);
+        }
+        let path = path.to_path_buf();
+        tokio::task::spawn_blocking(move || {
+            let entries = Parser::read_all(kind, &path, max)?;
+            let raw = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+            Ok((entries, raw))
+        })
+        .await
+        .map_err(std::io::Error::other)?
+    }
+
     /// `turns` turns of the worker's transcript, `offset` turns back from the last,
     /// reduced: tool calls summarised, the assistant's final messages whole.
     pub async fn read_worker_logs(
@@ -255,19 +286,14 @@ impl Workers {
                 total: 0,
             });
         };
-        let read_path = path.clone();
-        let (entries, raw) = tokio::task::spawn_blocking(move || {
-            let entries = Parser::read_all(kind, &read_path, 64 << 20);
-            let raw = std::fs::metadata(&read_path).map(|m| m.len()).unwrap_or(0);
-            (entries, raw)
-        })
-        .await
-        .map_err(|e| WorkerError::Invalid(format!("the transcript could not be read: {e}")))?;
-        let entries = entries.map_err(|source| WorkerError::Io {
-            what: "could not read the transcript",
-            path: path.clone(),
-            source,
-        })?;
+        let (entries, raw) = self
+            .transcript_entries(row, &path, 64 << 20)
+            .await
+            .map_err(|source| WorkerError::Io {
+                what: "could not read the transcript",
+                path: path.clone(),
+                source,
+            })?;
         let mut all = transcript::turns(&entries);
         if let Some(last) = all.last_mut() {
             last.ended_at(seen.turn_ended_ms);

@@ -36,6 +36,8 @@ pub struct Tracker {
     transcript: Option<(PathBuf, LineTail, Parser)>,
     transcript_reports: Vec<Report>,
     last_scan_ms: i64,
+    /// A remote transcript's last read: when, and the newest hook event then.
+    far_read: (i64, Option<i64>),
     screen: Option<(ScreenClass, i64)>,
     facts: Option<ScreenFacts>,
     screen_seen: (u64, i64),
@@ -80,6 +82,7 @@ impl Tracker {
             transcript: None,
             transcript_reports: Vec::new(),
             last_scan_ms: 0,
+            far_read: (0, None),
             screen: None,
             facts: None,
             screen_seen: (u64::MAX, 0),
@@ -157,41 +160,74 @@ impl Tracker {
 
     fn take_transcript(&mut self, path: Option<PathBuf>, kind: AgentKind) {
         let Some(path) = path else { return };
-        if kind == AgentKind::Gemini {
+        let Some(caught_up) = self.renew_transcript(path, kind) else {
             return;
+        };
+        while let Some((_, tail, _)) = self.transcript.as_mut() {
+            let lines = tail.read_new(32 << 20);
+            let (read, offset) = (!lines.is_empty(), tail.offset());
+            self.parse_transcript(lines);
+            if !read || offset >= caught_up {
+                break;
+            }
         }
-        // A transcript is read again from its start when the rules it is read by
-        // changed: an entry the old rules passed over may end a turn. It is read at
-        // once as far as it had been, so that no report read before goes missing.
+    }
+
+    /// Starts reading the transcript at `path` when it is a new one, or again from
+    /// its start when the rules it is read by changed (an entry the old rules
+    /// passed over may end a turn; it is read at once as far as it had been, so no
+    /// report read before goes missing): the offset reading must reach now (`None`:
+    /// this CLI's transcript is not read).
+    fn renew_transcript(&mut self, path: PathBuf, kind: AgentKind) -> Option<u64> {
+        if kind == AgentKind::Gemini {
+            return None;
+        }
         let (renew, caught_up) = match self.transcript.as_mut() {
             None => (true, 0),
             Some((p, _, _)) if *p != path => (true, 0),
             Some((_, tail, parser)) => (parser.stale(), tail.offset()),
         };
         if renew {
-            let Some(parser) = Parser::for_kind(kind) else {
-                return;
-            };
+            let parser = Parser::for_kind(kind)?;
             self.transcript = Some((path.clone(), LineTail::new(path), parser));
             self.transcript_reports.clear();
         }
-        if let Some((_, tail, parser)) = self.transcript.as_mut() {
-            loop {
-                let lines = tail.read_new(32 << 20);
-                let read = !lines.is_empty();
-                for line in lines {
-                    for entry in parser.line(&line) {
-                        if let Some(r) = entry.report() {
-                            self.transcript_reports.push(r);
-                        }
-                    }
-                }
-                trim(&mut self.transcript_reports);
-                if !read || tail.offset() >= caught_up {
-                    break;
+        Some(caught_up)
+    }
+
+    fn parse_transcript(&mut self, lines: Vec<String>) {
+        let Some((_, _, parser)) = self.transcript.as_mut() else {
+            return;
+        };
+        for line in lines {
+            for entry in parser.line(&line) {
+                if let Some(r) = entry.report() {
+                    self.transcript_reports.push(r);
                 }
             }
         }
+        trim(&mut self.transcript_reports);
+    }
+
+    /// Reads on in a transcript on a remote host: where to read from (see
+    /// [`crate::remote::read_from`]), then [`Tracker::feed_transcript`].
+    fn far_transcript_offset(&mut self, path: PathBuf, kind: AgentKind) -> Option<u64> {
+        // A re-read for changed rules starts over: what it must reach is fetched
+        // at once (up to the fetch's bound).
+        self.renew_transcript(path, kind)?;
+        self.transcript.as_ref().map(|(_, tail, _)| tail.offset())
+    }
+
+    /// Takes what a remote transcript held past `from`, the file being `len` bytes.
+    fn feed_transcript(&mut self, len: u64, from: u64, bytes: &[u8]) {
+        let Some((_, tail, _)) = self.transcript.as_mut() else {
+            return;
+        };
+        if tail.start(len) != from {
+            return;
+        }
+        let lines = tail.feed(bytes);
+        self.parse_transcript(lines);
     }
 
     /// The transcript being read, if one was found.
@@ -403,10 +439,6 @@ impl Workers {
     /// the last look stopped. Cheap next to [`Workers::observe`]: no screen is read
     /// and no state decided.
     pub async fn usage_of(&self, row: &WorkerRow) -> Option<crate::transcript::usage::Usage> {
-        // A remote worker's transcript is on its host (see `observe`).
-        if row.spec.host.is_some() {
-            return None;
-        }
         let tracker = self.hub.tracker(&row.id);
         let mut t = tracker.lock().await;
         let path = t
@@ -416,7 +448,14 @@ impl Workers {
             .or_else(|| row.transcript.clone())
             .map(PathBuf::from)
             .or_else(|| t.transcript_path().map(Path::to_path_buf));
-        t.take_transcript(path, row.agent);
+        match (row.spec.host.as_deref(), path) {
+            (Some(host), Some(path)) => {
+                self.read_far_transcript(&mut t, host, path, row.agent, now_ms())
+                    .await
+            }
+            (Some(_), None) => {}
+            (None, path) => t.take_transcript(path, row.agent),
+        }
         t.transcript
             .as_ref()
             .and_then(|(_, _, parser)| parser.usage())
@@ -498,26 +537,30 @@ impl Workers {
             }
         }
         // The transcript: as reported, as recorded, or found (first: the screen is
-        // read with the words of the release it names).
-        // A remote worker's transcript is a file on its host, which this machine may
-        // hold under the same name as another file: not read from here (yet).
-        let far = spec.host.is_some();
+        // read with the words of the release it names). A remote worker's is a file
+        // on its host (this machine may hold another under the same name), read on
+        // there when a hook reported since, or every two seconds.
         let mut transcript = t
             .hook
             .transcript_path
             .clone()
             .or_else(|| row.transcript.clone())
-            .map(PathBuf::from)
-            .filter(|_| !far);
-        if far {
+            .map(PathBuf::from);
+        if let Some(host) = spec.host.as_deref() {
             self.hear_hosts();
-        } else if transcript.as_ref().is_none_or(|p| !p.exists()) && now - t.last_scan_ms >= 2000 {
-            t.last_scan_ms = now;
-            if let Some(found) = self.find_transcript(row, &spec, kind, state.as_ref()).await {
-                transcript = Some(found);
+            if let Some(path) = transcript.clone() {
+                self.read_far_transcript(&mut t, host, path, kind, now)
+                    .await;
             }
+        } else {
+            if transcript.as_ref().is_none_or(|p| !p.exists()) && now - t.last_scan_ms >= 2000 {
+                t.last_scan_ms = now;
+                if let Some(found) = self.find_transcript(row, &spec, kind, state.as_ref()).await {
+                    transcript = Some(found);
+                }
+            }
+            t.take_transcript(transcript.clone(), kind);
         }
-        t.take_transcript(transcript.clone(), kind);
         // The screen, when it may have changed.
         if let Some(p) = pane.as_ref().filter(|_| !dead) {
             let (seen_len, seen_at) = t.screen_seen;
@@ -646,6 +689,33 @@ impl Workers {
         }
         self.remember_state(row, &observation).await;
         Ok(observation)
+    }
+
+    /// Reads on in a remote worker's transcript on its host, when a hook reported
+    /// since the last read or two seconds passed (one round trip).
+    async fn read_far_transcript(
+        &self,
+        t: &mut Tracker,
+        host: &str,
+        path: PathBuf,
+        kind: AgentKind,
+        now: i64,
+    ) {
+        let (at, newest) = t.far_read;
+        let same_path = t.transcript_path() == Some(path.as_path());
+        if same_path && newest == t.hook.last_event_ms && now - at < 2000 {
+            return;
+        }
+        let Some(offset) = t.far_transcript_offset(path.clone(), kind) else {
+            return;
+        };
+        t.far_read = (now, t.hook.last_event_ms);
+        let text = path.to_string_lossy();
+        if let Some((len, from, bytes)) =
+            crate::remote::read_from(self.terminal.backend(), host, &text, offset, 32 << 20).await
+        {
+            t.feed_transcript(len, from, &bytes);
+        }
     }
 
     /// Writes a changed state (and a newly found transcript or session) to the

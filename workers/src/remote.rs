@@ -164,6 +164,60 @@ pub(crate) async fn forget(backend: &Arc<dyn TerminalBackend>, host: &str, id: &
     }
 }
 
+/// What the file `path` on `host` holds past `offset` (at most `max` bytes): its
+/// length now, where the bytes start (its start again when it shrank: replaced or
+/// truncated) and the bytes. `None` when it cannot be read (not there yet, the host
+/// away).
+pub(crate) async fn read_from(
+    backend: &Arc<dyn TerminalBackend>,
+    host: &str,
+    path: &str,
+    offset: u64,
+    max: u64,
+) -> Option<(u64, u64, Vec<u8>)> {
+    let script = format!(
+        "f={}; n=$(wc -c < \"$f\") || exit 3; n=$((n)); o={offset}; \
+         if [ \"$n\" -lt \"$o\" ]; then o=0; fi; printf '%s %s\\n' \"$n\" \"$o\"; \
+         if [ \"$n\" -gt \"$o\" ]; then tail -c +$((o + 1)) \"$f\" | head -c {max}; fi",
+        sh(path)
+    );
+    let out = backend.run_on_host(host, &script, b"").await.ok()?;
+    let end = out.iter().position(|&b| b == b'\n')?;
+    let head = String::from_utf8_lossy(&out[..end]).into_owned();
+    let (len, from) = head.split_once(' ')?;
+    Some((
+        len.parse().ok()?,
+        from.parse().ok()?,
+        out[end + 1..].to_vec(),
+    ))
+}
+
+/// The file `path` on `host`: its length, and its last `max` bytes from a line's
+/// start.
+pub(crate) async fn read_tail(
+    backend: &Arc<dyn TerminalBackend>,
+    host: &str,
+    path: &str,
+    max: u64,
+) -> Option<(u64, String)> {
+    let script = format!(
+        "f={}; n=$(wc -c < \"$f\") || exit 3; n=$((n)); printf '%s\\n' \"$n\"; tail -c {max} \"$f\"",
+        sh(path)
+    );
+    let out = backend.run_on_host(host, &script, b"").await.ok()?;
+    let end = out.iter().position(|&b| b == b'\n')?;
+    let len: u64 = String::from_utf8_lossy(&out[..end]).trim().parse().ok()?;
+    let text = String::from_utf8_lossy(&out[end + 1..]).into_owned();
+    if len > max {
+        // Cut inside a line: that line is not whole.
+        let whole = text
+            .split_once('\n')
+            .map_or(String::new(), |(_, rest)| rest.to_string());
+        return Some((len, whole));
+    }
+    Some((len, text))
+}
+
 fn far_error(host: &str, what: &str, e: cohort_backends::BackendError) -> WorkerError {
     WorkerError::Invalid(format!("host {host}: {what}: {e}"))
 }

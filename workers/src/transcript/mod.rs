@@ -189,16 +189,23 @@ impl Parser {
 
     /// Every entry of the transcript at `path` (at most its last `max` bytes).
     pub fn read_all(kind: AgentKind, path: &Path, max: u64) -> std::io::Result<Vec<Entry>> {
+        let text = match kind {
+            AgentKind::Gemini => std::fs::read_to_string(path)?,
+            _ => read_tail(path, max)?,
+        };
+        Ok(Parser::entries_of(kind, &text))
+    }
+
+    /// Every entry of a transcript's `text` (whole lines; Gemini's whole file).
+    pub fn entries_of(kind: AgentKind, text: &str) -> Vec<Entry> {
         if kind == AgentKind::Gemini {
-            let text = std::fs::read_to_string(path)?;
             let rules = crate::transcript_rules::RulesAt::new(kind).at(None);
-            return Ok(other::gemini_entries(&text, &rules));
+            return other::gemini_entries(text, &rules);
         }
         let Some(mut parser) = Parser::for_kind(kind) else {
-            return Ok(Vec::new());
+            return Vec::new();
         };
-        let text = read_tail(path, max)?;
-        Ok(text.lines().flat_map(|l| parser.line(l)).collect())
+        text.lines().flat_map(|l| parser.line(l)).collect()
     }
 }
 
