@@ -80,11 +80,12 @@ async fn a_worker_on_a_remote_host_reports_its_turns_through_its_hooks() {
     std::fs::create_dir_all(&project).unwrap();
     git(&project, &["init", "-q", "-b", "main"]);
     std::fs::write(project.join("README.md"), "# demo\n").unwrap();
-    std::fs::write(project.join(".gitignore"), ".env\n").unwrap();
-    std::fs::write(project.join(".worktreeinclude"), ".env\n").unwrap();
+    std::fs::write(project.join(".gitignore"), ".env*\n").unwrap();
+    std::fs::write(project.join(".worktreeinclude"), ".env*\n").unwrap();
     git(&project, &["add", "."]);
     git(&project, &["commit", "-q", "-m", "first"]);
     std::fs::write(project.join(".env"), "SECRET=1\n").unwrap();
+    std::fs::write(project.join(".env.local"), "LOCAL=1\n").unwrap();
     let project = project.canonicalize().unwrap();
     let worktree = project.join(".worktrees/remo");
 
@@ -99,10 +100,12 @@ async fn a_worker_on_a_remote_host_reports_its_turns_through_its_hooks() {
     let worker = &spawned["workers"][0];
     assert_eq!(worker["host"], "far", "{spawned}");
     assert_eq!(worker["branch"], "cohort/remo", "{spawned}");
-    assert!(
-        worktree.join(".env").is_file(),
-        "the worktree on the host, with the included file: {spawned}"
-    );
+    for included in [".env", ".env.local"] {
+        assert!(
+            worktree.join(included).is_file(),
+            "the worktree on the host, with the included {included}: {spawned}"
+        );
+    }
     assert!(
         worker["pane"]
             .as_str()

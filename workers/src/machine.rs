@@ -103,22 +103,22 @@ impl Machine {
                 Ok(String::from_utf8_lossy(&out.stdout).into_owned())
             }
             Machine::Remote(r) => {
+                // What git printed goes out byte for byte (a command substitution
+                // would drop NULs, as in `ls-files -z`, and trailing newlines), and
+                // on failure to stderr after what git said there.
                 let mut line = format!(
                     "unset GIT_DIR GIT_WORK_TREE; GIT_TERMINAL_PROMPT=0 GIT_MERGE_AUTOEDIT=no; \
                      export GIT_TERMINAL_PROMPT GIT_MERGE_AUTOEDIT; \
-                     o=$(git -C {}",
+                     t=$(mktemp) || exit 70; git -C {}",
                     sh(&dir.to_string_lossy())
                 );
                 for a in identity_args.iter().chain(args) {
                     line.push(' ');
                     line.push_str(&sh(a));
                 }
-                // What git printed goes out whole (a command substitution drops
-                // trailing newlines: a marker keeps them), and on failure to stderr
-                // when git said nothing there.
                 line.push_str(
-                    "; s=$?; printf x; exit $s); s=$?; o=${o%x}; \
-                     if [ $s -ne 0 ]; then printf '%s' \"$o\" >&2; exit $s; fi; printf '%s' \"$o\"",
+                    " > \"$t\"; s=$?; if [ $s -ne 0 ]; then cat \"$t\" >&2; rm -f \"$t\"; exit $s; fi; \
+                     cat \"$t\"; rm -f \"$t\"",
                 );
                 match r.run(&line) {
                     Ok(out) => Ok(String::from_utf8_lossy(&out).into_owned()),
