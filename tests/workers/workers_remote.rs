@@ -58,6 +58,54 @@ async fn ok(
     r.structured_content.unwrap_or(Value::Null)
 }
 
+/// An MCP client talking to `engine` in-process.
+async fn client_of(engine: &Engine) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
+    let (a, b) = tokio::io::duplex(1 << 20);
+    let server = CohortServer::with_toolsets(engine.clone(), &Toolset::ALL);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(a).await {
+            let _ = running.waiting().await;
+        }
+    });
+    ().serve(b).await.expect("initialize")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_codex_worker_on_a_remote_host_reports_through_its_notify_program_and_hooks() {
+    let Some(ssh) = SshServer::start() else {
+        return;
+    };
+    let local = TestServer::new();
+    let engine = engine_with_far(&local, &ssh).await;
+    let client = client_of(&engine).await;
+    let agents = Agents::new();
+    std::fs::create_dir_all(ssh.home().join("scratch")).unwrap();
+    let spawned = ok(
+        &client,
+        "spawn_workers",
+        json!({"host": "far", "workers": [{"name": "Cody", "agent": "codex",
+            "project_path": "~/scratch", "env": agents.env_json(&[]),
+            "prompt": "first task"}]}),
+    )
+    .await;
+    assert_eq!(spawned["workers"][0]["host"], "far", "{spawned}");
+    let first = ok(&client, "wait_idle_workers", json!({"timeout": 30})).await;
+    assert_eq!(names(&first["idle"]), vec!["Cody".to_string()], "{first}");
+    let second = "second task [[work 300]]";
+    let sent = ok(
+        &client,
+        "message_workers",
+        json!({"session_ids": ["Cody"], "message": second, "wait_mode": "all", "timeout": 30}),
+    )
+    .await;
+    assert_eq!(sent["wait"]["all_idle"], true, "{sent}");
+    let x = ok(&client, "examine_worker", json!({"session_id": "Cody"})).await;
+    assert_eq!(x["signal"], "hook", "{x}");
+    assert!(format!("{x}").contains(&answer(second)), "{x}");
+    // Its hooks file, written there by cohort, goes with nothing else of the user's.
+    assert!(ssh.home().join("scratch/.codex/hooks.json").is_file());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_on_a_remote_host_reports_its_turns_through_its_hooks() {
     let Some(ssh) = SshServer::start() else {
@@ -218,7 +266,6 @@ async fn remote_workers_refuse_what_the_host_cannot_give_yet_and_say_so() {
             json!({"agent": "claude", "project_path": ".", "setup": "make"}),
             "a setup script on a remote host is not supported yet",
         ),
-        (json!({"agent": "codex", "project_path": "."}), "Codex"),
         (
             json!({"agent": "claude", "project_path": "-x"}),
             "is not a directory on far",

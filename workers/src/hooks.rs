@@ -5,6 +5,7 @@ use std::path::Path;
 
 use serde_json::json;
 
+use crate::machine::Machine;
 use crate::worktree;
 
 /// Claude Code's settings file with cohort's hooks, for one launch.
@@ -68,6 +69,18 @@ pub(crate) fn codex_notify(program: &Path, state_dir: &Path, worker_id: &str) ->
 
 pub(super) fn codex_hooks(program: &Path, state_dir: &Path) -> serde_json::Value {
     use cohort_backends::tmux::quote::sh;
+    codex_hooks_with(|e| {
+        format!(
+            "{} --state-dir {} hook {e}",
+            sh(&program.to_string_lossy()),
+            sh(&state_dir.to_string_lossy())
+        )
+    })
+}
+
+/// Codex's project hooks file with a hook for each event cohort follows, each
+/// running `command(event)`; the worker comes from the environment.
+pub(crate) fn codex_hooks_with(command: impl Fn(&str) -> String) -> serde_json::Value {
     let mut hooks = serde_json::Map::new();
     for e in [
         "SessionStart",
@@ -77,11 +90,7 @@ pub(super) fn codex_hooks(program: &Path, state_dir: &Path) -> serde_json::Value
         "PermissionRequest",
         "Stop",
     ] {
-        let command = format!(
-            "{} --state-dir {} hook {e}",
-            sh(&program.to_string_lossy()),
-            sh(&state_dir.to_string_lossy())
-        );
+        let command = command(e);
         hooks.insert(
             e.into(),
             json!([{"matcher": "", "hooks": [{"type": "command", "command": command, "timeout": 10}]}]),
@@ -93,20 +102,21 @@ pub(super) fn codex_hooks(program: &Path, state_dir: &Path) -> serde_json::Value
 /// Writes Codex's hooks into `cwd/.codex/hooks.json` unless another file is there;
 /// true when cohort's hooks are in place.
 pub(crate) fn place_codex_hooks(cwd: &Path, program: &Path, state_dir: &Path) -> bool {
+    place_codex_hooks_on(&Machine::Local, cwd, &codex_hooks(program, state_dir))
+}
+
+/// [`place_codex_hooks`] on machine `m`, with `hooks` as the file's content. Blocks.
+pub(crate) fn place_codex_hooks_on(m: &Machine, cwd: &Path, hooks: &serde_json::Value) -> bool {
     let file = cwd.join(".codex").join("hooks.json");
-    if let Ok(text) = std::fs::read_to_string(&file) {
+    if let Some(text) = m.read_to_string(&file) {
         return text.contains("written by cohort");
     }
-    if std::fs::create_dir_all(cwd.join(".codex")).is_err() {
+    let text = serde_json::to_string_pretty(hooks).unwrap_or_default();
+    if m.write(&file, &text).is_err() {
         return false;
     }
-    let text = serde_json::to_string_pretty(&codex_hooks(program, state_dir)).unwrap_or_default();
-    if std::fs::write(&file, text).is_err() {
-        return false;
-    }
-    let local = crate::machine::Machine::Local;
-    if worktree::toplevel(&local, cwd).is_some() {
-        let _ = worktree::exclude(&local, cwd, "/.codex/hooks.json");
+    if worktree::toplevel(m, cwd).is_some() {
+        let _ = worktree::exclude(m, cwd, "/.codex/hooks.json");
     }
     true
 }

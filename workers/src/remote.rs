@@ -47,21 +47,25 @@ use crate::Workers;
 const FAR_DIR: &str = "\"${XDG_STATE_HOME:-$HOME/.local/state}/cohort/workers\"";
 
 /// The script the agent's hooks run on a remote host: `sh hook.sh <Event>`, the
-/// event's JSON on standard input, the worker's id and hook key in the environment.
+/// event's JSON on standard input (or as the next argument: Codex's `notify`), the
+/// worker's id and hook key in the environment.
 /// It prints nothing and always succeeds (a hook's output would reach the agent).
 pub const HOOK_SCRIPT: &str = r#"# cohort: hands an agent's hook event to the cohort that started the agent.
 # $1: the event. The worker and its key come from the agent's environment, the
-# event's JSON on standard input.
+# event's JSON on standard input (or as $2: Codex's notify, whose standard input is
+# not the event's and is left alone).
 event=${1:-}
+inline=$#
+drain() { [ "$inline" -ge 2 ] || cat >/dev/null; }
 id=${COHORT_WORKER_ID:-}
 key=${COHORT_HOOK_KEY:-}
 dir=${0%/*}/$id
 case "$id:$event:$key" in
-    *[!A-Za-z0-9:-]* | :* | *::* | *:) cat >/dev/null; exit 0 ;;
+    *[!A-Za-z0-9:-]* | :* | *::* | *:) drain; exit 0 ;;
 esac
-if [ ! -d "$dir" ] || [ -z "${TMUX:-}" ]; then cat >/dev/null; exit 0; fi
-file=$(mktemp "$dir/event.XXXXXX") || { cat >/dev/null; exit 0; }
-cat > "$file"
+if [ ! -d "$dir" ] || [ -z "${TMUX:-}" ]; then drain; exit 0; fi
+file=$(mktemp "$dir/event.XXXXXX") || { drain; exit 0; }
+if [ "$inline" -ge 2 ]; then printf '%s' "$2" > "$file"; else cat > "$file"; fi
 tty=$(tmux display-message -p -t ':=_cohort' '#{pane_tty}' 2>/dev/null)
 if [ -n "$tty" ] && [ -w "$tty" ]; then
     printf '\033]1337;Custom=id=cohort-note:hook %s %s %s %s\007' "$id" "$key" "$event" "$file" > "$tty"

@@ -497,10 +497,28 @@ impl Workers {
                 wiring.settings = Some(path);
                 agent_session = Some(session);
             }
-            AgentKind::Codex => {
-                wiring.notify = Some(codex_notify(&program, &state_dir, &id));
-                wiring.bypass_hook_trust = place_codex_hooks(&prepared.cwd, &program, &state_dir);
-            }
+            AgentKind::Codex => match &far {
+                Some(far) => {
+                    // Codex runs `notify` with the event's JSON as its last argument.
+                    wiring.notify = Some(vec![
+                        "sh".into(),
+                        format!("{}/hook.sh", far.dir),
+                        "notify".into(),
+                    ]);
+                    let hooks = crate::hooks::codex_hooks_with(|e| far.hook_command(e));
+                    let (m, cwd) = (self.machine_of_host(Some(&far.host)), prepared.cwd.clone());
+                    wiring.bypass_hook_trust = tokio::task::spawn_blocking(move || {
+                        crate::hooks::place_codex_hooks_on(&m, &cwd, &hooks)
+                    })
+                    .await
+                    .unwrap_or(false);
+                }
+                None => {
+                    wiring.notify = Some(codex_notify(&program, &state_dir, &id));
+                    wiring.bypass_hook_trust =
+                        place_codex_hooks(&prepared.cwd, &program, &state_dir);
+                }
+            },
             _ => {}
         }
         // The agent starts once its pane has its final size (the gate file appears when
@@ -640,9 +658,6 @@ impl Workers {
         };
         if spec.setup.is_some() {
             return not_yet("a setup script");
-        }
-        if spec.launch.agent == AgentKind::Codex {
-            return not_yet("Codex (its notify program is cohort itself, which the host lacks)");
         }
         let project = spec.project.clone().unwrap_or_else(|| ".".into());
         // `~/x` as a shell would read it; any other path as it is (no CDPATH).
