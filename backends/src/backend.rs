@@ -152,11 +152,17 @@ pub trait TerminalBackend: Send + Sync + 'static {
     }
 
     /// Runs `script` (a POSIX shell line) on the remote host `host`, with `input` on
-    /// its standard input, through the connection the host's panes use; its output.
-    /// For what lives on that host besides its panes: files an agent there reads,
-    /// messages its programs leave. An error names the host and what ssh or the
-    /// script said; a backend without remote hosts cannot.
-    async fn run_on_host(&self, _host: &str, _script: &str, _input: &[u8]) -> Result<Vec<u8>> {
+    /// its standard input, through the connection the host's panes use; its output,
+    /// once it ended within `limit`. For what lives on that host besides its panes:
+    /// files an agent there reads, messages its programs leave. An error names the
+    /// host and what ssh or the script said; a backend without remote hosts cannot.
+    async fn run_on_host(
+        &self,
+        _host: &str,
+        _script: &str,
+        _input: &[u8],
+        _limit: std::time::Duration,
+    ) -> Result<Vec<u8>> {
         Err(BackendError::Unsupported {
             backend: self.kind().name(),
             what: "run commands on a remote host",

@@ -397,10 +397,16 @@ impl TerminalBackend for Hosts {
         server.backend.process_snapshot(&id).await
     }
 
-    async fn run_on_host(&self, host: &str, script: &str, input: &[u8]) -> Result<Vec<u8>> {
+    async fn run_on_host(
+        &self,
+        host: &str,
+        script: &str,
+        input: &[u8],
+        limit: Duration,
+    ) -> Result<Vec<u8>> {
         check_name(host)?;
         let server = self.server(Some(host)).await?;
-        server.backend.run_on_host(host, script, input).await
+        server.backend.run_on_host(host, script, input, limit).await
     }
 
     async fn stamp_identity(&self, pane: &PaneId, identity: &Identity) -> Result<()> {

@@ -108,8 +108,10 @@ pub(crate) fn place_codex_hooks(cwd: &Path, program: &Path, state_dir: &Path) ->
 /// [`place_codex_hooks`] on machine `m`, with `hooks` as the file's content. Blocks.
 pub(crate) fn place_codex_hooks_on(m: &Machine, cwd: &Path, hooks: &serde_json::Value) -> bool {
     let file = cwd.join(".codex").join("hooks.json");
-    if let Some(text) = m.read_to_string(&file) {
-        return text.contains("written by cohort");
+    match m.read_to_string(&file) {
+        Ok(Some(text)) => return text.contains("written by cohort"),
+        Ok(None) => {}
+        Err(_) => return false,
     }
     let text = serde_json::to_string_pretty(hooks).unwrap_or_default();
     if m.write(&file, &text).is_err() {

@@ -130,6 +130,7 @@ impl Workers {
         let m = self.machine_of(row);
         let line = tokio::task::spawn_blocking(move || {
             m.exists(&dir)
+                .unwrap_or(false)
                 .then(|| worktree::change_line(&m, &dir, &base).ok())
                 .flatten()
         })
@@ -159,7 +160,7 @@ impl Workers {
         let (dir, base) = (PathBuf::from(&row.cwd), row.base_commit.clone());
         let (in_repo, m) = (row.repo.is_some(), self.machine_of(row));
         let (diff_stat, commits, dirty_files) = tokio::task::spawn_blocking(move || {
-            if !in_repo || !m.exists(&dir) {
+            if !in_repo || !m.exists(&dir).unwrap_or(false) {
                 return (None, None, None);
             }
             let diff = base
@@ -309,13 +310,10 @@ impl Workers {
         repo: Option<&Path>,
         remove_orphans: bool,
     ) -> Result<Vec<WorktreeEntry>, WorkerError> {
-        // This machine's repositories (a remote worker's worktree is listed with it).
-        let rows: Vec<WorkerRow> = self
-            .worker_rows()
-            .await?
-            .into_iter()
-            .filter(|w| w.spec.host.is_none())
-            .collect();
+        // This machine's repositories. Every worker counts as a worktree's user (a
+        // "remote" host may share this file system: its worker's worktree is no
+        // orphan).
+        let rows = self.worker_rows().await?;
         let local = Machine::Local;
         let mut repos: Vec<PathBuf> = match repo {
             Some(r) => vec![worktree::main_checkout(&local, r).ok_or_else(|| {
@@ -323,6 +321,7 @@ impl Workers {
             })?],
             None => rows
                 .iter()
+                .filter(|w| w.spec.host.is_none())
                 .filter_map(|w| w.repo.as_ref().map(PathBuf::from))
                 .collect(),
         };

@@ -42,16 +42,18 @@ impl std::fmt::Debug for Machine {
 }
 
 impl Machine {
-    /// `host` (`None`: this machine), reached through `backend`; made on a task of
-    /// the runtime its calls are then made from a blocking thread of.
+    /// `host` (`None`: this machine), reached through `backend`. Made inside the
+    /// runtime whose blocking threads then use it (a remote machine's calls wait on
+    /// that runtime); outside one, a remote machine cannot be made, and this panics
+    /// rather than act on this machine's paths of the same names.
     pub fn of(backend: &Arc<dyn TerminalBackend>, host: Option<&str>) -> Machine {
-        match (host, tokio::runtime::Handle::try_current()) {
-            (Some(host), Ok(runtime)) => Machine::Remote(Remote {
+        match host {
+            Some(host) => Machine::Remote(Remote {
                 backend: backend.clone(),
                 host: host.to_string(),
-                runtime,
+                runtime: tokio::runtime::Handle::current(),
             }),
-            _ => Machine::Local,
+            None => Machine::Local,
         }
     }
 
@@ -109,7 +111,7 @@ impl Machine {
                 let mut line = format!(
                     "unset GIT_DIR GIT_WORK_TREE; GIT_TERMINAL_PROMPT=0 GIT_MERGE_AUTOEDIT=no; \
                      export GIT_TERMINAL_PROMPT GIT_MERGE_AUTOEDIT; \
-                     t=$(mktemp) || exit 70; git -C {}",
+                     t=$(mktemp) || exit 70; trap 'rm -f \"$t\"' EXIT; git -C {}",
                     sh(&dir.to_string_lossy())
                 );
                 for a in identity_args.iter().chain(args) {
@@ -120,7 +122,7 @@ impl Machine {
                     " > \"$t\"; s=$?; if [ $s -ne 0 ]; then cat \"$t\" >&2; rm -f \"$t\"; exit $s; fi; \
                      cat \"$t\"; rm -f \"$t\"",
                 );
-                match r.run(&line) {
+                match r.run_with(&line, b"", GIT_LIMIT) {
                     Ok(out) => Ok(String::from_utf8_lossy(&out).into_owned()),
                     Err(BackendError::Remote { message, .. }) => Err(failed(message)),
                     Err(e) => Err(failed(format!("host {}: {e}", r.host))),
@@ -129,30 +131,53 @@ impl Machine {
         }
     }
 
-    /// Whether `path` exists.
-    pub fn exists(&self, path: &Path) -> bool {
+    /// Whether `path` exists; an error when the host could not be asked (never a
+    /// "no" that would remove or rewrite what is there).
+    pub fn exists(&self, path: &Path) -> Result<bool, WorkerError> {
         match self {
-            Machine::Local => path.exists(),
+            Machine::Local => Ok(path.exists()),
             Machine::Remote(r) => r.test("-e", path),
         }
     }
 
-    /// Whether `path` is a regular file (or a link to one).
-    pub fn is_file(&self, path: &Path) -> bool {
+    /// Whether `path` is a regular file (or a link to one); as [`Machine::exists`].
+    pub fn is_file(&self, path: &Path) -> Result<bool, WorkerError> {
         match self {
-            Machine::Local => path.is_file(),
+            Machine::Local => Ok(path.is_file()),
             Machine::Remote(r) => r.test("-f", path),
         }
     }
 
-    /// The text of `path`; `None` when it cannot be read.
-    pub fn read_to_string(&self, path: &Path) -> Option<String> {
+    /// The text of `path`, `None` when there is no such file; an error when it is
+    /// there and cannot be read, or the host could not be asked.
+    pub fn read_to_string(&self, path: &Path) -> Result<Option<String>, WorkerError> {
+        let io = |source| WorkerError::Io {
+            what: "could not read",
+            path: path.to_path_buf(),
+            source,
+        };
         match self {
-            Machine::Local => std::fs::read_to_string(path).ok(),
-            Machine::Remote(r) => r
-                .run(&format!("cat {} 2>/dev/null", sh(&path.to_string_lossy())))
-                .ok()
-                .map(|b| String::from_utf8_lossy(&b).into_owned()),
+            Machine::Local => match std::fs::read_to_string(path) {
+                Ok(text) => Ok(Some(text)),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(io(e)),
+            },
+            Machine::Remote(r) => {
+                let p = sh(&path.to_string_lossy());
+                let out = r
+                    .run(&format!(
+                        "if [ -e {p} ]; then printf y; cat {p}; else printf n; fi"
+                    ))
+                    .map_err(|e| io(std::io::Error::other(format!("host {}: {e}", r.host))))?;
+                match out.split_first() {
+                    Some((b'y', text)) => Ok(Some(String::from_utf8_lossy(text).into_owned())),
+                    Some((b'n', _)) => Ok(None),
+                    _ => Err(io(std::io::Error::other(format!(
+                        "host {} gave no answer",
+                        r.host
+                    )))),
+                }
+            }
         }
     }
 
@@ -173,7 +198,7 @@ impl Machine {
             Machine::Remote(r) => {
                 let p = sh(&path.to_string_lossy());
                 let line = format!("mkdir -p \"$(dirname {p})\" && cat > {p}");
-                r.run_with(&line, text.as_bytes())
+                r.run_with(&line, text.as_bytes(), crate::remote::QUICK)
                     .map(|_| ())
                     .map_err(|e| io(std::io::Error::other(format!("host {}: {e}", r.host))))
             }
@@ -208,23 +233,42 @@ impl Machine {
     }
 }
 
+/// How long git may take on a remote host (a worktree of a big repository).
+const GIT_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
+
 impl Remote {
     /// Runs `line` on the host, from the remote home, and waits for it.
     fn run(&self, line: &str) -> Result<Vec<u8>, BackendError> {
-        self.run_with(line, b"")
+        self.run_with(line, b"", crate::remote::QUICK)
     }
 
-    fn run_with(&self, line: &str, input: &[u8]) -> Result<Vec<u8>, BackendError> {
+    fn run_with(
+        &self,
+        line: &str,
+        input: &[u8],
+        limit: std::time::Duration,
+    ) -> Result<Vec<u8>, BackendError> {
         // sshd starts commands in the account's home, which a `HOME` set for the
         // session may differ from: relative paths start at `$HOME`, as in a pane.
         let line = format!("cd \"$HOME\" 2>/dev/null; {line}");
         self.runtime
-            .block_on(self.backend.run_on_host(&self.host, &line, input))
+            .block_on(self.backend.run_on_host(&self.host, &line, input, limit))
     }
 
-    fn test(&self, flag: &str, path: &Path) -> bool {
-        self.run(&format!("test {flag} {}", sh(&path.to_string_lossy())))
-            .is_ok()
+    fn test(&self, flag: &str, path: &Path) -> Result<bool, WorkerError> {
+        let p = sh(&path.to_string_lossy());
+        let out = self
+            .run(&format!("if [ {flag} {p} ]; then echo y; else echo n; fi"))
+            .map_err(|e| WorkerError::Invalid(format!("host {}: {e}", self.host)))?;
+        match out.first() {
+            Some(b'y') => Ok(true),
+            Some(b'n') => Ok(false),
+            _ => Err(WorkerError::Invalid(format!(
+                "host {} did not say whether {} exists",
+                self.host,
+                path.display()
+            ))),
+        }
     }
 }
 

@@ -326,7 +326,7 @@ impl Workers {
             let m = self.machine_of(row);
             let found = match base.filter(|_| row.repo.is_some()) {
                 Some(base) => tokio::task::spawn_blocking(move || {
-                    if !m.exists(&dir) {
+                    if !m.exists(&dir).unwrap_or(false) {
                         return None;
                     }
                     let line = worktree::change_line(&m, &dir, &base).ok()?;

@@ -28,6 +28,9 @@ use crate::{
 /// The most reports kept per worker (older ones no longer change a decision).
 const REPORTS_KEPT: usize = 512;
 
+/// The most of a remote transcript read in one round trip.
+const FAR_PIECE: u64 = 4 << 20;
+
 /// What cohort has read of one worker's signals.
 #[derive(Debug)]
 pub struct Tracker {
@@ -38,6 +41,10 @@ pub struct Tracker {
     last_scan_ms: i64,
     /// A remote transcript's last read: when, and the newest hook event then.
     far_read: (i64, Option<i64>),
+    /// How far this machine's clock is ahead of a remote worker's host's (ms), when
+    /// by more than the measure's precision: added to the transcript's own times,
+    /// so they compare with hook events and prompts timed here.
+    far_skew_ms: i64,
     screen: Option<(ScreenClass, i64)>,
     facts: Option<ScreenFacts>,
     screen_seen: (u64, i64),
@@ -83,6 +90,7 @@ impl Tracker {
             transcript_reports: Vec::new(),
             last_scan_ms: 0,
             far_read: (0, None),
+            far_skew_ms: 0,
             screen: None,
             facts: None,
             screen_seen: (u64::MAX, 0),
@@ -201,7 +209,8 @@ impl Tracker {
         };
         for line in lines {
             for entry in parser.line(&line) {
-                if let Some(r) = entry.report() {
+                if let Some(mut r) = entry.report() {
+                    r.at_ms += self.far_skew_ms;
                     self.transcript_reports.push(r);
                 }
             }
@@ -211,11 +220,13 @@ impl Tracker {
 
     /// Reads on in a transcript on a remote host: where to read from (see
     /// [`crate::remote::read_from`]), then [`Tracker::feed_transcript`].
-    fn far_transcript_offset(&mut self, path: PathBuf, kind: AgentKind) -> Option<u64> {
-        // A re-read for changed rules starts over: what it must reach is fetched
-        // at once (up to the fetch's bound).
-        self.renew_transcript(path, kind)?;
-        self.transcript.as_ref().map(|(_, tail, _)| tail.offset())
+    /// Where the next read starts, and the offset it must reach now (a re-read for
+    /// changed rules starts over and reads at once as far as it had been).
+    fn far_transcript_offset(&mut self, path: PathBuf, kind: AgentKind) -> Option<(u64, u64)> {
+        let reach = self.renew_transcript(path, kind)?;
+        self.transcript
+            .as_ref()
+            .map(|(_, tail, _)| (tail.offset(), reach))
     }
 
     /// Takes what a remote transcript held past `from`, the file being `len` bytes.
@@ -706,15 +717,35 @@ impl Workers {
         if same_path && newest == t.hook.last_event_ms && now - at < 2000 {
             return;
         }
-        let Some(offset) = t.far_transcript_offset(path.clone(), kind) else {
+        let Some((mut offset, reach)) = t.far_transcript_offset(path.clone(), kind) else {
             return;
         };
         t.far_read = (now, t.hook.last_event_ms);
         let text = path.to_string_lossy();
-        if let Some((len, from, bytes)) =
-            crate::remote::read_from(self.terminal.backend(), host, &text, offset, 32 << 20).await
-        {
-            t.feed_transcript(len, from, &bytes);
+        // In pieces a slow link carries within a call's time, as far as the file
+        // goes (up to 64 MiB a look): a re-read reaches where it had been at once.
+        for _ in 0..16 {
+            let Some(read) =
+                crate::remote::read_from(self.terminal.backend(), host, &text, offset, FAR_PIECE)
+                    .await
+            else {
+                break;
+            };
+            let skew = now_ms() - read.host_now_s * 1000;
+            // `date +%s` is whole seconds: only a skew beyond that is corrected.
+            if skew.abs() > 2000 {
+                t.far_skew_ms = skew - 500;
+            } else if skew.abs() < 1000 {
+                t.far_skew_ms = 0;
+            }
+            t.feed_transcript(read.len, read.from, &read.bytes);
+            let Some(next) = t.transcript.as_ref().map(|(_, tail, _)| tail.offset()) else {
+                break;
+            };
+            if (read.bytes.len() as u64) < FAR_PIECE && next >= reach {
+                break;
+            }
+            offset = next;
         }
     }
 

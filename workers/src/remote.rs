@@ -43,6 +43,9 @@ use crate::error::WorkerError;
 use crate::events;
 use crate::Workers;
 
+/// How long a small call on a host may take (what ssh itself is given).
+pub(crate) const QUICK: std::time::Duration = cohort_backends::tmux::remote::SSH_TIMEOUT;
+
 /// cohort's directory for workers on a remote host, as the far side's shell spells it.
 const FAR_DIR: &str = "\"${XDG_STATE_HOME:-$HOME/.local/state}/cohort/workers\"";
 
@@ -111,7 +114,7 @@ pub(crate) async fn prepare(
          cat > \"$d/hook.sh.$$\"; mv -f \"$d/hook.sh.$$\" \"$d/hook.sh\"; printf '%s\\n' \"$d\""
     );
     let out = backend
-        .run_on_host(host, &script, HOOK_SCRIPT.as_bytes())
+        .run_on_host(host, &script, HOOK_SCRIPT.as_bytes(), QUICK)
         .await
         .map_err(|e| far_error(host, "could not prepare the worker's directory", e))?;
     let dir = String::from_utf8_lossy(&out).trim().to_string();
@@ -137,7 +140,7 @@ pub(crate) async fn write(
     let path = format!("{}/{name}", far.own);
     let script = format!("umask 077; cat > {}", sh(&path));
     backend
-        .run_on_host(&far.host, &script, text.as_bytes())
+        .run_on_host(&far.host, &script, text.as_bytes(), QUICK)
         .await
         .map_err(|e| far_error(&far.host, "could not write the worker's files", e))?;
     Ok(path)
@@ -151,7 +154,7 @@ pub(crate) async fn open_gates(
 ) -> Result<(), WorkerError> {
     let files: Vec<String> = gates.iter().map(|g| sh(g)).collect();
     backend
-        .run_on_host(host, &format!("touch {}", files.join(" ")), b"")
+        .run_on_host(host, &format!("touch {}", files.join(" ")), b"", QUICK)
         .await
         .map_err(|e| far_error(host, "could not give the start signal", e))?;
     Ok(())
@@ -163,37 +166,50 @@ pub(crate) async fn forget(backend: &Arc<dyn TerminalBackend>, host: &str, id: &
         return;
     }
     let script = format!("d={FAR_DIR}; rm -rf \"$d/{id}\"");
-    if let Err(e) = backend.run_on_host(host, &script, b"").await {
+    if let Err(e) = backend.run_on_host(host, &script, b"", QUICK).await {
         tracing::debug!(target: "cohort::workers", host, worker = id, "its directory on the host stays: {e}");
     }
 }
 
-/// What the file `path` on `host` holds past `offset` (at most `max` bytes): its
-/// length now, where the bytes start (its start again when it shrank: replaced or
-/// truncated) and the bytes. `None` when it cannot be read (not there yet, the host
-/// away).
+/// A piece of a file on a remote host; see [`read_from`].
+#[derive(Debug)]
+pub(crate) struct FarRead {
+    /// The file's length when read.
+    pub len: u64,
+    /// Where `bytes` start: where asked, or the file's start when it shrank
+    /// (replaced or truncated).
+    pub from: u64,
+    /// What it holds from there (at most what was asked).
+    pub bytes: Vec<u8>,
+    /// The host's clock then (Unix seconds): what the file's own times are read by.
+    pub host_now_s: i64,
+}
+
+/// What the file `path` on `host` holds past `offset`, at most `max` bytes; `None`
+/// when it cannot be read (not there yet, the host away).
 pub(crate) async fn read_from(
     backend: &Arc<dyn TerminalBackend>,
     host: &str,
     path: &str,
     offset: u64,
     max: u64,
-) -> Option<(u64, u64, Vec<u8>)> {
+) -> Option<FarRead> {
     let script = format!(
         "f={}; n=$(wc -c < \"$f\") || exit 3; n=$((n)); o={offset}; \
-         if [ \"$n\" -lt \"$o\" ]; then o=0; fi; printf '%s %s\\n' \"$n\" \"$o\"; \
+         if [ \"$n\" -lt \"$o\" ]; then o=0; fi; printf '%s %s %s\\n' \"$n\" \"$o\" \"$(date +%s)\"; \
          if [ \"$n\" -gt \"$o\" ]; then tail -c +$((o + 1)) \"$f\" | head -c {max}; fi",
         sh(path)
     );
-    let out = backend.run_on_host(host, &script, b"").await.ok()?;
+    let out = backend.run_on_host(host, &script, b"", QUICK).await.ok()?;
     let end = out.iter().position(|&b| b == b'\n')?;
     let head = String::from_utf8_lossy(&out[..end]).into_owned();
-    let (len, from) = head.split_once(' ')?;
-    Some((
-        len.parse().ok()?,
-        from.parse().ok()?,
-        out[end + 1..].to_vec(),
-    ))
+    let mut fields = head.split(' ');
+    Some(FarRead {
+        len: fields.next()?.parse().ok()?,
+        from: fields.next()?.parse().ok()?,
+        host_now_s: fields.next()?.parse().ok()?,
+        bytes: out[end + 1..].to_vec(),
+    })
 }
 
 /// The file `path` on `host`: its length, and its last `max` bytes from a line's
@@ -208,7 +224,9 @@ pub(crate) async fn read_tail(
         "f={}; n=$(wc -c < \"$f\") || exit 3; n=$((n)); printf '%s\\n' \"$n\"; tail -c {max} \"$f\"",
         sh(path)
     );
-    let out = backend.run_on_host(host, &script, b"").await.ok()?;
+    // A whole transcript may take a slow link a while.
+    let limit = std::time::Duration::from_secs(120);
+    let out = backend.run_on_host(host, &script, b"", limit).await.ok()?;
     let end = out.iter().position(|&b| b == b'\n')?;
     let len: u64 = String::from_utf8_lossy(&out[..end]).trim().parse().ok()?;
     let text = String::from_utf8_lossy(&out[end + 1..]).into_owned();
@@ -342,7 +360,7 @@ impl Listener {
              rm -f \"$t\"; else echo -; fi; done",
             files.join(" ")
         );
-        let out = match backend.run_on_host(host, &script, b"").await {
+        let out = match backend.run_on_host(host, &script, b"", QUICK).await {
             Ok(out) => out,
             Err(e) => {
                 tracing::warn!(target: "cohort::workers", host, "{} hook events were not fetched: {e}", batch.len());

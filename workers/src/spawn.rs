@@ -675,6 +675,7 @@ impl Workers {
                     })
                 ),
                 b"",
+                crate::remote::QUICK,
             )
             .await;
         let dir = match checked {

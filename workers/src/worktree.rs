@@ -106,7 +106,7 @@ pub fn create(
     .to_string();
     exclude(m, repo, &format!("/{WORKTREES_DIR}/"))?;
     let path = repo.join(WORKTREES_DIR).join(dir_name);
-    if m.exists(&path) {
+    if m.exists(&path)? {
         return Err(WorkerError::Invalid(format!(
             "{} already exists: close the worker that used it (or remove it with list_worktrees remove_orphans), or pick another name",
             path.display()
@@ -140,7 +140,14 @@ pub fn create(
     } else {
         base_commit
     };
-    let copied = copy_includes(m, repo, &path, include)?;
+    let copied = match copy_includes(m, repo, &path, include) {
+        Ok(copied) => copied,
+        Err(e) => {
+            // Half made: the worktree goes (its branch stays), the error says why.
+            let _ = remove(m, repo, &path, true);
+            return Err(e);
+        }
+    };
     Ok(Made {
         path,
         branch: branch.to_string(),
@@ -157,7 +164,8 @@ pub fn exclude(m: &Machine, repo: &Path, pattern: &str) -> Result<(), WorkerErro
         &["rev-parse", "--path-format=absolute", "--git-common-dir"],
     )?;
     let file = PathBuf::from(common.trim()).join("info").join("exclude");
-    let text = m.read_to_string(&file).unwrap_or_default();
+    // A file that could not be read is never rewritten from nothing.
+    let text = m.read_to_string(&file)?.unwrap_or_default();
     if text.lines().any(|l| l.trim() == pattern) {
         return Ok(());
     }
@@ -180,7 +188,7 @@ pub fn copy_includes(
 ) -> Result<Vec<String>, WorkerError> {
     let file = repo.join(INCLUDE_FILE);
     let listed_file = m
-        .read_to_string(&file)
+        .read_to_string(&file)?
         .unwrap_or_default()
         .lines()
         .any(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
@@ -205,7 +213,7 @@ pub fn copy_includes(
         }
         let from = repo.join(rel);
         let to = worktree.join(rel);
-        if !m.is_file(&from) || m.exists(&to) {
+        if !m.is_file(&from)? || m.exists(&to)? {
             continue;
         }
         m.copy(&from, &to)?;
@@ -338,7 +346,7 @@ pub fn commits_since(m: &Machine, dir: &Path, base: &str) -> Result<usize, Worke
 /// Removes the worktree at `path` of `repo` (its branch stays). Refused when it
 /// has uncommitted work, unless `force`.
 pub fn remove(m: &Machine, repo: &Path, path: &Path, force: bool) -> Result<(), WorkerError> {
-    if !m.exists(path) {
+    if !m.exists(path)? {
         let _ = git(m, repo, &["worktree", "prune"]);
         return Ok(());
     }

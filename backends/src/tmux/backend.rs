@@ -181,9 +181,17 @@ impl TerminalBackend for TmuxBackend {
         self.remote_snapshot(pane).await
     }
 
-    async fn run_on_host(&self, host: &str, script: &str, input: &[u8]) -> Result<Vec<u8>> {
+    async fn run_on_host(
+        &self,
+        host: &str,
+        script: &str,
+        input: &[u8],
+        limit: std::time::Duration,
+    ) -> Result<Vec<u8>> {
         match &self.inner.remote {
-            Some(remote) if remote.host.name == host => remote.host.run_bytes(script, input).await,
+            Some(remote) if remote.host.name == host => {
+                remote.host.run_within(script, input, limit).await
+            }
             Some(remote) => Err(BackendError::InvalidArgument(format!(
                 "this tmux server is on host {}, not {host}",
                 remote.host.name

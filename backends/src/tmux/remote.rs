@@ -165,6 +165,12 @@ impl SshHost {
 
     /// [`SshHost::run`], its output as the bytes the command wrote.
     pub async fn run_bytes(&self, remote: &str, input: &[u8]) -> Result<Vec<u8>> {
+        self.run_within(remote, input, SSH_TIMEOUT).await
+    }
+
+    /// [`SshHost::run_bytes`], given `limit` to end in (a command that works long:
+    /// git on a big repository).
+    pub async fn run_within(&self, remote: &str, input: &[u8], limit: Duration) -> Result<Vec<u8>> {
         let mut child = self
             .command(remote)
             .stdin(Stdio::piped())
@@ -184,11 +190,9 @@ impl SshHost {
             let _ = stdin.write_all(&input).await;
             let _ = stdin.shutdown().await;
         });
-        let output = tokio::time::timeout(SSH_TIMEOUT, child.wait_with_output())
+        let output = tokio::time::timeout(limit, child.wait_with_output())
             .await
-            .map_err(|_| {
-                self.unreachable(&format!("no answer within {} s", SSH_TIMEOUT.as_secs()))
-            })?
+            .map_err(|_| self.unreachable(&format!("no answer within {} s", limit.as_secs())))?
             .map_err(|e| BackendError::io(format!("running ssh for host {}", self.name), e))?;
         let _ = feed.await;
         if output.status.success() {
