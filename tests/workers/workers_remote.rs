@@ -85,10 +85,14 @@ async fn a_codex_worker_on_a_remote_host_reports_through_its_notify_program_and_
         "spawn_workers",
         json!({"host": "far", "workers": [{"name": "Cody", "agent": "codex",
             "project_path": "~/scratch", "env": agents.env_json(&[]),
+            "setup": "echo ran > setup-ran.txt; echo set up there",
             "prompt": "first task"}]}),
     )
     .await;
     assert_eq!(spawned["workers"][0]["host"], "far", "{spawned}");
+    // Its setup script ran on the host, in its directory there.
+    assert!(ssh.home().join("scratch/setup-ran.txt").is_file());
+    assert_eq!(spawned["workers"][0]["setup"], "set up there", "{spawned}");
     let first = ok(&client, "wait_idle_workers", json!({"timeout": 30})).await;
     assert_eq!(names(&first["idle"]), vec!["Cody".to_string()], "{first}");
     let second = "second task [[work 300]]";
@@ -263,8 +267,8 @@ async fn remote_workers_refuse_what_the_host_cannot_give_yet_and_say_so() {
             "is not in a git repository",
         ),
         (
-            json!({"agent": "claude", "project_path": ".", "setup": "make"}),
-            "a setup script on a remote host is not supported yet",
+            json!({"agent": "claude", "project_path": ".", "setup": "echo broken there; exit 3"}),
+            "broken there",
         ),
         (
             json!({"agent": "claude", "project_path": "-x"}),

@@ -619,12 +619,12 @@ impl Workers {
                 dir.display()
             )));
         }
-        let (spec_owned, name_owned, pattern, id_owned) = (
+        let (spec_owned, name_owned, pattern) = (
             spec.clone(),
             name.to_string(),
             request.branch_pattern.clone(),
-            id.to_string(),
         );
+        let setup_log = worker_dir(&state_dir, id).join("setup.log");
         tokio::task::spawn_blocking(move || {
             prepare_directory(
                 &spec_owned,
@@ -632,8 +632,7 @@ impl Workers {
                 &pattern,
                 &Machine::Local,
                 &dir,
-                &state_dir,
-                &id_owned,
+                &setup_log,
             )
         })
         .await
@@ -651,14 +650,6 @@ impl Workers {
         host: &str,
         id: &str,
     ) -> Result<(Prepared, crate::remote::FarWorker), WorkerError> {
-        let not_yet = |what: &str| {
-            Err(WorkerError::Invalid(format!(
-                "{name}: {what} on a remote host is not supported yet: leave it out"
-            )))
-        };
-        if spec.setup.is_some() {
-            return not_yet("a setup script");
-        }
         let project = spec.project.clone().unwrap_or_else(|| ".".into());
         // `~/x` as a shell would read it; any other path as it is (no CDPATH).
         let relative = project.strip_prefix("~/").unwrap_or(&project);
@@ -701,15 +692,14 @@ impl Workers {
         let far = crate::remote::prepare(backend, host, id).await?;
         self.hear_hosts();
         let m = Machine::of(backend, Some(host));
-        let (spec, name, pattern, state_dir, id_owned) = (
+        let (spec, name, pattern) = (
             spec.clone(),
             name.to_string(),
             request.branch_pattern.clone(),
-            self.hub.state_dir.clone(),
-            id.to_string(),
         );
+        let setup_log = PathBuf::from(format!("{}/setup.log", far.own));
         let prepared = tokio::task::spawn_blocking(move || {
-            prepare_directory(&spec, &name, &pattern, &m, &dir, &state_dir, &id_owned)
+            prepare_directory(&spec, &name, &pattern, &m, &dir, &setup_log)
         })
         .await
         .map_err(|e| WorkerError::Invalid(format!("the worktree could not be made: {e}")))?;
@@ -999,8 +989,7 @@ fn prepare_directory(
     pattern: &str,
     m: &Machine,
     dir: &Path,
-    state_dir: &Path,
-    id: &str,
+    setup_log: &Path,
 ) -> Result<Prepared, WorkerError> {
     let repo = worktree::main_checkout(m, dir);
     let use_worktree = spec.worktree.unwrap_or(repo.is_some());
@@ -1042,13 +1031,8 @@ fn prepare_directory(
         out.made = Some(made);
     }
     if let Some(script) = spec.setup.as_deref().filter(|s| !s.trim().is_empty()) {
-        if m.host().is_some() {
-            return Err(WorkerError::Invalid(format!(
-                "{name}: a setup script on a remote host is not supported yet: leave it out"
-            )));
-        }
-        let log = worker_dir(state_dir, id).join("setup.log");
-        match worktree::run_setup(&out.cwd, script, &log, SETUP_LIMIT) {
+        let log = setup_log.to_path_buf();
+        match worktree::run_setup(m, &out.cwd, script, &log, SETUP_LIMIT) {
             Ok(tail) => {
                 out.setup_tail = Some(tail);
                 out.setup_log = Some(log);

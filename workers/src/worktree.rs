@@ -222,14 +222,30 @@ pub fn copy_includes(
     Ok(copied)
 }
 
-/// Runs `script` with `sh -c` in `dir`, its output (stdout and stderr) to `log`;
-/// fails with the log's tail when it fails or runs past `limit`.
+/// Runs `script` with `sh -c` in `dir`, its output (stdout and stderr) to `log`
+/// (a file on `m`); fails with the log's tail when it fails or runs past `limit`.
 pub fn run_setup(
+    m: &Machine,
     dir: &Path,
     script: &str,
     log: &Path,
     limit: Duration,
 ) -> Result<String, WorkerError> {
+    if m.host().is_some() {
+        let (status, tail) = m.run_setup(dir, script, log, limit)?;
+        return match status {
+            Some(0) => Ok(tail),
+            other => Err(WorkerError::Setup {
+                worktree: dir.to_path_buf(),
+                status: match other {
+                    Some(code) => format!("exit status: {code}"),
+                    None => format!("still running after {} s, stopped", limit.as_secs()),
+                },
+                log: log.to_path_buf(),
+                tail,
+            }),
+        };
+    }
     let io = |what, source| WorkerError::Io {
         what,
         path: log.to_path_buf(),
@@ -491,6 +507,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let log = dir.path().join("setup.log");
         let tail = run_setup(
+            &L,
             dir.path(),
             "echo one; echo two >&2",
             &log,
@@ -499,6 +516,7 @@ mod tests {
         .unwrap();
         assert_eq!(tail, "one\ntwo");
         let err = run_setup(
+            &L,
             dir.path(),
             "echo broken; exit 3",
             &log,

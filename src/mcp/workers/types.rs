@@ -108,8 +108,8 @@ pub struct SpawnWorkersArgs {
     #[serde(default)]
     pub branch_pattern: Option<String>,
     /// Remote host for all of them (an SSH destination or a declared host): each
-    /// gets a window there and a worktree of project_path on that host (no setup);
-    /// claude and codex report through their hooks there as locally.
+    /// gets a window there and a worktree of project_path on that host, its setup
+    /// run there; claude and codex report through their hooks there as locally.
     #[serde(default)]
     pub host: Option<String>,
 }
