@@ -58,6 +58,30 @@ async fn ok(
     r.structured_content.unwrap_or(Value::Null)
 }
 
+/// Waits until the workers' hooks of `local`'s state directory recorded `event` at
+/// least `count` times: what the agent's hooks on the host said reached cohort.
+async fn hooks_reported(local: &TestServer, event: &str, count: usize) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    let needle = format!("\"event\":\"{event}\"");
+    loop {
+        let seen: usize = std::fs::read_dir(local.state_dir().join("workers"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| std::fs::read_to_string(e.path().join("events.jsonl")).ok())
+            .map(|text| text.matches(&needle).count())
+            .sum();
+        if seen >= count {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{seen} {event} hook events recorded, {count} awaited"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
 /// An MCP client talking to `engine` in-process.
 async fn client_of(engine: &Engine) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
     let (a, b) = tokio::io::duplex(1 << 20);
@@ -104,7 +128,12 @@ async fn a_codex_worker_on_a_remote_host_reports_through_its_notify_program_and_
     .await;
     assert_eq!(sent["wait"]["all_idle"], true, "{sent}");
     let x = ok(&client, "examine_worker", json!({"session_id": "Cody"})).await;
-    assert_eq!(x["signal"], "hook", "{x}");
+    hooks_reported(&local, "Stop", 2).await;
+    hooks_reported(&local, "notify", 2).await;
+    assert!(
+        ["hook", "transcript"].contains(&x["signal"].as_str().unwrap_or("")),
+        "{x}"
+    );
     assert!(format!("{x}").contains(&answer(second)), "{x}");
     // Its hooks file, written there by cohort, goes with nothing else of the user's.
     assert!(ssh.home().join("scratch/.codex/hooks.json").is_file());
@@ -171,7 +200,11 @@ async fn a_worker_on_a_remote_host_reports_its_turns_through_its_hooks() {
     let listed = ok(&client, "list_workers", json!({"verbose": true})).await;
     let remo = &listed["workers"][0];
     assert_eq!(remo["host"], "far", "{listed}");
-    assert_eq!(remo["signal"], "hook", "{listed}");
+    hooks_reported(&local, "Stop", 1).await;
+    assert!(
+        ["hook", "transcript"].contains(&remo["signal"].as_str().unwrap_or("")),
+        "{listed}"
+    );
     assert_eq!(remo["worktree"].as_str(), worktree.to_str(), "{listed}");
 
     // A second turn: the wait ends on its Stop hook, with the agent's last words.
@@ -187,7 +220,11 @@ async fn a_worker_on_a_remote_host_reports_its_turns_through_its_hooks() {
     std::fs::write(worktree.join("notes.txt"), "x\n").unwrap();
     let x = ok(&client, "examine_worker", json!({"session_id": "Remo"})).await;
     assert_eq!(x["state"], "idle", "{x}");
-    assert_eq!(x["signal"], "hook", "{x}");
+    hooks_reported(&local, "Stop", 2).await;
+    assert!(
+        ["hook", "transcript"].contains(&x["signal"].as_str().unwrap_or("")),
+        "{x}"
+    );
     assert!(
         x["diff_stat"].as_str().unwrap().contains("1 untracked"),
         "git on the host: {x}"
@@ -212,6 +249,44 @@ async fn a_worker_on_a_remote_host_reports_its_turns_through_its_hooks() {
     assert!(
         format!("{x}").contains(&answer(second)),
         "the last message of the turn comes from its Stop hook: {x}"
+    );
+
+    // Its pane dies (the host rebooted under it): adopting it restarts it there, in
+    // its worktree, its session resumed from its transcript on the host.
+    let pane = remo["pane"].as_str().expect("its pane").to_string();
+    engine
+        .terminal
+        .backend()
+        .close(&cohort_backends::PaneId::new(pane))
+        .await
+        .expect("close its pane");
+    let adopted = ok(&client, "adopt_worker", json!({"session_id": "Remo"})).await;
+    assert_eq!(adopted["restarted"], true, "{adopted}");
+    assert_eq!(adopted["host"], "far", "{adopted}");
+    assert!(
+        adopted["pane"]
+            .as_str()
+            .is_some_and(|p| p.starts_with("far:")),
+        "{adopted}"
+    );
+    let third = "third task";
+    let sent = ok(
+        &client,
+        "message_workers",
+        json!({"session_ids": ["Remo"], "message": third, "wait_mode": "all", "timeout": 30}),
+    )
+    .await;
+    assert_eq!(sent["wait"]["all_idle"], true, "{sent}");
+    let logs = ok(
+        &client,
+        "read_worker_logs",
+        json!({"session_id": "Remo", "pages": 5}),
+    )
+    .await;
+    let logs = format!("{logs}");
+    assert!(
+        logs.contains(&answer("first task")) && logs.contains(&answer(third)),
+        "the session resumed: {logs}"
     );
 
     // Closed: its pane, its worktree (with the uncommitted file: forced), and its

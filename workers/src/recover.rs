@@ -540,60 +540,52 @@ impl Workers {
     pub async fn relaunch(&self, row: &WorkerRow) -> Result<WorkerRow, WorkerError> {
         let spec = row.spec.clone();
         let kind = spec.agent;
-        if let Some(host) = spec.host.as_deref() {
-            return Err(WorkerError::Invalid(format!(
-                "{} ran on host {host}: a worker on a remote host is not restarted yet \
-                 (close it, and spawn it again there)",
-                row.name
-            )));
-        }
-        if !Path::new(&row.cwd).is_dir() {
+        // Its directory and transcript, where it runs (a remote host's, there).
+        let machine = self.machine_of(row);
+        let (cwd, transcript) = (PathBuf::from(&row.cwd), row.transcript.clone());
+        let (cwd_there, transcript_there) = tokio::task::spawn_blocking(move || {
+            let transcript = transcript.map(|t| machine.exists(Path::new(&t)));
+            (machine.exists(&cwd), transcript)
+        })
+        .await
+        .map_err(|e| WorkerError::Invalid(format!("{} could not be looked at: {e}", row.name)))?;
+        if !cwd_there? {
             return Err(WorkerError::Invalid(format!(
                 "{}'s directory {} is gone: it cannot be restarted there (close it, and spawn a new worker)",
                 row.name, row.cwd
             )));
         }
-        let program = self.hub.program();
-        let state_dir = self.hub.state_dir.clone();
+        let far = match spec.host.as_deref() {
+            // Its directory there again (with the hook script), as a spawn makes it.
+            Some(host) => {
+                let far = crate::remote::prepare(self.terminal.backend(), host, &row.id).await?;
+                self.hear_hosts();
+                Some(far)
+            }
+            None => None,
+        };
         let mut wiring = LaunchWiring::default();
         let mut agent_session = row.agent_session.clone();
-        let resumable = kind.resumes()
-            && row
-                .transcript
-                .as_deref()
-                .is_some_and(|t| Path::new(t).exists());
+        let resumable = kind.resumes() && transcript_there.transpose()? == Some(true);
         match kind {
+            AgentKind::Claude if resumable => wiring.resume = agent_session.clone(),
             AgentKind::Claude => {
-                let file = worker_dir(&state_dir, &row.id).join("settings.json");
-                let settings = crate::spawn::claude_settings(&program, &state_dir, &row.id);
-                let text = serde_json::to_string_pretty(&settings).unwrap_or_default();
-                std::fs::create_dir_all(worker_dir(&state_dir, &row.id))
-                    .and_then(|_| std::fs::write(&file, text))
-                    .map_err(|source| WorkerError::Io {
-                        what: "could not write",
-                        path: file.clone(),
-                        source,
-                    })?;
-                wiring.settings = Some(file.to_string_lossy().into_owned());
-                if resumable {
-                    wiring.resume = agent_session.clone();
-                } else {
-                    let fresh = uuid::Uuid::new_v4().to_string();
-                    wiring.session_id = Some(fresh.clone());
-                    agent_session = Some(fresh);
-                }
+                let fresh = uuid::Uuid::new_v4().to_string();
+                wiring.session_id = Some(fresh.clone());
+                agent_session = Some(fresh);
             }
-            AgentKind::Codex => {
-                if resumable {
-                    wiring.resume = agent_session.clone();
-                }
-                wiring.notify = Some(crate::spawn::codex_notify(&program, &state_dir, &row.id));
-                wiring.bypass_hook_trust =
-                    crate::spawn::place_codex_hooks(Path::new(&row.cwd), &program, &state_dir);
-            }
+            AgentKind::Codex if resumable => wiring.resume = agent_session.clone(),
             AgentKind::Aider if resumable => wiring.resume = Some(String::new()),
             _ => {}
         }
+        self.wire_hooks(
+            kind,
+            &row.id,
+            Path::new(&row.cwd),
+            far.as_ref(),
+            &mut wiring,
+        )
+        .await?;
         let command = launch_line(&spec, &wiring).map_err(WorkerError::Invalid)?;
         if let Some(old) = self.worker_pane(row).await? {
             let _ = self.terminal.close(&old.id).await;
@@ -620,9 +612,7 @@ impl Workers {
                 agent: Some(row.name.clone()),
                 team: row.team.clone(),
                 window: None,
-                // Workers run on this machine: their hooks call back through a local
-                // socket.
-                host: None,
+                host: spec.host.clone(),
             })
             .await?;
         let session_id = pane

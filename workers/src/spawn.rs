@@ -465,7 +465,6 @@ impl Workers {
         far: Option<crate::remote::FarWorker>,
     ) -> Result<Planned, WorkerError> {
         let (id, state_dir) = (id.to_string(), self.hub.state_dir.clone());
-        let program = self.hub.program();
         let mut wiring = LaunchWiring::default();
         let mut agent_session = None;
         let io = |what, path: &Path| {
@@ -474,53 +473,19 @@ impl Workers {
         };
         std::fs::create_dir_all(worker_dir(&state_dir, &id))
             .map_err(io("could not create", &worker_dir(&state_dir, &id)))?;
-        match spec.launch.agent {
-            AgentKind::Claude => {
-                let session = uuid::Uuid::new_v4().to_string();
-                let settings = match &far {
-                    Some(far) => claude_settings_with(|e| far.hook_command(e)),
-                    None => claude_settings(&program, &state_dir, &id),
-                };
-                let text = serde_json::to_string_pretty(&settings).unwrap_or_default();
-                let path = match &far {
-                    Some(far) => {
-                        crate::remote::write(self.terminal.backend(), far, "settings.json", &text)
-                            .await?
-                    }
-                    None => {
-                        let file = worker_dir(&state_dir, &id).join("settings.json");
-                        std::fs::write(&file, text).map_err(io("could not write", &file))?;
-                        file.to_string_lossy().into_owned()
-                    }
-                };
-                wiring.session_id = Some(session.clone());
-                wiring.settings = Some(path);
-                agent_session = Some(session);
-            }
-            AgentKind::Codex => match &far {
-                Some(far) => {
-                    // Codex runs `notify` with the event's JSON as its last argument.
-                    wiring.notify = Some(vec![
-                        "sh".into(),
-                        format!("{}/hook.sh", far.dir),
-                        "notify".into(),
-                    ]);
-                    let hooks = crate::hooks::codex_hooks_with(|e| far.hook_command(e));
-                    let (m, cwd) = (self.machine_of_host(Some(&far.host)), prepared.cwd.clone());
-                    wiring.bypass_hook_trust = tokio::task::spawn_blocking(move || {
-                        crate::hooks::place_codex_hooks_on(&m, &cwd, &hooks)
-                    })
-                    .await
-                    .unwrap_or(false);
-                }
-                None => {
-                    wiring.notify = Some(codex_notify(&program, &state_dir, &id));
-                    wiring.bypass_hook_trust =
-                        place_codex_hooks(&prepared.cwd, &program, &state_dir);
-                }
-            },
-            _ => {}
+        if spec.launch.agent == AgentKind::Claude {
+            let session = uuid::Uuid::new_v4().to_string();
+            wiring.session_id = Some(session.clone());
+            agent_session = Some(session);
         }
+        self.wire_hooks(
+            spec.launch.agent,
+            &id,
+            &prepared.cwd,
+            far.as_ref(),
+            &mut wiring,
+        )
+        .await?;
         // The agent starts once its pane has its final size (the gate file appears when
         // every pane of the spawn is made): a TUI drawn at one width and then squeezed
         // by the next split leaves a torn first frame.
@@ -591,6 +556,65 @@ impl Workers {
             command,
             env,
         })
+    }
+
+    /// Wires the agent's hooks to cohort for a launch of worker `id` in `cwd`:
+    /// Claude Code's settings file, Codex's `notify` program and project hooks. On a
+    /// remote host (`far`) they run cohort's hook script there.
+    pub(crate) async fn wire_hooks(
+        &self,
+        kind: AgentKind,
+        id: &str,
+        cwd: &Path,
+        far: Option<&crate::remote::FarWorker>,
+        wiring: &mut LaunchWiring,
+    ) -> Result<(), WorkerError> {
+        let program = self.hub.program();
+        let state_dir = self.hub.state_dir.clone();
+        match (kind, far) {
+            (AgentKind::Claude, Some(far)) => {
+                let settings = claude_settings_with(|e| far.hook_command(e));
+                let text = serde_json::to_string_pretty(&settings).unwrap_or_default();
+                let backend = self.terminal.backend();
+                wiring.settings =
+                    Some(crate::remote::write(backend, far, "settings.json", &text).await?);
+            }
+            (AgentKind::Claude, None) => {
+                let dir = worker_dir(&state_dir, id);
+                let file = dir.join("settings.json");
+                let text = serde_json::to_string_pretty(&claude_settings(&program, &state_dir, id))
+                    .unwrap_or_default();
+                std::fs::create_dir_all(&dir)
+                    .and_then(|_| std::fs::write(&file, text))
+                    .map_err(|source| WorkerError::Io {
+                        what: "could not write",
+                        path: file.clone(),
+                        source,
+                    })?;
+                wiring.settings = Some(file.to_string_lossy().into_owned());
+            }
+            (AgentKind::Codex, Some(far)) => {
+                // Codex runs `notify` with the event's JSON as its last argument.
+                wiring.notify = Some(vec![
+                    "sh".into(),
+                    format!("{}/hook.sh", far.dir),
+                    "notify".into(),
+                ]);
+                let hooks = crate::hooks::codex_hooks_with(|e| far.hook_command(e));
+                let (m, cwd) = (self.machine_of_host(Some(&far.host)), cwd.to_path_buf());
+                wiring.bypass_hook_trust = tokio::task::spawn_blocking(move || {
+                    crate::hooks::place_codex_hooks_on(&m, &cwd, &hooks)
+                })
+                .await
+                .unwrap_or(false);
+            }
+            (AgentKind::Codex, None) => {
+                wiring.notify = Some(codex_notify(&program, &state_dir, id));
+                wiring.bypass_hook_trust = place_codex_hooks(cwd, &program, &state_dir);
+            }
+            _ => {}
+        }
+        Ok(())
     }
 
     /// The worker's directory on this machine: the project given (or cohort's own),
