@@ -779,7 +779,7 @@ impl CohortServer {
                 window: None,
                 names: None,
                 branch_pattern: None,
-                host: None,
+                host: report.host.clone(),
             };
             match self.spawn_workers(Parameters(spawn)).await {
                 Ok(Json(mut spawned)) => resolver = spawned.workers.pop(),

@@ -251,6 +251,31 @@ async fn a_worker_on_a_remote_host_reports_its_turns_through_its_hooks() {
         "the last message of the turn comes from its Stop hook: {x}"
     );
 
+    // Its work, committed on its branch there, is merged there: a new branch made
+    // in a scratch worktree on the host, the check run there.
+    git(&worktree, &["add", "notes.txt"]);
+    git(&worktree, &["commit", "-q", "-m", "notes"]);
+    let merged = ok(
+        &client,
+        "merge_workers",
+        json!({"session_ids": ["Remo"], "branch": "cohort/merged", "check": "test -f notes.txt && echo checked there"}),
+    )
+    .await;
+    assert_eq!(merged["complete"], true, "{merged}");
+    assert_eq!(merged["steps"][0]["outcome"], "merged", "{merged}");
+    assert!(
+        git(&project, &["log", "--oneline", "cohort/merged"]).contains("Merge worker Remo"),
+        "the merge is on the host's repository"
+    );
+    let failed = ok(
+        &client,
+        "merge_workers",
+        json!({"session_ids": ["Remo"], "branch": "cohort/failed", "check": "echo failing there; exit 4"}),
+    )
+    .await;
+    assert_eq!(failed["steps"][0]["outcome"], "check_failed", "{failed}");
+    assert!(format!("{failed}").contains("failing there"), "{failed}");
+
     // Its pane dies (the host rebooted under it): adopting it restarts it there, in
     // its worktree, its session resumed from its transcript on the host.
     let pane = remo["pane"].as_str().expect("its pane").to_string();

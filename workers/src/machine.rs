@@ -237,38 +237,42 @@ impl Machine {
 const GIT_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
 
 impl Machine {
-    /// Runs a worktree's setup `script` on a remote host (see
-    /// [`crate::worktree::run_setup`]): its exit status (`None`: stopped at `limit`)
-    /// and the last 20 lines of its output, which `log` there holds whole.
-    pub(crate) fn run_setup(
+    /// Runs `script` with `sh -c` in `dir` on a remote host for at most `limit`: its
+    /// exit status (`None`: stopped at the limit) and the last 20 lines of its
+    /// output (stdout and stderr), which `log` there holds whole when given.
+    pub(crate) fn run_limited(
         &self,
         dir: &Path,
         script: &str,
-        log: &Path,
+        log: Option<&Path>,
         limit: std::time::Duration,
     ) -> Result<(Option<i32>, String), WorkerError> {
         let Machine::Remote(r) = self else {
             return Err(WorkerError::Invalid(
-                "a setup script on this machine is run by worktree::run_setup".into(),
+                "a script on this machine is run by its caller".into(),
             ));
         };
-        let (d, l) = (sh(&dir.to_string_lossy()), sh(&log.to_string_lossy()));
+        let d = sh(&dir.to_string_lossy());
+        let (l, keep) = match log {
+            Some(log) => (sh(&log.to_string_lossy()), ":"),
+            None => ("\"$log\"".to_string(), "rm -f \"$log\""),
+        };
         // The host has no `timeout` for sure: the shell watches the script and stops
         // it at its limit (nothing else keeps ssh's channel open meanwhile).
         let line = format!(
-            "cd {d} || exit 97; mkdir -p \"$(dirname {l})\"; \
+            "cd {d} || exit 97; log=$(mktemp) || exit 70; mkdir -p \"$(dirname {l})\"; \
              (exec sh -c {script}) > {l} 2>&1 < /dev/null & p=$!; i=0; stopped=; \
              while kill -0 $p 2>/dev/null; do \
              if [ $i -ge {ticks} ]; then kill $p 2>/dev/null; stopped=1; break; fi; \
              sleep 0.2 2>/dev/null || sleep 1; i=$((i + 1)); done; \
-             wait $p; s=$?; tail -n 20 {l}; \
+             wait $p; s=$?; tail -n 20 {l}; {keep}; [ \"$log\" = {l} ] || rm -f \"$log\"; \
              if [ -n \"$stopped\" ]; then echo stopped; else echo \"status $s\"; fi",
             script = sh(script),
             ticks = limit.as_secs() * 5,
         );
         let out = r
             .run_with(&line, b"", limit + std::time::Duration::from_secs(30))
-            .map_err(|e| WorkerError::Invalid(format!("host {}: the setup script: {e}", r.host)))?;
+            .map_err(|e| WorkerError::Invalid(format!("host {}: {e}", r.host)))?;
         let text = String::from_utf8_lossy(&out);
         let text = text.trim_end_matches('\n');
         let (tail, last) = text.rsplit_once('\n').unwrap_or(("", text));
@@ -277,7 +281,7 @@ impl Machine {
             None if last == "stopped" => None,
             None => {
                 return Err(WorkerError::Invalid(format!(
-                    "host {}: the setup script's end was not reported",
+                    "host {}: the script's end was not reported",
                     r.host
                 )))
             }

@@ -108,6 +108,9 @@ pub struct MergeReport {
     pub steps: Vec<MergeStep>,
     /// Every branch merged and checked.
     pub complete: bool,
+    /// The remote host the repository (and the kept worktree) is on; `None`: this
+    /// machine.
+    pub host: Option<String>,
 }
 
 /// The most of a conflict's hunks returned.
@@ -115,18 +118,18 @@ const HUNKS_MAX: usize = 6000;
 /// The check's lines returned.
 const TAIL_LINES: usize = 30;
 
-fn git(dir: &Path, args: &[&str]) -> Result<String, WorkerError> {
-    worktree::git_as(dir, args, false)
+fn git(m: &Machine, dir: &Path, args: &[&str]) -> Result<String, WorkerError> {
+    m.git(dir, args, false)
 }
 
 /// Whether git has no committer identity for `repo` (it would refuse to commit).
-fn lacks_identity(repo: &Path) -> bool {
-    git(repo, &["var", "GIT_COMMITTER_IDENT"]).is_err()
+fn lacks_identity(m: &Machine, repo: &Path) -> bool {
+    git(m, repo, &["var", "GIT_COMMITTER_IDENT"]).is_err()
 }
 
 /// Lines added plus removed between `from` and `to` (`git diff --numstat`).
-fn lines_between(repo: &Path, from: &str, to: &str) -> usize {
-    git(repo, &["diff", "--numstat", &format!("{from}...{to}")])
+fn lines_between(m: &Machine, repo: &Path, from: &str, to: &str) -> usize {
+    git(m, repo, &["diff", "--numstat", &format!("{from}...{to}")])
         .map(|text| {
             text.lines()
                 .map(|l| {
@@ -212,13 +215,19 @@ async fn run_check(dir: &Path, check: &str, limit: Duration) -> (Option<i32>, St
 
 /// Merges `branch` into the scratch worktree's HEAD. A conflict is left in place,
 /// to resolve there; any other failure is reported as it is.
-fn merge_one(scratch: &Path, worker: &str, branch: &str, identity: bool) -> StepOutcome {
-    let head = || git(scratch, &["rev-parse", "HEAD"]).map(|h| h.trim().to_string());
+fn merge_one(
+    m: &Machine,
+    scratch: &Path,
+    worker: &str,
+    branch: &str,
+    identity: bool,
+) -> StepOutcome {
+    let head = || git(m, scratch, &["rev-parse", "HEAD"]).map(|h| h.trim().to_string());
     let Ok(before) = head() else {
         return StepOutcome::Failed("the scratch worktree has no HEAD".into());
     };
     let message = format!("Merge worker {worker} ({branch})");
-    let merged = worktree::git_as(
+    let merged = m.git(
         scratch,
         &["merge", "--no-ff", "--no-edit", "-m", &message, branch],
         identity,
@@ -230,16 +239,16 @@ fn merge_one(scratch: &Path, worker: &str, branch: &str, identity: bool) -> Step
             Err(e) => StepOutcome::Failed(e.to_string()),
         },
         Err(e) => {
-            let files: Vec<String> = git(scratch, &["diff", "--name-only", "--diff-filter=U"])
+            let files: Vec<String> = git(m, scratch, &["diff", "--name-only", "--diff-filter=U"])
                 .unwrap_or_default()
                 .lines()
                 .map(str::to_string)
                 .collect();
             if files.is_empty() {
-                let _ = git(scratch, &["merge", "--abort"]);
+                let _ = git(m, scratch, &["merge", "--abort"]);
                 return StepOutcome::Failed(e.to_string());
             }
-            let mut hunks = git(scratch, &["diff"]).unwrap_or_default();
+            let mut hunks = git(m, scratch, &["diff"]).unwrap_or_default();
             if hunks.len() > HUNKS_MAX {
                 let mut end = HUNKS_MAX;
                 while !hunks.is_char_boundary(end) {
@@ -268,12 +277,16 @@ impl Workers {
         }
         let mut repo: Option<PathBuf> = None;
         let mut planned = Vec::new();
+        // The merge runs where the workers' repository is: this machine or their host.
+        let host = rows[0].spec.host.clone();
         for row in rows {
-            if let Some(host) = row.spec.host.as_deref() {
+            if row.spec.host != host {
                 return Err(WorkerError::Invalid(format!(
-                    "{} works on host {host}: merging the branches of workers on a remote \
-                     host is not supported yet (merge them there with git)",
-                    row.name
+                    "{} works on {}, {} on {}: merge the workers of one machine at a time",
+                    rows[0].name,
+                    host.as_deref().unwrap_or("this machine"),
+                    row.name,
+                    row.spec.host.as_deref().unwrap_or("this machine"),
                 )));
             }
             let (Some(r), Some(branch)) = (&row.repo, &row.branch) else {
@@ -295,7 +308,8 @@ impl Workers {
         }
         let repo = repo.expect("at least one worker");
         let request = request.clone();
-        tokio::task::spawn_blocking(move || plan_and_start(&repo, planned, &request))
+        let m = self.machine_of_host(host.as_deref());
+        tokio::task::spawn_blocking(move || plan_and_start(m, &repo, planned, &request))
             .await
             .map_err(|e| WorkerError::Invalid(format!("the merge could not run: {e}")))??
             .finish()
@@ -357,6 +371,8 @@ impl Workers {
 
 /// The merging, set up: the scratch worktree made, the steps ordered.
 struct Started {
+    /// Where the repository is.
+    machine: Machine,
     repo: PathBuf,
     scratch: PathBuf,
     /// Merge commits need an author given (the repository has none).
@@ -368,13 +384,14 @@ struct Started {
 }
 
 fn plan_and_start(
+    m: Machine,
     repo: &Path,
     planned: Vec<(WorkerRow, String)>,
     request: &MergeRequest,
 ) -> Result<Started, WorkerError> {
     let into = match &request.into {
         Some(into) => into.clone(),
-        None => worktree::current_branch(&Machine::Local, repo).ok_or_else(|| {
+        None => worktree::current_branch(&m, repo).ok_or_else(|| {
             WorkerError::Invalid(
                 "the repository's checkout is on no branch: say which branch to merge into (into)"
                     .into(),
@@ -382,6 +399,7 @@ fn plan_and_start(
         })?,
     };
     git(
+        &m,
         repo,
         &["rev-parse", "--verify", &format!("{into}^{{commit}}")],
     )
@@ -396,10 +414,11 @@ fn plan_and_start(
         .branch
         .clone()
         .unwrap_or_else(|| format!("cohort/merge-{stamp}"));
-    git(repo, &["check-ref-format", "--branch", &branch]).map_err(|_| {
+    git(&m, repo, &["check-ref-format", "--branch", &branch]).map_err(|_| {
         WorkerError::Invalid(format!("{branch:?} is not a branch name git accepts"))
     })?;
     if git(
+        &m,
         repo,
         &[
             "show-ref",
@@ -417,13 +436,13 @@ fn plan_and_start(
     let mut steps: Vec<MergeStep> = planned
         .into_iter()
         .map(|(row, b)| MergeStep {
-            lines_changed: lines_between(repo, &into, &b),
+            lines_changed: lines_between(&m, repo, &into, &b),
             uncommitted: row
                 .worktree
                 .as_deref()
                 .map(Path::new)
-                .filter(|p| p.exists())
-                .and_then(|p| worktree::dirty_files(&Machine::Local, p).ok())
+                .filter(|p| m.exists(p).unwrap_or(false))
+                .and_then(|p| worktree::dirty_files(&m, p).ok())
                 .unwrap_or(0),
             worker: row.name,
             branch: b,
@@ -433,11 +452,7 @@ fn plan_and_start(
     if request.order == MergeOrder::SmallestFirst {
         steps.sort_by_key(|s| s.lines_changed);
     }
-    worktree::exclude(
-        &Machine::Local,
-        repo,
-        &format!("/{}/", worktree::WORKTREES_DIR),
-    )?;
+    worktree::exclude(&m, repo, &format!("/{}/", worktree::WORKTREES_DIR))?;
     // Named after its branch: a worktree kept from a merge that stopped says which.
     let dir = format!("merge-{}", branch.replace('/', "-"));
     let root = repo.join(worktree::WORKTREES_DIR);
@@ -446,15 +461,23 @@ fn plan_and_start(
             1 => root.join(&dir),
             n => root.join(format!("{dir}-{n}")),
         })
-        .find(|p| !p.exists())
-        .expect("a free name");
+        .take(100)
+        .find(|p| !m.exists(p).unwrap_or(true))
+        .ok_or_else(|| {
+            WorkerError::Invalid(format!(
+                "no free name for the merge's worktree under {}",
+                root.display()
+            ))
+        })?;
     let scratch_text = scratch.to_string_lossy().into_owned();
     git(
+        &m,
         repo,
         &["worktree", "add", "-b", &branch, &scratch_text, &into],
     )?;
     // Locked while it works: list_worktrees' remove_orphans leaves it alone.
     let _ = git(
+        &m,
         repo,
         &[
             "worktree",
@@ -465,8 +488,9 @@ fn plan_and_start(
         ],
     );
     Ok(Started {
+        identity: lacks_identity(&m, repo),
+        machine: m,
         repo: repo.to_path_buf(),
-        identity: lacks_identity(repo),
         scratch,
         into,
         branch,
@@ -481,22 +505,23 @@ impl Started {
             |e: tokio::task::JoinError| WorkerError::Invalid(format!("git could not run: {e}"));
         let mut stopped = false;
         for i in 0..self.steps.len() {
-            let (scratch, worker, branch, identity) = (
+            let (scratch, worker, branch, identity, m) = (
                 self.scratch.clone(),
                 self.steps[i].worker.clone(),
                 self.steps[i].branch.clone(),
                 self.identity,
+                self.machine.clone(),
             );
             let before = {
-                let scratch = scratch.clone();
-                tokio::task::spawn_blocking(move || git(&scratch, &["rev-parse", "HEAD"]))
+                let (scratch, m) = (scratch.clone(), m.clone());
+                tokio::task::spawn_blocking(move || git(&m, &scratch, &["rev-parse", "HEAD"]))
                     .await
                     .map_err(blocking)?
                     .map(|h| h.trim().to_string())
             };
             let outcome = match &before {
                 Ok(_) => tokio::task::spawn_blocking(move || {
-                    merge_one(&scratch, &worker, &branch, identity)
+                    merge_one(&m, &scratch, &worker, &branch, identity)
                 })
                 .await
                 .map_err(blocking)?,
@@ -514,13 +539,24 @@ impl Started {
             }
             if let (true, Some(check), Ok(before)) = (merged, self.request.check.as_deref(), before)
             {
-                let (status, tail) =
-                    run_check(&self.scratch, check, self.request.check_timeout).await;
+                let (status, tail) = match self.machine.host() {
+                    None => run_check(&self.scratch, check, self.request.check_timeout).await,
+                    Some(_) => {
+                        let (m, scratch) = (self.machine.clone(), self.scratch.clone());
+                        let (check, limit) = (check.to_string(), self.request.check_timeout);
+                        tokio::task::spawn_blocking(move || {
+                            m.run_limited(&scratch, &check, None, limit)
+                        })
+                        .await
+                        .map_err(blocking)?
+                        .unwrap_or_else(|e| (Some(127), e.to_string()))
+                    }
+                };
                 if status != Some(0) {
                     // The branch keeps only what passed.
-                    let scratch = self.scratch.clone();
+                    let (scratch, m) = (self.scratch.clone(), self.machine.clone());
                     let _ = tokio::task::spawn_blocking(move || {
-                        git(&scratch, &["reset", "--hard", &before])
+                        git(&m, &scratch, &["reset", "--hard", &before])
                     })
                     .await;
                     self.steps[i].outcome = StepOutcome::CheckFailed { status, tail };
@@ -529,13 +565,17 @@ impl Started {
                 }
             }
         }
-        let (repo, scratch) = (self.repo.clone(), self.scratch.clone());
+        let (repo, scratch, m) = (
+            self.repo.clone(),
+            self.scratch.clone(),
+            self.machine.clone(),
+        );
         let keep = stopped;
         let _ = tokio::task::spawn_blocking(move || {
             let text = scratch.to_string_lossy().into_owned();
-            let _ = git(&repo, &["worktree", "unlock", &text]);
+            let _ = git(&m, &repo, &["worktree", "unlock", &text]);
             if !keep {
-                let _ = worktree::remove(&Machine::Local, &repo, &scratch, true);
+                let _ = worktree::remove(&m, &repo, &scratch, true);
             }
         })
         .await;
@@ -545,6 +585,7 @@ impl Started {
             worktree: stopped.then_some(self.scratch),
             complete: !stopped,
             steps: self.steps,
+            host: self.machine.host().map(str::to_string),
         })
     }
 }
@@ -592,6 +633,7 @@ mod tests {
             into: "main".into(),
             branch: "cohort/merge-1".into(),
             worktree: Some(PathBuf::from("/repo/.worktrees/merge-1")),
+            host: None,
             steps: vec![
                 step("left", StepOutcome::Merged("abc".into())),
                 step(

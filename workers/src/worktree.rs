@@ -24,11 +24,6 @@ fn git(m: &Machine, dir: &Path, args: &[&str]) -> Result<String, WorkerError> {
     m.git(dir, args, false)
 }
 
-/// git in `dir` on this machine (see [`Machine::git`]).
-pub(crate) fn git_as(dir: &Path, args: &[&str], identity: bool) -> Result<String, WorkerError> {
-    Machine::Local.git(dir, args, identity)
-}
-
 /// The main checkout of the repository `dir` is in (for a linked worktree, the
 /// repository it belongs to); `None` outside a repository.
 pub fn main_checkout(m: &Machine, dir: &Path) -> Option<PathBuf> {
@@ -232,7 +227,7 @@ pub fn run_setup(
     limit: Duration,
 ) -> Result<String, WorkerError> {
     if m.host().is_some() {
-        let (status, tail) = m.run_setup(dir, script, log, limit)?;
+        let (status, tail) = m.run_limited(dir, script, Some(log), limit)?;
         return match status {
             Some(0) => Ok(tail),
             other => Err(WorkerError::Setup {
