@@ -37,7 +37,12 @@ pub fn hook(config: &Config, worker: Option<&str>, event: &str, payload: Option<
         .and_then(|k| cohort_terminal::seal::SealKey::from_hex(&k).ok());
     let mut input = input;
     if event == "PermissionRequest" {
-        match answer_by_policy(config, &worker, &input, key.as_ref()) {
+        match cohort_workers::policy::answer_by_policy(
+            &config.state_dir,
+            &worker,
+            &input,
+            key.as_ref(),
+        ) {
             Some(Ok(answer)) => {
                 // The agent reads the decision from the hook's output: no dialog.
                 println!("{answer}");
@@ -50,42 +55,6 @@ pub fn hook(config: &Config, worker: Option<&str>, event: &str, payload: Option<
     }
     events::record(&config.state_dir, &worker, event, &input, key.as_ref());
     ExitCode::SUCCESS
-}
-
-/// A permission request the worker's approval policy decides: the hook's answer,
-/// with the decision recorded for the server (in place of the request, so nobody
-/// is woken for a dialog that never shows). A rule that matched but could not
-/// decide gives the request back with why (`Err`).
-fn answer_by_policy(
-    config: &Config,
-    worker: &str,
-    input: &str,
-    key: Option<&cohort_terminal::seal::SealKey>,
-) -> Option<Result<String, String>> {
-    use cohort_workers::policy::{self, Verdict};
-    let policy = policy::load(&config.state_dir, worker)?;
-    let mut payload: serde_json::Value = serde_json::from_str(input.trim()).ok()?;
-    let (tool, argument) = policy::request_of(&payload)?;
-    let verdict = policy.decide(&tool, &argument);
-    let said = match &verdict {
-        Verdict::Allow(rule) => format!("allow by policy rule {rule}"),
-        Verdict::Deny(rule) => format!("deny by policy rule {rule}"),
-        Verdict::Ask(None) => return None,
-        Verdict::Ask(Some(why)) => {
-            payload["reason"] = serde_json::Value::String(format!("policy: {why}"));
-            return Some(Err(payload.to_string()));
-        }
-    };
-    let answer = policy::hook_answer(&verdict)?;
-    payload["reason"] = serde_json::Value::String(said);
-    events::record(
-        &config.state_dir,
-        worker,
-        events::POLICY_DECISION,
-        &payload.to_string(),
-        key,
-    );
-    Some(Ok(answer))
 }
 
 /// `cohort workers`: every worker with its state, branch and directory.

@@ -659,18 +659,6 @@ impl CohortServer {
                     row.agent.name()
                 ));
             }
-            if let Some((row, host)) = rows
-                .iter()
-                .find_map(|r| r.spec.host.as_deref().map(|h| (r, h)))
-                .filter(|_| has_rules)
-            {
-                return Err(format!(
-                    "{} runs on host {host}, where its hooks only report (they cannot wait for \
-                     cohort's answer): allow and deny rules would never apply to it \
-                     (deny_after_s does); answer its dialogs with decision",
-                    row.name
-                ));
-            }
             for row in &rows {
                 engine
                     .workers

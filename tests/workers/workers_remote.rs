@@ -276,6 +276,25 @@ async fn a_worker_on_a_remote_host_reports_its_turns_through_its_hooks() {
     assert_eq!(failed["steps"][0]["outcome"], "check_failed", "{failed}");
     assert!(format!("{failed}").contains("failing there"), "{failed}");
 
+    // Its approval policy answers a permission request through the hook there.
+    let set = ok(
+        &client,
+        "approve_workers",
+        json!({"session_ids": ["Remo"], "policy": {"allow": ["Bash(touch *)"]}, "by": "lead"}),
+    )
+    .await;
+    assert_eq!(set["policy_set"], json!(["Remo"]), "{set}");
+    let r = ok(
+        &client,
+        "message_workers",
+        json!({"session_ids": ["Remo"], "message": "[[approval]] make a file", "wait_mode": "all", "timeout": 30}),
+    )
+    .await;
+    assert_eq!(r["wait"]["needs_approval"], json!([]), "{r}");
+    assert_eq!(r["wait"]["all_idle"], true, "{r}");
+    assert!(worktree.join("approved.txt").is_file(), "not allowed: {r}");
+    std::fs::remove_file(worktree.join("approved.txt")).unwrap();
+
     // Its pane dies (the host rebooted under it): adopting it restarts it there, in
     // its worktree, its session resumed from its transcript on the host.
     let pane = remo["pane"].as_str().expect("its pane").to_string();

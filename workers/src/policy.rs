@@ -295,6 +295,41 @@ pub fn hook_answer(verdict: &Verdict) -> Option<String> {
     )
 }
 
+/// A permission request the worker's approval policy decides: the hook's answer,
+/// with the decision recorded for the server (in place of the request, so nobody
+/// is woken for a dialog that never shows). A rule that matched but could not
+/// decide gives the request back with why (`Err`).
+pub fn answer_by_policy(
+    state_dir: &Path,
+    worker: &str,
+    input: &str,
+    key: Option<&cohort_terminal::seal::SealKey>,
+) -> Option<Result<String, String>> {
+    let policy = load(state_dir, worker)?;
+    let mut payload: serde_json::Value = serde_json::from_str(input.trim()).ok()?;
+    let (tool, argument) = request_of(&payload)?;
+    let verdict = policy.decide(&tool, &argument);
+    let said = match &verdict {
+        Verdict::Allow(rule) => format!("allow by policy rule {rule}"),
+        Verdict::Deny(rule) => format!("deny by policy rule {rule}"),
+        Verdict::Ask(None) => return None,
+        Verdict::Ask(Some(why)) => {
+            payload["reason"] = serde_json::Value::String(format!("policy: {why}"));
+            return Some(Err(payload.to_string()));
+        }
+    };
+    let answer = hook_answer(&verdict)?;
+    payload["reason"] = serde_json::Value::String(said);
+    crate::events::record(
+        state_dir,
+        worker,
+        crate::events::POLICY_DECISION,
+        &payload.to_string(),
+        key,
+    );
+    Some(Ok(answer))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -74,6 +74,17 @@ if [ -n "$tty" ] && [ -w "$tty" ]; then
     printf '\033]1337;Custom=id=cohort-note:hook %s %s %s %s\007' "$id" "$key" "$event" "$file" > "$tty"
 else
     rm -f "$file"
+    exit 0
+fi
+# A permission request waits a moment for the worker's policy: cohort's answer (the
+# decision, or nothing: the agent asks on its dialog) is what the hook prints.
+if [ "$event" = PermissionRequest ]; then
+    i=0
+    while [ ! -e "$file.reply" ] && [ "$i" -lt 80 ]; do
+        sleep 0.1 2>/dev/null || sleep 1
+        i=$((i + 1))
+    done
+    if [ -e "$file.reply" ]; then cat "$file.reply"; rm -f "$file.reply"; fi
 fi
 exit 0
 "#;
@@ -369,12 +380,36 @@ impl Listener {
         };
         let payloads = split_framed(&out, batch.len());
         let state_dir = self.state_dir.clone();
-        let _ = tokio::task::spawn_blocking(move || {
+        let replies = tokio::task::spawn_blocking(move || {
+            let mut replies = Vec::new();
             for (p, payload) in batch.into_iter().zip(payloads) {
                 let Some(payload) = payload else {
                     continue;
                 };
-                let payload = String::from_utf8_lossy(&payload);
+                let mut payload = String::from_utf8_lossy(&payload).into_owned();
+                if p.note.event == "PermissionRequest" {
+                    // As `cohort hook` does locally: the worker's policy answers
+                    // through the hook (the decision recorded in the request's
+                    // place), or the request goes to the dialog with why.
+                    let decided = crate::policy::answer_by_policy(
+                        &state_dir,
+                        &p.note.worker,
+                        &payload,
+                        Some(&p.key),
+                    );
+                    let reply = match decided {
+                        Some(Ok(answer)) => {
+                            replies.push((p.note.file, answer));
+                            continue;
+                        }
+                        Some(Err(explained)) => {
+                            payload = explained;
+                            String::new()
+                        }
+                        None => String::new(),
+                    };
+                    replies.push((p.note.file.clone(), reply));
+                }
                 events::record_at(
                     &state_dir,
                     &p.note.worker,
@@ -384,8 +419,23 @@ impl Listener {
                     p.at_ms,
                 );
             }
+            replies
         })
-        .await;
+        .await
+        .unwrap_or_default();
+        for (file, reply) in replies {
+            let reply_file = format!("{file}.reply");
+            let script = format!(
+                "umask 077; t={}; cat > \"$t.$$\" && mv -f \"$t.$$\" \"$t\"",
+                sh(&reply_file)
+            );
+            if let Err(e) = backend
+                .run_on_host(host, &script, reply.as_bytes(), QUICK)
+                .await
+            {
+                tracing::warn!(target: "cohort::workers", host, "a permission request's answer did not reach the hook: {e}");
+            }
+        }
     }
 }
 
