@@ -21,7 +21,7 @@
 //! Prints medians, p90s and the ratio; asserts nothing.
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -37,6 +37,10 @@ use cohort_workers::{
     AgentKind, LaunchSpec,
 };
 
+#[path = "support/agents.rs"]
+mod agents;
+use agents::{answer_time, fake_agent};
+
 const SAMPLES: usize = 16;
 const WORKERS: usize = 4;
 const POLL: Duration = Duration::from_millis(500);
@@ -50,41 +54,12 @@ impl Drop for KillServer {
     }
 }
 
-/// The fake agent next to this benchmark's profile, built when missing.
-fn fake_agent() -> PathBuf {
-    let exe = std::env::current_exe().expect("benchmark executable");
-    let profile = exe.parent().and_then(Path::parent).expect("target dir");
-    let bin = profile.join("cohort-fake-agent");
-    if !bin.exists() {
-        let mut build =
-            std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-        build.args(["build", "-p", "cohort-fake-agent"]);
-        if profile.ends_with("release") {
-            build.arg("--release");
-        }
-        assert!(
-            build.status().expect("cargo").success(),
-            "building the fake agent failed"
-        );
-    }
-    bin
-}
-
 fn main() {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
     runtime.block_on(run());
-}
-
-/// When the agent wrote `answer` in its transcript (Unix ms).
-fn answer_time(transcript: &Path, answer: &str) -> Option<i64> {
-    let entries = Parser::read_all(AgentKind::Claude, transcript, 64 << 20).ok()?;
-    entries.iter().rev().find_map(|e| match e {
-        Entry::Say { at_ms, text } if text == answer => Some(*at_ms),
-        _ => None,
-    })
 }
 
 /// Waits until the turn `row` began at `prompted_ms` has ended; whether it timed out.

@@ -816,6 +816,7 @@ impl CohortServer {
             into: report.into,
             branch: report.branch,
             worktree: report.worktree.map(|p| p.display().to_string()),
+            host: report.host,
             steps,
             resolver_prompt: resolver.as_ref().and(conflict_prompt),
             resolver,

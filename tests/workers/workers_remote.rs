@@ -82,6 +82,19 @@ async fn hooks_reported(local: &TestServer, event: &str, count: usize) {
     }
 }
 
+/// Every path under `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        }
+        out.push(path);
+    }
+    out
+}
+
 /// An MCP client talking to `engine` in-process.
 async fn client_of(engine: &Engine) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
     let (a, b) = tokio::io::duplex(1 << 20);
@@ -293,6 +306,16 @@ async fn a_worker_on_a_remote_host_reports_its_turns_through_its_hooks() {
     assert_eq!(r["wait"]["needs_approval"], json!([]), "{r}");
     assert_eq!(r["wait"]["all_idle"], true, "{r}");
     assert!(worktree.join("approved.txt").is_file(), "not allowed: {r}");
+    // The decision is recorded in the request's place, and nothing waits on the host.
+    hooks_reported(&local, "PolicyDecision", 1).await;
+    let far_dir = ssh.home().join(".local/state/cohort/workers");
+    let leftovers: Vec<_> = walk(&far_dir)
+        .into_iter()
+        .filter(|p| {
+            p.to_string_lossy().contains(".reply") || p.to_string_lossy().contains(".claim")
+        })
+        .collect();
+    assert!(leftovers.is_empty(), "left on the host: {leftovers:?}");
     std::fs::remove_file(worktree.join("approved.txt")).unwrap();
 
     // Its pane dies (the host rebooted under it): adopting it restarts it there, in

@@ -416,6 +416,12 @@ impl Workers {
         by: &str,
     ) -> Result<(), WorkerError> {
         policy.validate().map_err(WorkerError::Invalid)?;
+        // A remote worker's hook waits for an answer only where its host says the
+        // worker has rules: said there first, so no rule is kept that it would miss.
+        if let Some(host) = row.spec.host.as_deref() {
+            let set = !policy.allow.is_empty() || !policy.deny.is_empty();
+            crate::remote::mark_policy(self.terminal.backend(), host, &row.id, set).await?;
+        }
         crate::policy::store(&self.hub.state_dir, &row.id, policy).map_err(|e| {
             WorkerError::Invalid(format!(
                 "{}'s approval policy could not be kept: {e}",

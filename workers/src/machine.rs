@@ -238,14 +238,17 @@ const GIT_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
 
 impl Machine {
     /// Runs `script` with `sh -c` in `dir` on a remote host for at most `limit`: its
-    /// exit status (`None`: stopped at the limit) and the last 20 lines of its
-    /// output (stdout and stderr), which `log` there holds whole when given.
+    /// exit status (`None`: stopped at the limit) and the last `lines` lines of its
+    /// output (stdout and stderr), which `log` there holds whole when given. What
+    /// it started goes with it, where the host can say so (`setsid`: a process
+    /// group of its own, signalled whole, as a local check's is).
     pub(crate) fn run_limited(
         &self,
         dir: &Path,
         script: &str,
         log: Option<&Path>,
         limit: std::time::Duration,
+        lines: usize,
     ) -> Result<(Option<i32>, String), WorkerError> {
         let Machine::Remote(r) = self else {
             return Err(WorkerError::Invalid(
@@ -253,32 +256,47 @@ impl Machine {
             ));
         };
         let d = sh(&dir.to_string_lossy());
-        let (l, keep) = match log {
-            Some(log) => (sh(&log.to_string_lossy()), ":"),
-            None => ("\"$log\"".to_string(), "rm -f \"$log\""),
+        let (open_log, l, close_log) = match log {
+            Some(log) => {
+                let l = sh(&log.to_string_lossy());
+                (format!("mkdir -p \"$(dirname {l})\""), l, String::new())
+            }
+            None => (
+                "log=$(mktemp) || exit 70".to_string(),
+                "\"$log\"".to_string(),
+                "rm -f \"$log\"".to_string(),
+            ),
         };
+        let ticks = (limit.as_millis() / 200).max(1);
         // The host has no `timeout` for sure: the shell watches the script and stops
-        // it at its limit (nothing else keeps ssh's channel open meanwhile).
+        // it at its limit (TERM, then KILL), its status first and its output's tail
+        // after (which may end without a newline).
         let line = format!(
-            "cd {d} || exit 97; log=$(mktemp) || exit 70; mkdir -p \"$(dirname {l})\"; \
-             (exec sh -c {script}) > {l} 2>&1 < /dev/null & p=$!; i=0; stopped=; \
+            "cd {d} || exit 97; {open_log}; \
+             if sleep 0.2 2>/dev/null; then tick=0.2; n={ticks}; else tick=1; n={secs}; fi; \
+             if command -v setsid >/dev/null 2>&1; then g=-; \
+             setsid sh -c {script} > {l} 2>&1 < /dev/null & p=$!; \
+             else g=; (exec sh -c {script}) > {l} 2>&1 < /dev/null & p=$!; fi; \
+             i=0; stopped=; \
              while kill -0 $p 2>/dev/null; do \
-             if [ $i -ge {ticks} ]; then kill $p 2>/dev/null; stopped=1; break; fi; \
-             sleep 0.2 2>/dev/null || sleep 1; i=$((i + 1)); done; \
-             wait $p; s=$?; tail -n 20 {l}; {keep}; [ \"$log\" = {l} ] || rm -f \"$log\"; \
-             if [ -n \"$stopped\" ]; then echo stopped; else echo \"status $s\"; fi",
+             if [ $i -ge $n ]; then stopped=1; kill -TERM $g$p 2>/dev/null; j=0; \
+             while kill -0 $p 2>/dev/null && [ $j -lt 10 ]; do sleep $tick; j=$((j + 1)); done; \
+             kill -KILL $g$p 2>/dev/null; break; fi; \
+             sleep $tick; i=$((i + 1)); done; \
+             wait $p; s=$?; if [ -n \"$g\" ]; then kill -TERM $g$p 2>/dev/null; fi; \
+             if [ -n \"$stopped\" ]; then echo stopped; else echo \"status $s\"; fi; \
+             tail -n {lines} {l}; {close_log}",
             script = sh(script),
-            ticks = limit.as_secs() * 5,
+            secs = limit.as_secs().max(1),
         );
         let out = r
             .run_with(&line, b"", limit + std::time::Duration::from_secs(30))
             .map_err(|e| WorkerError::Invalid(format!("host {}: {e}", r.host)))?;
         let text = String::from_utf8_lossy(&out);
-        let text = text.trim_end_matches('\n');
-        let (tail, last) = text.rsplit_once('\n').unwrap_or(("", text));
-        let status = match last.strip_prefix("status ") {
+        let (first, tail) = text.split_once('\n').unwrap_or((&text, ""));
+        let status = match first.strip_prefix("status ") {
             Some(code) => Some(code.trim().parse().unwrap_or(-1)),
-            None if last == "stopped" => None,
+            None if first == "stopped" => None,
             None => {
                 return Err(WorkerError::Invalid(format!(
                     "host {}: the script's end was not reported",
@@ -286,7 +304,15 @@ impl Machine {
                 )))
             }
         };
-        Ok((status, tail.to_string()))
+        Ok((status, tail.trim_end_matches('\n').to_string()))
+    }
+
+    /// Whether `path` is a directory; as [`Machine::exists`].
+    pub fn is_dir(&self, path: &Path) -> Result<bool, WorkerError> {
+        match self {
+            Machine::Local => Ok(path.is_dir()),
+            Machine::Remote(r) => r.test("-d", path),
+        }
     }
 }
 

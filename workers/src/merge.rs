@@ -205,12 +205,17 @@ async fn run_check(dir: &Path, check: &str, limit: Duration) -> (Option<i32>, St
     let lines: Vec<&str> = text.lines().collect();
     let mut tail = lines[lines.len().saturating_sub(TAIL_LINES)..].join("\n");
     if status.is_none() {
-        tail.push_str(&format!(
-            "\n(the check ran past its {} s limit and was stopped)",
-            limit.as_secs()
-        ));
+        tail.push_str(&stopped_note(limit));
     }
     (status, tail)
+}
+
+/// What a check's tail ends with when it was stopped at its limit.
+fn stopped_note(limit: Duration) -> String {
+    format!(
+        "\n(the check ran past its {} s limit and was stopped)",
+        limit.as_secs()
+    )
 }
 
 /// Merges `branch` into the scratch worktree's HEAD. A conflict is left in place,
@@ -462,7 +467,9 @@ fn plan_and_start(
             n => root.join(format!("{dir}-{n}")),
         })
         .take(100)
-        .find(|p| !m.exists(p).unwrap_or(true))
+        .map(|p| m.exists(&p).map(|taken| (!taken).then_some(p)))
+        .find_map(Result::transpose)
+        .transpose()?
         .ok_or_else(|| {
             WorkerError::Invalid(format!(
                 "no free name for the merge's worktree under {}",
@@ -544,12 +551,16 @@ impl Started {
                     Some(_) => {
                         let (m, scratch) = (self.machine.clone(), self.scratch.clone());
                         let (check, limit) = (check.to_string(), self.request.check_timeout);
-                        tokio::task::spawn_blocking(move || {
-                            m.run_limited(&scratch, &check, None, limit)
+                        let (status, mut tail) = tokio::task::spawn_blocking(move || {
+                            m.run_limited(&scratch, &check, None, limit, TAIL_LINES)
                         })
                         .await
                         .map_err(blocking)?
-                        .unwrap_or_else(|e| (Some(127), e.to_string()))
+                        .unwrap_or_else(|e| (Some(127), e.to_string()));
+                        if status.is_none() {
+                            tail.push_str(&stopped_note(limit));
+                        }
+                        (status, tail)
                     }
                 };
                 if status != Some(0) {

@@ -305,6 +305,35 @@ pub fn answer_by_policy(
     input: &str,
     key: Option<&cohort_terminal::seal::SealKey>,
 ) -> Option<Result<String, String>> {
+    let decided = decide_by_policy(state_dir, worker, input)?;
+    Some(decided.map(|d| {
+        crate::events::record(
+            state_dir,
+            worker,
+            crate::events::POLICY_DECISION,
+            &d.decision,
+            key,
+        );
+        d.answer
+    }))
+}
+
+/// A permission request's decision by a worker's policy, before anyone records it.
+#[derive(Clone, Debug)]
+pub struct Decided {
+    /// What the hook prints for the agent.
+    pub answer: String,
+    /// The event recorded in the request's place ([`crate::events::POLICY_DECISION`]).
+    pub decision: String,
+}
+
+/// What [`answer_by_policy`] decides, without recording it: for a hook that may not
+/// be there to print the answer any more (one on a remote host).
+pub fn decide_by_policy(
+    state_dir: &Path,
+    worker: &str,
+    input: &str,
+) -> Option<Result<Decided, String>> {
     let policy = load(state_dir, worker)?;
     let mut payload: serde_json::Value = serde_json::from_str(input.trim()).ok()?;
     let (tool, argument) = request_of(&payload)?;
@@ -320,14 +349,10 @@ pub fn answer_by_policy(
     };
     let answer = hook_answer(&verdict)?;
     payload["reason"] = serde_json::Value::String(said);
-    crate::events::record(
-        state_dir,
-        worker,
-        crate::events::POLICY_DECISION,
-        &payload.to_string(),
-        key,
-    );
-    Some(Ok(answer))
+    Some(Ok(Decided {
+        answer,
+        decision: payload.to_string(),
+    }))
 }
 
 #[cfg(test)]

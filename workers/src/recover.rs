@@ -545,7 +545,7 @@ impl Workers {
         let (cwd, transcript) = (PathBuf::from(&row.cwd), row.transcript.clone());
         let (cwd_there, transcript_there) = tokio::task::spawn_blocking(move || {
             let transcript = transcript.map(|t| machine.exists(Path::new(&t)));
-            (machine.exists(&cwd), transcript)
+            (machine.is_dir(&cwd), transcript)
         })
         .await
         .map_err(|e| WorkerError::Invalid(format!("{} could not be looked at: {e}", row.name)))?;

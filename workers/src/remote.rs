@@ -51,8 +51,9 @@ const FAR_DIR: &str = "\"${XDG_STATE_HOME:-$HOME/.local/state}/cohort/workers\""
 
 /// The script the agent's hooks run on a remote host: `sh hook.sh <Event>`, the
 /// event's JSON on standard input (or as the next argument: Codex's `notify`), the
-/// worker's id and hook key in the environment.
-/// It prints nothing and always succeeds (a hook's output would reach the agent).
+/// worker's id and hook key in the environment. It always succeeds, and prints
+/// nothing but a permission request's answer by the worker's policy (a hook's
+/// output reaches the agent).
 pub const HOOK_SCRIPT: &str = r#"# cohort: hands an agent's hook event to the cohort that started the agent.
 # $1: the event. The worker and its key come from the agent's environment, the
 # event's JSON on standard input (or as $2: Codex's notify, whose standard input is
@@ -76,15 +77,24 @@ else
     rm -f "$file"
     exit 0
 fi
-# A permission request waits a moment for the worker's policy: cohort's answer (the
-# decision, or nothing: the agent asks on its dialog) is what the hook prints.
-if [ "$event" = PermissionRequest ]; then
+# A permission request of a worker with a policy waits a moment for it: cohort's
+# answer (the decision, or nothing: the agent asks on its dialog) is what the hook
+# prints. Whoever takes "$file.claim" first decides: cohort, which then answers, or
+# this hook giving up, which cohort then sees (and records a dialog, not a decision).
+if [ "$event" = PermissionRequest ] && [ -e "$dir/policy" ]; then
+    if sleep 0.1 2>/dev/null; then tick=0.1; n=70; else tick=1; n=6; fi
     i=0
-    while [ ! -e "$file.reply" ] && [ "$i" -lt 80 ]; do
-        sleep 0.1 2>/dev/null || sleep 1
+    while [ ! -e "$file.reply" ] && [ "$i" -lt "$n" ]; do
+        sleep $tick
         i=$((i + 1))
     done
-    if [ -e "$file.reply" ]; then cat "$file.reply"; rm -f "$file.reply"; fi
+    if [ ! -e "$file.reply" ] && ! mkdir "$file.claim" 2>/dev/null; then
+        # cohort claimed it: its answer is on its way.
+        i=0
+        while [ ! -e "$file.reply" ] && [ "$i" -lt 10 ]; do sleep $tick; i=$((i + 1)); done
+    fi
+    # A claim this hook took stays: an answer coming later is not written.
+    if [ -e "$file.reply" ]; then cat "$file.reply"; rm -rf "$file.reply" "$file.claim"; fi
 fi
 exit 0
 "#;
@@ -168,6 +178,24 @@ pub(crate) async fn open_gates(
         .run_on_host(host, &format!("touch {}", files.join(" ")), b"", QUICK)
         .await
         .map_err(|e| far_error(host, "could not give the start signal", e))?;
+    Ok(())
+}
+
+/// Says on `host` whether worker `id` has an approval policy: its hook waits for
+/// an answer to a permission request only then.
+pub(crate) async fn mark_policy(
+    backend: &Arc<dyn TerminalBackend>,
+    host: &str,
+    id: &str,
+    set: bool,
+) -> Result<(), WorkerError> {
+    check_id(id)?;
+    let how = if set { "touch" } else { "rm -f" };
+    let script = format!("d={FAR_DIR}; {how} \"$d/{id}/policy\"");
+    backend
+        .run_on_host(host, &script, b"", QUICK)
+        .await
+        .map_err(|e| far_error(host, "could not mark the worker's policy", e))?;
     Ok(())
 }
 
@@ -380,61 +408,101 @@ impl Listener {
         };
         let payloads = split_framed(&out, batch.len());
         let state_dir = self.state_dir.clone();
-        let replies = tokio::task::spawn_blocking(move || {
+        // What the events are, permission requests decided by the worker's policy
+        // as `cohort hook` decides them locally; each to be recorded in order.
+        let (mut taken, replies) = tokio::task::spawn_blocking(move || {
+            let mut taken = Vec::new();
             let mut replies = Vec::new();
             for (p, payload) in batch.into_iter().zip(payloads) {
                 let Some(payload) = payload else {
                     continue;
                 };
                 let mut payload = String::from_utf8_lossy(&payload).into_owned();
-                if p.note.event == "PermissionRequest" {
-                    // As `cohort hook` does locally: the worker's policy answers
-                    // through the hook (the decision recorded in the request's
-                    // place), or the request goes to the dialog with why.
-                    let decided = crate::policy::answer_by_policy(
-                        &state_dir,
-                        &p.note.worker,
-                        &payload,
-                        Some(&p.key),
-                    );
-                    let reply = match decided {
-                        Some(Ok(answer)) => {
-                            replies.push((p.note.file, answer));
-                            continue;
-                        }
-                        Some(Err(explained)) => {
-                            payload = explained;
-                            String::new()
-                        }
-                        None => String::new(),
-                    };
-                    replies.push((p.note.file.clone(), reply));
+                let mut decided = None;
+                // Only a worker with a policy has its hook wait for an answer.
+                let waits = p.note.event == "PermissionRequest"
+                    && crate::policy::load(&state_dir, &p.note.worker)
+                        .is_some_and(|p| !p.allow.is_empty() || !p.deny.is_empty());
+                if waits {
+                    match crate::policy::decide_by_policy(&state_dir, &p.note.worker, &payload) {
+                        Some(Ok(d)) => decided = Some(d),
+                        // The request goes to the dialog with why.
+                        Some(Err(explained)) => payload = explained,
+                        None => {}
+                    }
+                    let answer = decided
+                        .as_ref()
+                        .map(|d| d.answer.clone())
+                        .unwrap_or_default();
+                    replies.push((p.note.file.clone(), answer));
                 }
+                taken.push((p, payload, decided));
+            }
+            (taken, replies)
+        })
+        .await
+        .unwrap_or_default();
+        let claimed = write_replies(&backend, host, &replies).await;
+        for (p, _, decided) in &mut taken {
+            // A decision counts when its answer reached the hook in time (cohort
+            // claimed it); else the agent asks on its dialog, which is recorded.
+            if decided.is_some() && !claimed.contains(&p.note.file) {
+                *decided = None;
+            }
+        }
+        let state_dir = self.state_dir.clone();
+        let _ = tokio::task::spawn_blocking(move || {
+            for (p, payload, decided) in taken {
+                let (event, text) = match &decided {
+                    Some(d) => (events::POLICY_DECISION, d.decision.as_str()),
+                    None => (p.note.event.as_str(), payload.as_str()),
+                };
                 events::record_at(
                     &state_dir,
                     &p.note.worker,
-                    &p.note.event,
-                    &payload,
+                    event,
+                    text,
                     Some(&p.key),
                     p.at_ms,
                 );
             }
-            replies
         })
-        .await
-        .unwrap_or_default();
-        for (file, reply) in replies {
-            let reply_file = format!("{file}.reply");
-            let script = format!(
-                "umask 077; t={}; cat > \"$t.$$\" && mv -f \"$t.$$\" \"$t\"",
-                sh(&reply_file)
-            );
-            if let Err(e) = backend
-                .run_on_host(host, &script, reply.as_bytes(), QUICK)
-                .await
-            {
-                tracing::warn!(target: "cohort::workers", host, "a permission request's answer did not reach the hook: {e}");
-            }
+        .await;
+    }
+}
+
+/// Answers the hooks waiting on permission requests (`(event file, answer)`; an
+/// empty answer lets the agent ask on its dialog), in one round trip: each answer
+/// is written only when cohort claims the request before its hook gave up. The
+/// event files whose answers were claimed.
+async fn write_replies(
+    backend: &Arc<dyn TerminalBackend>,
+    host: &str,
+    replies: &[(String, String)],
+) -> Vec<String> {
+    if replies.is_empty() {
+        return Vec::new();
+    }
+    let mut script = String::from("umask 077; ");
+    for (file, answer) in replies {
+        script.push_str(&format!(
+            "f={}; if mkdir \"$f.claim\" 2>/dev/null; then \
+             printf '%s' {} > \"$f.reply.$$\" && mv -f \"$f.reply.$$\" \"$f.reply\" && echo y || echo n; \
+             else echo n; fi; ",
+            sh(file),
+            sh(answer)
+        ));
+    }
+    match backend.run_on_host(host, &script, b"", QUICK).await {
+        Ok(out) => String::from_utf8_lossy(&out)
+            .lines()
+            .zip(replies)
+            .filter(|(said, _)| *said == "y")
+            .map(|(_, (file, _))| file.clone())
+            .collect(),
+        Err(e) => {
+            tracing::warn!(target: "cohort::workers", host, "permission requests' answers did not reach their hooks: {e}");
+            Vec::new()
         }
     }
 }

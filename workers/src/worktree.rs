@@ -227,7 +227,7 @@ pub fn run_setup(
     limit: Duration,
 ) -> Result<String, WorkerError> {
     if m.host().is_some() {
-        let (status, tail) = m.run_limited(dir, script, Some(log), limit)?;
+        let (status, tail) = m.run_limited(dir, script, Some(log), limit, 20)?;
         return match status {
             Some(0) => Ok(tail),
             other => Err(WorkerError::Setup {

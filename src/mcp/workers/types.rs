@@ -876,6 +876,9 @@ pub struct MergeResult {
     pub branch: String,
     /// The scratch worktree, kept when it stopped (resolve there).
     pub worktree: Option<String>,
+    /// The remote host the repository and that worktree are on (none: this machine).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
     /// Each worker, in the order tried.
     pub steps: Vec<MergeStepOut>,
     /// The worker handed the conflict (with resolver): once it is idle, merge the rest
