@@ -13,11 +13,18 @@
 //! kernel module not every machine has), beside that link's own round trip, measured
 //! with a TCP echo through the same relay.
 //!
+//! Then a worker on each: a fake Claude Code whose turn ends (the answer's timestamp in
+//! its transcript) and `wait_workers` returning, on this machine (its hooks through
+//! `cohort hook` and the wake socket) and on the remote host (its hooks' notes through
+//! the host's tmux, the event fetched in one round trip), also behind the slow link.
+//!
 //! The target is the link's round trip plus the local figure, with no polling: keys
 //! and events go over the control connection that stays open. Prints medians and
 //! p90s; asserts nothing.
 //! Needs `/usr/sbin/sshd` (Debian's openssh-server); without it, says so and stops.
 
+#[path = "support/agents.rs"]
+mod agents;
 #[path = "../tests/support/ssh.rs"]
 mod ssh_support;
 #[path = "../tests/support/mod.rs"]
@@ -124,14 +131,18 @@ async fn measure(engine: &Engine, name: &str, host: Option<&str>) -> (Vec<f64>, 
 
 async fn run() {
     let ssh = ssh_support::SshServer::start().expect("sshd");
+    // The slow host is another server (its own home and tmux): two hosts of one
+    // account share its tmux server, and what one says would reach the other's
+    // connection too.
+    let slow_ssh = ssh_support::SshServer::start().expect("sshd");
     let server = support::TestServer::new();
     let local = Arc::new(server.backend().await);
     let delay = Duration::from_millis(25);
-    let slow_link = support::link::Link::start(ssh.port, delay).await;
+    let slow_link = support::link::Link::start(slow_ssh.port, delay).await;
     let backend: Arc<dyn TerminalBackend> = Arc::new(cohort_backends::hosts::Hosts::new(
         local,
         server.config(),
-        vec![ssh.host("far"), ssh.host_through(&slow_link, "slow")],
+        vec![ssh.host("far"), slow_ssh.host_through(&slow_link, "slow")],
     ));
     let engine = Engine::with_backend(backend, server.state_dir(), &server.socket).unwrap();
 
@@ -181,6 +192,126 @@ async fn run() {
         medians[7] / (medians[5] / 2.0),
         medians[7] - medians[5] / 2.0,
     );
+
+    engine
+        .workers
+        .configure_workers(|s| s.program = Some(env!("CARGO_BIN_EXE_cohort").into()));
+    let agents_dir = tempfile::tempdir().unwrap();
+    let turns = [
+        ("here", None),
+        ("there", Some("far")),
+        ("slow", Some("slow")),
+    ];
+    println!("turn end (the answer in the agent's transcript) -> wait_workers returns, a fake Claude Code worker, {TURNS} turns each: median / p90 ms");
+    let mut turn_medians = Vec::new();
+    for (name, host) in turns {
+        let samples = turn_ends(&engine, agents_dir.path(), name, host).await;
+        let (median, p90) = median_p90(samples);
+        turn_medians.push(median);
+        let place = host.map_or("this machine".to_string(), |h| format!("host {h}"));
+        println!("  worker on {place:<38} {median:>7.1} / {p90:>7.1}");
+    }
+    println!(
+        "  remote - local: {:.1} ms; behind the slow link - local: {:.2} link round trips",
+        turn_medians[1] - turn_medians[0],
+        (turn_medians[2] - turn_medians[0]) / medians[5],
+    );
+}
+
+/// Turns measured per worker.
+const TURNS: usize = 10;
+
+/// How long after each of a worker's turns ended (its answer's time in its
+/// transcript) `wait_workers` returned, for a fake Claude Code spawned on `host`.
+async fn turn_ends(
+    engine: &Engine,
+    dir: &std::path::Path,
+    name: &str,
+    host: Option<&str>,
+) -> Vec<f64> {
+    use cohort_workers::messages::{After, WaitMode};
+    use cohort_workers::spawn::{SpawnLayout, SpawnRequest, WorkerSpec};
+    use cohort_workers::{AgentKind, LaunchSpec};
+    let bin = dir.join("bin");
+    let home = dir.join("home");
+    let work = dir.join(format!("work-{name}"));
+    for d in [&bin, &home, &work] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let claude = bin.join("claude");
+    if !claude.exists() {
+        std::os::unix::fs::symlink(agents::fake_agent(), &claude).unwrap();
+    }
+    let env = std::collections::BTreeMap::from([
+        (
+            "PATH".to_string(),
+            format!(
+                "{}:{}",
+                bin.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        ),
+        ("HOME".to_string(), home.display().to_string()),
+    ]);
+    let spawned = engine
+        .workers
+        .spawn_workers(SpawnRequest {
+            workers: vec![WorkerSpec {
+                name: Some(format!("bench-{name}")),
+                launch: LaunchSpec {
+                    agent: AgentKind::Claude,
+                    env,
+                    host: host.map(str::to_string),
+                    ..LaunchSpec::default()
+                },
+                project: Some(work.display().to_string()),
+                worktree: Some(false),
+                ..WorkerSpec::default()
+            }],
+            layout: SpawnLayout::Windows,
+            ..SpawnRequest::default()
+        })
+        .await
+        .expect("spawn");
+    let row = spawned[0].row.clone().expect("started");
+    let mut out = Vec::new();
+    for i in 0..TURNS {
+        let prompt = format!("[[work 200]] turn {i}");
+        let expected = cohort_fake_agent::script::answer(&prompt);
+        let sent = engine
+            .workers
+            .submit_prompt(&row, &prompt, false, false)
+            .await
+            .expect("submit");
+        let after = std::collections::HashMap::from([(row.id.clone(), After::Prompt(sent.at_ms))]);
+        let waited = engine
+            .workers
+            .wait_workers(
+                std::slice::from_ref(&row),
+                WaitMode::All,
+                Duration::from_secs(30),
+                &after,
+                &|_| {},
+            )
+            .await
+            .expect("wait");
+        let returned = cohort_workers::events::now_ms();
+        assert!(!waited.timed_out, "{name}: turn {i} timed out");
+        // The transcript is a file of this machine here (the host is this machine).
+        let seen = engine.workers.observe(&row, false).await.expect("observe");
+        let transcript = seen.transcript.expect("a transcript");
+        let mut ended = None;
+        for _ in 0..100 {
+            ended = agents::answer_time(&transcript, &expected);
+            if ended.is_some() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        out.push((returned - ended.expect("the answer in the transcript")) as f64);
+    }
+    let _ = engine.workers.close_workers(&[row], true, false).await;
+    out
 }
 
 /// Round trips (ms) of a few bytes through a relay with `delay` each way to a TCP

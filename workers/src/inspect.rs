@@ -156,6 +156,7 @@ impl Workers {
 
     /// A close look at a worker.
     pub async fn examine_worker(&self, row: &WorkerRow) -> Result<Examination, WorkerError> {
+        self.read_transcript_soon(row).await;
         let view = self.view_worker(row).await?;
         let (dir, base) = (PathBuf::from(&row.cwd), row.base_commit.clone());
         let (in_repo, m) = (row.repo.is_some(), self.machine_of(row));

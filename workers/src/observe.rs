@@ -39,8 +39,8 @@ pub struct Tracker {
     transcript: Option<(PathBuf, LineTail, Parser)>,
     transcript_reports: Vec<Report>,
     last_scan_ms: i64,
-    /// A remote transcript's last read: when, and the newest hook event then.
-    far_read: (i64, Option<i64>),
+    /// When a remote transcript was last read.
+    far_read: i64,
     /// How far this machine's clock is ahead of a remote worker's host's (ms), when
     /// by more than the measure's precision: added to the transcript's own times,
     /// so they compare with hook events and prompts timed here.
@@ -89,7 +89,7 @@ impl Tracker {
             transcript: None,
             transcript_reports: Vec::new(),
             last_scan_ms: 0,
-            far_read: (0, None),
+            far_read: 0,
             far_skew_ms: 0,
             screen: None,
             facts: None,
@@ -702,8 +702,17 @@ impl Workers {
         Ok(observation)
     }
 
-    /// Reads on in a remote worker's transcript on its host, when a hook reported
-    /// since the last read or two seconds passed (one round trip).
+    /// Has the next look at a remote worker read its transcript on its host at once
+    /// (a close look at it: what it spent, its last turn), not two seconds after the
+    /// last read.
+    pub(crate) async fn read_transcript_soon(&self, row: &WorkerRow) {
+        if row.spec.host.is_some() {
+            self.hub.tracker(&row.id).lock().await.far_read = 0;
+        }
+    }
+
+    /// Reads on in a remote worker's transcript on its host, two seconds after the
+    /// last read (one round trip).
     async fn read_far_transcript(
         &self,
         t: &mut Tracker,
@@ -712,15 +721,17 @@ impl Workers {
         kind: AgentKind,
         now: i64,
     ) {
-        let (at, newest) = t.far_read;
+        // Every two seconds: the hooks' notes say a turn ended sooner, and a read
+        // costs a round trip on the way of the wait they wake.
+        let at = t.far_read;
         let same_path = t.transcript_path() == Some(path.as_path());
-        if same_path && newest == t.hook.last_event_ms && now - at < 2000 {
+        if same_path && now - at < 2000 {
             return;
         }
         let Some((mut offset, reach)) = t.far_transcript_offset(path.clone(), kind) else {
             return;
         };
-        t.far_read = (now, t.hook.last_event_ms);
+        t.far_read = now;
         let text = path.to_string_lossy();
         // In pieces a slow link carries within a call's time, as far as the file
         // goes (up to 64 MiB a look): a re-read reaches where it had been at once.

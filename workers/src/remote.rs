@@ -71,12 +71,20 @@ if [ ! -d "$dir" ] || [ -z "${TMUX:-}" ]; then drain; exit 0; fi
 file=$(mktemp "$dir/event.XXXXXX") || { drain; exit 0; }
 if [ "$inline" -ge 2 ]; then printf '%s' "$2" > "$file"; else cat > "$file"; fi
 tty=$(tmux display-message -p -t ':=_cohort' '#{pane_tty}' 2>/dev/null)
-if [ -n "$tty" ] && [ -w "$tty" ]; then
-    printf '\033]1337;Custom=id=cohort-note:hook %s %s %s %s\007' "$id" "$key" "$event" "$file" > "$tty"
-else
-    rm -f "$file"
-    exit 0
+if [ -z "$tty" ] || [ ! -w "$tty" ]; then rm -f "$file"; exit 0; fi
+# A small event goes in the note itself (JSON holds no raw control characters: what
+# is dropped is whitespace between its tokens); a bigger one, or a permission
+# request (answered beside its file), is fetched from the file.
+if [ "$event" != PermissionRequest ]; then
+    body=$(tr -d '\000-\037' < "$file")
+    size=$(printf '%s' "$body" | wc -c)
+    if [ "$((size))" -le 3000 ]; then
+        rm -f "$file"
+        printf '\033]1337;Custom=id=cohort-note:hook %s %s %s inline %s\007' "$id" "$key" "$event" "$body" > "$tty"
+        exit 0
+    fi
 fi
+printf '\033]1337;Custom=id=cohort-note:hook %s %s %s %s\007' "$id" "$key" "$event" "$file" > "$tty"
 # A permission request of a worker with a policy waits a moment for it: cohort's
 # answer (the decision, or nothing: the agent asks on its dialog) is what the hook
 # prints. Whoever takes "$file.claim" first decides: cohort, which then answers, or
@@ -299,7 +307,10 @@ struct HookNote {
     worker: String,
     key: String,
     event: String,
+    /// The event's file on the host (empty when the event came in the note).
     file: String,
+    /// The event, when small enough to come in the note.
+    inline: Option<String>,
 }
 
 impl HookNote {
@@ -313,6 +324,16 @@ impl HookNote {
         let valid_event = !event.is_empty()
             && event.len() <= 64
             && event.chars().all(|c| c.is_ascii_alphanumeric());
+        let valid_key = !key.is_empty() && key.len() <= 128;
+        if let Some(json) = file.strip_prefix("inline ") {
+            return (valid_event && valid_key).then(|| HookNote {
+                worker: worker.into(),
+                key: key.into(),
+                event: event.into(),
+                file: String::new(),
+                inline: Some(json.into()),
+            });
+        }
         let (dir, name) = file.rsplit_once('/')?;
         let in_place = file.starts_with('/')
             && dir.ends_with(&format!("/cohort/workers/{worker}"))
@@ -320,12 +341,12 @@ impl HookNote {
             && name
                 .strip_prefix("event.")
                 .is_some_and(|x| !x.is_empty() && x.chars().all(|c| c.is_ascii_alphanumeric()));
-        let valid_key = !key.is_empty() && key.len() <= 128;
         (valid_event && in_place && valid_key).then(|| HookNote {
             worker: worker.into(),
             key: key.into(),
             event: event.into(),
             file: file.into(),
+            inline: None,
         })
     }
 }
@@ -391,22 +412,38 @@ impl Listener {
         let Some(backend) = self.backend.upgrade() else {
             return;
         };
-        let files: Vec<String> = batch.iter().map(|p| sh(&p.note.file)).collect();
-        let script = format!(
-            "for f in {}; do t=\"$f.taken.$$\"; \
-             if mv \"$f\" \"$t\" 2>/dev/null; then n=$(wc -c < \"$t\"); n=$((n)); \
-             if [ \"$n\" -le {EVENT_MAX} ]; then printf '%s\\n' \"$n\"; cat \"$t\"; else echo -; fi; \
-             rm -f \"$t\"; else echo -; fi; done",
-            files.join(" ")
-        );
-        let out = match backend.run_on_host(host, &script, b"", QUICK).await {
-            Ok(out) => out,
-            Err(e) => {
-                tracing::warn!(target: "cohort::workers", host, "{} hook events were not fetched: {e}", batch.len());
-                return;
+        let files: Vec<String> = batch
+            .iter()
+            .filter(|p| p.note.inline.is_none())
+            .map(|p| sh(&p.note.file))
+            .collect();
+        let mut fetched = if files.is_empty() {
+            Vec::new()
+        } else {
+            let script = format!(
+                "for f in {}; do t=\"$f.taken.$$\"; \
+                 if mv \"$f\" \"$t\" 2>/dev/null; then n=$(wc -c < \"$t\"); n=$((n)); \
+                 if [ \"$n\" -le {EVENT_MAX} ]; then printf '%s\\n' \"$n\"; cat \"$t\"; else echo -; fi; \
+                 rm -f \"$t\"; else echo -; fi; done",
+                files.join(" ")
+            );
+            match backend.run_on_host(host, &script, b"", QUICK).await {
+                Ok(out) => split_framed(&out, files.len()),
+                Err(e) => {
+                    tracing::warn!(target: "cohort::workers", host, "{} hook events were not fetched: {e}", files.len());
+                    vec![None; files.len()]
+                }
             }
-        };
-        let payloads = split_framed(&out, batch.len());
+        }
+        .into_iter();
+        // Each note's event, in the notes' order: its own, or its file's.
+        let payloads: Vec<Option<Vec<u8>>> = batch
+            .iter()
+            .map(|p| match &p.note.inline {
+                Some(json) => Some(json.clone().into_bytes()),
+                None => fetched.next().flatten(),
+            })
+            .collect();
         let state_dir = self.state_dir.clone();
         // What the events are, permission requests decided by the worker's policy
         // as `cohort hook` decides them locally; each to be recorded in order.
@@ -630,9 +667,15 @@ mod tests {
             format!("hook {id} k Stop /x/cohort/workers/{id}/event."),
             format!("hook {id} k Stop /x/cohort/workers/{id}/settings.json"),
             format!("hook {id}  Stop /x/cohort/workers/{id}/event.a"),
+            format!("hook {id} k St-op inline {{}}"),
+            format!("hook {id}  Stop inline {{}}"),
         ] {
             assert_eq!(HookNote::parse(&bad), None, "{bad}");
         }
+        let small = HookNote::parse(&format!("hook {id} k Stop inline {{\"a\": \"b c\"}}"))
+            .expect("an event in the note");
+        assert_eq!(small.inline.as_deref(), Some("{\"a\": \"b c\"}"));
+        assert!(small.file.is_empty());
     }
 
     #[test]
