@@ -559,6 +559,13 @@ impl Workers {
             // Its directory there again (with the hook script), as a spawn makes it.
             Some(host) => {
                 let far = crate::remote::prepare(self.terminal.backend(), host, &row.id).await?;
+                // Its rules said there again (the directory may be new).
+                let rules = crate::policy::load(&self.hub.state_dir, &row.id)
+                    .is_some_and(|p| !p.allow.is_empty() || !p.deny.is_empty());
+                if rules {
+                    crate::remote::mark_policy(self.terminal.backend(), host, &row.id, true)
+                        .await?;
+                }
                 self.hear_hosts();
                 Some(far)
             }

@@ -72,19 +72,29 @@ file=$(mktemp "$dir/event.XXXXXX") || { drain; exit 0; }
 if [ "$inline" -ge 2 ]; then printf '%s' "$2" > "$file"; else cat > "$file"; fi
 tty=$(tmux display-message -p -t ':=_cohort' '#{pane_tty}' 2>/dev/null)
 if [ -z "$tty" ] || [ ! -w "$tty" ]; then rm -f "$file"; exit 0; fi
-# A small event goes in the note itself (JSON holds no raw control characters: what
-# is dropped is whitespace between its tokens); a bigger one, or a permission
-# request (answered beside its file), is fetched from the file.
-if [ "$event" != PermissionRequest ]; then
+# A small event goes in the note itself, under its file's name (of several cohort
+# processes hearing it, the one that takes the name records it); JSON holds no raw
+# control characters, so what is dropped is whitespace between its tokens. A bigger
+# one, or a permission request (answered beside its file), is fetched from the file.
+# The note reaches the tty in one write (dd, one block): the kernel keeps it whole
+# against other hooks' notes.
+note="$file.note"
+size=$(wc -c < "$file"); size=$((size))
+small=
+if [ "$event" != PermissionRequest ] && [ "$size" -le 6000 ]; then
     body=$(tr -d '\000-\037' < "$file")
-    size=$(printf '%s' "$body" | wc -c)
-    if [ "$((size))" -le 3000 ]; then
-        rm -f "$file"
-        printf '\033]1337;Custom=id=cohort-note:hook %s %s %s inline %s\007' "$id" "$key" "$event" "$body" > "$tty"
-        exit 0
-    fi
+    bytes=$(printf '%s' "$body" | wc -c); bytes=$((bytes))
+    [ "$bytes" -le 3000 ] && small=1
 fi
-printf '\033]1337;Custom=id=cohort-note:hook %s %s %s %s\007' "$id" "$key" "$event" "$file" > "$tty"
+if [ -n "$small" ]; then
+    rm -f "$file"
+    printf '\033]1337;Custom=id=cohort-note:hook %s %s %s inline %s %s\007' "$id" "$key" "$event" "${file##*/}" "$body" > "$note"
+else
+    printf '\033]1337;Custom=id=cohort-note:hook %s %s %s %s\007' "$id" "$key" "$event" "$file" > "$note"
+fi
+dd if="$note" of="$tty" bs=8192 2>/dev/null
+rm -f "$note"
+[ -n "$small" ] && exit 0
 # A permission request of a worker with a policy waits a moment for it: cohort's
 # answer (the decision, or nothing: the agent asks on its dialog) is what the hook
 # prints. Whoever takes "$file.claim" first decides: cohort, which then answers, or
@@ -325,12 +335,14 @@ impl HookNote {
             && event.len() <= 64
             && event.chars().all(|c| c.is_ascii_alphanumeric());
         let valid_key = !key.is_empty() && key.len() <= 128;
-        if let Some(json) = file.strip_prefix("inline ") {
-            return (valid_event && valid_key).then(|| HookNote {
+        if let Some(rest) = file.strip_prefix("inline ") {
+            // The event's own name (its file's, never made) comes first.
+            let (name, json) = rest.split_once(' ')?;
+            return (valid_event && valid_key && event_name(name)).then(|| HookNote {
                 worker: worker.into(),
                 key: key.into(),
                 event: event.into(),
-                file: String::new(),
+                file: name.into(),
                 inline: Some(json.into()),
             });
         }
@@ -338,9 +350,7 @@ impl HookNote {
         let in_place = file.starts_with('/')
             && dir.ends_with(&format!("/cohort/workers/{worker}"))
             && !dir.split('/').any(|c| c == ".." || c == ".")
-            && name
-                .strip_prefix("event.")
-                .is_some_and(|x| !x.is_empty() && x.chars().all(|c| c.is_ascii_alphanumeric()));
+            && event_name(name);
         (valid_event && in_place && valid_key).then(|| HookNote {
             worker: worker.into(),
             key: key.into(),
@@ -348,6 +358,57 @@ impl HookNote {
             file: file.into(),
             inline: None,
         })
+    }
+}
+
+/// Whether `name` is an event file's name as the script makes it (`event.XXXXXX`).
+fn event_name(name: &str) -> bool {
+    name.strip_prefix("event.").is_some_and(|x| {
+        !x.is_empty() && x.len() <= 32 && x.chars().all(|c| c.is_ascii_alphanumeric())
+    })
+}
+
+/// Takes an event that came in its note for this process, by its name: of several
+/// processes serving one state directory (each hears the note), the first records
+/// it. The names taken are kept in the worker's directory (pruned of old ones).
+fn take_inline(state_dir: &std::path::Path, worker: &str, name: &str) -> bool {
+    let dir = events::worker_dir(state_dir, worker).join("taken");
+    if std::fs::create_dir_all(&dir).is_err() {
+        return true;
+    }
+    let taken = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(dir.join(name));
+    match taken {
+        Ok(_) => {
+            prune_taken(&dir);
+            true
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
+        // A directory that cannot be written keeps no record: record it.
+        Err(_) => true,
+    }
+}
+
+/// Forgets names taken more than ten minutes ago, when there are many: a note is
+/// heard by every process within a link's delay.
+fn prune_taken(dir: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let entries: Vec<_> = entries.flatten().collect();
+    if entries.len() < 256 {
+        return;
+    }
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(600);
+    for e in entries {
+        if e.metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| t < old)
+        {
+            let _ = std::fs::remove_file(e.path());
+        }
     }
 }
 
@@ -454,10 +515,15 @@ impl Listener {
                 let Some(payload) = payload else {
                     continue;
                 };
+                if p.note.inline.is_some() && !take_inline(&state_dir, &p.note.worker, &p.note.file)
+                {
+                    continue;
+                }
                 let mut payload = String::from_utf8_lossy(&payload).into_owned();
                 let mut decided = None;
                 // Only a worker with a policy has its hook wait for an answer.
                 let waits = p.note.event == "PermissionRequest"
+                    && p.note.inline.is_none()
                     && crate::policy::load(&state_dir, &p.note.worker)
                         .is_some_and(|p| !p.allow.is_empty() || !p.deny.is_empty());
                 if waits {
@@ -523,7 +589,7 @@ async fn write_replies(
     let mut script = String::from("umask 077; ");
     for (file, answer) in replies {
         script.push_str(&format!(
-            "f={}; if mkdir \"$f.claim\" 2>/dev/null; then \
+            "f={}; if [ -e \"${{f%/*}}/policy\" ] && mkdir \"$f.claim\" 2>/dev/null; then \
              printf '%s' {} > \"$f.reply.$$\" && mv -f \"$f.reply.$$\" \"$f.reply\" && echo y || echo n; \
              else echo n; fi; ",
             sh(file),
@@ -667,15 +733,21 @@ mod tests {
             format!("hook {id} k Stop /x/cohort/workers/{id}/event."),
             format!("hook {id} k Stop /x/cohort/workers/{id}/settings.json"),
             format!("hook {id}  Stop /x/cohort/workers/{id}/event.a"),
-            format!("hook {id} k St-op inline {{}}"),
-            format!("hook {id}  Stop inline {{}}"),
+            format!("hook {id} k St-op inline event.a {{}}"),
+            format!("hook {id}  Stop inline event.a {{}}"),
         ] {
             assert_eq!(HookNote::parse(&bad), None, "{bad}");
         }
-        let small = HookNote::parse(&format!("hook {id} k Stop inline {{\"a\": \"b c\"}}"))
-            .expect("an event in the note");
+        let small = HookNote::parse(&format!(
+            "hook {id} k Stop inline event.Ab12Cd {{\"a\": \"b c\"}}"
+        ))
+        .expect("an event in the note");
         assert_eq!(small.inline.as_deref(), Some("{\"a\": \"b c\"}"));
-        assert!(small.file.is_empty());
+        assert_eq!(small.file, "event.Ab12Cd");
+        assert_eq!(
+            HookNote::parse(&format!("hook {id} k Stop inline ../x {{}}")),
+            None
+        );
     }
 
     #[test]
@@ -689,6 +761,15 @@ mod tests {
         // Cut short: what is missing is missing, never misread.
         assert_eq!(split_framed(b"9\nabc", 2), vec![None, None]);
         assert_eq!(split_framed(b"", 1), vec![None]);
+    }
+
+    #[test]
+    fn an_event_in_a_note_is_taken_by_one_process_only() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(take_inline(dir.path(), "w-1", "event.aaaaaa"));
+        assert!(!take_inline(dir.path(), "w-1", "event.aaaaaa"));
+        assert!(take_inline(dir.path(), "w-1", "event.bbbbbb"));
+        assert!(take_inline(dir.path(), "w-2", "event.aaaaaa"));
     }
 
     #[test]
