@@ -159,14 +159,7 @@ async fn a_worker_on_a_remote_host_reports_its_turns_through_its_hooks() {
     };
     let local = TestServer::new();
     let engine = engine_with_far(&local, &ssh).await;
-    let (a, b) = tokio::io::duplex(1 << 20);
-    let server = CohortServer::with_toolsets(engine.clone(), &Toolset::ALL);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(a).await {
-            let _ = running.waiting().await;
-        }
-    });
-    let client = ().serve(b).await.expect("initialize");
+    let client = client_of(&engine).await;
     let agents = Agents::new();
     // The project is a repository of the far side's (in its own home here), with an
     // untracked file its `.worktreeinclude` names.
@@ -385,20 +378,13 @@ async fn a_worker_on_a_remote_host_reports_its_turns_through_its_hooks() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn remote_workers_refuse_what_the_host_cannot_give_yet_and_say_so() {
+async fn remote_workers_refuse_what_the_host_cannot_give_and_say_why() {
     let Some(ssh) = SshServer::start() else {
         return;
     };
     let local = TestServer::new();
     let engine = engine_with_far(&local, &ssh).await;
-    let (a, b) = tokio::io::duplex(1 << 20);
-    let server = CohortServer::with_toolsets(engine.clone(), &Toolset::ALL);
-    tokio::spawn(async move {
-        if let Ok(running) = server.serve(a).await {
-            let _ = running.waiting().await;
-        }
-    });
-    let client = ().serve(b).await.expect("initialize");
+    let client = client_of(&engine).await;
     for (worker, says) in [
         (
             json!({"agent": "claude", "project_path": "no/such/dir"}),
