@@ -100,9 +100,12 @@ rm -f "$note"
 # prints. Whoever takes "$file.claim" first decides: cohort, which then answers, or
 # this hook giving up, which cohort then sees (and records a dialog, not a decision).
 if [ "$event" = PermissionRequest ] && [ -e "$dir/policy" ]; then
-    if sleep 0.1 2>/dev/null; then tick=0.1; n=70; else tick=1; n=6; fi
+    # cohort takes the event's file within a round trip of the note: a file still
+    # there after two seconds means no cohort heard it, and nothing is awaited.
+    if sleep 0.1 2>/dev/null; then tick=0.1; n=70; heard=20; else tick=1; n=6; heard=2; fi
     i=0
     while [ ! -e "$file.reply" ] && [ "$i" -lt "$n" ]; do
+        if [ "$i" -ge "$heard" ] && [ -e "$file" ]; then break; fi
         sleep $tick
         i=$((i + 1))
     done
@@ -770,6 +773,100 @@ mod tests {
         assert!(!take_inline(dir.path(), "w-1", "event.aaaaaa"));
         assert!(take_inline(dir.path(), "w-1", "event.bbbbbb"));
         assert!(take_inline(dir.path(), "w-2", "event.aaaaaa"));
+    }
+
+    /// Runs the hook script for `event` with `input` in a directory of its own, with
+    /// a stand-in `tmux` naming a plain file as the lobby's tty: what it printed,
+    /// what it wrote to the "tty", how long it took, and the worker's directory.
+    fn run_hook(
+        event: &str,
+        input: &str,
+        policy: bool,
+    ) -> (String, String, std::time::Duration, tempfile::TempDir) {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let id = "0b6c1f8e-2f6d-4f55-9a43-1c9e4c1d2a77";
+        let own = dir.path().join(id);
+        std::fs::create_dir_all(&own).unwrap();
+        if policy {
+            std::fs::write(own.join("policy"), "").unwrap();
+        }
+        let script = dir.path().join("hook.sh");
+        std::fs::write(&script, HOOK_SCRIPT).unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        let tty = dir.path().join("tty");
+        std::fs::write(&tty, "").unwrap();
+        let stub = bin.join("tmux");
+        std::fs::write(&stub, format!("#!/bin/sh\necho {}\n", tty.display())).unwrap();
+        std::process::Command::new("chmod")
+            .arg("+x")
+            .arg(&stub)
+            .status()
+            .unwrap();
+        let path = format!(
+            "{}:{}",
+            bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let start = std::time::Instant::now();
+        let mut child = std::process::Command::new("sh")
+            .arg(&script)
+            .arg(event)
+            .env("PATH", path)
+            .env("TMUX", "/tmp/x,1,0")
+            .env("COHORT_WORKER_ID", id)
+            .env("COHORT_HOOK_KEY", "abc123")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let took = start.elapsed();
+        let written = std::fs::read_to_string(&tty).unwrap();
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            written,
+            took,
+            dir,
+        )
+    }
+
+    #[test]
+    fn a_small_event_goes_in_its_note_in_one_piece_and_leaves_no_file() {
+        let (printed, note, _, dir) = run_hook("Stop", "{\"a\":\n \"b\"}\n", false);
+        assert_eq!(printed, "");
+        let text = note
+            .strip_prefix("\u{1b}]1337;Custom=id=")
+            .and_then(|n| n.strip_suffix('\u{7}'))
+            .expect("one control sequence");
+        let parsed = HookNote::parse(text.strip_prefix("cohort-note:").unwrap()).unwrap();
+        assert_eq!(parsed.event, "Stop");
+        assert_eq!(parsed.inline.as_deref(), Some("{\"a\": \"b\"}"));
+        let own = dir.path().join("0b6c1f8e-2f6d-4f55-9a43-1c9e4c1d2a77");
+        assert_eq!(std::fs::read_dir(own).unwrap().count(), 0, "a file left");
+    }
+
+    #[test]
+    fn a_permission_request_nobody_hears_is_given_up_within_seconds() {
+        let (printed, note, took, dir) =
+            run_hook("PermissionRequest", "{\"tool_name\":\"Bash\"}", true);
+        assert_eq!(printed, "", "no answer came: the agent asks on its dialog");
+        assert!(note.contains("PermissionRequest /"), "{note}");
+        assert!(took < std::time::Duration::from_secs(5), "waited {took:?}");
+        // The hook's claim stays: an answer coming later is not written.
+        let own = dir.path().join("0b6c1f8e-2f6d-4f55-9a43-1c9e4c1d2a77");
+        let names: Vec<String> = std::fs::read_dir(own)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(names.iter().any(|n| n.ends_with(".claim")), "{names:?}");
     }
 
     #[test]
