@@ -776,13 +776,14 @@ mod tests {
     }
 
     /// Runs the hook script for `event` with `input` in a directory of its own, with
-    /// a stand-in `tmux` naming a plain file as the lobby's tty: what it printed,
-    /// what it wrote to the "tty", how long it took, and the worker's directory.
+    /// a stand-in `tmux` naming a plain file as the lobby's tty and a stand-in
+    /// `sleep` that only counts: what it printed, what it wrote to the "tty", how
+    /// many times it slept, and the worker's directory.
     fn run_hook(
         event: &str,
         input: &str,
         policy: bool,
-    ) -> (String, String, std::time::Duration, tempfile::TempDir) {
+    ) -> (String, String, usize, tempfile::TempDir) {
         use std::io::Write;
         let dir = tempfile::tempdir().unwrap();
         let id = "0b6c1f8e-2f6d-4f55-9a43-1c9e4c1d2a77";
@@ -799,17 +800,25 @@ mod tests {
         std::fs::write(&tty, "").unwrap();
         let stub = bin.join("tmux");
         std::fs::write(&stub, format!("#!/bin/sh\necho {}\n", tty.display())).unwrap();
-        std::process::Command::new("chmod")
-            .arg("+x")
-            .arg(&stub)
-            .status()
-            .unwrap();
+        let slept = dir.path().join("slept");
+        let sleep = bin.join("sleep");
+        std::fs::write(
+            &sleep,
+            format!("#!/bin/sh\necho \"$1\" >> {}\n", slept.display()),
+        )
+        .unwrap();
+        for program in [&stub, &sleep] {
+            std::process::Command::new("chmod")
+                .arg("+x")
+                .arg(program)
+                .status()
+                .unwrap();
+        }
         let path = format!(
             "{}:{}",
             bin.display(),
             std::env::var("PATH").unwrap_or_default()
         );
-        let start = std::time::Instant::now();
         let mut child = std::process::Command::new("sh")
             .arg(&script)
             .arg(event)
@@ -828,12 +837,15 @@ mod tests {
             .write_all(input.as_bytes())
             .unwrap();
         let out = child.wait_with_output().unwrap();
-        let took = start.elapsed();
         let written = std::fs::read_to_string(&tty).unwrap();
+        let sleeps = std::fs::read_to_string(&slept)
+            .unwrap_or_default()
+            .lines()
+            .count();
         (
             String::from_utf8_lossy(&out.stdout).into_owned(),
             written,
-            took,
+            sleeps,
             dir,
         )
     }
@@ -855,11 +867,13 @@ mod tests {
 
     #[test]
     fn a_permission_request_nobody_hears_is_given_up_within_seconds() {
-        let (printed, note, took, dir) =
+        let (printed, note, sleeps, dir) =
             run_hook("PermissionRequest", "{\"tool_name\":\"Bash\"}", true);
         assert_eq!(printed, "", "no answer came: the agent asks on its dialog");
         assert!(note.contains("PermissionRequest /"), "{note}");
-        assert!(took < std::time::Duration::from_secs(5), "waited {took:?}");
+        // The probe of a tenth of a second, then two seconds of ticks: its event's
+        // file untaken, it stops waiting there (seven seconds would be 70 ticks).
+        assert_eq!(sleeps, 1 + 20, "ticks slept");
         // The hook's claim stays: an answer coming later is not written.
         let own = dir.path().join("0b6c1f8e-2f6d-4f55-9a43-1c9e4c1d2a77");
         let names: Vec<String> = std::fs::read_dir(own)

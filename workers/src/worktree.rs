@@ -226,21 +226,35 @@ pub fn run_setup(
     log: &Path,
     limit: Duration,
 ) -> Result<String, WorkerError> {
-    if m.host().is_some() {
-        let (status, tail) = m.run_limited(dir, script, Some(log), limit, 20)?;
-        return match status {
-            Some(0) => Ok(tail),
-            other => Err(WorkerError::Setup {
-                worktree: dir.to_path_buf(),
-                status: match other {
-                    Some(code) => format!("exit status: {code}"),
-                    None => format!("still running after {} s, stopped", limit.as_secs()),
-                },
-                log: log.to_path_buf(),
-                tail,
-            }),
-        };
+    // How it ended (whether it succeeded, and its status said), `None`: stopped.
+    let (ended, tail) = match m.host() {
+        Some(_) => {
+            let (status, tail) = m.run_limited(dir, script, Some(log), limit, 20)?;
+            (status.map(|c| (c == 0, format!("exit status: {c}"))), tail)
+        }
+        None => run_setup_here(dir, script, log, limit)?,
+    };
+    match ended {
+        Some((true, _)) => Ok(tail),
+        other => Err(WorkerError::Setup {
+            worktree: dir.to_path_buf(),
+            status: match other {
+                Some((_, said)) => said,
+                None => format!("still running after {} s, stopped", limit.as_secs()),
+            },
+            log: log.to_path_buf(),
+            tail,
+        }),
     }
+}
+
+/// [`run_setup`] on this machine: how the script ended and its output's tail.
+fn run_setup_here(
+    dir: &Path,
+    script: &str,
+    log: &Path,
+    limit: Duration,
+) -> Result<(Option<(bool, String)>, String), WorkerError> {
     let io = |what, source| WorkerError::Io {
         what,
         path: log.to_path_buf(),
@@ -276,18 +290,7 @@ pub fn run_setup(
     let text = std::fs::read_to_string(log).unwrap_or_default();
     let lines: Vec<&str> = text.lines().collect();
     let tail = lines[lines.len().saturating_sub(20)..].join("\n");
-    match status {
-        Some(s) if s.success() => Ok(tail),
-        other => Err(WorkerError::Setup {
-            worktree: dir.to_path_buf(),
-            status: match other {
-                Some(s) => format!("{s}"),
-                None => format!("still running after {} s, stopped", limit.as_secs()),
-            },
-            log: log.to_path_buf(),
-            tail,
-        }),
-    }
+    Ok((status.map(|s| (s.success(), s.to_string())), tail))
 }
 
 /// How many files in `dir` differ from its HEAD (untracked ones included; excluded
