@@ -93,17 +93,22 @@ impl Agents {
 
     /// A git repository with one commit, a `.env` the `.worktreeinclude` names.
     pub fn repo(&self, name: &str) -> PathBuf {
-        let repo = self.dir.path().join(name);
-        std::fs::create_dir_all(&repo).unwrap();
-        git(&repo, &["init", "-q", "-b", "main"]);
-        std::fs::write(repo.join("README.md"), "# demo\n").unwrap();
-        std::fs::write(repo.join(".gitignore"), ".env\n").unwrap();
-        std::fs::write(repo.join(".worktreeinclude"), ".env\n").unwrap();
-        git(&repo, &["add", "."]);
-        git(&repo, &["commit", "-q", "-m", "first"]);
-        std::fs::write(repo.join(".env"), "SECRET=1\n").unwrap();
-        repo.canonicalize().unwrap()
+        demo_repo(&self.dir.path().join(name))
     }
+}
+
+/// A repository made at `repo` with one commit, and an untracked `.env` its
+/// `.worktreeinclude` names (`.env*`); its resolved path.
+pub fn demo_repo(repo: &Path) -> PathBuf {
+    std::fs::create_dir_all(repo).unwrap();
+    git(repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("README.md"), "# demo\n").unwrap();
+    std::fs::write(repo.join(".gitignore"), ".env*\n").unwrap();
+    std::fs::write(repo.join(".worktreeinclude"), ".env*\n").unwrap();
+    git(repo, &["add", "."]);
+    git(repo, &["commit", "-q", "-m", "first"]);
+    std::fs::write(repo.join(".env"), "SECRET=1\n").unwrap();
+    repo.canonicalize().unwrap()
 }
 
 /// Runs git in `dir` with a fixed identity; panics when it fails.

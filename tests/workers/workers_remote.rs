@@ -13,7 +13,7 @@ use rmcp::model::CallToolRequestParams;
 use rmcp::ServiceExt;
 use serde_json::{json, Value};
 
-use crate::agents::{answer, git, Agents};
+use crate::agents::{answer, demo_repo, git, Agents};
 use crate::ssh_support::SshServer;
 use crate::support::TestServer;
 use crate::workers::names;
@@ -95,6 +95,31 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     out
 }
 
+/// A remote host on a real sshd, declared as `far` to an engine on this machine's
+/// tmux, and a manager's MCP client of that engine.
+struct Far {
+    ssh: SshServer,
+    local: TestServer,
+    engine: Engine,
+    client: rmcp::service::RunningService<rmcp::RoleClient, ()>,
+}
+
+impl Far {
+    /// `None` (with the reason said) on a machine without OpenSSH's server.
+    async fn start() -> Option<Far> {
+        let ssh = SshServer::start()?;
+        let local = TestServer::new();
+        let engine = engine_with_far(&local, &ssh).await;
+        let client = client_of(&engine).await;
+        Some(Far {
+            ssh,
+            local,
+            engine,
+            client,
+        })
+    }
+}
+
 /// An MCP client talking to `engine` in-process.
 async fn client_of(engine: &Engine) -> rmcp::service::RunningService<rmcp::RoleClient, ()> {
     let (a, b) = tokio::io::duplex(1 << 20);
@@ -109,12 +134,15 @@ async fn client_of(engine: &Engine) -> rmcp::service::RunningService<rmcp::RoleC
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_codex_worker_on_a_remote_host_reports_through_its_notify_program_and_hooks() {
-    let Some(ssh) = SshServer::start() else {
+    let Some(Far {
+        ssh,
+        local,
+        engine: _engine,
+        client,
+    }) = Far::start().await
+    else {
         return;
     };
-    let local = TestServer::new();
-    let engine = engine_with_far(&local, &ssh).await;
-    let client = client_of(&engine).await;
     let agents = Agents::new();
     std::fs::create_dir_all(ssh.home().join("scratch")).unwrap();
     let spawned = ok(
@@ -154,26 +182,20 @@ async fn a_codex_worker_on_a_remote_host_reports_through_its_notify_program_and_
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_worker_on_a_remote_host_reports_its_turns_through_its_hooks() {
-    let Some(ssh) = SshServer::start() else {
+    let Some(Far {
+        ssh,
+        local,
+        engine,
+        client,
+    }) = Far::start().await
+    else {
         return;
     };
-    let local = TestServer::new();
-    let engine = engine_with_far(&local, &ssh).await;
-    let client = client_of(&engine).await;
     let agents = Agents::new();
     // The project is a repository of the far side's (in its own home here), with an
     // untracked file its `.worktreeinclude` names.
-    let project = ssh.home().join("project");
-    std::fs::create_dir_all(&project).unwrap();
-    git(&project, &["init", "-q", "-b", "main"]);
-    std::fs::write(project.join("README.md"), "# demo\n").unwrap();
-    std::fs::write(project.join(".gitignore"), ".env*\n").unwrap();
-    std::fs::write(project.join(".worktreeinclude"), ".env*\n").unwrap();
-    git(&project, &["add", "."]);
-    git(&project, &["commit", "-q", "-m", "first"]);
-    std::fs::write(project.join(".env"), "SECRET=1\n").unwrap();
+    let project = demo_repo(&ssh.home().join("project"));
     std::fs::write(project.join(".env.local"), "LOCAL=1\n").unwrap();
-    let project = project.canonicalize().unwrap();
     let worktree = project.join(".worktrees/remo");
 
     let spawned = ok(
@@ -379,12 +401,15 @@ async fn a_worker_on_a_remote_host_reports_its_turns_through_its_hooks() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn remote_workers_refuse_what_the_host_cannot_give_and_say_why() {
-    let Some(ssh) = SshServer::start() else {
+    let Some(Far {
+        ssh: _ssh,
+        local: _local,
+        engine: _engine,
+        client,
+    }) = Far::start().await
+    else {
         return;
     };
-    let local = TestServer::new();
-    let engine = engine_with_far(&local, &ssh).await;
-    let client = client_of(&engine).await;
     for (worker, says) in [
         (
             json!({"agent": "claude", "project_path": "no/such/dir"}),
