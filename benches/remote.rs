@@ -238,21 +238,7 @@ async fn turn_ends(
     for d in [&bin, &home, &work] {
         std::fs::create_dir_all(d).unwrap();
     }
-    let claude = bin.join("claude");
-    if !claude.exists() {
-        std::os::unix::fs::symlink(agents::fake_agent(), &claude).unwrap();
-    }
-    let env = std::collections::BTreeMap::from([
-        (
-            "PATH".to_string(),
-            format!(
-                "{}:{}",
-                bin.display(),
-                std::env::var("PATH").unwrap_or_default()
-            ),
-        ),
-        ("HOME".to_string(), home.display().to_string()),
-    ]);
+    let env = agents::agent_env(&bin, &home);
     let spawned = engine
         .workers
         .spawn_workers(SpawnRequest {

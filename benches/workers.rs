@@ -39,7 +39,7 @@ use cohort_workers::{
 
 #[path = "support/agents.rs"]
 mod agents;
-use agents::{answer_time, fake_agent};
+use agents::answer_time;
 
 const SAMPLES: usize = 16;
 const WORKERS: usize = 4;
@@ -93,8 +93,6 @@ async fn run() {
         .tempdir()
         .unwrap();
     let bin = dir.path().join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    std::os::unix::fs::symlink(fake_agent(), bin.join("claude")).unwrap();
     let home = dir.path().join("home");
     let work = dir.path().join("work");
     std::fs::create_dir_all(&home).unwrap();
@@ -111,17 +109,7 @@ async fn run() {
     engine
         .workers
         .configure_workers(|s| s.program = Some(env!("CARGO_BIN_EXE_cohort").into()));
-    let env = std::collections::BTreeMap::from([
-        (
-            "PATH".to_string(),
-            format!(
-                "{}:{}",
-                bin.display(),
-                std::env::var("PATH").unwrap_or_default()
-            ),
-        ),
-        ("HOME".to_string(), home.display().to_string()),
-    ]);
+    let env = agents::agent_env(&bin, &home);
     let specs = (0..WORKERS)
         .map(|_| WorkerSpec {
             launch: LaunchSpec {

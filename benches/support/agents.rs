@@ -1,6 +1,7 @@
 //! What the benchmarks that run fake agent CLIs share: the fake agent's binary and
 //! when an answer reached a transcript.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use cohort_workers::transcript::{Entry, Parser};
@@ -33,4 +34,25 @@ pub fn answer_time(transcript: &Path, answer: &str) -> Option<i64> {
         Entry::Say { at_ms, text } if text == answer => Some(*at_ms),
         _ => None,
     })
+}
+
+/// The environment fake agents run with: `bin` (where `claude` is the fake agent)
+/// first on the PATH, `home` as their home.
+pub fn agent_env(bin: &Path, home: &Path) -> BTreeMap<String, String> {
+    let claude = bin.join("claude");
+    if !claude.exists() {
+        std::fs::create_dir_all(bin).unwrap();
+        std::os::unix::fs::symlink(fake_agent(), &claude).unwrap();
+    }
+    BTreeMap::from([
+        (
+            "PATH".to_string(),
+            format!(
+                "{}:{}",
+                bin.display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        ),
+        ("HOME".to_string(), home.display().to_string()),
+    ])
 }
