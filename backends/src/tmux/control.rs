@@ -112,6 +112,9 @@ impl std::fmt::Debug for ControlClient {
 
 const BACKEND: &str = "tmux";
 
+/// The most output of one pane held to be joined with the next before it is handed on.
+const HELD_OUTPUT_MAX: usize = 256 << 10;
+
 /// Round trips to tmux over control mode in this process: each write of one or more
 /// command lines that waits for their answers counts once.
 static ROUND_TRIPS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -198,7 +201,16 @@ impl ControlClient {
                 let mut parser = Parser::new();
                 let mut line = Vec::with_capacity(4096);
                 let mut exit_reason: Option<String> = None;
+                // A pane's output read in one go is handed on as one notification
+                // (see `Notification::join`): held while the lines read with it
+                // are parsed, never while waiting for more.
+                let mut held: Option<Notification> = None;
                 loop {
+                    if held.as_ref().is_some_and(|h| {
+                        reader.buffer().is_empty() || h.output_len() >= HELD_OUTPUT_MAX
+                    }) {
+                        handler(ControlEvent::Notification(held.take().expect("held")));
+                    }
                     line.clear();
                     match reader.read_until(b'\n', &mut line).await {
                         Ok(0) => break,
@@ -212,9 +224,29 @@ impl ControlClient {
                     if line.last() == Some(&b'\n') {
                         line.pop();
                     }
-                    match parser.feed_line(&line) {
-                        None => {}
-                        Some(Event::Reply(reply)) => {
+                    let event = match parser.feed_line(&line) {
+                        None => continue,
+                        Some(Event::Notification(n)) if n.output_len() > 0 => {
+                            held = Some(match held.take() {
+                                None => n,
+                                Some(mut h) => match h.join(n) {
+                                    None => h,
+                                    Some(n) => {
+                                        handler(ControlEvent::Notification(h));
+                                        n
+                                    }
+                                },
+                            });
+                            continue;
+                        }
+                        Some(event) => event,
+                    };
+                    // Anything else comes after the output before it.
+                    if let Some(h) = held.take() {
+                        handler(ControlEvent::Notification(h));
+                    }
+                    match event {
+                        Event::Reply(reply) => {
                             if let Some(tx) = ready_tx.take() {
                                 // The first block answers the attach itself.
                                 let _ = tx.send(());
@@ -248,13 +280,16 @@ impl ControlClient {
                                 }
                             }
                         }
-                        Some(Event::Notification(Notification::Exit { reason })) => {
+                        Event::Notification(Notification::Exit { reason }) => {
                             exit_reason = Some(
                                 reason.unwrap_or_else(|| "tmux detached the control client".into()),
                             );
                         }
-                        Some(Event::Notification(n)) => handler(ControlEvent::Notification(n)),
+                        Event::Notification(n) => handler(ControlEvent::Notification(n)),
                     }
+                }
+                if let Some(h) = held.take() {
+                    handler(ControlEvent::Notification(h));
                 }
                 let by_server = exit_reason.is_some();
                 let reason = exit_reason.unwrap_or_else(|| "the tmux control client exited".into());

@@ -248,6 +248,45 @@ fn word(s: &[u8]) -> (&[u8], &[u8]) {
     }
 }
 
+impl Notification {
+    /// How many bytes of output it carries (0 for anything but output).
+    pub fn output_len(&self) -> usize {
+        match self {
+            Notification::Output { data, .. } | Notification::ExtendedOutput { data, .. } => {
+                data.len()
+            }
+            _ => 0,
+        }
+    }
+
+    /// Appends `next` to this output when both are one pane's output, handing it back
+    /// otherwise: tmux cuts a pane's output where its reads of the pane happened to
+    /// end, so one notification for the bytes of several says the same, for one
+    /// wake-up of everything that follows the pane instead of one each.
+    pub fn join(&mut self, next: Notification) -> Option<Notification> {
+        use Notification::{ExtendedOutput, Output};
+        match (self, next) {
+            (Output { pane, data }, Output { pane: p, data: d }) if *pane == p => {
+                data.extend_from_slice(&d);
+                None
+            }
+            (
+                ExtendedOutput { pane, age_ms, data },
+                ExtendedOutput {
+                    pane: p,
+                    age_ms: a,
+                    data: d,
+                },
+            ) if *pane == p => {
+                data.extend_from_slice(&d);
+                *age_ms = (*age_ms).max(a);
+                None
+            }
+            (_, next) => Some(next),
+        }
+    }
+}
+
 fn parse_notification(line: &[u8]) -> Notification {
     let unknown = || Notification::Unknown(line.to_vec());
     let (name, rest) = word(line);
@@ -390,6 +429,32 @@ pub fn unescape(data: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_panes_output_joins_and_nothing_else_does() {
+        let output = |pane: &str, data: &[u8]| Notification::Output {
+            pane: pane.into(),
+            data: data.to_vec(),
+        };
+        let mut joined = output("%1", b"ab");
+        assert_eq!(joined.join(output("%1", b"c\n")), None);
+        assert_eq!(joined, output("%1", b"abc\n"));
+        assert_eq!(joined.output_len(), 4);
+        let mut first = output("%1", b"a");
+        assert_eq!(first.join(output("%2", b"b")), Some(output("%2", b"b")));
+        assert_eq!(first, output("%1", b"a"));
+        let extended = |age_ms, data: &[u8]| Notification::ExtendedOutput {
+            pane: "%3".into(),
+            age_ms,
+            data: data.to_vec(),
+        };
+        let mut slow = extended(5, b"x");
+        assert_eq!(slow.join(extended(2, b"y")), None);
+        assert_eq!(slow, extended(5, b"xy"));
+        let pause = Notification::Pause { pane: "%1".into() };
+        assert_eq!(pause.output_len(), 0);
+        assert_eq!(first.join(pause.clone()), Some(pause));
+    }
 
     fn feed_all(input: &[u8]) -> Vec<Event> {
         let mut parser = Parser::new();
