@@ -15,9 +15,62 @@ pub(crate) struct Decoded<'a> {
 /// Decodes `raw`, never failing: invalid UTF-8 becomes U+FFFD with a notice, and output with
 /// NUL bytes or mostly invalid sequences is flagged as binary.
 pub(crate) fn decode(raw: &[u8]) -> Decoded<'_> {
-    let mut notices = Vec::new();
+    let (text, counts) = decode_counting(raw);
+    let (binary, notices) = counts.verdict();
+    Decoded {
+        text,
+        binary,
+        notices,
+    }
+}
+
+/// What decoding found wrong with some bytes; counts of consecutive pieces add up to
+/// those of the whole when the pieces are cut after a newline (no UTF-8 sequence holds
+/// one).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Counts {
+    /// Bytes decoded.
+    pub len: usize,
+    /// NUL bytes.
+    pub nul: usize,
+    /// Invalid UTF-8 sequences, and the bytes in them.
+    pub invalid_seqs: usize,
+    pub invalid_bytes: usize,
+}
+
+impl Counts {
+    /// Adds the counts of the next piece.
+    pub fn add(&mut self, other: Counts) {
+        self.len += other.len;
+        self.nul += other.nul;
+        self.invalid_seqs += other.invalid_seqs;
+        self.invalid_bytes += other.invalid_bytes;
+    }
+
+    /// Whether the bytes look binary, and what to tell the caller about them.
+    pub fn verdict(&self) -> (bool, Vec<String>) {
+        let binary = self.nul > 0 || (self.len >= 64 && self.invalid_bytes * 10 > self.len);
+        let notices = if binary {
+            vec![format!(
+                "output looks binary ({} bytes, {} NUL, {} invalid UTF-8): shown as lossy text",
+                self.len, self.nul, self.invalid_bytes
+            )]
+        } else if self.invalid_seqs > 0 {
+            vec![format!(
+                "output is not valid UTF-8: {} invalid sequence(s) shown as U+FFFD",
+                self.invalid_seqs
+            )]
+        } else {
+            Vec::new()
+        };
+        (binary, notices)
+    }
+}
+
+/// `raw` as text (borrowed when it is valid UTF-8, the usual case: one validation pass,
+/// no copy) and what was wrong with it.
+pub(crate) fn decode_counting(raw: &[u8]) -> (Cow<'_, str>, Counts) {
     let (text, invalid_seqs, invalid_bytes) = match std::str::from_utf8(raw) {
-        // Valid input (the usual case) is borrowed as it is: one validation pass, no copy.
         Ok(s) => (Cow::Borrowed(s), 0, 0),
         Err(_) => {
             let (s, seqs, bytes) = lossy(raw);
@@ -25,24 +78,13 @@ pub(crate) fn decode(raw: &[u8]) -> Decoded<'_> {
         }
     };
     let nul = if raw.contains(&0) { count_nul(raw) } else { 0 };
-    let binary = nul > 0 || (raw.len() >= 64 && invalid_bytes * 10 > raw.len());
-    if binary {
-        notices.push(format!(
-            "output looks binary ({} bytes, {} NUL, {} invalid UTF-8): shown as lossy text",
-            raw.len(),
-            nul,
-            invalid_bytes
-        ));
-    } else if invalid_seqs > 0 {
-        notices.push(format!(
-            "output is not valid UTF-8: {invalid_seqs} invalid sequence(s) shown as U+FFFD"
-        ));
-    }
-    Decoded {
-        text,
-        binary,
-        notices,
-    }
+    let counts = Counts {
+        len: raw.len(),
+        nul,
+        invalid_seqs,
+        invalid_bytes,
+    };
+    (text, counts)
 }
 
 /// Lossy UTF-8: valid stretches are validated by the standard library's fast path and

@@ -24,46 +24,20 @@ pub(crate) struct Src<'a> {
 impl<'a> Src<'a> {
     /// Splits and cleans `text`, and classifies every line.
     pub fn new(text: &'a str, binary: bool) -> Self {
-        let mut lines = Vec::with_capacity(text.len() / 40 + 1);
-        let mut signal = Vec::with_capacity(text.len() / 40 + 1);
-        let mut digits = Vec::with_capacity(text.len() / 40 + 1);
-        let mut hits = signal_offsets(text).peekable();
-        let mut summaries = summary_offsets(text).peekable();
-        let mut summary = Vec::with_capacity(text.len() / 40 + 1);
-        let mut start = 0;
-        for line in raw_lines(text) {
-            let end = start + line.len();
-            while summaries.next_if(|&at| at < start).is_some() {}
-            summary.push(summaries.peek().is_some_and(|&at| at < end));
-            let mut candidate = false;
-            while let Some(&at) = hits.peek() {
-                if at < start {
-                    hits.next();
-                } else {
-                    candidate = at < end;
-                    break;
-                }
-            }
-            let (cleaned, has_digit) = clean_line_digits(line, binary);
-            digits.push(has_digit);
-            // The whole-text scan finds the lines that may hold a signal word (checked again
-            // here: not in a success phrase or a path); lines that were rewritten are
-            // classified again as shown.
-            let rewritten = matches!(cleaned, Cow::Owned(_));
-            signal.push(if rewritten {
-                is_signal(&cleaned)
-            } else {
-                (candidate && words_signal(&cleaned)) || marks_signal(&cleaned)
-            });
-            lines.push(cleaned);
-            start = end + 1;
-        }
-        Src {
-            lines,
-            signal,
-            digits,
-            summary,
-        }
+        let capacity = text.len() / 40 + 1;
+        let mut src = Src {
+            lines: Vec::with_capacity(capacity),
+            signal: Vec::with_capacity(capacity),
+            digits: Vec::with_capacity(capacity),
+            summary: Vec::with_capacity(capacity),
+        };
+        classify(text, binary, |_, cleaned, line| {
+            src.lines.push(cleaned);
+            src.signal.push(line.signal);
+            src.digits.push(line.digits);
+            src.summary.push(line.summary);
+        });
+        src
     }
 
     /// Number of raw lines.
@@ -74,6 +48,66 @@ impl<'a> Src<'a> {
     /// A cleaned line.
     pub fn line(&self, i: usize) -> &str {
         &self.lines[i]
+    }
+}
+
+/// What [`classify`] finds in one line.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LineKind {
+    /// It reads as an error, failure, panic, traceback or warning.
+    pub signal: bool,
+    /// It holds an ASCII digit (found while cleaning it).
+    pub digits: bool,
+    /// It is a tool's summary (counts of tests, problems, changes).
+    pub summary: bool,
+}
+
+/// Splits `text` into lines, cleans and classifies each, and hands `each` the byte
+/// offset where the raw line starts, its cleaned text (borrowed from `text` when
+/// cleaning only trimmed it: then a prefix of the raw line) and what it is.
+///
+/// No pattern the classification uses crosses a newline, so the lines of a text cut
+/// after a newline are classified the same in its pieces as in the whole.
+pub(crate) fn classify<'a>(
+    text: &'a str,
+    binary: bool,
+    mut each: impl FnMut(usize, Cow<'a, str>, LineKind),
+) {
+    let mut hits = signal_offsets(text).peekable();
+    let mut summaries = summary_offsets(text).peekable();
+    let mut start = 0;
+    for line in raw_lines(text) {
+        let end = start + line.len();
+        while summaries.next_if(|&at| at < start).is_some() {}
+        let summary = summaries.peek().is_some_and(|&at| at < end);
+        let mut candidate = false;
+        while let Some(&at) = hits.peek() {
+            if at < start {
+                hits.next();
+            } else {
+                candidate = at < end;
+                break;
+            }
+        }
+        let (cleaned, digits) = clean_line_digits(line, binary);
+        // The whole-text scan finds the lines that may hold a signal word (checked again
+        // here: not in a success phrase or a path); lines that were rewritten are
+        // classified again as shown.
+        let signal = if matches!(cleaned, Cow::Owned(_)) {
+            is_signal(&cleaned)
+        } else {
+            (candidate && words_signal(&cleaned)) || marks_signal(&cleaned)
+        };
+        each(
+            start,
+            cleaned,
+            LineKind {
+                signal,
+                digits,
+                summary,
+            },
+        );
+        start = end + 1;
     }
 }
 

@@ -57,6 +57,7 @@ mod machine;
 mod model;
 mod options;
 mod pipeline;
+mod prepared;
 mod reducers;
 mod rules;
 mod signal;
@@ -73,6 +74,7 @@ extern crate self as cohort_reducers;
 pub use choose::{choose_reducer, ReducerKind};
 pub use model::{ranges_named, Hidden, HiddenReason, Reduced};
 pub use options::Options;
+pub use prepared::Prepared;
 pub use rules::{RulesError, UserRules};
 pub use tokens::estimate_tokens;
 
@@ -122,7 +124,32 @@ pub(crate) fn run(
     line_base: usize,
 ) -> (Reduced, Vec<std::ops::Range<usize>>) {
     let decoded = decode::decode(raw);
-    let raw_text: &str = &decoded.text;
+    reduce_text(
+        command,
+        &decoded.text,
+        decoded.binary,
+        decoded.notices,
+        options,
+        spans,
+        line_base,
+        Src::new,
+    )
+}
+
+/// [`run`] from the decoded text on: `make_src` splits, cleans and classifies its lines
+/// (called once, with the text and whether it is binary), so a caller that did that
+/// while the output arrived ([`Prepared`]) hands in what it has.
+#[allow(clippy::too_many_arguments)]
+fn reduce_text<'t>(
+    command: &str,
+    raw_text: &'t str,
+    binary: bool,
+    notices: Vec<String>,
+    options: &Options,
+    spans: bool,
+    line_base: usize,
+    make_src: impl FnOnce(&'t str, bool) -> Src<'t>,
+) -> (Reduced, Vec<std::ops::Range<usize>>) {
     let raw_tokens = estimate_tokens(raw_text);
     let all = |raw_lines: usize| {
         if spans {
@@ -142,7 +169,7 @@ pub(crate) fn run(
                 raw_tokens,
                 shown_tokens: raw_tokens,
                 hidden: Vec::new(),
-                notices: decoded.notices,
+                notices,
             },
             all(raw_lines),
         );
@@ -151,7 +178,7 @@ pub(crate) fn run(
     let machine = rule.is_none() && !options.exact && machine::readable(command, raw_text);
     if machine && raw_text.len() <= options.machine_max {
         // A format asked for to be parsed: every byte as written.
-        let raw_lines = Src::new(raw_text, decoded.binary).len();
+        let raw_lines = make_src(raw_text, binary).len();
         return (
             Reduced {
                 text: raw_text.to_owned(),
@@ -161,12 +188,12 @@ pub(crate) fn run(
                 raw_tokens,
                 shown_tokens: raw_tokens,
                 hidden: Vec::new(),
-                notices: decoded.notices,
+                notices,
             },
             all(raw_lines),
         );
     }
-    let src = Src::new(raw_text, decoded.binary);
+    let src = make_src(raw_text, binary);
     let raw_lines = src.len();
     let post = Post {
         line_base: options.line_base + line_base,
@@ -229,7 +256,7 @@ pub(crate) fn run(
                 raw_tokens,
                 shown_tokens: tokens,
                 hidden: Vec::new(),
-                notices: decoded.notices,
+                notices,
             },
             all(raw_lines),
         );
@@ -248,7 +275,7 @@ pub(crate) fn run(
             raw_tokens,
             shown_tokens,
             hidden,
-            notices: decoded.notices.into_iter().chain(left_out).collect(),
+            notices: notices.into_iter().chain(left_out).collect(),
         },
         spans,
     )

@@ -17,6 +17,11 @@ mod support;
 
 use support::{fixture_dir, fixtures_in};
 
+/// Every recorded fixture, for the other modules' tests.
+pub(crate) fn all_fixtures() -> Vec<support::Fixture> {
+    fixtures()
+}
+
 fn fixtures() -> Vec<support::Fixture> {
     let out = fixtures_in(&fixture_dir());
     assert!(

@@ -65,6 +65,7 @@ pub mod names;
 pub mod observe;
 pub mod ownership;
 pub mod pattern;
+pub mod prepare;
 pub mod private;
 pub mod profiles;
 pub mod read;
@@ -106,6 +107,8 @@ pub use targets::{describe_targets, resolve_target, Delivery, ExpandedTarget};
 pub struct TerminalStats {
     /// Journal bytes held in memory across panes.
     pub journal_memory: usize,
+    /// Bytes of runs' output reduced while it arrived (see [`prepare`]).
+    pub prepared_bytes: u64,
 }
 
 /// The terminal core; cheap to clone.
@@ -122,6 +125,8 @@ pub struct Terminal {
     /// The terminal server restarts plus registry replacements the registry has been
     /// brought in line with (see [`Terminal::list`]).
     adopted_epoch: Arc<std::sync::atomic::AtomicU64>,
+    /// [`TerminalStats::prepared_bytes`].
+    prepared_bytes: Arc<std::sync::atomic::AtomicU64>,
     /// Where what happens is published (see [`events`]).
     bus: events::EventBus,
     /// Sessions being recorded (see [`record`]).
@@ -188,6 +193,7 @@ impl Terminal {
             rules: None,
             registry,
             adopted_epoch: Default::default(),
+            prepared_bytes: Default::default(),
             profiled_teams: Default::default(),
             profiles_tried: Default::default(),
             profiles_failed: Default::default(),
@@ -289,6 +295,9 @@ impl Terminal {
     pub fn stats(&self) -> TerminalStats {
         TerminalStats {
             journal_memory: self.runtimes.memory_used(),
+            prepared_bytes: self
+                .prepared_bytes
+                .load(std::sync::atomic::Ordering::Relaxed),
         }
     }
 }

@@ -7,9 +7,10 @@
 
 use std::ops::Range;
 
-use cohort_reducers::{reduce, Options as ReduceOptions};
+use cohort_reducers::{reduce, Options as ReduceOptions, Prepared};
 use serde::Serialize;
 
+use crate::prepare::Progress;
 use crate::{runtime::PaneData, sanitize::sanitize_output};
 
 /// Which part of a pane's output to read.
@@ -93,8 +94,11 @@ impl ReadOutput {
 /// a big read never holds up the pane's events.
 #[derive(Debug)]
 pub struct Slice {
-    /// The bytes read (escapes not yet sanitised).
+    /// The bytes read (escapes not yet sanitised): all of the range, or what follows
+    /// the part already prepared.
     bytes: Vec<u8>,
+    /// The range's output up to `bytes`, prepared while it arrived.
+    prepared: Option<Prepared>,
     /// Why the bytes could not be read, when they could not.
     unavailable: Option<String>,
     /// The command whose output this is, when one command's.
@@ -114,13 +118,28 @@ pub struct Slice {
     past_end: Option<String>,
 }
 
+impl Slice {
+    /// Bytes of the range's output prepared while it arrived.
+    pub fn prepared_len(&self) -> usize {
+        self.prepared.as_ref().map_or(0, Prepared::len)
+    }
+}
+
 /// Takes what a read needs from the pane's data (call with the pane locked; cheap
 /// but for copying the bytes).
 pub fn take(data: &mut PaneData, options: &ReadOptions) -> Slice {
+    take_after(data, options, None)
+}
+
+/// [`take`], after what `progress` prepared of the range's output when it is the
+/// start of that output (only the bytes after it are taken, and the reduction finishes
+/// from it); otherwise as [`take`].
+pub fn take_after(data: &mut PaneData, options: &ReadOptions, progress: Option<Progress>) -> Slice {
     let len = data.journal.len();
     let total_lines = data.journal.line_count();
     let empty = |past_end: Option<String>| Slice {
         bytes: Vec::new(),
+        prepared: None,
         unavailable: None,
         command: None,
         first: 0,
@@ -189,12 +208,30 @@ pub fn take(data: &mut PaneData, options: &ReadOptions) -> Slice {
     });
     let start = start.max(floor);
     let end = end.max(start);
-    let (bytes, unavailable) = match data.journal.read(start, end) {
+    let read = |data: &mut PaneData, from: u64| match data.journal.read(from, end) {
         Ok(b) => (b, None),
         Err(e) => (Vec::new(), Some(e.to_string())),
     };
+    // Raw and exact reads skip the reducers: there is nothing prepared to use.
+    let reduced = !options.raw && !matches!(options.what, ReadWhat::Lines(_));
+    let progress =
+        progress.filter(|p| reduced && dropped.is_none() && p.start == start && p.upto <= end);
+    let (bytes, unavailable, prepared) = match progress {
+        Some(p) => match read(data, p.upto) {
+            (rest, None) if p.prepared.takes(&rest) => (rest, None, Some(p.prepared)),
+            _ => {
+                let (bytes, unavailable) = read(data, start);
+                (bytes, unavailable, None)
+            }
+        },
+        None => {
+            let (bytes, unavailable) = read(data, start);
+            (bytes, unavailable, None)
+        }
+    };
     Slice {
         bytes,
+        prepared,
         unavailable,
         command: command_for(data, start, end),
         first: data.journal.line_of(start),
@@ -243,11 +280,20 @@ pub fn render(
         line_base: usize::try_from(first).unwrap_or(usize::MAX),
         ..ReduceOptions::default()
     };
-    let reduced = reduce(
-        slice.command.as_deref().unwrap_or(""),
-        &clean,
-        &reduce_options,
-    );
+    let command = slice.command.as_deref().unwrap_or("");
+    let reduced = match slice.prepared {
+        Some(prepared) => match prepared.finish(command, &clean, &reduce_options) {
+            Some(reduced) => reduced,
+            // `take` checked that it takes the rest.
+            None => {
+                return nothing(
+                    "[the output could not be reduced: read it by lines or with mode \"all\"]"
+                        .into(),
+                )
+            }
+        },
+        None => reduce(command, &clean, &reduce_options),
+    };
     drop(clean);
     let last = if reduced.raw_lines == 0 {
         first

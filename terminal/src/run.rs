@@ -10,6 +10,7 @@ use crate::{
     completion::{self, Started, Until, Verdict, WaitSpec},
     input,
     input::{Caller, SendOptions},
+    prepare::{Preparer, Progress},
     read::{self, ReadOptions, ReadOutput, ReadWhat},
     Terminal, TerminalError,
 };
@@ -84,8 +85,14 @@ impl Terminal {
             })
         })??;
         let started = sent.started.expect("enter was pressed");
+        let preparer = (!raw).then(|| Preparer::start(runtime.clone(), started.enter_offset));
         let mut verdict =
             completion::wait(&runtime, self.backend.as_ref(), pane, &started, &spec).await;
+        let progress = match preparer {
+            Some(preparer) => preparer.finish().await,
+            None => None,
+        };
+
         if sent.pasted && sent.into_program {
             // A REPL runs a block line by line as it arrives: what it printed between
             // the lines (a traceback, a loop's output) came before Enter. The reply
@@ -97,7 +104,7 @@ impl Terminal {
             raw,
             ..ReadOptions::default()
         };
-        let mut output = self.read(pane, &options).await;
+        let mut output = self.read_after(pane, &options, progress).await;
         append_verdict(&mut output.meta, &verdict);
         self.mark_read(pane, &caller.connection, verdict.output.end);
         Ok(RunOutput { verdict, output })
@@ -128,11 +135,26 @@ impl Terminal {
     /// reduced on a blocking thread after it is released, so a big read holds up
     /// neither the pane's events nor anyone else's.
     pub async fn read(&self, pane: &PaneId, options: &ReadOptions) -> ReadOutput {
+        self.read_after(pane, options, None).await
+    }
+
+    /// [`Terminal::read`], finishing the reduction from what was prepared of the
+    /// output while it arrived (see [`read::take_after`]).
+    async fn read_after(
+        &self,
+        pane: &PaneId,
+        options: &ReadOptions,
+        progress: Option<Progress>,
+    ) -> ReadOutput {
         let slice = {
             let runtime = self.runtimes.get(pane);
             let mut data = runtime.lock();
-            read::take(&mut data, options)
+            read::take_after(&mut data, options, progress)
         };
+        self.prepared_bytes.fetch_add(
+            slice.prepared_len() as u64,
+            std::sync::atomic::Ordering::Relaxed,
+        );
         let (options, rules) = (options.clone(), self.rules.clone());
         match tokio::task::spawn_blocking(move || read::render(slice, &options, rules.as_deref()))
             .await

@@ -27,6 +27,45 @@ pub fn sanitize_output(bytes: &[u8]) -> Vec<u8> {
     }
 }
 
+/// Where output may be cut so that [`sanitize_output`] cleans the two parts as it
+/// cleans the whole: right after the last newline outside a string escape (0 when
+/// there is none). Nothing it removes crosses a newline but a string's payload.
+pub fn line_cut(bytes: &[u8]) -> usize {
+    let mut cut = 0;
+    let mut i = 0;
+    loop {
+        let esc = bytes[i..].iter().position(|b| *b == 0x1b).map(|p| i + p);
+        let plain = &bytes[i..esc.unwrap_or(bytes.len())];
+        if let Some(nl) = plain.iter().rposition(|b| *b == b'\n') {
+            cut = i + nl + 1;
+        }
+        let Some(esc) = esc else {
+            return cut;
+        };
+        i = esc + 1;
+        if !matches!(bytes.get(i), Some(b']' | b'P' | b'_' | b'^' | b'X')) {
+            continue;
+        }
+        // A string: its payload, to BEL or ST, may hold newlines.
+        let mut j = i + 1;
+        loop {
+            match bytes.get(j) {
+                // Not ended yet: it may end in bytes still to come.
+                None => return cut,
+                Some(0x07) => {
+                    i = j + 1;
+                    break;
+                }
+                Some(0x1b) if bytes.get(j + 1) == Some(&b'\\') => {
+                    i = j + 2;
+                    break;
+                }
+                Some(_) => j += 1,
+            }
+        }
+    }
+}
+
 fn remove_string_escapes(bytes: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -123,6 +162,29 @@ pub fn sanitize_input(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn output_cut_where_line_cut_says_cleans_as_the_whole() {
+        let outputs: [&[u8]; 5] = [
+            b"one\ntwo\x1b]0;a\ntitle\x07three\nfour\x1b]8;;u\x1b\\link\n\x1b[1m\x1b[7m%\x1b[27m\x1b[1m\x1b[0m   \r \rfive\n",
+            b"\x1b]133;D;0\x07\n\x1b]1337;File=x:\nAAAA\nBBBB\x1b\\\nend\n",
+            b"no newline at all \x1b]2;t\x07",
+            b"\n\n\x1b\n\x1b]\n",
+            b"a\x1bPq\n#0;2\n\x1b\\b\nc",
+        ];
+        for raw in outputs {
+            let whole = sanitize_output(raw);
+            for k in 0..=raw.len() {
+                let cut = line_cut(&raw[..k]);
+                assert!(cut == 0 || raw[cut - 1] == b'\n', "{raw:?} at {k}: {cut}");
+                let mut pieces = sanitize_output(&raw[..cut]);
+                pieces.extend(sanitize_output(&raw[cut..]));
+                assert_eq!(pieces, whole, "{raw:?} cut at {cut} of {k}");
+            }
+        }
+        assert_eq!(line_cut(b"a\nb\x1b]0;open\nstill open"), 2);
+        assert_eq!(line_cut(b"a\nb\x1b]0;t\x07c\nd"), 11);
+    }
 
     #[test]
     fn output_loses_string_sequences_only() {

@@ -1,0 +1,237 @@
+//! Reducing a run's output while it arrives.
+//!
+//! A `run` waits for its command on the ladder, then reduces the output. For a big
+//! output most of that reduction is work on each line alone, which need not wait: beside
+//! the wait, [`Preparer`] hands the output's lines to the reducers'
+//! [`Prepared`] as they reach the journal, in pieces cut
+//! after a newline (where sanitizing the pieces is sanitizing the whole), on a thread
+//! of its own at a lower priority (tmux and the reading of its output come first:
+//! on two cores, taking their time would only move the verdict later). When the
+//! verdict comes, that thread stops after the piece in hand, the read takes the rest
+//! and finishes; the reply is the one the whole reduction gives.
+//!
+//! Small outputs are not touched: nothing starts before 64 KiB of output.
+//! The command's output starts at its shell's `C` mark; a shell that does not announce
+//! its commands, a range the ladder ends elsewhere, output the journal no longer holds,
+//! or output the reducers would not take whole (too big, binary) leave the reduction to
+//! the read as before.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use cohort_backends::PromptMark;
+use cohort_reducers::Prepared;
+use tokio::sync::oneshot;
+
+use crate::runtime::PaneRuntime;
+use crate::sanitize::{line_cut, sanitize_output};
+
+/// Output gathered before a piece is prepared: smaller outputs are reduced at the end
+/// in a few milliseconds, without a thread.
+const PIECE: u64 = 64 << 10;
+
+/// The least time between two looks at the pane.
+const PACE: std::time::Duration = std::time::Duration::from_millis(10);
+
+/// A command's output prepared from `start` (its `C` mark) up to `upto`.
+#[derive(Debug)]
+pub struct Progress {
+    /// Journal offset the output starts at.
+    pub start: u64,
+    /// Journal offset up to which it was handed over (right after a newline).
+    pub upto: u64,
+    /// The lines so far.
+    pub prepared: Prepared,
+}
+
+/// Prepares a running command's output beside its wait; stopped when dropped.
+pub struct Preparer {
+    stop: Option<oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<Option<Progress>>,
+}
+
+impl Preparer {
+    /// Starts preparing the output of the command whose Enter was journal offset
+    /// `enter`.
+    pub fn start(runtime: Arc<PaneRuntime>, enter: u64) -> Preparer {
+        let (stop, stopped) = oneshot::channel();
+        let task = tokio::spawn(prepare(runtime, enter, stopped));
+        Preparer {
+            stop: Some(stop),
+            task,
+        }
+    }
+
+    /// Stops, and what was prepared (once a piece in hand is done).
+    pub async fn finish(mut self) -> Option<Progress> {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        (&mut self.task).await.ok().flatten()
+    }
+}
+
+impl Drop for Preparer {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// The preparing task: at each change of the pane (at most every [`PACE`]), the
+/// output since the last piece when there is enough of it, cut after a newline and
+/// handed to the [`Side`] thread.
+async fn prepare(
+    runtime: Arc<PaneRuntime>,
+    enter: u64,
+    mut stopped: oneshot::Receiver<()>,
+) -> Option<Progress> {
+    let mut changes = runtime.watch();
+    let mut side: Option<Side> = None;
+    // Where the output starts, and how far it was handed over.
+    let mut handed: Option<(u64, u64)> = None;
+    loop {
+        tokio::select! {
+            biased;
+            _ = &mut stopped => break,
+            changed = changes.changed() => if changed.is_err() { break },
+        }
+        // Output arrives in thousands of small notifications; this is work on the
+        // side, not the verdict.
+        tokio::select! {
+            biased;
+            _ = &mut stopped => break,
+            _ = tokio::time::sleep(PACE) => {}
+        }
+        if side.as_ref().is_some_and(Side::gave_up) {
+            return None;
+        }
+        let (start, from, mut bytes) = {
+            let mut data = runtime.lock();
+            let (start, from) = match handed {
+                Some(handed) => handed,
+                None => match data
+                    .marks
+                    .iter()
+                    .find(|m| m.offset > enter && m.mark == PromptMark::CommandStart)
+                {
+                    Some(c) => (c.offset, c.offset),
+                    None => continue,
+                },
+            };
+            let len = data.journal.len();
+            if len < from + PIECE {
+                continue;
+            }
+            if from < data.journal.floor() {
+                // Dropped from the journal before it was prepared: the read says so.
+                return None;
+            }
+            match data.journal.read(from, len) {
+                Ok(bytes) => (start, from, bytes),
+                Err(_) => return None,
+            }
+        };
+        let cut = line_cut(&bytes);
+        if cut == 0 {
+            continue;
+        }
+        bytes.truncate(cut);
+        if side.is_none() {
+            side = Some(Side::start(start)?);
+        }
+        let upto = from + cut as u64;
+        side.as_ref()?.hand(bytes, upto);
+        handed = Some((start, upto));
+    }
+    side?.finish().await
+}
+
+/// The thread that prepares the pieces, at a lower priority than everything else
+/// here: while a big output streams in, tmux and the reading of its notifications
+/// keep the cores busy, and they come first.
+struct Side {
+    start: u64,
+    pieces: std::sync::mpsc::Sender<(Vec<u8>, u64)>,
+    flags: Arc<SideFlags>,
+    done: oneshot::Receiver<(Prepared, u64)>,
+}
+
+#[derive(Default)]
+struct SideFlags {
+    /// The verdict is in: stop after the piece in hand (the read prepares the rest).
+    hurry: AtomicBool,
+    /// The reducers gave up on the output.
+    gave_up: AtomicBool,
+}
+
+impl Side {
+    /// Starts the thread for output starting at journal offset `start`.
+    fn start(start: u64) -> Option<Side> {
+        let (pieces, received) = std::sync::mpsc::channel::<(Vec<u8>, u64)>();
+        let (done_tx, done) = oneshot::channel();
+        let flags = Arc::new(SideFlags::default());
+        let theirs = flags.clone();
+        let spawned = std::thread::Builder::new()
+            .name("cohort-prepare".into())
+            .spawn(move || {
+                lower_priority();
+                let mut prepared = Prepared::new();
+                let mut upto = start;
+                for (bytes, end) in received {
+                    if theirs.hurry.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    prepared.push(&sanitize_output(&bytes));
+                    upto = end;
+                    if prepared.given_up() {
+                        theirs.gave_up.store(true, Ordering::Relaxed);
+                        break;
+                    }
+                }
+                let _ = done_tx.send((prepared, upto));
+            });
+        match spawned {
+            Ok(_) => Some(Side {
+                start,
+                pieces,
+                flags,
+                done,
+            }),
+            Err(e) => {
+                tracing::debug!(target: "cohort::engine", "output is reduced at the end: no thread to prepare it ({e})");
+                None
+            }
+        }
+    }
+
+    fn hand(&self, bytes: Vec<u8>, upto: u64) {
+        let _ = self.pieces.send((bytes, upto));
+    }
+
+    fn gave_up(&self) -> bool {
+        self.flags.gave_up.load(Ordering::Relaxed)
+    }
+
+    /// What the thread prepared, once the piece in hand is done.
+    async fn finish(self) -> Option<Progress> {
+        self.flags.hurry.store(true, Ordering::Relaxed);
+        drop(self.pieces);
+        let (prepared, upto) = self.done.await.ok()?;
+        (!prepared.given_up()).then_some(Progress {
+            start: self.start,
+            upto,
+            prepared,
+        })
+    }
+}
+
+/// Lowers the calling thread's priority (a thread's own nice value on Linux; left
+/// as it is elsewhere, where the value is the whole process's).
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setpriority reads no memory of ours; on Linux `who = 0` is the calling
+    // thread.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
+    }
+}
