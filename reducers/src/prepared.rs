@@ -51,6 +51,10 @@ pub struct Prepared {
 }
 
 impl Prepared {
+    /// The most bytes it takes: a bigger output is reduced as head, middle and tail
+    /// from its bytes, and [`Prepared`] gives up on it.
+    pub const MAX_LEN: usize = WHOLE_LIMIT;
+
     /// Nothing taken yet.
     pub fn new() -> Prepared {
         Prepared::default()

@@ -30,6 +30,10 @@ use crate::sanitize::{line_cut, sanitize_output};
 /// in a few milliseconds, without a thread.
 const PIECE: u64 = 64 << 10;
 
+/// Output with no place to cut it this long (one endless line, a string escape that
+/// never ends) is left to the read.
+const NO_CUT_MAX: usize = 1 << 20;
+
 /// The least time between two looks at the pane.
 const PACE: std::time::Duration = std::time::Duration::from_millis(10);
 
@@ -89,6 +93,8 @@ async fn prepare(
     let mut side: Option<Side> = None;
     // Where the output starts, and how far it was handed over.
     let mut handed: Option<(u64, u64)> = None;
+    // The journal's length at which to look again.
+    let mut next_look = 0;
     loop {
         tokio::select! {
             biased;
@@ -118,21 +124,32 @@ async fn prepare(
                     None => continue,
                 },
             };
-            let len = data.journal.len();
-            if len < from + PIECE {
+            // The output ends at the command's `D` mark: what follows is the prompt.
+            let end = data
+                .marks
+                .iter()
+                .find(|m| m.offset >= start && m.mark.finished().is_some())
+                .map_or(data.journal.len(), |d| d.offset);
+            if end < from.max(next_look) + PIECE {
                 continue;
             }
-            if from < data.journal.floor() {
-                // Dropped from the journal before it was prepared: the read says so.
+            if end - start > Prepared::MAX_LEN as u64 || from < data.journal.floor() {
+                // Reduced as head and tail from the journal, or dropped from it
+                // before it was prepared (the read says so).
                 return None;
             }
-            match data.journal.read(from, len) {
+            match data.journal.read(from, end) {
                 Ok(bytes) => (start, from, bytes),
                 Err(_) => return None,
             }
         };
+        next_look = from + bytes.len() as u64;
         let cut = line_cut(&bytes);
         if cut == 0 {
+            if bytes.len() >= NO_CUT_MAX {
+                // One endless line, or a string escape never ended: nothing to cut.
+                return None;
+            }
             continue;
         }
         bytes.truncate(cut);
@@ -140,8 +157,11 @@ async fn prepare(
             side = Some(Side::start(start)?);
         }
         let upto = from + cut as u64;
-        side.as_ref()?.hand(bytes, upto);
-        handed = Some((start, upto));
+        // While the thread is still busy with earlier pieces, the next one waits in
+        // the journal and grows.
+        if side.as_ref()?.hand(bytes, upto) {
+            handed = Some((start, upto));
+        }
     }
     side?.finish().await
 }
@@ -151,7 +171,8 @@ async fn prepare(
 /// keep the cores busy, and they come first.
 struct Side {
     start: u64,
-    pieces: std::sync::mpsc::Sender<(Vec<u8>, u64)>,
+    /// Where pieces go; one waits at most (taken away to say there are no more).
+    pieces: Option<std::sync::mpsc::SyncSender<(Vec<u8>, u64)>>,
     flags: Arc<SideFlags>,
     done: oneshot::Receiver<(Prepared, u64)>,
 }
@@ -167,7 +188,7 @@ struct SideFlags {
 impl Side {
     /// Starts the thread for output starting at journal offset `start`.
     fn start(start: u64) -> Option<Side> {
-        let (pieces, received) = std::sync::mpsc::channel::<(Vec<u8>, u64)>();
+        let (pieces, received) = std::sync::mpsc::sync_channel::<(Vec<u8>, u64)>(1);
         let (done_tx, done) = oneshot::channel();
         let flags = Arc::new(SideFlags::default());
         let theirs = flags.clone();
@@ -193,7 +214,7 @@ impl Side {
         match spawned {
             Ok(_) => Some(Side {
                 start,
-                pieces,
+                pieces: Some(pieces),
                 flags,
                 done,
             }),
@@ -204,8 +225,12 @@ impl Side {
         }
     }
 
-    fn hand(&self, bytes: Vec<u8>, upto: u64) {
-        let _ = self.pieces.send((bytes, upto));
+    /// Hands over the output up to journal offset `upto`; false when the thread has
+    /// a piece waiting already (or is gone).
+    fn hand(&self, bytes: Vec<u8>, upto: u64) -> bool {
+        self.pieces
+            .as_ref()
+            .is_some_and(|pieces| pieces.try_send((bytes, upto)).is_ok())
     }
 
     fn gave_up(&self) -> bool {
@@ -213,15 +238,23 @@ impl Side {
     }
 
     /// What the thread prepared, once the piece in hand is done.
-    async fn finish(self) -> Option<Progress> {
+    async fn finish(mut self) -> Option<Progress> {
         self.flags.hurry.store(true, Ordering::Relaxed);
-        drop(self.pieces);
-        let (prepared, upto) = self.done.await.ok()?;
+        self.pieces = None;
+        let (prepared, upto) = (&mut self.done).await.ok()?;
         (!prepared.given_up()).then_some(Progress {
             start: self.start,
             upto,
             prepared,
         })
+    }
+}
+
+impl Drop for Side {
+    /// A run that stopped waiting (cancelled, failed) stops the thread after the
+    /// piece in hand.
+    fn drop(&mut self) {
+        self.flags.hurry.store(true, Ordering::Relaxed);
     }
 }
 

@@ -206,6 +206,34 @@ async fn a_big_output_reduced_while_it_arrives_reads_as_a_whole_reduction() {
 }
 
 #[tokio::test]
+async fn output_with_nowhere_to_cut_is_reduced_whole_at_the_end() {
+    let (_server, engine, pane) = shell_session("uncut").await;
+    let before = engine.terminal.stats().prepared_bytes;
+    // One line of 1.5 MB, then a string escape that never ends over many lines.
+    let command = "head -c 1500000 /dev/zero | tr '\\0' x; echo; \
+        printf '\\033]0;'; seq 1 100000; printf '\\007'; echo done";
+    let out = run(&engine, &pane, command, spec(120_000)).await;
+    assert_eq!(out.verdict.exit_status, Some(0), "{:?}", out.verdict);
+    assert_eq!(engine.terminal.stats().prepared_bytes, before);
+    let again = engine
+        .terminal
+        .read(
+            &pane,
+            &ReadOptions {
+                what: ReadWhat::Bytes(out.verdict.output.clone()),
+                ..Default::default()
+            },
+        )
+        .await;
+    assert_eq!(out.output.text, again.text);
+    assert!(
+        out.output.text.trim_end().ends_with("done"),
+        "{}",
+        out.output.text
+    );
+}
+
+#[tokio::test]
 async fn callers_have_independent_cursors() {
     let (_server, engine, pane) = shell_session("cursors").await;
     let new = |caller: &str| ReadOptions {
