@@ -5,10 +5,11 @@
 //! the wait, [`Preparer`] hands the output's lines to the reducers'
 //! [`Prepared`] as they reach the journal, in pieces cut
 //! after a newline (where sanitizing the pieces is sanitizing the whole), on a thread
-//! of its own at a lower priority (tmux and the reading of its output come first:
-//! on two cores, taking their time would only move the verdict later). When the
-//! verdict comes, that thread stops after the piece in hand, the read takes the rest
-//! and finishes; the reply is the one the whole reduction gives.
+//! of its own that runs only on an idle core (tmux and the reading of its output come
+//! first: on two cores, taking their time moved the verdict later by more than the
+//! reduction it saved). When the verdict comes, that thread stops after the piece in
+//! hand (or is left behind after 20 ms), the read takes the rest and finishes; the
+//! reply is the one the whole reduction gives.
 //!
 //! Small outputs are not touched: nothing starts before 64 KiB of output.
 //! The command's output starts at its shell's `C` mark; a shell that does not announce
@@ -33,6 +34,10 @@ const PIECE: u64 = 64 << 10;
 /// Output with no place to cut it this long (one endless line, a string escape that
 /// never ends) is left to the read.
 const NO_CUT_MAX: usize = 1 << 20;
+
+/// The longest a verdict waits for the thread to finish the piece in hand (it runs
+/// only when a core is idle); past it, the read reduces the whole output itself.
+const FINISH_WAIT: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// The least time between two looks at the pane.
 const PACE: std::time::Duration = std::time::Duration::from_millis(10);
@@ -166,9 +171,9 @@ async fn prepare(
     side?.finish().await
 }
 
-/// The thread that prepares the pieces, at a lower priority than everything else
-/// here: while a big output streams in, tmux and the reading of its notifications
-/// keep the cores busy, and they come first.
+/// The thread that prepares the pieces, on idle cores only: while a big output streams
+/// in, tmux and the reading of its notifications keep the cores busy, and they come
+/// first.
 struct Side {
     start: u64,
     /// Where pieces go; one waits at most (taken away to say there are no more).
@@ -241,7 +246,10 @@ impl Side {
     async fn finish(mut self) -> Option<Progress> {
         self.flags.hurry.store(true, Ordering::Relaxed);
         self.pieces = None;
-        let (prepared, upto) = (&mut self.done).await.ok()?;
+        let (prepared, upto) = tokio::time::timeout(FINISH_WAIT, &mut self.done)
+            .await
+            .ok()?
+            .ok()?;
         (!prepared.given_up()).then_some(Progress {
             start: self.start,
             upto,
@@ -258,13 +266,17 @@ impl Drop for Side {
     }
 }
 
-/// Lowers the calling thread's priority (a thread's own nice value on Linux; left
-/// as it is elsewhere, where the value is the whole process's).
+/// Puts the calling thread on idle cores only (Linux's `SCHED_IDLE`, else the
+/// lowest nice value; both are the thread's own there). Left as it is elsewhere,
+/// where the nice value is the whole process's.
 fn lower_priority() {
     #[cfg(target_os = "linux")]
-    // SAFETY: setpriority reads no memory of ours; on Linux `who = 0` is the calling
-    // thread.
+    // SAFETY: the parameter outlives the call; on Linux `pid = 0` and `who = 0` are
+    // the calling thread.
     unsafe {
-        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
+        let param = libc::sched_param { sched_priority: 0 };
+        if libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) != 0 {
+            libc::setpriority(libc::PRIO_PROCESS, 0, 19);
+        }
     }
 }

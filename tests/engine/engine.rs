@@ -177,32 +177,41 @@ async fn a_big_output_reduced_while_it_arrives_reads_as_a_whole_reduction() {
     let command = "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); echo \"step $i of the build\"; \
         case $i in *997) echo \"error: step $i failed\";; \
         *500) printf '\\033]0;title %d\\007progress 10%%\\r50%%\\r100%%\\n' $i;; esac; done";
-    let before = engine.terminal.stats().prepared_bytes;
-    let out = run(&engine, &pane, command, spec(120_000)).await;
-    assert_eq!(out.verdict.exit_status, Some(0), "{:?}", out.verdict);
-    let prepared = engine.terminal.stats().prepared_bytes - before;
+    // The preparing runs on idle cores only: on a machine busy with other tests it
+    // may get none during a run, and the read reduces it all; a few runs give it a
+    // chance. Every run's reply must equal the whole reduction.
+    let mut prepared = 0;
+    for _ in 0..5 {
+        let before = engine.terminal.stats().prepared_bytes;
+        let out = run(&engine, &pane, command, spec(120_000)).await;
+        assert_eq!(out.verdict.exit_status, Some(0), "{:?}", out.verdict);
+        prepared = engine.terminal.stats().prepared_bytes - before;
+        // The same range read again is reduced whole, at once.
+        let again = engine
+            .terminal
+            .read(
+                &pane,
+                &ReadOptions {
+                    what: ReadWhat::Bytes(out.verdict.output.clone()),
+                    ..Default::default()
+                },
+            )
+            .await;
+        assert_eq!(out.output.text, again.text);
+        assert!(
+            out.output
+                .meta
+                .starts_with(again.meta.trim_end_matches(']')),
+            "{}\n{}",
+            out.output.meta,
+            again.meta
+        );
+        assert!(out.output.text.contains("error: step 29997 failed"));
+        if prepared >= 64 * 1024 {
+            break;
+        }
+    }
     assert!(prepared >= 64 * 1024, "only {prepared} bytes were prepared");
-    // The same range read again is reduced whole, at once.
-    let again = engine
-        .terminal
-        .read(
-            &pane,
-            &ReadOptions {
-                what: ReadWhat::Bytes(out.verdict.output.clone()),
-                ..Default::default()
-            },
-        )
-        .await;
-    assert_eq!(out.output.text, again.text);
-    assert!(
-        out.output
-            .meta
-            .starts_with(again.meta.trim_end_matches(']')),
-        "{}\n{}",
-        out.output.meta,
-        again.meta
-    );
-    assert!(out.output.text.contains("error: step 29997 failed"));
 }
 
 #[tokio::test]
