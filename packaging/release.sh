@@ -7,7 +7,9 @@
 #
 #   packaging/release.sh [TARGET]          # default: this machine's target
 #
-# The binary is built with the `dist` profile (fat LTO, one codegen unit). A target other
+# The binary is built with the `dist` profile (fat LTO, one codegen unit); on x86_64 Linux
+# it is linked again with its hot functions together (needs valgrind and tmux; see
+# packaging/symbol_order.py). A target other
 # than this machine's needs its Rust target installed (`rustup target add TARGET`) and a
 # linker for it; the release workflow (.github/workflows/release.yml) runs this script on
 # a runner of each platform instead.
@@ -19,6 +21,21 @@ binary="target/$target/dist/cohort"
 mkdir -p dist
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
+# Linked again with the functions a session runs laid out together, so that a server
+# maps a few MiB of its program instead of nearly all of it (packaging/symbol_order.py
+# finds them by running this very build). Where the build runs here and was linked by
+# lld (x86_64 Linux); elsewhere the binary keeps the linker's order.
+host=$(rustc -vV | sed -n 's/^host: //p')
+if [ "$target" = "$host" ] && readelf -p .comment "$binary" 2>/dev/null | grep -q 'Linker: LLD'; then
+    if python3 packaging/symbol_order.py --binary "$binary" --out "$stage/symbol-order.txt"; then
+        cargo rustc --locked --profile dist --bin cohort --target "$target" -- \
+            -C link-arg=-Wl,--symbol-ordering-file="$stage/symbol-order.txt" \
+            -C link-arg=-Wl,--no-warn-symbol-ordering
+        rm "$stage/symbol-order.txt"
+    fi
+else
+    echo "symbol order: not for $target here; the binary keeps the linker's order" >&2
+fi
 mkdir "$stage/cohort-$target"
 cp "$binary" README.md "$stage/cohort-$target/"
 tar -C "$stage" -czf "dist/cohort-$target.tar.gz" "cohort-$target"

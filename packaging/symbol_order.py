@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""Finds the functions a `cohort mcp` server runs in a usual session, for the linker to
+lay them out together.
+
+    packaging/symbol_order.py --binary target/x86_64-unknown-linux-gnu/dist/cohort --out order.txt
+
+Most of the server's resident memory is its program text: the kernel maps a piece of
+64 KiB around each page of code first run, and the functions a session runs are spread
+over the whole binary, so nearly all of it ends up mapped. Linked with these functions
+first (lld's `--symbol-ordering-file`), they sit in a few hundred KiB and the rest of
+the program is never mapped.
+
+The script runs the binary under valgrind's callgrind through a session over stdio, as
+an MCP host drives it (initialize, the tool list, sessions opened, commands run, a big
+output, Ctrl-C, a REPL, reads, close), on a private tmux server with an empty home, and
+writes every function callgrind saw run, by its symbol name, one per line. Symbol
+names hold hashes of the build, so the list fits the binary it was made from and is
+made at each release build (`packaging/release.sh`).
+
+Exits 2, writing nothing, when valgrind or tmux is missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+SCENARIO = [
+    ("open", {"name": "one"}),
+    ("open", {"name": "two"}),
+    ("open", {"name": "repl"}),
+    ("run", {"target": "one", "command": "echo hello"}),
+    ("run", {"target": "one", "command": "seq 1 100000", "timeout_ms": 120000}),
+    ("run", {"target": "one", "command": "ls /nonexistent; false"}),
+    ("run", {"target": "two", "command": "sleep 30", "timeout_ms": 1500}),
+    ("key", {"target": "two", "keys": ["C-c"]}),
+    ("read", {"target": "one", "mode": "tail", "tail": 5}),
+    ("read", {"target": "one", "mode": "lines", "lines": "2-4"}),
+    ("read", {"target": "two", "mode": "screen"}),
+    ("run", {"target": "repl", "command": "python3 -q", "until": ">>> ", "timeout_ms": 20000}),
+    ("send", {"target": "repl", "text": "print(6*7)"}),
+    ("read", {"target": "repl"}),
+    ("list", {}),
+    ("status", {"target": "one"}),
+    ("close", {"target": "repl"}),
+]
+
+
+class Server:
+    """`cohort mcp` under callgrind, spoken to in JSON-RPC lines."""
+
+    def __init__(self, command: list[str], env: dict[str, str]):
+        self.process = subprocess.Popen(
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+        self.next_id = 1
+
+    def request(self, method: str, params: dict) -> dict:
+        ident = self.next_id
+        self.next_id += 1
+        self.send({"jsonrpc": "2.0", "id": ident, "method": method, "params": params})
+        while True:
+            line = self.process.stdout.readline()
+            if not line:
+                raise SystemExit(f"the server ended during {method}")
+            if not line.startswith(b"{"):
+                continue
+            message = json.loads(line)
+            if message.get("id") == ident:
+                return message
+
+    def send(self, message: dict) -> None:
+        self.process.stdin.write((json.dumps(message) + "\n").encode())
+        self.process.stdin.flush()
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(timeout=120)
+
+
+def executed_functions(profile: str) -> list[str]:
+    """Every function named in a callgrind profile, in the order first named."""
+    names: dict[str, str] = {}
+    order: list[str] = []
+    seen = set()
+    pattern = re.compile(r"^c?fn=\((\d+)\)(?: (.*))?$")
+    with open(profile, errors="replace") as f:
+        for line in f:
+            match = pattern.match(line.rstrip("\n"))
+            if not match:
+                continue
+            ident, name = match.groups()
+            if name:
+                names[ident] = name
+            name = names.get(ident)
+            if name and name not in seen:
+                seen.add(name)
+                order.append(name)
+    return order
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--binary", required=True)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    for tool in ("valgrind", "tmux"):
+        if shutil.which(tool) is None:
+            print(f"symbol order: {tool} is not installed; the binary keeps the linker's order", file=sys.stderr)
+            return 2
+    binary = os.path.abspath(args.binary)
+    with tempfile.TemporaryDirectory() as scratch:
+        home = os.path.join(scratch, "home")
+        os.makedirs(home)
+        socket = os.path.join(scratch, "tmux.sock")
+        env = dict(os.environ, HOME=home, COHORT_STATE_DIR=os.path.join(scratch, "state"), COHORT_TMUX_SOCKET=socket)
+        env.pop("TMUX", None)
+        profile = os.path.join(scratch, "callgrind.out")
+        server = Server(
+            ["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={profile}", binary, "mcp"],
+            env,
+        )
+        try:
+            server.request(
+                "initialize",
+                {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "symbol-order", "version": "0"}},
+            )
+            server.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            server.request("tools/list", {})
+            for name, arguments in SCENARIO:
+                answer = server.request("tools/call", {"name": name, "arguments": arguments})
+                if "error" in answer or answer.get("result", {}).get("isError"):
+                    print(f"symbol order: {name} {arguments} failed: {answer}", file=sys.stderr)
+            server.close()
+        finally:
+            if server.process.poll() is None:
+                server.process.kill()
+            subprocess.run(["tmux", "-S", socket, "kill-server"], stderr=subprocess.DEVNULL)
+        functions = executed_functions(profile)
+    with open(args.out, "w") as f:
+        f.write("\n".join(functions) + "\n")
+    print(f"symbol order: {len(functions)} functions run in a session", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
