@@ -5,11 +5,11 @@
 //! the wait, [`Preparer`] hands the output's lines to the reducers'
 //! [`Prepared`] as they reach the journal, in pieces cut
 //! after a newline (where sanitizing the pieces is sanitizing the whole), on a thread
-//! of its own that runs only on an idle core (tmux and the reading of its output come
-//! first: on two cores, taking their time moved the verdict later by more than the
-//! reduction it saved). When the verdict comes, that thread stops after the piece in
-//! hand (or is left behind after 20 ms), the read takes the rest and finishes; the
-//! reply is the one the whole reduction gives.
+//! of its own at the lowest priority there is (Linux's `SCHED_IDLE`: tmux and the
+//! reading of its output come first; on two cores, taking their time moved the verdict
+//! later by more than the reduction it saved). When the verdict comes, that thread
+//! stops after the 64 KiB in hand (or is left behind after 20 ms), the read takes the
+//! rest and finishes; the reply is the one the whole reduction gives.
 //!
 //! Small outputs are not touched: nothing starts before 64 KiB of output.
 //! The command's output starts at its shell's `C` mark; a shell that does not announce
@@ -35,8 +35,11 @@ const PIECE: u64 = 64 << 10;
 /// never ends) is left to the read.
 const NO_CUT_MAX: usize = 1 << 20;
 
-/// The longest a verdict waits for the thread to finish the piece in hand (it runs
-/// only when a core is idle); past it, the read reduces the whole output itself.
+/// The most output the thread prepares between two looks at whether the verdict is in.
+const BITE: usize = 64 << 10;
+
+/// The longest a verdict waits for the thread to finish the bite in hand (it runs at
+/// the lowest priority); past it, the read reduces the whole output itself.
 const FINISH_WAIT: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// The least time between two looks at the pane.
@@ -171,9 +174,9 @@ async fn prepare(
     side?.finish().await
 }
 
-/// The thread that prepares the pieces, on idle cores only: while a big output streams
-/// in, tmux and the reading of its notifications keep the cores busy, and they come
-/// first.
+/// The thread that prepares the pieces, at the lowest priority: while a big output
+/// streams in, tmux and the reading of its notifications keep the cores busy, and they
+/// come first.
 struct Side {
     start: u64,
     /// Where pieces go; one waits at most (taken away to say there are no more).
@@ -203,15 +206,27 @@ impl Side {
                 lower_priority();
                 let mut prepared = Prepared::new();
                 let mut upto = start;
-                for (bytes, end) in received {
-                    if theirs.hurry.load(Ordering::Relaxed) {
-                        break;
-                    }
-                    prepared.push(&sanitize_output(&bytes));
-                    upto = end;
-                    if prepared.given_up() {
-                        theirs.gave_up.store(true, Ordering::Relaxed);
-                        break;
+                'pieces: for (bytes, end) in received {
+                    let from = end - bytes.len() as u64;
+                    // In bites cut where the piece could be cut: a verdict waits for
+                    // one bite at most.
+                    let mut at = 0;
+                    while at < bytes.len() {
+                        if theirs.hurry.load(Ordering::Relaxed) {
+                            break 'pieces;
+                        }
+                        let window = &bytes[at..bytes.len().min(at + BITE)];
+                        let bite = match line_cut(window) {
+                            0 => bytes.len() - at,
+                            cut => cut,
+                        };
+                        prepared.push(&sanitize_output(&bytes[at..at + bite]));
+                        at += bite;
+                        upto = from + at as u64;
+                        if prepared.given_up() {
+                            theirs.gave_up.store(true, Ordering::Relaxed);
+                            break 'pieces;
+                        }
                     }
                 }
                 let _ = done_tx.send((prepared, upto));
@@ -242,7 +257,7 @@ impl Side {
         self.flags.gave_up.load(Ordering::Relaxed)
     }
 
-    /// What the thread prepared, once the piece in hand is done.
+    /// What the thread prepared, once the bite in hand is done.
     async fn finish(mut self) -> Option<Progress> {
         self.flags.hurry.store(true, Ordering::Relaxed);
         self.pieces = None;
@@ -266,15 +281,16 @@ impl Drop for Side {
     }
 }
 
-/// Puts the calling thread on idle cores only (Linux's `SCHED_IDLE`, else the
-/// lowest nice value; both are the thread's own there). Left as it is elsewhere,
+/// Gives the calling thread the lowest priority (Linux's `SCHED_IDLE`, else the
+/// highest nice value; both are the thread's own there). Left as it is elsewhere,
 /// where the nice value is the whole process's.
 fn lower_priority() {
     #[cfg(target_os = "linux")]
     // SAFETY: the parameter outlives the call; on Linux `pid = 0` and `who = 0` are
     // the calling thread.
     unsafe {
-        let param = libc::sched_param { sched_priority: 0 };
+        // Some C libraries' `sched_param` has more fields: all zero.
+        let param: libc::sched_param = std::mem::zeroed();
         if libc::sched_setscheduler(0, libc::SCHED_IDLE, &param) != 0 {
             libc::setpriority(libc::PRIO_PROCESS, 0, 19);
         }

@@ -169,6 +169,19 @@ async fn two_million_lines_stay_retrievable_with_bounded_memory() {
     }
 }
 
+/// A run's output read again by its range: reduced whole, at once.
+async fn read_again(
+    engine: &Engine,
+    pane: &PaneId,
+    out: &cohort_terminal::RunOutput,
+) -> cohort_terminal::read::ReadOutput {
+    let options = ReadOptions {
+        what: ReadWhat::Bytes(out.verdict.output.clone()),
+        ..Default::default()
+    };
+    engine.terminal.read(pane, &options).await
+}
+
 #[tokio::test]
 async fn a_big_output_reduced_while_it_arrives_reads_as_a_whole_reduction() {
     let (_server, engine, pane) = shell_session("prepared").await;
@@ -186,17 +199,7 @@ async fn a_big_output_reduced_while_it_arrives_reads_as_a_whole_reduction() {
         let out = run(&engine, &pane, command, spec(120_000)).await;
         assert_eq!(out.verdict.exit_status, Some(0), "{:?}", out.verdict);
         prepared = engine.terminal.stats().prepared_bytes - before;
-        // The same range read again is reduced whole, at once.
-        let again = engine
-            .terminal
-            .read(
-                &pane,
-                &ReadOptions {
-                    what: ReadWhat::Bytes(out.verdict.output.clone()),
-                    ..Default::default()
-                },
-            )
-            .await;
+        let again = read_again(&engine, &pane, &out).await;
         assert_eq!(out.output.text, again.text);
         assert!(
             out.output
@@ -224,16 +227,7 @@ async fn output_with_nowhere_to_cut_is_reduced_whole_at_the_end() {
     let out = run(&engine, &pane, command, spec(120_000)).await;
     assert_eq!(out.verdict.exit_status, Some(0), "{:?}", out.verdict);
     assert_eq!(engine.terminal.stats().prepared_bytes, before);
-    let again = engine
-        .terminal
-        .read(
-            &pane,
-            &ReadOptions {
-                what: ReadWhat::Bytes(out.verdict.output.clone()),
-                ..Default::default()
-            },
-        )
-        .await;
+    let again = read_again(&engine, &pane, &out).await;
     assert_eq!(out.output.text, again.text);
     assert!(
         out.output.text.trim_end().ends_with("done"),
