@@ -27,14 +27,20 @@ trap 'rm -rf "$stage"' EXIT
 # lld (x86_64 Linux); elsewhere the binary keeps the linker's order.
 host=$(rustc -vV | sed -n 's/^host: //p')
 if [ "$target" = "$host" ] && readelf -p .comment "$binary" 2>/dev/null | grep -q 'Linker: LLD'; then
-    if python3 packaging/symbol_order.py --binary "$binary" --out "$stage/symbol-order.txt"; then
+    # Exit 2: valgrind or tmux is missing (said, and skipped); any other failure stops
+    # the release, which would otherwise ship without the order unnoticed.
+    status=0
+    python3 packaging/symbol_order.py --binary "$binary" --out "$stage/symbol-order.txt" || status=$?
+    if [ "$status" -eq 0 ]; then
         cargo rustc --locked --profile dist --bin cohort --target "$target" -- \
             -C link-arg=-Wl,--symbol-ordering-file="$stage/symbol-order.txt" \
             -C link-arg=-Wl,--no-warn-symbol-ordering
         rm "$stage/symbol-order.txt"
+    elif [ "$status" -ne 2 ]; then
+        exit "$status"
     fi
 else
-    echo "symbol order: not for $target here; the binary keeps the linker's order" >&2
+    echo "symbol order: skipped for $target (built for another platform, or not linked by lld)" >&2
 fi
 mkdir "$stage/cohort-$target"
 cp "$binary" README.md "$stage/cohort-$target/"

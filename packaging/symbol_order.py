@@ -17,7 +17,8 @@ writes every function callgrind saw run, by its symbol name, one per line. Symbo
 names hold hashes of the build, so the list fits the binary it was made from and is
 made at each release build (`packaging/release.sh`).
 
-Exits 2, writing nothing, when valgrind or tmux is missing.
+Exits 2, writing nothing, when valgrind or tmux is missing; 1 when the session fails
+or takes more than ten minutes.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -94,6 +96,8 @@ def executed_functions(profile: str) -> list[str]:
     order: list[str] = []
     seen = set()
     pattern = re.compile(r"^c?fn=\((\d+)\)(?: (.*))?$")
+    # A recursive call's copy is named `NAME'2`; an address without a symbol, `0x…`.
+    recursion = re.compile(r"'\d+$")
     with open(profile, errors="replace") as f:
         for line in f:
             match = pattern.match(line.rstrip("\n"))
@@ -103,7 +107,9 @@ def executed_functions(profile: str) -> list[str]:
             if name:
                 names[ident] = name
             name = names.get(ident)
-            if name and name not in seen:
+            if name:
+                name = recursion.sub("", name)
+            if name and not name.startswith("0x") and name not in seen:
                 seen.add(name)
                 order.append(name)
     return order
@@ -119,6 +125,13 @@ def main() -> int:
             print(f"symbol order: {tool} is not installed; the binary keeps the linker's order", file=sys.stderr)
             return 2
     binary = os.path.abspath(args.binary)
+
+    def too_long(_signum, _frame):
+        raise SystemExit("symbol order: the session took more than ten minutes")
+
+    # A server that stops answering must not hold a release build for hours.
+    signal.signal(signal.SIGALRM, too_long)
+    signal.alarm(600)
     with tempfile.TemporaryDirectory() as scratch:
         home = os.path.join(scratch, "home")
         os.makedirs(home)
