@@ -203,7 +203,7 @@ child.on("exit", (code, signal) => {
 
 def npm_pack(directory: Path, out: Path) -> Path:
     result = subprocess.run(
-        ["npm", "pack", "--silent", "--pack-destination", str(out)],
+        ["npm", "pack", "--silent", "--pack-destination", str(out.resolve())],
         cwd=directory,
         capture_output=True,
         text=True,
