@@ -216,14 +216,12 @@ pub fn take_after(data: &mut PaneData, options: &ReadOptions, progress: Option<P
     let reduced = !options.raw && !matches!(options.what, ReadWhat::Lines(_));
     let progress =
         progress.filter(|p| reduced && dropped.is_none() && p.start == start && p.upto <= end);
-    let (bytes, unavailable, prepared) = match progress {
-        Some(p) => match read(data, p.upto) {
-            (rest, None) if p.prepared.takes(&rest) => (rest, None, Some(p.prepared)),
-            _ => {
-                let (bytes, unavailable) = read(data, start);
-                (bytes, unavailable, None)
-            }
-        },
+    let rest = progress.and_then(|p| match read(data, p.upto) {
+        (rest, None) if p.prepared.takes(&rest) => Some((rest, p.prepared)),
+        _ => None,
+    });
+    let (bytes, unavailable, prepared) = match rest {
+        Some((rest, prepared)) => (rest, None, Some(prepared)),
         None => {
             let (bytes, unavailable) = read(data, start);
             (bytes, unavailable, None)

@@ -92,7 +92,6 @@ impl Terminal {
             Some(preparer) => preparer.finish().await,
             None => None,
         };
-
         if sent.pasted && sent.into_program {
             // A REPL runs a block line by line as it arrives: what it printed between
             // the lines (a traceback, a loop's output) came before Enter. The reply

@@ -42,67 +42,48 @@ pub fn line_cut(bytes: &[u8]) -> usize {
         let Some(esc) = esc else {
             return cut;
         };
-        i = esc + 1;
-        if !matches!(bytes.get(i), Some(b']' | b'P' | b'_' | b'^' | b'X')) {
-            continue;
-        }
-        // A string: its payload, to BEL or ST, may hold newlines.
-        let mut j = i + 1;
-        loop {
-            match bytes.get(j) {
-                // Not ended yet: it may end in bytes still to come.
-                None => return cut,
-                Some(0x07) => {
-                    i = j + 1;
-                    break;
-                }
-                Some(0x1b) if bytes.get(j + 1) == Some(&b'\\') => {
-                    i = j + 2;
-                    break;
-                }
-                Some(_) => j += 1,
-            }
-        }
+        i = match string_at(bytes, esc) {
+            // A string's payload may hold newlines; one not ended yet may end in bytes
+            // still to come.
+            Some(None) => return cut,
+            Some(Some(after)) => after,
+            None => esc + 1,
+        };
     }
+}
+
+/// Whether a string escape (OSC, DCS, APC, PM, SOS) starts at `i`, and if so where it
+/// ends: right after its BEL or ST, or `None` when `bytes` end first. Only the 7-bit
+/// forms: in UTF-8 the bytes 0x80-0x9f are continuation bytes (an emoji such as
+/// F0 9F 8E 89 holds one), never C1 controls.
+fn string_at(bytes: &[u8], i: usize) -> Option<Option<usize>> {
+    if bytes.get(i) != Some(&0x1b)
+        || !matches!(bytes.get(i + 1), Some(b']' | b'P' | b'_' | b'^' | b'X'))
+    {
+        return None;
+    }
+    let mut j = i + 2;
+    Some(loop {
+        match bytes.get(j) {
+            None => break None,
+            Some(0x07) => break Some(j + 1),
+            Some(0x1b) if bytes.get(j + 1) == Some(&b'\\') => break Some(j + 2),
+            Some(_) => j += 1,
+        }
+    })
 }
 
 fn remove_string_escapes(bytes: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
-        let b = bytes[i];
-        let string_start = match b {
-            0x1b if i + 1 < bytes.len()
-                && matches!(bytes[i + 1], b']' | b'P' | b'_' | b'^' | b'X') =>
-            {
-                Some(i + 2)
+        match string_at(bytes, i) {
+            None => {
+                out.push(bytes[i]);
+                i += 1;
             }
-            // Only 7-bit forms: in UTF-8 the bytes 0x80-0x9f are continuation bytes
-            // (an emoji such as F0 9F 8E 89 holds one), never C1 controls.
-            _ => None,
-        };
-        let Some(mut j) = string_start else {
-            out.push(b);
-            i += 1;
-            continue;
-        };
-        // Skip the payload up to BEL, ST (ESC \), or the end.
-        loop {
-            if j >= bytes.len() {
-                i = j;
-                break;
-            }
-            match bytes[j] {
-                0x07 => {
-                    i = j + 1;
-                    break;
-                }
-                0x1b if bytes.get(j + 1) == Some(&b'\\') => {
-                    i = j + 2;
-                    break;
-                }
-                _ => j += 1,
-            }
+            // The payload is skipped up to BEL, ST, or the end.
+            Some(end) => i = end.unwrap_or(bytes.len()),
         }
     }
     out
