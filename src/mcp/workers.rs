@@ -648,7 +648,7 @@ impl CohortServer {
                     row.name
                 ));
             }
-            let has_rules = !policy.allow.is_empty() || !policy.deny.is_empty();
+            let has_rules = policy.has_rules();
             if let Some(row) = rows
                 .iter()
                 .find(|r| has_rules && !r.agent.answers_permission_hooks())

@@ -419,7 +419,7 @@ impl Workers {
         // A remote worker's hook waits for an answer only where its host says the
         // worker has rules: said there first, so no rule is kept that it would miss.
         if let Some(host) = row.spec.host.as_deref() {
-            let set = !policy.allow.is_empty() || !policy.deny.is_empty();
+            let set = policy.has_rules();
             crate::remote::mark_policy(self.terminal.backend(), host, &row.id, set).await?;
         }
         crate::policy::store(&self.hub.state_dir, &row.id, policy).map_err(|e| {

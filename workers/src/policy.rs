@@ -225,6 +225,12 @@ impl ApprovalPolicy {
         Verdict::Allow(rule)
     }
 
+    /// Whether the policy has allow or deny rules (a request to decide); a policy
+    /// with only a time limit has none.
+    pub fn has_rules(&self) -> bool {
+        !self.allow.is_empty() || !self.deny.is_empty()
+    }
+
     /// Whether the policy has no rule at all.
     pub fn is_empty(&self) -> bool {
         self.allow.is_empty() && self.deny.is_empty() && self.deny_after_s.is_none()

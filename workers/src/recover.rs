@@ -561,7 +561,7 @@ impl Workers {
                 let far = crate::remote::prepare(self.terminal.backend(), host, &row.id).await?;
                 // Its rules said there again (the directory may be new).
                 let rules = crate::policy::load(&self.hub.state_dir, &row.id)
-                    .is_some_and(|p| !p.allow.is_empty() || !p.deny.is_empty());
+                    .is_some_and(|p| p.has_rules());
                 if rules {
                     crate::remote::mark_policy(self.terminal.backend(), host, &row.id, true)
                         .await?;

@@ -528,7 +528,7 @@ impl Listener {
                 let waits = p.note.event == "PermissionRequest"
                     && p.note.inline.is_none()
                     && crate::policy::load(&state_dir, &p.note.worker)
-                        .is_some_and(|p| !p.allow.is_empty() || !p.deny.is_empty());
+                        .is_some_and(|p| p.has_rules());
                 if waits {
                     match crate::policy::decide_by_policy(&state_dir, &p.note.worker, &payload) {
                         Some(Ok(d)) => decided = Some(d),
