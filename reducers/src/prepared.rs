@@ -16,7 +16,7 @@
 use std::borrow::Cow;
 
 use crate::decode::{decode_counting, Counts};
-use crate::doc::{classify, Src};
+use crate::doc::{classify, LineKind, Src};
 use crate::large::WHOLE_LIMIT;
 use crate::{Options, Reduced};
 
@@ -31,6 +31,62 @@ struct LineAt {
 /// The `len` of a line cleaning rewrote.
 const REWRITTEN: u32 = u32::MAX;
 
+/// Every line prepared so far: where its cleaned text is, and what it is.
+#[derive(Debug, Default)]
+struct Lines {
+    at: Vec<LineAt>,
+    /// The lines cleaning rewrote, in order.
+    rewritten: Vec<String>,
+    signal: Vec<bool>,
+    digits: Vec<bool>,
+    summary: Vec<bool>,
+}
+
+impl Lines {
+    /// Adds a line whose raw text starts at byte `start` of the text.
+    fn push(&mut self, start: u32, cleaned: Cow<'_, str>, kind: LineKind) {
+        self.at.push(match cleaned {
+            // Cleaning only trimmed it: a prefix of the raw line.
+            Cow::Borrowed(line) => LineAt {
+                start,
+                len: line.len() as u32,
+            },
+            Cow::Owned(line) => {
+                self.rewritten.push(line);
+                LineAt {
+                    start,
+                    len: REWRITTEN,
+                }
+            }
+        });
+        self.signal.push(kind.signal);
+        self.digits.push(kind.digits);
+        self.summary.push(kind.summary);
+    }
+
+    /// The lines as the reducers read them, over `text`, the text they were found in.
+    fn into_src(self, text: &str) -> Src<'_> {
+        let mut rewritten = self.rewritten.into_iter();
+        let lines = self
+            .at
+            .iter()
+            .map(|at| match at.len {
+                REWRITTEN => Cow::Owned(rewritten.next().unwrap_or_default()),
+                len => {
+                    let start = at.start as usize;
+                    Cow::Borrowed(&text[start..start + len as usize])
+                }
+            })
+            .collect();
+        Src {
+            lines,
+            signal: self.signal,
+            digits: self.digits,
+            summary: self.summary,
+        }
+    }
+}
+
 /// A command's output, its lines cleaned and classified as they arrived.
 #[derive(Debug, Default)]
 pub struct Prepared {
@@ -40,12 +96,8 @@ pub struct Prepared {
     partial: Vec<u8>,
     /// What decoding found in the ended lines.
     counts: Counts,
-    lines: Vec<LineAt>,
-    /// The lines cleaning rewrote, in order.
-    rewritten: Vec<String>,
-    signal: Vec<bool>,
-    digits: Vec<bool>,
-    summary: Vec<bool>,
+    /// The ended lines, cleaned and classified.
+    lines: Lines,
     /// Too big or binary: nothing is kept, and the output is reduced whole.
     given_up: bool,
 }
@@ -122,16 +174,7 @@ impl Prepared {
             return None;
         }
         let (binary, notices) = self.counts.verdict();
-        let Prepared {
-            text,
-            lines,
-            rewritten,
-            signal,
-            digits,
-            summary,
-            ..
-        } = self;
-        let mut rewritten = rewritten.into_iter();
+        let Prepared { text, lines, .. } = self;
         let (reduced, _) = crate::reduce_text(
             command,
             &text,
@@ -143,23 +186,9 @@ impl Prepared {
             |text, binary| {
                 if binary {
                     // Mostly invalid UTF-8: binary lines are cleaned otherwise.
-                    return Src::new(text, true);
-                }
-                let lines = lines
-                    .iter()
-                    .map(|at| match at.len {
-                        REWRITTEN => Cow::Owned(rewritten.next().unwrap_or_default()),
-                        len => {
-                            let start = at.start as usize;
-                            Cow::Borrowed(&text[start..start + len as usize])
-                        }
-                    })
-                    .collect();
-                Src {
-                    lines,
-                    signal,
-                    digits,
-                    summary,
+                    Src::new(text, true)
+                } else {
+                    lines.into_src(text)
                 }
             },
         );
@@ -174,34 +203,11 @@ impl Prepared {
         }
         self.counts.add(counts);
         let base = self.text.len();
-        let Prepared {
-            lines,
-            rewritten,
-            signal,
-            digits,
-            summary,
-            ..
-        } = self;
+        let lines = &mut self.lines;
+        // Offsets fit: the text is at most `WHOLE_LIMIT` bytes and a few replacement
+        // characters.
         classify(&text, false, |start, cleaned, kind| {
-            // Offsets fit: the text is at most `WHOLE_LIMIT` bytes and a few
-            // replacement characters.
-            let start = (base + start) as u32;
-            lines.push(match cleaned {
-                Cow::Borrowed(line) => LineAt {
-                    start,
-                    len: line.len() as u32,
-                },
-                Cow::Owned(line) => {
-                    rewritten.push(line);
-                    LineAt {
-                        start,
-                        len: REWRITTEN,
-                    }
-                }
-            });
-            signal.push(kind.signal);
-            digits.push(kind.digits);
-            summary.push(kind.summary);
+            lines.push((base + start) as u32, cleaned, kind)
         });
         self.text.push_str(&text);
     }
