@@ -311,7 +311,7 @@ pub fn answer_by_policy(
     input: &str,
     key: Option<&cohort_terminal::seal::SealKey>,
 ) -> Option<Result<String, String>> {
-    let decided = decide_by_policy(state_dir, worker, input)?;
+    let decided = decide_by_policy(&load(state_dir, worker)?, input)?;
     Some(decided.map(|d| {
         crate::events::record(
             state_dir,
@@ -335,12 +335,7 @@ pub struct Decided {
 
 /// What [`answer_by_policy`] decides, without recording it: for a hook that may not
 /// be there to print the answer any more (one on a remote host).
-pub fn decide_by_policy(
-    state_dir: &Path,
-    worker: &str,
-    input: &str,
-) -> Option<Result<Decided, String>> {
-    let policy = load(state_dir, worker)?;
+pub fn decide_by_policy(policy: &ApprovalPolicy, input: &str) -> Option<Result<Decided, String>> {
     let mut payload: serde_json::Value = serde_json::from_str(input.trim()).ok()?;
     let (tool, argument) = request_of(&payload)?;
     let verdict = policy.decide(&tool, &argument);

@@ -525,12 +525,12 @@ impl Listener {
                 let mut payload = String::from_utf8_lossy(&payload).into_owned();
                 let mut decided = None;
                 // Only a worker with a policy has its hook wait for an answer.
-                let waits = p.note.event == "PermissionRequest"
-                    && p.note.inline.is_none()
-                    && crate::policy::load(&state_dir, &p.note.worker)
-                        .is_some_and(|p| p.has_rules());
-                if waits {
-                    match crate::policy::decide_by_policy(&state_dir, &p.note.worker, &payload) {
+                let rules = (p.note.event == "PermissionRequest" && p.note.inline.is_none())
+                    .then(|| crate::policy::load(&state_dir, &p.note.worker))
+                    .flatten()
+                    .filter(|policy| policy.has_rules());
+                if let Some(policy) = rules {
+                    match crate::policy::decide_by_policy(&policy, &payload) {
                         Some(Ok(d)) => decided = Some(d),
                         // The request goes to the dialog with why.
                         Some(Err(explained)) => payload = explained,
