@@ -385,7 +385,14 @@ fn take_inline(state_dir: &std::path::Path, worker: &str, name: &str) -> bool {
         .open(dir.join(name));
     match taken {
         Ok(_) => {
-            prune_taken(&dir);
+            // The directory is listed now and then, not at every event.
+            static TAKES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+            if TAKES
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+                .is_multiple_of(PRUNE_EVERY)
+            {
+                prune_taken(&dir);
+            }
             true
         }
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => false,
@@ -393,6 +400,9 @@ fn take_inline(state_dir: &std::path::Path, worker: &str, name: &str) -> bool {
         Err(_) => true,
     }
 }
+
+/// How many names are taken between two looks at whether old ones can go.
+const PRUNE_EVERY: usize = 64;
 
 /// Forgets names taken more than ten minutes ago, when there are many: a note is
 /// heard by every process within a link's delay.
