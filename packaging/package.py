@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Packages a built `cohort` binary the way the ecosystem installs tools.
 
-    packaging/package.py --binary target/dist/cohort --out dist [--target TRIPLE]
+    packaging/package.py --binary target/release/cohort --out dist [--target TRIPLE]
 
 writes, for the binary's platform:
 
@@ -282,7 +282,7 @@ def main() -> None:
     if target not in TARGETS:
         sys.exit(f"no package for target {target}: one of {', '.join(TARGETS)}")
     if not args.binary.is_file():
-        sys.exit(f"{args.binary} is not a file: build cohort first (cargo build --profile dist)")
+        sys.exit(f"{args.binary} is not a file: build cohort first (cargo build --release)")
     args.out.mkdir(parents=True, exist_ok=True)
     ver = version()
     made = [build_wheel(args.binary, target, ver, args.out)]

@@ -7,17 +7,17 @@
 #
 #   packaging/release.sh [TARGET]          # default: this machine's target
 #
-# The binary is built with the `dist` profile (fat LTO, one codegen unit); on x86_64 Linux
-# it is linked again with its hot functions together (needs valgrind and tmux; see
-# packaging/symbol_order.py). A target other
+# The binary is built with the `release` profile (fat LTO, one codegen unit); on x86_64
+# Linux it is linked again with its hot functions together, listed from this very build
+# (needs valgrind and tmux; see packaging/symbol_order.py and build.rs). A target other
 # than this machine's needs its Rust target installed (`rustup target add TARGET`) and a
 # linker for it; the release workflow (.github/workflows/release.yml) runs this script on
 # a runner of each platform instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 target=${1:-$(rustc -vV | sed -n 's/^host: //p')}
-cargo build --locked --profile dist --bin cohort --target "$target"
-binary="target/$target/dist/cohort"
+cargo build --locked --release --bin cohort --target "$target"
+binary="target/$target/release/cohort"
 mkdir -p dist
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
@@ -32,9 +32,8 @@ if [ "$target" = "$host" ] && readelf -p .comment "$binary" 2>/dev/null | grep -
     status=0
     python3 packaging/symbol_order.py --binary "$binary" --out "$stage/symbol-order.txt" || status=$?
     if [ "$status" -eq 0 ]; then
-        cargo rustc --locked --profile dist --bin cohort --target "$target" -- \
-            -C link-arg=-Wl,--symbol-ordering-file="$stage/symbol-order.txt" \
-            -C link-arg=-Wl,--no-warn-symbol-ordering
+        COHORT_SYMBOL_ORDER="$stage/symbol-order.txt" \
+            cargo build --locked --release --bin cohort --target "$target"
         rm "$stage/symbol-order.txt"
     elif [ "$status" -ne 2 ]; then
         exit "$status"

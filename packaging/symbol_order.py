@@ -2,20 +2,25 @@
 """Finds the functions a `cohort mcp` server runs in a usual session, for the linker to
 lay them out together.
 
-    packaging/symbol_order.py --binary target/x86_64-unknown-linux-gnu/dist/cohort --out order.txt
+    packaging/symbol_order.py --binary target/release/cohort --out packaging/symbol-order/x86_64-unknown-linux-gnu.txt
 
 Most of the server's resident memory is its program text: the kernel maps a piece of
 64 KiB around each page of code first run, and the functions a session runs are spread
 over the whole binary, so nearly all of it ends up mapped. Linked with these functions
-first (lld's `--symbol-ordering-file`), they sit in a few hundred KiB and the rest of
-the program is never mapped.
+first (lld's `--symbol-ordering-file`, which build.rs passes for release builds), they
+sit in about 3 MiB and the rest of the program is never mapped.
 
 The script runs the binary under valgrind's callgrind through a session over stdio, as
 an MCP host drives it (initialize, the tool list, sessions opened, commands run, a big
-output, Ctrl-C, a REPL, reads, close), on a private tmux server with an empty home, and
-writes every function callgrind saw run, by its symbol name, one per line. Symbol
-names hold hashes of the build, so the list fits the binary it was made from and is
-made at each release build (`packaging/release.sh`).
+output, Ctrl-C, a REPL, reads, close), on a private tmux server with an empty home;
+then `cohort reduce` over every recorded tool output in fixtures/reducers, with the
+command that produced it, so that each reducer a real command picks is laid out with
+the rest. It writes every function callgrind saw run, by its symbol name, one per line,
+the session's first. Symbol names hold hashes of the toolchain, the profile and the
+dependencies, so the list fits builds made like the one it was made from: the committed
+list is made again from a release build when the toolchain or the dependencies change
+(a list that matches nothing changes nothing), and `packaging/release.sh` makes one
+from each build it publishes.
 
 Exits 2, writing nothing, when valgrind or tmux is missing; 1 when the session fails
 or takes more than ten minutes.
@@ -24,6 +29,7 @@ or takes more than ten minutes.
 from __future__ import annotations
 
 import argparse
+import concurrent.futures
 import json
 import os
 import re
@@ -32,6 +38,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import tomllib
 
 SCENARIO = [
     ("open", {"name": "one"}),
@@ -115,10 +122,41 @@ def executed_functions(profile: str) -> list[str]:
     return order
 
 
+def reducer_runs(binary: str, fixtures: str, scratch: str, env: dict[str, str]) -> list[str]:
+    """`cohort reduce` over each recorded output in `fixtures`, with the command that
+    produced it, each under callgrind; the profiles' paths, in the fixtures' order."""
+    jobs = []
+    for name in sorted(os.listdir(fixtures)):
+        if not name.endswith(".out"):
+            continue
+        with open(os.path.join(fixtures, name[: -len(".out")] + ".toml"), "rb") as f:
+            command = tomllib.load(f)["command"]
+        profile = os.path.join(scratch, f"reduce-{name}.callgrind")
+        jobs.append((os.path.join(fixtures, name), command, profile))
+
+    def run(job: tuple[str, str, str]) -> str:
+        output, command, profile = job
+        with open(output, "rb") as stdin:
+            subprocess.run(
+                ["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={profile}",
+                 binary, "reduce", "--command", command],
+                stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=True,
+            )
+        return profile
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+        return list(pool.map(run, jobs))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--binary", required=True)
     parser.add_argument("--out", required=True)
+    parser.add_argument(
+        "--fixtures",
+        default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "reducers"),
+        help="recorded tool outputs to reduce (default: the repository's fixtures/reducers)",
+    )
     args = parser.parse_args()
     for tool in ("valgrind", "tmux"):
         if shutil.which(tool) is None:
@@ -127,7 +165,7 @@ def main() -> int:
     binary = os.path.abspath(args.binary)
 
     def too_long(_signum, _frame):
-        raise SystemExit("symbol order: the session took more than ten minutes")
+        raise SystemExit("symbol order: the session and the reductions took more than ten minutes")
 
     # A server that stops answering must not hold a release build for hours.
     signal.signal(signal.SIGALRM, too_long)
@@ -160,7 +198,18 @@ def main() -> int:
                 server.process.kill()
             subprocess.run(["tmux", "-S", socket, "kill-server"], stderr=subprocess.DEVNULL)
         functions = executed_functions(profile)
+        seen = set(functions)
+        for reduced in reducer_runs(binary, args.fixtures, scratch, env):
+            for name in executed_functions(reduced):
+                if name not in seen:
+                    seen.add(name)
+                    functions.append(name)
+    rustc = subprocess.run(["rustc", "-V"], capture_output=True, text=True).stdout.strip() or "an unknown rustc"
     with open(args.out, "w") as f:
+        f.write(
+            "# The functions a `cohort mcp` session runs, for lld's --symbol-ordering-file\n"
+            f"# (see build.rs). Made by packaging/symbol_order.py from a build by {rustc}.\n"
+        )
         f.write("\n".join(functions) + "\n")
     print(f"symbol order: {len(functions)} functions run in a session", file=sys.stderr)
     return 0

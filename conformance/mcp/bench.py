@@ -23,11 +23,13 @@ def field(obj, snake, camel):
     return getattr(obj, snake) if hasattr(obj, snake) else getattr(obj, camel)
 
 
-def rss_kib(pid):
+def rss_kib(pid, key="VmRSS"):
+    """One of a process's resident sizes in KiB: VmRSS (all), RssAnon (its heap and
+    stacks), RssFile (its program and libraries, mapped from their files)."""
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
+                if line.startswith(f"{key}:"):
                     return int(line.split()[1])
     except OSError:
         return None
@@ -196,6 +198,9 @@ async def main(binary):
             figures["fan-out: 8 sessions, 0.5 s command, read all (ms)"] = samples
             pid = cohort_pid(binary)
             figures["memory: RSS with 9 sessions (MiB)"] = [rss_kib(pid) / 1024] if pid and rss_kib(pid) else "unknown"
+            for key, what in (("RssAnon", "heap and stacks"), ("RssFile", "program and libraries")):
+                kib = rss_kib(pid, key) if pid else None
+                figures[f"memory:   of which {what} (MiB)"] = [kib / 1024] if kib else "unknown"
             tmux_pid = tmux_server_pid()
             figures["memory: its tmux server's RSS, 9 sessions, one printed seq 1 200000 (MiB)"] = (
                 [rss_kib(tmux_pid) / 1024] if tmux_pid and rss_kib(tmux_pid) else "unknown"
