@@ -28,8 +28,12 @@ use std::path::{Path, PathBuf};
 /// Lines between two checkpoints of the line index.
 pub const CHECKPOINT_EVERY: u64 = 256;
 
-/// Bytes of recent output kept in memory per pane by default.
-pub const DEFAULT_MEMORY: usize = 512 * 1024;
+/// Bytes of recent output kept in memory per pane by default. Everything older is
+/// read back from the spill files, which the page cache holds as long as memory is
+/// plentiful: a read of a megabyte from there takes a fraction of a millisecond,
+/// while every pane that once printed a big output kept a whole budget of memory
+/// for as long as it lived (eight busy agents held 8 MiB at 1 MiB each).
+pub const DEFAULT_MEMORY: usize = 128 * 1024;
 
 /// Bytes of output kept on disk per pane by default (`COHORT_JOURNAL_CAP_MB`).
 pub const DEFAULT_DISK_CAP: u64 = 512 << 20;
@@ -159,10 +163,18 @@ impl Journal {
         }
         self.len += bytes.len() as u64;
         self.spill_out(bytes);
-        self.tail.extend_from_slice(bytes);
-        if self.tail.len() > self.memory {
-            self.shrink_tail();
+        // Room is made before the bytes go in, so that the tail's allocation never
+        // grows past the budget (growing a full one would double it).
+        if self.tail.len() + bytes.len() > self.memory {
+            self.shrink_tail(bytes.len());
         }
+        let needed = self.tail.len() + bytes.len();
+        if needed > self.tail.capacity() {
+            // Doubling, as a vector grows, but never past the budget.
+            let capacity = (self.tail.capacity() * 2).clamp(needed, self.memory.max(needed));
+            self.tail.reserve_exact(capacity - self.tail.len());
+        }
+        self.tail.extend_from_slice(bytes);
     }
 
     /// Writes `bytes` to the current segment, starting a new one (and deleting the
@@ -200,9 +212,10 @@ impl Journal {
         }
     }
 
-    /// Lets the in-memory tail go back down to half its budget: the bytes it lets go
-    /// are on disk, or (when writing failed) dropped.
-    fn shrink_tail(&mut self) {
+    /// Lets the in-memory tail go back down to half its budget, counting `incoming`
+    /// bytes about to be added: the bytes it lets go are on disk, or (when writing
+    /// failed) dropped. A chunk bigger than the budget leaves the tail empty.
+    fn shrink_tail(&mut self, incoming: usize) {
         let on_disk = if self.spill.writer.is_some() {
             match self.spill.writer.as_mut().map(|w| w.flush()) {
                 Some(Ok(())) => Some(self.spill.written),
@@ -215,7 +228,9 @@ impl Journal {
         } else {
             None
         };
-        let excess = self.tail.len() - self.memory / 2;
+        let excess = (self.tail.len() + incoming)
+            .saturating_sub(self.memory / 2)
+            .min(self.tail.len());
         let drop = match on_disk {
             Some(written) => excess.min(written.saturating_sub(self.tail_start) as usize),
             // Nothing more reaches the disk: memory stays bounded by dropping.
@@ -231,7 +246,8 @@ impl Journal {
             );
             self.drop_before(self.tail_start, why);
         }
-        if self.tail.capacity() > self.memory * 2 {
+        // A chunk bigger than the budget grew it; the next one gives that back.
+        if self.tail.capacity() > self.memory {
             self.tail.shrink_to(self.memory);
         }
     }
@@ -508,6 +524,42 @@ mod tests {
         assert_eq!(numbers.last(), Some(&(lines - 1)));
         assert_eq!(numbers.len() as u64, lines - first);
         assert_eq!(j.line_count(), lines);
+    }
+
+    #[test]
+    fn the_tail_never_holds_more_than_its_budget() {
+        let memory = 64 << 10;
+        let (_dir, mut j) = journal(memory);
+        let mut all = Vec::new();
+        // Chunks of every size, as the backend hands them on: one at a time, joined,
+        // and one bigger than the whole budget.
+        for (i, size) in (1..400)
+            .map(|i| (i, (i * 997) % 9000 + 1))
+            .chain([(400, 3 * memory)])
+        {
+            let chunk: Vec<u8> = (0..size)
+                .map(|k| {
+                    if k % 80 == 79 {
+                        b'\n'
+                    } else {
+                        b'a' + (i % 26) as u8
+                    }
+                })
+                .collect();
+            j.append(&chunk);
+            all.extend_from_slice(&chunk);
+            if size <= memory {
+                assert!(
+                    j.memory_used() <= memory,
+                    "{} bytes after a chunk of {size}",
+                    j.memory_used()
+                );
+            }
+        }
+        j.append(b"after\n");
+        all.extend_from_slice(b"after\n");
+        assert!(j.memory_used() <= memory, "{} bytes", j.memory_used());
+        assert_eq!(j.read(0, j.len()).unwrap(), all);
     }
 
     #[test]
