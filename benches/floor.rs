@@ -20,6 +20,15 @@
 //!
 //! Asserts nothing; these machines are shared, so only ratios within one run mean
 //! much.
+//!
+//! The server is `cargo bench`'s build of cohort unless `COHORT_FLOOR_BINARY` names
+//! another. That build's dependencies have the features the dev-dependencies add, so
+//! its symbols have other names than a `cargo build --release`'s and the release
+//! symbol order (build.rs) matches little of it: its memory is that of a binary in
+//! the linker's order, and the bench says how much of the order it matched. For the
+//! memory users get, measure the release build:
+//! `cargo build --release && cp target/release/cohort /tmp/cohort &&
+//! COHORT_FLOOR_BINARY=/tmp/cohort cargo bench --bench floor`.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -244,6 +253,33 @@ fn prompt_back(screen: &str) -> bool {
         .is_some_and(|l| l.trim_end().ends_with('$'))
 }
 
+/// How much of the symbol order a release build is linked with (build.rs) names
+/// functions of `binary`: the part of its memory figures the order can explain.
+fn symbol_order_matched(binary: &Path) -> String {
+    let list = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("packaging/symbol-order/x86_64-unknown-linux-gnu.txt");
+    let Ok(list) = std::fs::read_to_string(&list) else {
+        return "no symbol order for this machine".into();
+    };
+    let Ok(out) = std::process::Command::new("nm").arg(binary).output() else {
+        return "symbol order not checked: nm is missing".into();
+    };
+    let symbols: std::collections::HashSet<&str> = std::str::from_utf8(&out.stdout)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| line.split_whitespace().last())
+        .collect();
+    let listed: Vec<&str> = list
+        .lines()
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .collect();
+    let found = listed.iter().filter(|name| symbols.contains(*name)).count();
+    format!(
+        "{found} of the {} functions in the symbol order found in it",
+        listed.len()
+    )
+}
+
 fn main() {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -253,7 +289,14 @@ fn main() {
 }
 
 async fn bench() {
-    let binary = env!("CARGO_BIN_EXE_cohort");
+    let floor_binary = std::env::var("COHORT_FLOOR_BINARY").ok();
+    let binary = floor_binary
+        .as_deref()
+        .unwrap_or(env!("CARGO_BIN_EXE_cohort"));
+    println!(
+        "server: {binary} ({})",
+        symbol_order_matched(Path::new(binary))
+    );
     let id = std::process::id();
     let state = tempfile::tempdir().unwrap();
     // cohort's shells start with an empty home, as the baseline's start without rc
