@@ -315,6 +315,16 @@ impl FakeServer {
         let conns: Vec<Arc<Conn>> = lock(&self.state.conns).values().cloned().collect();
         conns.iter().map(|c| c.waiting.load(Ordering::SeqCst)).sum()
     }
+
+    /// How many requests that `matches` accepts were received and not handled yet, on
+    /// every connection: a request counted here was sent before any cut that follows.
+    pub fn requests_received(&self, matches: impl Fn(&ClientOriginatedMessage) -> bool) -> usize {
+        let conns: Vec<Arc<Conn>> = lock(&self.state.conns).values().cloned().collect();
+        conns
+            .iter()
+            .map(|c| lock(&c.received).iter().filter(|r| matches(r)).count())
+            .sum()
+    }
 }
 
 impl Drop for FakeServer {
@@ -470,6 +480,10 @@ pub(crate) struct Conn {
     pub severed: Arc<std::sync::atomic::AtomicBool>,
     /// Requests of this connection waiting for the main loop.
     pub waiting: AtomicU64,
+    /// Requests read off the socket and not handled yet, in order. iTerm2 reads a
+    /// connection's requests as they come and queues them for its main loop, so a
+    /// request is received even while one before it waits there.
+    pub received: Mutex<Vec<ClientOriginatedMessage>>,
     /// The main-loop guard while this connection holds a transaction.
     pub transaction: tokio::sync::Mutex<Option<tokio::sync::OwnedMutexGuard<()>>>,
 }
@@ -536,6 +550,7 @@ where
         cut: tokio::sync::Notify::new(),
         severed: severed.clone(),
         waiting: AtomicU64::new(0),
+        received: Mutex::new(Vec::new()),
     });
     lock(&state.conns).insert(id, conn.clone());
     let writer = tokio::spawn(async move {
@@ -546,21 +561,50 @@ where
         }
         let _ = sink.close().await;
     });
-    let serve = async {
-        while let Some(frame) = source.next().await {
-            let data = match frame {
-                Ok(Message::Binary(data)) => data,
-                Ok(Message::Close(_)) | Err(_) => break,
-                // Text frames and anything else are dropped, as iTerm2 does.
-                Ok(_) => continue,
-            };
-            let Ok(request) = ClientOriginatedMessage::decode(data.as_ref()) else {
-                continue;
-            };
+    // Requests are read as they arrive and handled one at a time, in order; the
+    // handling ends when the socket closes and what was read before is handled.
+    let (queue, mut queued) = mpsc::unbounded_channel::<ClientOriginatedMessage>();
+    let read = {
+        let conn = conn.clone();
+        async move {
+            while let Some(frame) = source.next().await {
+                let data = match frame {
+                    Ok(Message::Binary(data)) => data,
+                    Ok(Message::Close(_)) | Err(_) => break,
+                    // Text frames and anything else are dropped, as iTerm2 does.
+                    Ok(_) => continue,
+                };
+                let Ok(request) = ClientOriginatedMessage::decode(data.as_ref()) else {
+                    continue;
+                };
+                lock(&conn.received).push(request.clone());
+                if queue.send(request).is_err() {
+                    break;
+                }
+            }
+        }
+    };
+    let handle = async {
+        while let Some(request) = queued.recv().await {
+            let request_id = request.id;
             handlers::handle(&state, &conn, request).await;
+            {
+                let mut received = lock(&conn.received);
+                if let Some(at) = received.iter().position(|r| r.id == request_id) {
+                    received.remove(at);
+                }
+            }
             if !lock(&state.conns).contains_key(&id) {
                 break;
             }
+        }
+    };
+    let serve = async {
+        tokio::pin!(read);
+        tokio::select! {
+            _ = handle => {}
+            // Reading ends first; the handling goes on with what it read.
+            _ = async { (&mut read).await; std::future::pending::<()>().await } => {}
         }
     };
     // A cut drops the socket wherever serving is, even inside a request.

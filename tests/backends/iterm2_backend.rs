@@ -431,8 +431,16 @@ async fn a_connection_cut_mid_read_is_reported_and_replaced() {
         let pane = pane.id.clone();
         tokio::spawn(async move { backend.read_screen(&pane).await })
     };
+    // The read's own request (a screen's contents; the backend's background syncs
+    // ask for trailing lines), received while the main loop is held: cut before it
+    // was sent, the read would rightly run on the next connection.
+    let screen_read = |request: &cohort_backends::iterm2::proto::ClientOriginatedMessage| {
+        matches!(&request.submessage, Some(Req::GetBufferRequest(get))
+            if get.session.as_deref() == Some(pane.id.as_str())
+                && get.line_range.as_ref().and_then(|r| r.screen_contents_only) == Some(true))
+    };
     let deadline = tokio::time::Instant::now() + WAIT;
-    while fake.server.requests_waiting() == 0 {
+    while fake.server.requests_received(screen_read) == 0 {
         assert!(
             tokio::time::Instant::now() < deadline,
             "the read never reached the fake"
