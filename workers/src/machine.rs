@@ -131,21 +131,36 @@ impl Machine {
         }
     }
 
+    /// Whether each path is what its test asks, asked all at once: one round trip to
+    /// a remote host however many there are; an error when the host could not be
+    /// asked, as [`Machine::exists`].
+    pub fn test_all(&self, checks: &[(PathTest, &Path)]) -> Result<Vec<bool>, WorkerError> {
+        match self {
+            Machine::Local => Ok(checks
+                .iter()
+                .map(|(test, path)| match test {
+                    PathTest::Exists => path.exists(),
+                    PathTest::File => path.is_file(),
+                    PathTest::Dir => path.is_dir(),
+                })
+                .collect()),
+            Machine::Remote(r) => r.test_all(checks),
+        }
+    }
+
     /// Whether `path` exists; an error when the host could not be asked (never a
     /// "no" that would remove or rewrite what is there).
     pub fn exists(&self, path: &Path) -> Result<bool, WorkerError> {
-        match self {
-            Machine::Local => Ok(path.exists()),
-            Machine::Remote(r) => r.test("-e", path),
-        }
+        self.test_one(PathTest::Exists, path)
+    }
+
+    fn test_one(&self, test: PathTest, path: &Path) -> Result<bool, WorkerError> {
+        Ok(self.test_all(&[(test, path)])?[0])
     }
 
     /// Whether `path` is a regular file (or a link to one); as [`Machine::exists`].
     pub fn is_file(&self, path: &Path) -> Result<bool, WorkerError> {
-        match self {
-            Machine::Local => Ok(path.is_file()),
-            Machine::Remote(r) => r.test("-f", path),
-        }
+        self.test_one(PathTest::File, path)
     }
 
     /// The text of `path`, `None` when there is no such file; an error when it is
@@ -309,9 +324,27 @@ impl Machine {
 
     /// Whether `path` is a directory; as [`Machine::exists`].
     pub fn is_dir(&self, path: &Path) -> Result<bool, WorkerError> {
+        self.test_one(PathTest::Dir, path)
+    }
+}
+
+/// What [`Machine::test_all`] asks of a path (as `test -e`, `-f`, `-d` do).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PathTest {
+    /// It exists.
+    Exists,
+    /// It is a regular file (or a link to one).
+    File,
+    /// It is a directory (or a link to one).
+    Dir,
+}
+
+impl PathTest {
+    fn flag(self) -> &'static str {
         match self {
-            Machine::Local => Ok(path.is_dir()),
-            Machine::Remote(r) => r.test("-d", path),
+            PathTest::Exists => "-e",
+            PathTest::File => "-f",
+            PathTest::Dir => "-d",
         }
     }
 }
@@ -335,18 +368,40 @@ impl Remote {
             .block_on(self.backend.run_on_host(&self.host, &line, input, limit))
     }
 
-    fn test(&self, flag: &str, path: &Path) -> Result<bool, WorkerError> {
-        let p = sh(&path.to_string_lossy());
+    /// One line of `y`/`n`, a letter per check, from one script.
+    fn test_all(&self, checks: &[(PathTest, &Path)]) -> Result<Vec<bool>, WorkerError> {
+        let script: Vec<String> = checks
+            .iter()
+            .map(|(test, path)| {
+                let p = sh(&path.to_string_lossy());
+                format!(
+                    "if [ {} {p} ]; then printf y; else printf n; fi",
+                    test.flag()
+                )
+            })
+            .collect();
         let out = self
-            .run(&format!("if [ {flag} {p} ]; then echo y; else echo n; fi"))
+            .run(&script.join("; "))
             .map_err(|e| WorkerError::Invalid(format!("host {}: {e}", self.host)))?;
-        match out.first() {
-            Some(b'y') => Ok(true),
-            Some(b'n') => Ok(false),
+        let answers: Option<Vec<bool>> = out
+            .trim_ascii_end()
+            .iter()
+            .map(|b| match b {
+                b'y' => Some(true),
+                b'n' => Some(false),
+                _ => None,
+            })
+            .collect();
+        match answers {
+            Some(answers) if answers.len() == checks.len() => Ok(answers),
             _ => Err(WorkerError::Invalid(format!(
-                "host {} did not say whether {} exists",
+                "host {} did not say whether {} exist",
                 self.host,
-                path.display()
+                checks
+                    .iter()
+                    .map(|(_, p)| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ))),
         }
     }

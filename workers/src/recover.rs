@@ -19,6 +19,7 @@ use crate::{
     error::WorkerError,
     events::{now_ms, worker_dir, HOOK_KEY_ENV},
     hub::alive,
+    machine::PathTest,
     observe::{agent_env, claude_config_dir, find_rollout, Observation},
     registry::WorkerRow,
     theme,
@@ -543,13 +544,18 @@ impl Workers {
         // Its directory and transcript, where it runs (a remote host's, there).
         let machine = self.machine_of(row);
         let (cwd, transcript) = (PathBuf::from(&row.cwd), row.transcript.clone());
-        let (cwd_there, transcript_there) = tokio::task::spawn_blocking(move || {
-            let transcript = transcript.map(|t| machine.exists(Path::new(&t)));
-            (machine.is_dir(&cwd), transcript)
+        // Asked together: one round trip to a remote host.
+        let found = tokio::task::spawn_blocking(move || {
+            let mut checks = vec![(PathTest::Dir, cwd.as_path())];
+            if let Some(t) = &transcript {
+                checks.push((PathTest::Exists, Path::new(t)));
+            }
+            machine.test_all(&checks)
         })
         .await
-        .map_err(|e| WorkerError::Invalid(format!("{} could not be looked at: {e}", row.name)))?;
-        if !cwd_there? {
+        .map_err(|e| WorkerError::Invalid(format!("{} could not be looked at: {e}", row.name)))??;
+        let (cwd_there, transcript_there) = (found[0], found.get(1).copied());
+        if !cwd_there {
             return Err(WorkerError::Invalid(format!(
                 "{}'s directory {} is gone: it cannot be restarted there (close it, and spawn a new worker)",
                 row.name, row.cwd
@@ -558,14 +564,11 @@ impl Workers {
         let far = match spec.host.as_deref() {
             // Its directory there again (with the hook script), as a spawn makes it.
             Some(host) => {
-                let far = crate::remote::prepare(self.terminal.backend(), host, &row.id).await?;
                 // Its rules said there again (the directory may be new).
                 let rules = crate::policy::load(&self.hub.state_dir, &row.id)
                     .is_some_and(|p| p.has_rules());
-                if rules {
-                    crate::remote::mark_policy(self.terminal.backend(), host, &row.id, true)
-                        .await?;
-                }
+                let far =
+                    crate::remote::prepare(self.terminal.backend(), host, &row.id, rules).await?;
                 self.hear_hosts();
                 Some(far)
             }
@@ -573,7 +576,7 @@ impl Workers {
         };
         let mut wiring = LaunchWiring::default();
         let mut agent_session = row.agent_session.clone();
-        let resumable = kind.resumes() && transcript_there.transpose()? == Some(true);
+        let resumable = kind.resumes() && transcript_there == Some(true);
         match kind {
             AgentKind::Claude if resumable => wiring.resume = agent_session.clone(),
             AgentKind::Claude => {

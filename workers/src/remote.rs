@@ -143,17 +143,21 @@ impl FarWorker {
     }
 }
 
-/// Makes worker `id`'s directory on `host` (private) and writes the hook script
-/// beside it; where they are.
+/// Makes worker `id`'s directory on `host` (private), writes the hook script beside
+/// it and says there whether the worker has an approval policy (as [`mark_policy`]),
+/// in one round trip; where they are.
 pub(crate) async fn prepare(
     backend: &Arc<dyn TerminalBackend>,
     host: &str,
     id: &str,
+    policy: bool,
 ) -> Result<FarWorker, WorkerError> {
     check_id(id)?;
+    let mark = policy_mark(id, policy);
     let script = format!(
         "set -e; umask 077; d={FAR_DIR}; mkdir -p \"$d/{id}\"; \
-         cat > \"$d/hook.sh.$$\"; mv -f \"$d/hook.sh.$$\" \"$d/hook.sh\"; printf '%s\\n' \"$d\""
+         cat > \"$d/hook.sh.$$\"; mv -f \"$d/hook.sh.$$\" \"$d/hook.sh\"; {mark}; \
+         printf '%s\\n' \"$d\""
     );
     let out = backend
         .run_on_host(host, &script, HOOK_SCRIPT.as_bytes(), QUICK)
@@ -211,13 +215,18 @@ pub(crate) async fn mark_policy(
     set: bool,
 ) -> Result<(), WorkerError> {
     check_id(id)?;
-    let how = if set { "touch" } else { "rm -f" };
-    let script = format!("d={FAR_DIR}; {how} \"$d/{id}/policy\"");
+    let script = format!("d={FAR_DIR}; {}", policy_mark(id, set));
     backend
         .run_on_host(host, &script, b"", QUICK)
         .await
         .map_err(|e| far_error(host, "could not mark the worker's policy", e))?;
     Ok(())
+}
+
+/// The shell words that say in `$d` whether worker `id` has a policy.
+fn policy_mark(id: &str, set: bool) -> String {
+    let how = if set { "touch" } else { "rm -f" };
+    format!("{how} \"$d/{id}/policy\"")
 }
 
 /// Removes worker `id`'s directory on `host` (its settings, its events not taken).
