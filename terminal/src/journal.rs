@@ -164,9 +164,12 @@ impl Journal {
         self.len += bytes.len() as u64;
         self.spill_out(bytes);
         // Room is made before the bytes go in, so that the tail's allocation never
-        // grows past the budget (growing a full one would double it).
+        // grows past the budget (growing a full one would double it); of a chunk
+        // bigger than half the budget only its end stays.
+        let mut bytes = bytes;
         if self.tail.len() + bytes.len() > self.memory {
-            self.shrink_tail(bytes.len());
+            let let_go = self.shrink_tail(bytes.len());
+            bytes = &bytes[let_go..];
         }
         let needed = self.tail.len() + bytes.len();
         if needed > self.tail.capacity() {
@@ -212,10 +215,11 @@ impl Journal {
         }
     }
 
-    /// Lets the in-memory tail go back down to half its budget, counting `incoming`
-    /// bytes about to be added: the bytes it lets go are on disk, or (when writing
-    /// failed) dropped. A chunk bigger than the budget leaves the tail empty.
-    fn shrink_tail(&mut self, incoming: usize) {
+    /// Lets the in-memory tail, with the `incoming` bytes about to be added (already
+    /// handed to the spill file), go back down to half its budget: the bytes it lets
+    /// go are on disk, or (when writing failed) dropped. Returns how many of the
+    /// incoming bytes it let go (some when they alone are more than half the budget).
+    fn shrink_tail(&mut self, incoming: usize) -> usize {
         let on_disk = if self.spill.writer.is_some() {
             match self.spill.writer.as_mut().map(|w| w.flush()) {
                 Some(Ok(())) => Some(self.spill.written),
@@ -228,15 +232,14 @@ impl Journal {
         } else {
             None
         };
-        let excess = (self.tail.len() + incoming)
-            .saturating_sub(self.memory / 2)
-            .min(self.tail.len());
+        let excess = (self.tail.len() + incoming).saturating_sub(self.memory / 2);
         let drop = match on_disk {
             Some(written) => excess.min(written.saturating_sub(self.tail_start) as usize),
             // Nothing more reaches the disk: memory stays bounded by dropping.
             None => excess,
         };
-        self.tail.drain(..drop);
+        let from_tail = drop.min(self.tail.len());
+        self.tail.drain(..from_tail);
         self.tail_start += drop as u64;
         if on_disk.is_none() {
             let why = format!(
@@ -246,10 +249,10 @@ impl Journal {
             );
             self.drop_before(self.tail_start, why);
         }
-        // A chunk bigger than the budget grew it; the next one gives that back.
         if self.tail.capacity() > self.memory {
             self.tail.shrink_to(self.memory);
         }
+        drop - from_tail
     }
 
     /// Raises the floor to the first line checkpoint at or after `offset`, saying why.
@@ -548,18 +551,24 @@ mod tests {
                 .collect();
             j.append(&chunk);
             all.extend_from_slice(&chunk);
-            if size <= memory {
-                assert!(
-                    j.memory_used() <= memory,
-                    "{} bytes after a chunk of {size}",
-                    j.memory_used()
-                );
-            }
+            assert!(
+                j.memory_used() <= memory,
+                "{} bytes after a chunk of {size}",
+                j.memory_used()
+            );
+            // The chunk's last bytes are the ones kept in memory, and read back.
+            let end = j.len();
+            let from = end - (size as u64).min(100);
+            assert_eq!(j.read(from, end).unwrap(), all[from as usize..]);
         }
         j.append(b"after\n");
         all.extend_from_slice(b"after\n");
         assert!(j.memory_used() <= memory, "{} bytes", j.memory_used());
         assert_eq!(j.read(0, j.len()).unwrap(), all);
+        assert_eq!(
+            j.line_count(),
+            all.iter().filter(|b| **b == b'\n').count() as u64
+        );
     }
 
     #[test]
@@ -582,5 +591,14 @@ mod tests {
         let tail = String::from_utf8(j.read(j.floor(), j.len()).unwrap()).unwrap();
         assert!(tail.ends_with("row 99999\n"));
         assert!(j.read(0, 5).is_err());
+        // A chunk bigger than the budget: its end is kept, from a line start.
+        let big: String = (0..5000).map(|i| format!("big {i}\n")).collect();
+        j.append(big.as_bytes());
+        assert!(j.memory_used() <= 16 << 10, "{} bytes", j.memory_used());
+        let tail = String::from_utf8(j.read(j.floor(), j.len()).unwrap()).unwrap();
+        assert!(
+            tail.starts_with("big ") && tail.ends_with("big 4999\n"),
+            "{tail}"
+        );
     }
 }
