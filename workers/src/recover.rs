@@ -564,11 +564,17 @@ impl Workers {
         let far = match spec.host.as_deref() {
             // Its directory there again (with the hook script), as a spawn makes it.
             Some(host) => {
-                // Its rules said there again (the directory may be new).
+                // Its rules said there again (the directory may be new); a worker
+                // without rules leaves the mark as it is.
                 let rules = crate::policy::load(&self.hub.state_dir, &row.id)
                     .is_some_and(|p| p.has_rules());
-                let far =
-                    crate::remote::prepare(self.terminal.backend(), host, &row.id, rules).await?;
+                let far = crate::remote::prepare(
+                    self.terminal.backend(),
+                    host,
+                    &row.id,
+                    rules.then_some(true),
+                )
+                .await?;
                 self.hear_hosts();
                 Some(far)
             }

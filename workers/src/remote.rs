@@ -143,17 +143,17 @@ impl FarWorker {
     }
 }
 
-/// Makes worker `id`'s directory on `host` (private), writes the hook script beside
-/// it and says there whether the worker has an approval policy (as [`mark_policy`]),
-/// in one round trip; where they are.
+/// Makes worker `id`'s directory on `host` (private) and writes the hook script
+/// beside it, and with `policy` says there whether the worker has an approval policy
+/// (as [`mark_policy`]), in one round trip; where they are.
 pub(crate) async fn prepare(
     backend: &Arc<dyn TerminalBackend>,
     host: &str,
     id: &str,
-    policy: bool,
+    policy: Option<bool>,
 ) -> Result<FarWorker, WorkerError> {
     check_id(id)?;
-    let mark = policy_mark(id, policy);
+    let mark = policy.map_or_else(|| ":".to_string(), |set| policy_mark(id, set));
     let script = format!(
         "set -e; umask 077; d={FAR_DIR}; mkdir -p \"$d/{id}\"; \
          cat > \"$d/hook.sh.$$\"; mv -f \"$d/hook.sh.$$\" \"$d/hook.sh\"; {mark}; \

@@ -713,7 +713,7 @@ impl Workers {
             }
             Err(e) => return Err(WorkerError::Invalid(format!("{name}: host {host}: {e}"))),
         };
-        let far = crate::remote::prepare(backend, host, id, false).await?;
+        let far = crate::remote::prepare(backend, host, id, None).await?;
         self.hear_hosts();
         let m = Machine::of(backend, Some(host));
         let (spec, name, pattern) = (
