@@ -31,16 +31,23 @@ fn main() {
     let target = env::var("TARGET").unwrap_or_default();
     let list = match env::var_os("COHORT_SYMBOL_ORDER") {
         Some(path) if path.is_empty() => return,
-        Some(path) => PathBuf::from(path),
-        None => Path::new("packaging/symbol-order").join(format!("{target}.txt")),
-    };
-    println!("cargo:rerun-if-changed={}", list.display());
-    // A target without a list keeps the linker's order; a list named and missing is
-    // a mistake worth stopping for.
-    let list = match list.canonicalize() {
-        Ok(list) => list,
-        Err(_) if env::var_os("COHORT_SYMBOL_ORDER").is_none() => return,
-        Err(error) => panic!("COHORT_SYMBOL_ORDER={}: {error}", list.display()),
+        // A list named and missing is a mistake worth stopping for.
+        Some(path) => {
+            let list = PathBuf::from(&path);
+            println!("cargo:rerun-if-changed={}", list.display());
+            list.canonicalize()
+                .unwrap_or_else(|error| panic!("COHORT_SYMBOL_ORDER={}: {error}", list.display()))
+        }
+        // A target without a list keeps the linker's order. The directory is watched
+        // (a missing file watched would run this script, and link again, every build).
+        None => {
+            let dir = Path::new("packaging/symbol-order");
+            println!("cargo:rerun-if-changed={}", dir.display());
+            match dir.join(format!("{target}.txt")).canonicalize() {
+                Ok(list) => list,
+                Err(_) => return,
+            }
+        }
     };
     let flags = [
         format!("-Wl,--symbol-ordering-file={}", list.display()),

@@ -256,6 +256,13 @@ fn prompt_back(screen: &str) -> bool {
 /// How much of the symbol order a release build is linked with (build.rs) names
 /// functions of `binary`: the part of its memory figures the order can explain.
 fn symbol_order_matched(binary: &Path) -> String {
+    if !cfg!(all(
+        target_arch = "x86_64",
+        target_os = "linux",
+        target_env = "gnu"
+    )) {
+        return "no symbol order for this platform".into();
+    }
     let list = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("packaging/symbol-order/x86_64-unknown-linux-gnu.txt");
     let Ok(list) = std::fs::read_to_string(&list) else {

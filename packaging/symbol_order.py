@@ -38,7 +38,11 @@ import signal
 import subprocess
 import sys
 import tempfile
-import tomllib
+
+try:
+    import tomllib
+except ImportError:  # Python before 3.11 (the release runners' Ubuntu 22.04 has 3.10)
+    tomllib = None
 
 SCENARIO = [
     ("open", {"name": "one"}),
@@ -129,23 +133,42 @@ def reducer_runs(binary: str, fixtures: str, scratch: str, env: dict[str, str]) 
     for name in sorted(os.listdir(fixtures)):
         if not name.endswith(".out"):
             continue
-        with open(os.path.join(fixtures, name[: -len(".out")] + ".toml"), "rb") as f:
-            command = tomllib.load(f)["command"]
+        command = fixture_command(os.path.join(fixtures, name[: -len(".out")] + ".toml"))
         profile = os.path.join(scratch, f"reduce-{name}.callgrind")
         jobs.append((os.path.join(fixtures, name), command, profile))
 
     def run(job: tuple[str, str, str]) -> str:
         output, command, profile = job
         with open(output, "rb") as stdin:
+            # A reduction takes about a second under callgrind.
             subprocess.run(
                 ["valgrind", "--tool=callgrind", "--demangle=no", f"--callgrind-out-file={profile}",
                  binary, "reduce", "--command", command],
                 stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, check=True,
+                timeout=120,
             )
         return profile
 
-    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 1)
+    try:
         return list(pool.map(run, jobs))
+    finally:
+        # On a failure or the alarm, the reductions not started are not waited for.
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def fixture_command(path: str) -> str:
+    """The `command` of a fixture's TOML description."""
+    if tomllib is not None:
+        with open(path, "rb") as f:
+            return tomllib.load(f)["command"]
+    # The fixtures write it as one basic string, whose escapes are JSON's.
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            match = re.match(r'^command\s*=\s*(".*")\s*$', line)
+            if match:
+                return json.loads(match.group(1))
+    raise SystemExit(f"symbol order: {path} names no command")
 
 
 def main() -> int:
