@@ -16,7 +16,7 @@ output, Ctrl-C, a REPL, reads, close), on a private tmux server with an empty ho
 then `cohort reduce` over every recorded tool output in fixtures/reducers, with the
 command that produced it, so that each reducer a real command picks is laid out with
 the rest. It writes every function callgrind saw run, by its symbol name, one per line,
-the session's first. Symbol names hold hashes of the toolchain, the profile and the
+sorted. Symbol names hold hashes of the toolchain, the profile and the
 dependencies, so the list fits builds made like the one it was made from: the committed
 list is made again from a release build when the toolchain or the dependencies change
 (a list that matches nothing changes nothing), and `packaging/release.sh` makes one
@@ -107,7 +107,7 @@ def executed_functions(profile: str) -> list[str]:
     order: list[str] = []
     seen = set()
     pattern = re.compile(r"^c?fn=\((\d+)\)(?: (.*))?$")
-    # A recursive call's copy is named `NAME'2`; an address without a symbol, `0x…`.
+    # A recursive call's copy is named `NAME'2`.
     recursion = re.compile(r"'\d+$")
     with open(profile, errors="replace") as f:
         for line in f:
@@ -120,7 +120,8 @@ def executed_functions(profile: str) -> list[str]:
             name = names.get(ident)
             if name:
                 name = recursion.sub("", name)
-            if name and not name.startswith("0x") and name not in seen:
+            # Not symbols: `0x…`, and callgrind's own names like `(below main)`.
+            if name and not name.startswith(("0x", "(")) and " " not in name and name not in seen:
                 seen.add(name)
                 order.append(name)
     return order
@@ -233,7 +234,10 @@ def main() -> int:
             "# The functions a `cohort mcp` session runs, for lld's --symbol-ordering-file\n"
             f"# (see build.rs). Made by packaging/symbol_order.py from a build by {rustc}.\n"
         )
-        f.write("\n".join(functions) + "\n")
+        # All of them end up together at the start of the text, so their order among
+        # themselves matters little: sorted, a list made again differs only by what
+        # changed.
+        f.write("\n".join(sorted(functions)) + "\n")
     print(f"symbol order: {len(functions)} functions run in a session", file=sys.stderr)
     return 0
 

@@ -216,3 +216,78 @@ async fn the_npm_packages_install_offline_and_serve_mcp() {
     serves_mcp(&server, &bin.join("cohort-mcp")).await;
     sdk_drives(&TestServer::new(), &bin).await;
 }
+
+/// `packaging/symbol_order.py`'s two readers, with the Python the tests run: a
+/// callgrind profile (names given once and then by number, recursion copies, addresses
+/// without a symbol, callgrind's own names) becomes the functions in the order first named, and every
+/// fixture's command reads the same with `tomllib` and with the fallback for Pythons
+/// before 3.11 (the release runners'). And the list kept for x86_64 Linux is one the
+/// linker reads: a header of comments, then names, none twice.
+#[test]
+fn the_symbol_order_reads_profiles_and_fixtures_and_its_list_is_well_formed() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let check = r#"
+import glob, os, sys, tempfile
+sys.path.insert(0, sys.argv[1])
+import symbol_order as so
+profile = """version: 1
+fn=(1) main
+cfn=(2) _ZN6cohort4main17h0123456789abcdefE
+calls=1 0
+fn=(2)
+cfn=(3) descend'2
+fn=(4) 0x0000000000401000
+fn=(5) (below main)
+fn=(3)
+cfn=(1)
+"""
+with tempfile.NamedTemporaryFile("w", suffix=".callgrind", delete=False) as f:
+    f.write(profile)
+found = so.executed_functions(f.name)
+os.unlink(f.name)
+assert found == ["main", "_ZN6cohort4main17h0123456789abcdefE", "descend"], found
+toml = so.tomllib
+fixtures = sorted(glob.glob(os.path.join(sys.argv[2], "*.toml")))
+assert len(fixtures) > 100, len(fixtures)
+for path in fixtures:
+    so.tomllib = toml
+    read = so.fixture_command(path) if toml is not None else None
+    so.tomllib = None
+    fallback = so.fixture_command(path)
+    assert read is None or read == fallback, (path, read, fallback)
+    assert fallback.strip(), path
+print(len(fixtures))
+"#;
+    let python = std::env::var("COHORT_PYTHON").unwrap_or_else(|_| "python3".into());
+    let out = Command::new(python)
+        .arg("-c")
+        .arg(check)
+        .arg(root.join("packaging"))
+        .arg(root.join("fixtures/reducers"))
+        .output()
+        .expect("run python");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let list =
+        std::fs::read_to_string(root.join("packaging/symbol-order/x86_64-unknown-linux-gnu.txt"))
+            .expect("the list for x86_64 Linux");
+    let header: Vec<&str> = list.lines().take_while(|l| l.starts_with('#')).collect();
+    assert!(
+        header.iter().any(|l| l.contains("rustc ")),
+        "the header names the toolchain: {header:?}"
+    );
+    let names: Vec<&str> = list.lines().skip(header.len()).collect();
+    assert!(names.len() > 1000, "{} names", names.len());
+    let mut seen = std::collections::HashSet::new();
+    for name in &names {
+        assert!(
+            !name.is_empty() && !name.starts_with('#') && !name.contains(char::is_whitespace),
+            "not a symbol name: {name:?}"
+        );
+        assert!(seen.insert(name), "named twice: {name}");
+    }
+}
