@@ -249,9 +249,6 @@ impl Journal {
             );
             self.drop_before(self.tail_start, why);
         }
-        if self.tail.capacity() > self.memory {
-            self.tail.shrink_to(self.memory);
-        }
         drop - from_tail
     }
 
