@@ -58,7 +58,7 @@ pub mod uservar;
 mod variables;
 mod world;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -310,12 +310,6 @@ impl FakeServer {
         }
     }
 
-    /// How many requests wait for iTerm2's main loop (held by a transaction).
-    pub fn requests_waiting(&self) -> u64 {
-        let conns: Vec<Arc<Conn>> = lock(&self.state.conns).values().cloned().collect();
-        conns.iter().map(|c| c.waiting.load(Ordering::SeqCst)).sum()
-    }
-
     /// How many requests that `matches` accepts were received and not handled yet, on
     /// every connection: a request counted here was sent before any cut that follows.
     pub fn requests_received(&self, matches: impl Fn(&ClientOriginatedMessage) -> bool) -> usize {
@@ -478,12 +472,10 @@ pub(crate) struct Conn {
     pub cut: tokio::sync::Notify,
     /// Cut: nothing more is written to the socket.
     pub severed: Arc<std::sync::atomic::AtomicBool>,
-    /// Requests of this connection waiting for the main loop.
-    pub waiting: AtomicU64,
-    /// Requests read off the socket and not handled yet, in order. iTerm2 reads a
-    /// connection's requests as they come and queues them for its main loop, so a
+    /// Requests read off the socket and not handled yet, oldest first. iTerm2 reads
+    /// a connection's requests as they come and queues them for its main loop, so a
     /// request is received even while one before it waits there.
-    pub received: Mutex<Vec<ClientOriginatedMessage>>,
+    pub received: Mutex<VecDeque<ClientOriginatedMessage>>,
     /// The main-loop guard while this connection holds a transaction.
     pub transaction: tokio::sync::Mutex<Option<tokio::sync::OwnedMutexGuard<()>>>,
 }
@@ -549,8 +541,7 @@ where
         transaction: tokio::sync::Mutex::new(None),
         cut: tokio::sync::Notify::new(),
         severed: severed.clone(),
-        waiting: AtomicU64::new(0),
-        received: Mutex::new(Vec::new()),
+        received: Mutex::new(VecDeque::new()),
     });
     lock(&state.conns).insert(id, conn.clone());
     let writer = tokio::spawn(async move {
@@ -577,7 +568,7 @@ where
                 let Ok(request) = ClientOriginatedMessage::decode(data.as_ref()) else {
                     continue;
                 };
-                lock(&conn.received).push(request.clone());
+                lock(&conn.received).push_back(request.clone());
                 if queue.send(request).is_err() {
                     break;
                 }
@@ -586,14 +577,9 @@ where
     };
     let handle = async {
         while let Some(request) = queued.recv().await {
-            let request_id = request.id;
             handlers::handle(&state, &conn, request).await;
-            {
-                let mut received = lock(&conn.received);
-                if let Some(at) = received.iter().position(|r| r.id == request_id) {
-                    received.remove(at);
-                }
-            }
+            // Handled in the order received: the oldest is this one.
+            lock(&conn.received).pop_front();
             if !lock(&state.conns).contains_key(&id) {
                 break;
             }

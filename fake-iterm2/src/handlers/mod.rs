@@ -100,12 +100,7 @@ pub(crate) async fn handle(state: &Arc<State>, conn: &Arc<Conn>, request: Client
     let _main = if in_transaction {
         None
     } else {
-        conn.waiting
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let main = state.main_loop.clone().lock_owned().await;
-        conn.waiting
-            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
-        Some(main)
+        Some(state.main_loop.clone().lock_owned().await)
     };
     match submessage {
         Req::CreateTabRequest(r) => {
