@@ -279,9 +279,14 @@ mod tests {
     fn pieces_reduce_as_the_whole_for_random_output() {
         let mut random = Random::new(11);
         for _ in 0..300 {
+            // Random bytes nearly always hold a NUL, on which the preparing gives up
+            // (the whole is reduced at the end): most outputs here have none, so
+            // that the pieces are compared with the whole.
+            let nul = random.below(4) == 0;
             let mut raw = Vec::new();
             for _ in 0..random.below(400) {
-                raw.extend(random.bytes(80));
+                let bytes = random.bytes(80);
+                raw.extend(bytes.into_iter().filter(|b| nul || *b != 0));
                 raw.extend(random.pick(&[&b"\n"[..], b"\r\n", b"\r", b""]));
             }
             if raw.is_empty() {
