@@ -203,11 +203,12 @@ impl ControlClient {
                 let mut exit_reason: Option<String> = None;
                 // A pane's output read in one go is handed on as one notification
                 // (see `Notification::join`): held while the lines read with it
-                // are parsed, never while waiting for more.
+                // are parsed, never while waiting for more (a line read only in
+                // part is waited for).
                 let mut held: Option<Notification> = None;
                 loop {
                     if held.as_ref().is_some_and(|h| {
-                        reader.buffer().is_empty() || h.output_len() >= HELD_OUTPUT_MAX
+                        !reader.buffer().contains(&b'\n') || h.output_len() >= HELD_OUTPUT_MAX
                     }) {
                         handler(ControlEvent::Notification(held.take().expect("held")));
                     }
