@@ -119,6 +119,11 @@ async fn prepare(
         if side.as_ref().is_some_and(Side::gave_up) {
             return None;
         }
+        // While the thread is still busy with earlier pieces, the next one waits in
+        // the journal and grows: read only once it can be handed over.
+        if side.as_ref().is_some_and(Side::piece_waiting) {
+            continue;
+        }
         let (start, from, mut bytes) = {
             let mut data = runtime.lock();
             let (start, from) = match handed {
@@ -165,8 +170,6 @@ async fn prepare(
             side = Some(Side::start(start)?);
         }
         let upto = from + cut as u64;
-        // While the thread is still busy with earlier pieces, the next one waits in
-        // the journal and grows.
         if side.as_ref()?.hand(bytes, upto) {
             handed = Some((start, upto));
         }
@@ -191,6 +194,8 @@ struct SideFlags {
     hurry: AtomicBool,
     /// The reducers gave up on the output.
     gave_up: AtomicBool,
+    /// A piece was handed over and the thread has not taken it yet.
+    piece_waiting: AtomicBool,
 }
 
 impl Side {
@@ -207,6 +212,7 @@ impl Side {
                 let mut prepared = Prepared::new();
                 let mut upto = start;
                 'pieces: for (bytes, end) in received {
+                    theirs.piece_waiting.store(false, Ordering::Release);
                     let from = end - bytes.len() as u64;
                     // In bites cut where the piece could be cut: a verdict waits for
                     // one bite at most.
@@ -248,9 +254,25 @@ impl Side {
     /// Hands over the output up to journal offset `upto`; false when the thread has
     /// a piece waiting already (or is gone).
     fn hand(&self, bytes: Vec<u8>, upto: u64) -> bool {
-        self.pieces
-            .as_ref()
-            .is_some_and(|pieces| pieces.try_send((bytes, upto)).is_ok())
+        let Some(pieces) = &self.pieces else {
+            return false;
+        };
+        // Said before the piece goes, so that the thread taking it says it last.
+        self.flags.piece_waiting.store(true, Ordering::Release);
+        match pieces.try_send((bytes, upto)) {
+            Ok(()) => true,
+            // The piece waiting before is still there.
+            Err(std::sync::mpsc::TrySendError::Full(_)) => false,
+            Err(std::sync::mpsc::TrySendError::Disconnected(_)) => {
+                self.flags.piece_waiting.store(false, Ordering::Release);
+                false
+            }
+        }
+    }
+
+    /// Whether a piece handed over waits for the thread (the next would not go).
+    fn piece_waiting(&self) -> bool {
+        self.flags.piece_waiting.load(Ordering::Acquire)
     }
 
     fn gave_up(&self) -> bool {
