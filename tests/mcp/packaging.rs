@@ -21,7 +21,7 @@ use crate::support::{bash_path, TestServer};
 /// Packs the test build of cohort into `out`; the packages' paths.
 fn package(out: &Path, npm: bool) -> Vec<PathBuf> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging/package.py");
-    let python = std::env::var("COHORT_PYTHON").unwrap_or_else(|_| "python3".into());
+    let python = python::program();
     let mut cmd = Command::new(python);
     cmd.arg(script)
         .args(["--binary", env!("CARGO_BIN_EXE_cohort")])
@@ -121,7 +121,7 @@ async fn the_wheel_installs_with_pip_and_serves_mcp() {
         .iter()
         .find(|p| p.extension().is_some_and(|e| e == "whl"))
         .expect("a wheel");
-    let python = std::env::var("COHORT_PYTHON").unwrap_or_else(|_| "python3".into());
+    let python = python::program();
     let venv = dir.path().join("venv");
     let created = Command::new(&python)
         .args(["-m", "venv"])
@@ -258,7 +258,7 @@ for path in fixtures:
     assert fallback.strip(), path
 print(len(fixtures))
 "#;
-    let python = std::env::var("COHORT_PYTHON").unwrap_or_else(|_| "python3".into());
+    let python = python::program();
     let out = Command::new(python)
         .arg("-c")
         .arg(check)

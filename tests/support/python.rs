@@ -9,10 +9,15 @@
 use std::process::Command;
 use std::time::Duration;
 
+/// The interpreter: `$COHORT_PYTHON` or `python3`.
+pub fn program() -> String {
+    std::env::var("COHORT_PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
 /// The interpreter to run the check with, or `None` (after saying why) when it lacks
 /// `imports` and the check may be skipped. `requirements` is the file to install from.
 pub fn interpreter(imports: &str, requirements: &str) -> Option<String> {
-    let python = std::env::var("COHORT_PYTHON").unwrap_or_else(|_| "python3".into());
+    let python = program();
     let has_packages = Command::new(&python)
         .args(["-c", &format!("import {imports}")])
         .output()
