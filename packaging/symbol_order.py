@@ -221,14 +221,13 @@ def main() -> int:
             if server.process.poll() is None:
                 server.process.kill()
             subprocess.run(["tmux", "-S", socket, "kill-server"], stderr=subprocess.DEVNULL)
-        functions = executed_functions(profile)
-        seen = set(functions)
+        functions = set(executed_functions(profile))
         for reduced in reducer_runs(binary, args.fixtures, scratch, env):
-            for name in executed_functions(reduced):
-                if name not in seen:
-                    seen.add(name)
-                    functions.append(name)
-    rustc = subprocess.run(["rustc", "-V"], capture_output=True, text=True).stdout.strip() or "an unknown rustc"
+            functions.update(executed_functions(reduced))
+    # The toolchain that built the binary, as its `.comment` section names it.
+    with open(binary, "rb") as f:
+        named = re.search(rb"rustc version [^\x00]+", f.read())
+    rustc = named.group().decode(errors="replace") if named else "an unknown rustc"
     with open(args.out, "w") as f:
         f.write(
             "# The functions a `cohort mcp` session runs, for lld's --symbol-ordering-file\n"
